@@ -1,0 +1,30 @@
+# rpcrdma-bench. `make test` is what CI runs (.ci/run); see README.md.
+GO        ?= go
+FUZZTIME  ?= 10s
+STATICCHECK_VERSION ?= 2025.1.1
+
+.PHONY: all build test unit bench fuzz lint
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build ./...
+
+# The whole suite: unit tests (no cgo, no RDMA hardware) and, once it exists, the soft-RoCE VM suite.
+test: unit
+
+unit:
+	CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./...
+
+bench:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Runs every native fuzz target for FUZZTIME each.
+fuzz:
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt'd: $$out"; exit 1; fi
+	CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
