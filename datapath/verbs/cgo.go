@@ -73,7 +73,6 @@ func cBool(b bool) C.int {
 
 var errEOPNOTSUPP error = unix.EOPNOTSUPP
 
-
 // constsOK reports whether the C side numbers opcodes and flags as package datapath does.
 func constsOK() bool {
 	return datapath.OpSend == C.VB_OP_SEND && datapath.OpSendInv == C.VB_OP_SEND_INV &&

@@ -533,4 +533,3 @@ func TestIntegrationListenOtherAddressFails(t *testing.T) {
 	}
 	t.Log(err)
 }
-
