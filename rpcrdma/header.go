@@ -8,7 +8,7 @@ import (
 // Version is the only RPC-over-RDMA version this package speaks (RFC 8166).
 const Version = 1
 
-// Proc is an rdma_proc value: the message type of a transport header (RFC 8166 section 4.2.1).
+// Proc is an rdma_proc value: the message type of a transport header (RFC 8166 section 4.2.4).
 type Proc uint32
 
 const (
@@ -45,7 +45,7 @@ func (p Proc) String() string {
 	return "RDMA_UNKNOWN"
 }
 
-// Segment is an RDMA segment (RFC 8166 section 3.4.4): a registered memory region named by
+// Segment is an RDMA segment (RFC 8166 section 3.4.3): a registered memory region named by
 // its steering tag (Handle, an rkey), a byte Length and the Offset of its first byte.
 type Segment struct {
 	Handle uint32
@@ -596,10 +596,10 @@ func readChunksFit(list []ReadSegment) bool {
 // that failed to decode. r keeps its slice capacity; it may not be h.
 func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 	e, ok := err.(*HeaderError)
-	if !ok && !errors.As(err, &e) {
-		return false
+	if !ok {
+		e = asHeaderError(err)
 	}
-	if e.code == 0 {
+	if e == nil || e.code == 0 {
 		return false
 	}
 	if e.code == ErrCodeVers {
@@ -619,4 +619,27 @@ func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 		r.VersLow, r.VersHigh = Version, Version
 	}
 	return true
+}
+
+// asHeaderError unwraps err to a *HeaderError, or returns nil. It is separate from
+// ErrorReply because errors.As makes its target escape, which would cost an allocation on
+// the common path where err is a sentinel as Decode returned it.
+func asHeaderError(err error) *HeaderError {
+	var e *HeaderError
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// EncodeError writes the RDMA_ERROR message answering the call with this xid, granting
+// credit credits, at the start of b and returns its length: ERR_CHUNK, or ERR_VERS
+// advertising version 1 as both the lowest and the highest supported (RFC 8166 section
+// 4.5.1). It is Header.Encode for a header built by ErrorReply, without needing the Header.
+func EncodeError(b []byte, xid, credit uint32, code ErrCode) (int, error) {
+	h := Header{XID: xid, Vers: Version, Credit: credit, Proc: ProcError, Err: code}
+	if code == ErrCodeVers {
+		h.VersLow, h.VersHigh = Version, Version
+	}
+	return h.Encode(b)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -437,6 +438,28 @@ func TestErrorReply(t *testing.T) {
 		t.Errorf("encoded ERR_CHUNK = %x", buf[:n])
 	}
 
+	// EncodeError writes the same bytes without a Header.
+	for _, code := range []ErrCode{ErrCodeVers, ErrCodeChunk} {
+		_, _ = h.Decode(words(0xbeef, 1, 9, 0, 5), nil)
+		r.Reset()
+		r.XID, r.Vers, r.Credit, r.Proc, r.Err = 0xbeef, 1, 9, ProcError, code
+		if code == ErrCodeVers {
+			r.VersLow, r.VersHigh = 1, 1
+		}
+		n1, _ := r.Encode(buf)
+		out := make([]byte, 64)
+		n2, err := EncodeError(out, 0xbeef, 9, code)
+		if err != nil || !bytes.Equal(out[:n2], buf[:n1]) || n2 != ErrorSize(code) {
+			t.Errorf("EncodeError(%v) = %x, %v; want %x", code, out[:n2], err, buf[:n1])
+		}
+	}
+	if _, err := EncodeError(make([]byte, 27), 1, 1, ErrCodeVers); err != ErrShortBuffer {
+		t.Errorf("EncodeError into 27 bytes: %v", err)
+	}
+	if n, _ := EncodeError(make([]byte, 20), 1, 1, ErrCodeChunk); n != 20 {
+		t.Errorf("ERR_CHUNK is %d bytes, want 20", n)
+	}
+
 	// No reply: unreadable XID/fixed fields, or a malformed RDMA_ERROR (no error loops), or
 	// an error that is not a decode error.
 	noReply := [][]byte{nil, words(1), words(1, 1, 1), words(1, 1, 1, 4, 9)}
@@ -500,6 +523,23 @@ func TestDecodeReusesWithoutAllocating(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("failed Decode allocated %v times per run, want 0", allocs)
 	}
+	// Answering it does not allocate either.
+	var reply Header
+	allocs = testing.AllocsPerRun(100, func() {
+		_, err := dec.Decode(bad, nil)
+		if !dec.ErrorReply(err, 1, &reply) {
+			t.Fatal("no reply")
+		}
+		if _, err := reply.Encode(buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := EncodeError(buf, dec.XID, 1, ErrCodeVers); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("error reply allocated %v times per run, want 0", allocs)
+	}
 }
 
 // benchHeader is a call carrying all three chunk kinds: two Read chunks, two Write chunks and
@@ -511,4 +551,13 @@ func benchHeader() Header {
 	h.AddWriteChunk(seg2)
 	h.SetReply(seg1, seg2)
 	return h
+}
+
+func TestErrorReplyWrapped(t *testing.T) {
+	var h, r Header
+	_, err := h.Decode(words(7, 1, 1, 0, 9), nil)
+	wrapped := fmt.Errorf("recv: %w", err)
+	if !errors.Is(wrapped, ErrDiscriminator) || !h.ErrorReply(wrapped, 1, &r) || r.Err != ErrCodeChunk || r.XID != 7 {
+		t.Errorf("wrapped %v: reply %+v", wrapped, r)
+	}
 }

@@ -137,7 +137,8 @@ type Inline struct {
 // Negotiate applies RFC 8797 section 4.2 from one side's point of view: own is what this side
 // advertised, peer what it received (DefaultPrivateData when FindPrivateData found nothing).
 // Each direction's threshold is the smaller of the sender's send size and the receiver's
-// receive size; the rule is the same for client and server.
+// receive size; the rule is the same for client and server. own must hold sizes Encode accepts; a
+// decoded peer always does.
 func Negotiate(own, peer PrivateData) Inline {
 	return Inline{
 		SendSize:         min(own.SendSize, peer.RecvSize),
