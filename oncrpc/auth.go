@@ -91,8 +91,9 @@ func (c *SysCred) Encode(b []byte) (int, error) {
 }
 
 // DecodeSysCred decodes an AUTH_SYS credential body (the Body of an OpaqueAuth whose Flavor
-// is FlavorSys) into c. Bytes after the gids are ignored, as the Linux server does; a body
-// holding fewer bytes than it declares is ErrTruncated. Unused Gids entries are zeroed.
+// is FlavorSys) into c. Bytes after the gids are ignored: the opaque_auth length already
+// bounded the body, and authsys_parms gives them no meaning. A body holding fewer bytes than
+// it declares is ErrTruncated. Unused Gids entries are zeroed. On error c is unchanged.
 func DecodeSysCred(body []byte, c *SysCred) error {
 	if len(body) < 8 {
 		return errSysTrunc

@@ -12,8 +12,8 @@
 //
 // XDR padding: encoders always write zero pad bytes. Decoders require the pad bytes to be
 // present (a missing pad is ErrTruncated) but ignore their content, because XDR says receivers
-// ignore it (RFC 4506 section 3 only obliges the encoder; RFC 8166 section 3.4.5 and the
-// rfc5666bis text, "The content of XDR pad octets is ignored by receivers") and because the
+// ignore it (RFC 4506 section 3 only obliges the encoder; RFC 8166's terminology section,
+// "XDR Round-Up": "The content of XDR pad octets is ignored by receivers") and because the
 // interesting peers, the Linux kernel's svcrdma and xprtrdma, do the same (xdr_inline_decode
 // skips pads unchecked): rejecting would make us fail RPCs that every other implementation
 // accepts, while accepting costs nothing in safety since pad bytes are never exposed.

@@ -6,8 +6,8 @@ package oncrpc
 //	Accepted: Verf and Accept; Low and High when Accept is ProgMismatch.
 //	Denied:   Reject; Low and High when Reject is RPCMismatch; Auth when Reject is AuthError.
 //
-// Decode zeroes the fields that do not apply, so decoded values compare with ==-style
-// equality. After Decode, Verf.Body is a sub-slice of the decoded buffer.
+// Decode zeroes the fields that do not apply, so a reused Reply carries nothing stale.
+// After Decode, Verf.Body is a sub-slice of the decoded buffer.
 type Reply struct {
 	XID       uint32
 	Stat      ReplyStat

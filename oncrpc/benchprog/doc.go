@@ -26,7 +26,7 @@
 // their bytes inline or, when too large, as a whole message (Position Zero Read chunk, Reply
 // chunk); SINK and SOURCE carry one DDP-eligible opaque each, which a transport moves by a Read
 // chunk (call) or a Write chunk (reply). Each DDP-eligible item is the last item of its body,
-// so removing it (RFC 8166 section 3.4.5, "reduction") leaves a prefix that ends with the
+// so removing it (RFC 8166 section 3.4.1, "reducing an XDR stream") leaves a prefix that ends with the
 // item's length word; DDPData locates it.
 //
 // SINK with verify set asks the server to check data against the pattern keyed by seed

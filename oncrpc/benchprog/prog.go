@@ -111,9 +111,10 @@ func getData(b []byte, off int, n uint32) (data []byte, end int, ok bool) {
 	return b[start : start+int(n) : start+int(n)], end, true
 }
 
-// chunkData checks that a chunk of the given length can stand for an opaque of n bytes: RFC
-// 8166 section 3.4.5.2 (rfc5666bis "Read Chunk Round-up") lets a requester send the item with
-// or without its XDR pad, and a responder never writes the pad into a Write chunk.
+// chunkData checks that a chunk of the given length can stand for an opaque of n bytes: a
+// requester may send a Read chunk with or without the item's XDR pad ("Read Chunk Round-up",
+// RFC 8166 section 3.4.5), and a responder never writes the pad into a Write chunk ("Write
+// Chunk Round-up", section 3.4.6).
 func chunkData(chunk []byte, n uint32) ([]byte, bool) {
 	if len(chunk) < int(n) || len(chunk) > pad4(int(n)) {
 		return nil, false
@@ -123,7 +124,7 @@ func chunkData(chunk []byte, n uint32) ([]byte, bool) {
 
 // DDPData locates the DDP-eligible data item of procedure proc's arguments (reply false) or
 // results (reply true) in body, an encoded argument or result body: either whole, or reduced
-// (the data item and its pad removed, RFC 8166 section 3.4.5). It returns the item's XDR
+// (the data item and its pad removed, "Reducing an XDR Stream", RFC 8166 section 3.4.1). It returns the item's XDR
 // position relative to the start of body (a multiple of 4, just after its length word) and its
 // length in bytes, without pad.
 //
