@@ -119,13 +119,10 @@ func DecodeSysCred(body []byte, c *SysCred) error {
 	c.UID = get32(body, off)
 	c.GID = get32(body, off+4)
 	c.NGids = int(ngids)
-	off += 12
-	for i := range c.Gids {
-		if i < int(ngids) {
-			c.Gids[i] = get32(body, off+4*i)
-		} else {
-			c.Gids[i] = 0
-		}
+	gids := body[off+12 : off+12+4*int(ngids)]
+	for i := range c.NGids {
+		c.Gids[i] = get32(gids, 4*i)
 	}
+	clear(c.Gids[c.NGids:])
 	return nil
 }
