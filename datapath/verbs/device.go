@@ -131,6 +131,9 @@ func (d *device) NewCQ(depth int) (datapath.CQ, error) {
 		C.vb_cq_close(c)
 		return nil, err
 	}
+	if d.info.VendorID == C.VB_RXE_VENDOR_ID {
+		c.rxe_inv_quirk = 1
+	}
 	return &cq{d: d, c: c, fd: int(c.ch.fd), spin: C.int(max(d.p.cfg.PollSpin, 0)), conns: map[uint32]*conn{}}, nil
 }
 

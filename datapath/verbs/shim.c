@@ -333,6 +333,7 @@ int vb_cq_poll(struct vb_cq *c, struct vb_wc *out, int max, int spin)
 			return -1;
 	}
 	c->last_off = off;
+	unsigned inv_flag = IBV_WC_WITH_INV | (c->rxe_inv_quirk ? VB_KERNEL_WC_WITH_INVALIDATE : 0);
 	for (int i = 0; i < n; i++) {
 		struct ibv_wc *w = &c->wc[off + i];
 		struct vb_wc *o = &out[i];
@@ -341,7 +342,7 @@ int vb_cq_poll(struct vb_cq *c, struct vb_wc *out, int max, int spin)
 		o->qpn = w->qp_num;
 		o->status = (uint8_t)vb_status(w->status);
 		o->byte_len = w->byte_len;
-		if (w->status == IBV_WC_SUCCESS && (w->wc_flags & IBV_WC_WITH_INV)) {
+		if (w->status == IBV_WC_SUCCESS && (w->wc_flags & inv_flag)) {
 			o->invalidated = 1;
 			o->inv_rkey = w->invalidated_rkey;
 		} else {

@@ -34,6 +34,14 @@ enum {
 	VB_CQ_BATCH = 64,
 
 	VB_PRIV_MAX = 256,
+
+	// The kernel's IB_WC_WITH_INVALIDATE. rdma_rxe writes the kernel's wc_flags into the
+	// user CQ and librxe copies them unchanged, so on rxe a receive that a SEND_WITH_INV
+	// completed has this bit (IBV_WC_IP_CSUM_OK in libibverbs' numbering, meaningless on an RC
+	// receive) instead of IBV_WC_WITH_INV.
+	VB_KERNEL_WC_WITH_INVALIDATE = 1 << 2,
+	// rdma_rxe's vendor id (RXE_VENDOR_ID).
+	VB_RXE_VENDOR_ID = 0xffffff,
 };
 
 // vb_swr is one send work request as Go writes it; vb_post_send turns it into ibv_send_wr.
@@ -84,6 +92,7 @@ struct vb_cq {
 	// Index in wc of the first completion the last vb_cq_poll returned, so Go can read the
 	// vendor error of a failed one.
 	int last_off;
+	int rxe_inv_quirk; // see VB_KERNEL_WC_WITH_INVALIDATE
 	struct ibv_wc wc[VB_CQ_BATCH];
 };
 
