@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -38,6 +39,8 @@ type conn struct {
 	rsge []datapath.SGE
 
 	err       atomic.Pointer[errBox]
+	idMu      sync.Mutex // guards id against Close while a failing poller disconnects
+	discon    bool       // rdma_disconnect was called
 	watching  bool
 	done      chan struct{} // closed when the CM watcher exits
 	closeOnce sync.Once
@@ -67,6 +70,7 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 	if !ok1 || !ok2 || scq.d != d || rcq.d != d {
 		return nil, &datapath.OpError{Op: "rdma_create_qp", Err: errors.New("SendCQ and RecvCQ must be CQs of this device")}
 	}
+	d.reap(func(z *zombie) bool { return time.Since(z.at) > zombieLinger })
 	info := d.info
 	rd := defaulted(cfg.RDMAReadDepth, datapath.DefaultRDMAReadDepth, info.MaxQPRdAtom)
 	var cp C.struct_ibv_qp_cap
@@ -98,11 +102,12 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 		rcq: rcq,
 		qpn: uint32(id.qp.qp_num),
 		caps: datapath.QPCaps{
-			MaxSendWR:     int(cp.max_send_wr),
-			MaxRecvWR:     int(cp.max_recv_wr),
-			MaxSendSGE:    int(cp.max_send_sge),
-			MaxRecvSGE:    int(cp.max_recv_sge),
-			MaxInlineData: int(cp.max_inline_data),
+			MaxSendWR:  int(cp.max_send_wr),
+			MaxRecvWR:  int(cp.max_recv_wr),
+			MaxSendSGE: int(cp.max_send_sge),
+			MaxRecvSGE: int(cp.max_recv_sge),
+			// The device may round the inline size up; the effective value is what was asked.
+			MaxInlineData: min(int(cp.max_inline_data), inline),
 			RDMAReadDepth: rd,
 		},
 		done: make(chan struct{}),
@@ -147,15 +152,27 @@ func (c *conn) watch() {
 			return
 		}
 		switch ev._type {
-		case C.RDMA_CM_EVENT_DISCONNECTED, C.RDMA_CM_EVENT_DEVICE_REMOVAL, C.RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		case C.RDMA_CM_EVENT_DISCONNECTED, C.RDMA_CM_EVENT_DEVICE_REMOVAL:
 			c.fail(errDisconnected)
-			C.rdma_disconnect(c.id)
 		}
 	}
 }
 
+// fail records why the connection broke (the first cause wins) and disconnects: the queue
+// pair enters the error state, so everything outstanding flushes, and the peer learns of it
+// through the CM, so its connection breaks too.
 func (c *conn) fail(err error) {
 	c.err.CompareAndSwap(nil, &errBox{err})
+	c.disconnect()
+}
+
+func (c *conn) disconnect() {
+	c.idMu.Lock()
+	if c.id != nil && !c.discon {
+		c.discon = true
+		C.rdma_disconnect(c.id)
+	}
+	c.idMu.Unlock()
 }
 
 func (c *conn) Err() error {
@@ -335,14 +352,34 @@ func (c *conn) PostRecv(wrs []datapath.RecvWR) (int, error) {
 	return posted, nil
 }
 
+var errClosedConn = &datapath.OpError{Op: "verbs: conn", Err: fmt.Errorf("%w: closed", datapath.ErrBroken)}
+
 // Close disconnects (the queue pair enters the error state and flushes what is outstanding)
-// and destroys the queue pair and its rdma_cm id.
+// and destroys the rdma_cm id. The queue pair itself lingers until its CQs close or a second
+// has passed (see device.retire): some devices drop a destroyed queue pair's completions, and
+// the flushed ones must reach the CQ.
 func (c *conn) Close() error {
 	first := false
 	c.closeOnce.Do(func() {
 		first = true
-		c.fail(&datapath.OpError{Op: "verbs: conn", Err: fmt.Errorf("%w: closed", datapath.ErrBroken)})
-		c.destroy()
+		c.fail(errClosedConn)
+		if c.watching {
+			c.ec.wake()
+			<-c.done
+		}
+		c.idMu.Lock()
+		qp := c.id.qp
+		c.id.qp = nil // rdma_cm must not touch the queue pair any more
+		C.rdma_destroy_id(c.id)
+		c.id = nil
+		c.idMu.Unlock()
+		c.ec.destroy()
+		C.vb_qp_free(c.q)
+		c.q = nil
+		c.scq.detach(c)
+		c.rcq.detach(c)
+		c.d.retire(qp, c.scq, c.rcq)
+		c.d.track(&c.d.nconn, -1)
 	})
 	if !first {
 		return errConnClosed
@@ -350,12 +387,12 @@ func (c *conn) Close() error {
 	return nil
 }
 
+// destroy undoes newConn for a connection that never got established.
 func (c *conn) destroy() {
 	if c.watching {
 		c.ec.wake()
 		<-c.done
 	}
-	C.rdma_disconnect(c.id)
 	c.scq.detach(c)
 	c.rcq.detach(c)
 	C.rdma_destroy_qp(c.id)

@@ -110,6 +110,7 @@ func (q *cq) detach(c *conn) {
 }
 
 func (q *cq) Close() error {
+	q.d.reap(func(z *zombie) bool { return z.scq == q || z.rcq == q })
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {

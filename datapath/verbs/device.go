@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -24,6 +25,9 @@ type device struct {
 	pd   *C.struct_ibv_pd
 	info datapath.DeviceInfo
 	ip   net.IP // nil if the device's interface has no address
+
+	zmu     sync.Mutex
+	zombies []*zombie
 
 	mu     sync.RWMutex
 	closed bool
@@ -155,6 +159,7 @@ func (d *device) Close() error {
 	if len(open) > 0 {
 		return &datapath.OpError{Op: "verbs: close " + d.info.Name, Err: errors.New("still open: " + strings.Join(open, ", "))}
 	}
+	d.reap(func(*zombie) bool { return true })
 	if rc := C.ibv_dealloc_pd(d.pd); rc != 0 {
 		return opErr("ibv_dealloc_pd", rc)
 	}
@@ -215,4 +220,38 @@ func (w *mw) Close() error {
 	}
 	w.d.track(&w.d.nmw, -1)
 	return nil
+}
+
+// zombie is the queue pair of a closed connection, kept in the error state until its flushed
+// completions are surely in the CQ.
+type zombie struct {
+	qp       *C.struct_ibv_qp
+	scq, rcq *cq
+	at       time.Time
+}
+
+// zombieLinger is how long a closed connection's queue pair outlives it at most, unless its
+// CQs close first. Flushing takes microseconds; the margin covers a loaded machine.
+const zombieLinger = time.Second
+
+func (d *device) retire(qp *C.struct_ibv_qp, scq, rcq *cq) {
+	d.zmu.Lock()
+	d.zombies = append(d.zombies, &zombie{qp: qp, scq: scq, rcq: rcq, at: time.Now()})
+	d.zmu.Unlock()
+}
+
+// reap destroys the lingering queue pairs for which dead says so.
+func (d *device) reap(dead func(*zombie) bool) {
+	d.zmu.Lock()
+	defer d.zmu.Unlock()
+	kept := d.zombies[:0]
+	for _, z := range d.zombies {
+		if dead(z) {
+			C.ibv_destroy_qp(z.qp)
+		} else {
+			kept = append(kept, z)
+		}
+	}
+	clear(d.zombies[len(kept):])
+	d.zombies = kept
 }
