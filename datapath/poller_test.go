@@ -369,3 +369,27 @@ func benchmarkRunEmpty(b *testing.B, cfg PollerConfig) {
 }
 
 func BenchmarkPollerRunEmpty(b *testing.B) { benchmarkRunEmpty(b, PollerConfig{}) }
+
+// fullCQ always has a full batch: the loop's cost per completion when busy.
+type fullCQ struct{ next uint64 }
+
+func (f *fullCQ) Poll(wcs []Completion) (int, error) {
+	for i := range wcs {
+		wcs[i] = Completion{ID: f.next, Op: OpRecv}
+		f.next++
+	}
+	return len(wcs), nil
+}
+func (f *fullCQ) Wait(time.Duration) error { return nil }
+func (f *fullCQ) Close() error             { return nil }
+
+func BenchmarkPollerStepFullBatch(b *testing.B) {
+	p := NewPoller(PollerConfig{})
+	h := &countingHandler{}
+	cq := &fullCQ{}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = p.step(cq, h)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p.cfg.Batch), "ns/completion")
+}

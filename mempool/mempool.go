@@ -136,7 +136,7 @@ func (e *LeakError) Error() string {
 type Region struct {
 	mem    []byte
 	mr     datapath.MR
-	bufs   []Buf
+	bufs   []*Buf // by region index
 	pools  []*Pool
 	info   Info
 	closed bool
@@ -155,6 +155,9 @@ type Pool struct {
 	first uint32
 	bufs  []Buf    // the region's buffers First..First+Count-1
 	free  []uint32 // stack of indexes into bufs; LIFO keeps recently used buffers cache-warm
+	// Pools of different pollers are written on every Get and Put: keep each on cache lines
+	// of its own. (Each pool's Bufs are a separate allocation for the same reason.)
+	_ [cacheLine]byte
 }
 
 // Buf is one buffer. Its pointer is stable for the life of the Region, so callers may keep
@@ -218,14 +221,14 @@ func New(dev datapath.Device, cfg Config) (*Region, error) {
 	for _, p := range layout {
 		total += p.Count
 	}
-	r.bufs = make([]Buf, total)
+	r.bufs = make([]*Buf, 0, total)
 	r.pools = make([]*Pool, len(layout))
 	for i, pi := range layout {
 		p := &Pool{
 			name:  pi.Name,
 			size:  pi.Size,
 			first: pi.First,
-			bufs:  r.bufs[pi.First : int(pi.First)+pi.Count : int(pi.First)+pi.Count],
+			bufs:  make([]Buf, pi.Count),
 			free:  make([]uint32, pi.Count),
 		}
 		for j := range p.bufs {
@@ -240,6 +243,7 @@ func New(dev datapath.Device, cfg Config) (*Region, error) {
 			}
 			// Reversed so the first Get returns the pool's first buffer.
 			p.free[j] = uint32(pi.Count - 1 - j)
+			r.bufs = append(r.bufs, &p.bufs[j])
 		}
 		r.pools[i] = p
 	}
@@ -309,7 +313,7 @@ func (r *Region) Buf(index uint32) *Buf {
 	if int64(index) >= int64(len(r.bufs)) {
 		return nil
 	}
-	return &r.bufs[index]
+	return r.bufs[index]
 }
 
 // MR is the region's memory registration, nil when unregistered.
@@ -331,8 +335,8 @@ func (r *Region) Close() error {
 	r.closed = true
 	var errs []error
 	var leak LeakError
-	for i := range r.bufs {
-		if b := &r.bufs[i]; b.out {
+	for _, b := range r.bufs {
+		if b.out {
 			leak.Indexes = append(leak.Indexes, b.index)
 			leak.Pools = append(leak.Pools, b.pool.name)
 		}
