@@ -3,8 +3,8 @@ package results
 import (
 	"bytes"
 	"encoding/csv"
-	"os"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
