@@ -269,8 +269,8 @@ var ErrNoRecorders = errors.New("summarize: no recorders")
 // Summarize merges the recorders of one point's workers (they are not modified) and returns
 // the point: its params, start and end, duration (end minus start, by the monotonic clock
 // when both come from time.Now in this process), RTT summaries and histograms overall and
-// per class, operation and error counts, and throughput. The caller fills in Complete,
-// Negotiated, CPU and Intervals. Samples clamped into the histogram's range are reported as
+// per class, operation and error counts, throughput, and the time series if the recorders
+// kept one (StartSeries). The caller fills in Complete, Negotiated and CPU. Samples clamped into the histogram's range are reported as
 // an error of kind "rtt_out_of_range".
 func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, error) {
 	if len(recs) == 0 {
