@@ -367,3 +367,23 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestReadFiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range uint64(3) {
+		p := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		if err := WriteFile(p, makeRun(t, i, 1, 50, 1)); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	runs, err := ReadFiles(paths...)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("ReadFiles: %d runs, %v", len(runs), err)
+	}
+	os.WriteFile(paths[1], []byte(`{"schema_version": 1, "tool": `), 0o644)
+	if _, err := ReadFiles(paths...); err == nil || !strings.Contains(err.Error(), paths[1]) || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("ReadFiles with a truncated file: %v", err)
+	}
+}
