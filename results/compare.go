@@ -283,6 +283,9 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		}
 	}
 	c := &Comparison{Alpha: cfg.Alpha, Thresholds: cfg.Thresholds, BaseRuns: len(base), CurrentRuns: len(current)}
+	if bs, cs := setups(base), setups(current); bs != cs {
+		c.Notes = append(c.Notes, fmt.Sprintf("the sides ran on different setups: base %s, current %s", bs, cs))
+	}
 	b, bOrder := c.collect("base", base)
 	cur, cOrder := c.collect("current", current)
 	for _, k := range cOrder {
@@ -369,12 +372,33 @@ func runsNeeded(alpha float64) int {
 	return n
 }
 
+// setups describes the providers and devices of runs ("soft/soft0"), for a note when base
+// and current differ: a comparison across NICs is legitimate but should not pass for a
+// regression test.
+func setups(runs []*Run) string {
+	var s []string
+	for _, r := range runs {
+		d := r.Environment.Provider
+		if r.Environment.Device != nil {
+			d += "/" + r.Environment.Device.Name
+		}
+		if !slices.Contains(s, d) {
+			s = append(s, d)
+		}
+	}
+	slices.Sort(s)
+	return strings.Join(s, ",")
+}
+
 // collect groups the complete points of runs by key, keeping first-seen order.
 func (c *Comparison) collect(side string, runs []*Run) (map[string][]*Point, []string) {
 	m := map[string][]*Point{}
 	var order []string
-	skipped := 0
+	skipped, unfinished := 0, 0
 	for _, r := range runs {
+		if r.Status.State != StateComplete {
+			unfinished++
+		}
 		for i := range r.Points {
 			p := &r.Points[i]
 			if !p.Complete {
@@ -387,6 +411,9 @@ func (c *Comparison) collect(side string, runs []*Run) (map[string][]*Point, []s
 			}
 			m[k] = append(m[k], p)
 		}
+	}
+	if unfinished > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("%d %s run(s) did not complete; their complete points are compared", unfinished, side))
 	}
 	if skipped > 0 {
 		c.Notes = append(c.Notes, fmt.Sprintf("%d incomplete %s point(s) left out", skipped, side))

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
 func TestParseThresholds(t *testing.T) {
@@ -210,6 +212,8 @@ func TestCompareMatching(t *testing.T) {
 		r.Points[2].Params.Depth = 8 // a new point
 	}
 	cur[0].Points[0].Complete = false
+	cur[0].Status = Status{State: StateInterrupted}
+	cur[1].Environment.Device = &datapath.DeviceInfo{Name: "mlx5_0"}
 	c, err := Compare(base, cur, CompareConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +227,12 @@ func TestCompareMatching(t *testing.T) {
 	if n := len(c.Points[0].Metrics[0].Current); n != 3 {
 		t.Errorf("%d current samples of point 0, want 3 (one incomplete)", n)
 	}
-	if !strings.Contains(strings.Join(c.Notes, "\n"), "1 incomplete current point(s) left out") {
-		t.Errorf("notes %q", c.Notes)
+	notes := strings.Join(c.Notes, "\n")
+	for _, want := range []string{"1 incomplete current point(s) left out", "1 current run(s) did not complete",
+		"different setups: base soft/soft0, current soft/mlx5_0,soft/soft0"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", c.Notes, want)
+		}
 	}
 
 	for _, c := range []struct {
