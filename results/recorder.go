@@ -52,8 +52,8 @@ func ParseClass(s string) (Class, error) {
 const MaxErrorMessages = 3
 
 // Recorder records one worker's measurements of one point. It is not safe for concurrent
-// use: give each worker goroutine its own and Summarize them together at the end. Record, Op,
-// Fail and Totals do not allocate (Fail allocates only for its first MaxErrorMessages texts of
+// use: give each worker goroutine its own and Summarize them together at the end. Record,
+// RecordCorrected, Op, At, Fail and Totals do not allocate (Fail allocates only for its first MaxErrorMessages texts of
 // a kind and for a new kind), so they can run on the polling path.
 //
 // A Recorder is large (one HDR histogram per class, about 230 KB each): make it before the
