@@ -28,3 +28,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt'd: $$out"; exit 1; fi
 	CGO_ENABLED=0 $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# The soft-RoCE VM suite (test/vm): boots Debian's kernel under QEMU (TCG) with rxe0 and runs
+# the verbs provider's tests and the datapath conformance suite, the knfsd-over-RDMA interop
+# test and perftest's ib_send_lat next to our ping-pong. As root it installs what it needs.
+.PHONY: vmtest
+vmtest:
+	./test/vm/vmtest.sh

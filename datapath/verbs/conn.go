@@ -17,8 +17,9 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
-// maxID bounds work request IDs: the bits above carry the opcode (see the package comment).
-const maxID = 1<<C.VB_OP_SHIFT - 1
+// maxID bounds work request IDs: the bits above carry the opcode and the queue pair's slot
+// (see the package comment and shim.h).
+const maxID = 1<<C.VB_SLOT_SHIFT - 1
 
 type conn struct {
 	d        *device
@@ -79,6 +80,7 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 	cp.max_send_sge = C.uint32_t(defaulted(cfg.MaxSendSGE, datapath.DefaultMaxSGE, info.MaxSGE))
 	cp.max_recv_sge = C.uint32_t(defaulted(cfg.MaxRecvSGE, datapath.DefaultMaxSGE, info.MaxSGE))
 	inline := min(max(cfg.MaxInlineData, 0), info.MaxInlineData)
+	try0 := cp
 	var rc C.int
 	for {
 		try := cp
@@ -94,6 +96,10 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 		}
 		inline /= 2
 	}
+	// Advertise what was asked (the device may have made the queues larger): the accounting
+	// in C enforces exactly this.
+	sendWR := min(int(cp.max_send_wr), int(try0.max_send_wr))
+	recvWR := min(int(cp.max_recv_wr), int(try0.max_recv_wr))
 	c := &conn{
 		d:   d,
 		id:  id,
@@ -112,19 +118,27 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 		},
 		done: make(chan struct{}),
 	}
-	c.q = C.vb_qp_alloc(C.int(cp.max_send_wr), C.int(cp.max_send_sge), C.int(cp.max_recv_wr), C.int(cp.max_recv_sge))
+	c.q = C.vb_qp_alloc(C.int(sendWR), C.int(cp.max_send_sge), C.int(recvWR), C.int(cp.max_recv_sge))
 	if c.q == nil {
 		C.rdma_destroy_qp(id)
 		return nil, &datapath.OpError{Op: "verbs: work request memory", Err: errno(C.ENOMEM)}
 	}
 	c.q.qp = id.qp
+	c.q.qp_num = id.qp.qp_num
+	if err := d.claim(c.q); err != nil {
+		C.rdma_destroy_qp(id)
+		C.vb_qp_free(c.q)
+		return nil, err
+	}
 	c.in = unsafe.Slice(c.q.in, c.caps.MaxSendWR)
 	c.ssge = sgeSlice(c.q.ssge, c.caps.MaxSendWR*c.caps.MaxSendSGE)
 	c.rwr = unsafe.Slice(c.q.rwr, c.caps.MaxRecvWR)
 	c.rsge = sgeSlice(c.q.rsge, c.caps.MaxRecvWR*c.caps.MaxRecvSGE)
 	if err := d.track(&d.nconn, 1); err != nil {
 		C.rdma_destroy_qp(id)
-		C.vb_qp_free(c.q)
+		d.zmu.Lock()
+		d.release(c.q)
+		d.zmu.Unlock()
 		return nil, err
 	}
 	scq.attach(c)
@@ -197,10 +211,10 @@ var (
 	errSendSGE      = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("SGL longer than the queue pair's MaxSendSGE")}
 	errRecvSGE      = &datapath.OpError{Op: "ibv_post_recv", Err: errors.New("SGL longer than the queue pair's MaxRecvSGE")}
 	errInline       = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("inline data longer than the queue pair's MaxInlineData")}
-	errID           = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("work request ID must be below 1<<60 with the verbs provider")}
+	errID           = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("work request ID must be below 1<<48 with the verbs provider")}
 	errOpcode       = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("invalid opcode for the send queue")}
 	errBindMW       = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("OpBindMW needs a MW of this device and SGL[0] inside an MR of this device")}
-	errRecvIDs      = &datapath.OpError{Op: "ibv_post_recv", Err: errors.New("work request ID must be below 1<<60 with the verbs provider")}
+	errRecvIDs      = &datapath.OpError{Op: "ibv_post_recv", Err: errors.New("work request ID must be below 1<<48 with the verbs provider")}
 	errConnClosed   = &datapath.OpError{Op: "verbs: conn", Err: datapath.ErrClosed}
 	errPostSendFail = "ibv_post_send"
 )
@@ -301,7 +315,11 @@ func (c *conn) recordBinds(posted []datapath.SendWR) {
 	for i := range posted {
 		if w := &posted[i]; w.Op == datapath.OpBindMW {
 			m := w.MW.(*mw)
-			m.rkey.Store(m.rkey.Load()&^0xff | w.RKey&0xff)
+			key := m.rkey.Load()&^0xff | w.RKey&0xff
+			m.rkey.Store(key)
+			// Providers take the window's current key from ibv_mw (librxe passes it to
+			// the kernel, which refuses a bind naming a stale one): keep it current.
+			m.mw.rkey = C.uint32_t(key)
 		}
 	}
 }
@@ -374,11 +392,10 @@ func (c *conn) Close() error {
 		c.id = nil
 		c.idMu.Unlock()
 		c.ec.destroy()
-		C.vb_qp_free(c.q)
-		c.q = nil
 		c.scq.detach(c)
 		c.rcq.detach(c)
-		c.d.retire(qp, c.scq, c.rcq)
+		c.d.retire(qp, c.q, c.scq, c.rcq) // c.q too: polling its completions still counts
+		c.q = nil
 		c.d.track(&c.d.nconn, -1)
 	})
 	if !first {
@@ -398,7 +415,9 @@ func (c *conn) destroy() {
 	C.rdma_destroy_qp(c.id)
 	C.rdma_destroy_id(c.id)
 	c.ec.destroy()
-	C.vb_qp_free(c.q)
+	c.d.zmu.Lock()
+	c.d.release(c.q)
+	c.d.zmu.Unlock()
 	c.q = nil
 	c.d.track(&c.d.nconn, -1)
 }

@@ -2,6 +2,7 @@
 
 package verbs
 
+// #include <stdlib.h>
 // #include "shim.h"
 import "C"
 
@@ -26,8 +27,11 @@ type device struct {
 	info datapath.DeviceInfo
 	ip   net.IP // nil if the device's interface has no address
 
+	cdev *C.struct_vb_dev // slot table, C memory
+
 	zmu     sync.Mutex
 	zombies []*zombie
+	slots   []int // free slots of cdev
 
 	mu     sync.RWMutex
 	closed bool
@@ -127,7 +131,7 @@ func (d *device) NewCQ(depth int) (datapath.CQ, error) {
 	}
 	depth = min(depth, d.info.MaxCQE)
 	var rc C.int
-	c := C.vb_cq_open(d.ctx, C.int(depth), &rc)
+	c := C.vb_cq_open(d.cdev, d.ctx, C.int(depth), &rc)
 	if c == nil {
 		return nil, opErr("ibv_create_cq", rc)
 	}
@@ -164,6 +168,7 @@ func (d *device) Close() error {
 		return opErr("ibv_dealloc_pd", rc)
 	}
 	C.rdma_free_devices(d.list)
+	C.free(unsafe.Pointer(d.cdev))
 	d.closed = true
 	return nil
 }
@@ -226,6 +231,7 @@ func (w *mw) Close() error {
 // completions are surely in the CQ.
 type zombie struct {
 	qp       *C.struct_ibv_qp
+	q        *C.struct_vb_qp
 	scq, rcq *cq
 	at       time.Time
 }
@@ -234,10 +240,34 @@ type zombie struct {
 // CQs close first. Flushing takes microseconds; the margin covers a loaded machine.
 const zombieLinger = time.Second
 
-func (d *device) retire(qp *C.struct_ibv_qp, scq, rcq *cq) {
+func (d *device) retire(qp *C.struct_ibv_qp, q *C.struct_vb_qp, scq, rcq *cq) {
 	d.zmu.Lock()
-	d.zombies = append(d.zombies, &zombie{qp: qp, scq: scq, rcq: rcq, at: time.Now()})
+	d.zombies = append(d.zombies, &zombie{qp: qp, q: q, scq: scq, rcq: rcq, at: time.Now()})
 	d.zmu.Unlock()
+}
+
+var errTooManyQPs = &datapath.OpError{Op: "rdma_create_qp", Err: fmt.Errorf("more than %d queue pairs on one device", C.VB_MAX_QPS)}
+
+// claim gives q a slot in the device's table.
+func (d *device) claim(q *C.struct_vb_qp) error {
+	d.zmu.Lock()
+	defer d.zmu.Unlock()
+	if len(d.slots) == 0 {
+		return errTooManyQPs
+	}
+	slot := d.slots[len(d.slots)-1]
+	d.slots = d.slots[:len(d.slots)-1]
+	q.slot = C.int(slot)
+	C.vb_dev_set(d.cdev, C.int(slot), q)
+	return nil
+}
+
+// release frees q and its slot; no completion of its queue pair may come any more. Callers
+// hold d.zmu.
+func (d *device) release(q *C.struct_vb_qp) {
+	C.vb_dev_set(d.cdev, q.slot, nil)
+	d.slots = append(d.slots, int(q.slot))
+	C.vb_qp_free(q)
 }
 
 // reap destroys the lingering queue pairs for which dead says so.
@@ -248,6 +278,7 @@ func (d *device) reap(dead func(*zombie) bool) {
 	for _, z := range d.zombies {
 		if dead(z) {
 			C.ibv_destroy_qp(z.qp)
+			d.release(z.q)
 		} else {
 			kept = append(kept, z)
 		}

@@ -20,9 +20,11 @@
 // keeps a Go pointer: registered memory must come from outside the Go heap (mmap).
 //
 // Deviations from the datapath contract, forced by verbs:
-//   - Work request IDs must be below 1<<60: the top four bits of the verbs wr_id carry the
-//     opcode, because a completion in error has no valid opcode and SEND_WITH_INV completes as
-//     SEND.
+//   - Work request IDs must be below 1<<48: the top bits of the verbs wr_id carry the opcode
+//     (a completion in error has no valid opcode, and SEND_WITH_INV completes as SEND) and the
+//     queue pair's slot, through which polling frees queue entries so that posting beyond
+//     QPCaps fails with datapath.ErrQueueFull on every device (rxe accepts more than it
+//     reports).
 //   - MW.RKey is the key ibv_alloc_mw returned until the first bind is posted (not 0), so that
 //     datapath.NextRKey(mw.RKey()) is always the right key for the next bind.
 package verbs

@@ -2,6 +2,7 @@
 
 package verbs
 
+// #include <stdlib.h>
 // #include "shim.h"
 import "C"
 
@@ -119,6 +120,15 @@ func (p *Provider) Open(name string) (datapath.Device, error) {
 		return nil, err
 	}
 	d := &device{p: p, list: list, ctx: ctx, pd: pd, info: info, mrs: map[uint32]*mr{}}
+	d.cdev = (*C.struct_vb_dev)(C.calloc(1, C.sizeof_struct_vb_dev))
+	if d.cdev == nil {
+		C.ibv_dealloc_pd(pd)
+		C.rdma_free_devices(list)
+		return nil, &datapath.OpError{Op: "verbs: open", Err: unix.ENOMEM}
+	}
+	for i := C.VB_MAX_QPS - 1; i >= 0; i-- {
+		d.slots = append(d.slots, i)
+	}
 	d.ip = deviceIP(info)
 	return d, nil
 }
@@ -180,7 +190,7 @@ func (p *Provider) query(ctx *C.struct_ibv_context, pd *C.struct_ibv_pd) (datapa
 			}
 			pi.GIDs = append(pi.GIDs, datapath.GIDInfo{
 				Index:  i,
-				GID:    net.IP(raw).String(),
+				GID:    gidString(raw),
 				Type:   gidType(int(g._type)),
 				NetDev: C.GoString(&g.netdev[0]),
 			})
@@ -197,6 +207,19 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// gidString writes a GID as eight groups of four hex digits, as ibv_devinfo -v and sysfs do
+// (net.IP would print an IPv4-mapped GID as a bare IPv4 address).
+func gidString(raw []byte) string {
+	var b strings.Builder
+	for i := 0; i < 16; i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprintf(&b, "%02x%02x", raw[i], raw[i+1])
+	}
+	return b.String()
 }
 
 func guid(g uint64) string {

@@ -127,7 +127,8 @@ struct vb_qp *vb_qp_alloc(int send_cap, int send_sge, int recv_cap, int recv_sge
 	q->ssge = calloc((size_t)send_cap * send_sge, sizeof *q->ssge);
 	q->rwr = calloc(recv_cap, sizeof *q->rwr);
 	q->rsge = calloc((size_t)recv_cap * recv_sge, sizeof *q->rsge);
-	if (!q->in || !q->swr || !q->ssge || !q->rwr || !q->rsge) {
+	q->sig = calloc(send_cap, sizeof *q->sig);
+	if (!q->in || !q->swr || !q->ssge || !q->rwr || !q->rsge || !q->sig) {
 		vb_qp_free(q);
 		return NULL;
 	}
@@ -147,6 +148,7 @@ void vb_qp_free(struct vb_qp *q)
 	free(q->ssge);
 	free(q->rwr);
 	free(q->rsge);
+	free(q->sig);
 	free(q);
 }
 
@@ -171,17 +173,33 @@ static unsigned send_flags(uint8_t f)
 	       (f & VB_FLAG_INLINE ? IBV_SEND_INLINE : 0) | (f & VB_FLAG_FENCE ? IBV_SEND_FENCE : 0);
 }
 
-// vb_post_send posts q->in[0..n) as one chain. On failure *bad is the index of the first work
-// request not posted and the result is an errno.
+// vb_post_send posts q->in[0..n) as one chain, as far as the advertised capacity allows. On
+// failure *bad is the index of the first work request not posted and the result is an errno:
+// ENOMEM when the queue is full.
 int vb_post_send(struct vb_qp *q, int n, int *bad)
 {
+	uint64_t room = q->send_cap - (q->sq_posted - __atomic_load_n(&q->sq_retired, __ATOMIC_ACQUIRE));
+	int full = 0;
+	if ((uint64_t)n > room) {
+		n = (int)room;
+		full = 1;
+	}
+	*bad = 0;
+	if (n == 0)
+		return full ? ENOMEM : 0;
+	uint64_t tail0 = q->sig_tail, tail = tail0;
 	for (int i = 0; i < n; i++) {
 		struct vb_swr *in = &q->in[i];
 		struct ibv_send_wr *w = &q->swr[i];
-		w->wr_id = in->id;
+		w->wr_id = in->id | (uint64_t)q->slot << VB_SLOT_SHIFT;
 		w->next = i + 1 < n ? &q->swr[i + 1] : NULL;
 		w->num_sge = in->num_sge;
 		w->send_flags = send_flags(in->flags);
+		// The slot is reused: clear what an earlier work request may have left in the
+		// unions (librxe refuses a bind whose imm_data/invalidate_rkey is not zero).
+		w->invalidate_rkey = 0;
+		w->wr.rdma.remote_addr = 0;
+		w->wr.rdma.rkey = 0;
 		switch (in->op) {
 		case VB_OP_SEND:
 			w->opcode = IBV_WR_SEND;
@@ -219,39 +237,69 @@ int vb_post_send(struct vb_qp *q, int n, int *bad)
 			*bad = i;
 			return EINVAL;
 		}
+		if (in->flags & VB_FLAG_SIGNALED)
+			q->sig[tail++ % q->send_cap] = q->sq_posted + i;
 	}
+	// Published before posting: the completion may come before ibv_post_send returns.
+	__atomic_store_n(&q->sig_tail, tail, __ATOMIC_RELEASE);
 	struct ibv_send_wr *badwr = NULL;
 	int rc = ibv_post_send(q->qp, q->swr, &badwr);
+	int posted = n;
 	if (rc) {
-		*bad = badwr ? (int)(badwr - q->swr) : 0;
-		return rc;
+		posted = badwr ? (int)(badwr - q->swr) : 0;
+		tail = tail0; // forget the signaled ones that were not posted
+		for (int i = 0; i < posted; i++)
+			if (q->in[i].flags & VB_FLAG_SIGNALED)
+				tail++;
+		__atomic_store_n(&q->sig_tail, tail, __ATOMIC_RELEASE);
 	}
-	*bad = n;
-	return 0;
+	q->sq_posted += posted;
+	*bad = posted;
+	if (rc)
+		return rc;
+	return full ? ENOMEM : 0;
 }
 
-// vb_post_recv posts q->rwr[0..n) (wr_id, num_sge and the sg lists written by Go) as one chain.
+// vb_post_recv posts q->rwr[0..n) (wr_id, num_sge and the sg lists written by Go) as one
+// chain, as far as the advertised capacity allows (ENOMEM beyond).
 int vb_post_recv(struct vb_qp *q, int n, int *bad)
 {
-	for (int i = 0; i < n; i++)
+	uint64_t room = q->recv_cap - (q->rq_posted - __atomic_load_n(&q->rq_done, __ATOMIC_ACQUIRE));
+	int full = 0;
+	if ((uint64_t)n > room) {
+		n = (int)room;
+		full = 1;
+	}
+	*bad = 0;
+	if (n == 0)
+		return full ? ENOMEM : 0;
+	for (int i = 0; i < n; i++) {
+		q->rwr[i].wr_id |= (uint64_t)q->slot << VB_SLOT_SHIFT;
 		q->rwr[i].next = i + 1 < n ? &q->rwr[i + 1] : NULL;
+	}
 	struct ibv_recv_wr *badwr = NULL;
 	int rc = ibv_post_recv(q->qp, q->rwr, &badwr);
-	if (rc) {
-		*bad = badwr ? (int)(badwr - q->rwr) : 0;
+	int posted = rc ? (badwr ? (int)(badwr - q->rwr) : 0) : n;
+	q->rq_posted += posted;
+	*bad = posted;
+	if (rc)
 		return rc;
-	}
-	*bad = n;
-	return 0;
+	return full ? ENOMEM : 0;
 }
 
-struct vb_cq *vb_cq_open(struct ibv_context *ctx, int depth, int *err)
+void vb_dev_set(struct vb_dev *dev, int slot, struct vb_qp *q)
+{
+	__atomic_store_n(&dev->slot[slot], q, __ATOMIC_RELEASE);
+}
+
+struct vb_cq *vb_cq_open(struct vb_dev *dev, struct ibv_context *ctx, int depth, int *err)
 {
 	struct vb_cq *c = calloc(1, sizeof *c);
 	if (!c) {
 		*err = ENOMEM;
 		return NULL;
 	}
+	c->dev = dev;
 	c->ch = ibv_create_comp_channel(ctx);
 	if (!c->ch) {
 		*err = errno;
@@ -337,8 +385,19 @@ int vb_cq_poll(struct vb_cq *c, struct vb_wc *out, int max, int spin)
 	for (int i = 0; i < n; i++) {
 		struct ibv_wc *w = &c->wc[off + i];
 		struct vb_wc *o = &out[i];
-		o->id = w->wr_id & ((1ULL << VB_OP_SHIFT) - 1);
-		o->op = (uint8_t)(w->wr_id >> VB_OP_SHIFT);
+		uint64_t wr_id = w->wr_id;
+		o->id = wr_id & ((1ULL << VB_SLOT_SHIFT) - 1);
+		o->op = (uint8_t)(wr_id >> VB_OP_SHIFT);
+		struct vb_qp *q = __atomic_load_n(&c->dev->slot[(wr_id >> VB_SLOT_SHIFT) & (VB_MAX_QPS - 1)], __ATOMIC_ACQUIRE);
+		if (q && q->qp_num == w->qp_num) {
+			if (o->op == VB_OP_RECV) {
+				__atomic_store_n(&q->rq_done, q->rq_done + 1, __ATOMIC_RELEASE);
+			} else if (w->status == IBV_WC_SUCCESS &&
+				   q->sig_head < __atomic_load_n(&q->sig_tail, __ATOMIC_ACQUIRE)) {
+				uint64_t pos = q->sig[q->sig_head++ % q->send_cap];
+				__atomic_store_n(&q->sq_retired, pos + 1, __ATOMIC_RELEASE);
+			}
+		}
 		o->qpn = w->qp_num;
 		o->status = (uint8_t)vb_status(w->status);
 		o->byte_len = w->byte_len;

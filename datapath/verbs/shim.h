@@ -25,10 +25,13 @@ enum {
 	VB_FLAG_INLINE = 2,
 	VB_FLAG_FENCE = 4,
 
-	// The opcode a work request was posted with travels in the top bits of the verbs wr_id:
-	// a completion in error carries no valid opcode, and SEND and SEND_WITH_INV complete with
-	// the same one.
+	// The verbs wr_id is [63:60] the opcode the work request was posted with (a completion in
+	// error carries no valid opcode, and SEND and SEND_WITH_INV complete with the same one),
+	// [59:48] the queue pair's slot in its device's table (so polling can account for freed
+	// queue entries without a lookup), [47:0] the caller's ID.
 	VB_OP_SHIFT = 60,
+	VB_SLOT_SHIFT = 48,
+	VB_MAX_QPS = 4096,
 
 	// Completions moved per ibv_poll_cq call.
 	VB_CQ_BATCH = 64,
@@ -62,7 +65,17 @@ struct vb_swr {
 // up to sge elements per queue, sg lists preassigned per slot.
 struct vb_qp {
 	struct ibv_qp *qp;
+	uint32_t qp_num;
+	int slot;
+	// Capacities as the Conn advertises them; the device's queues may be larger.
 	int send_cap, send_sge, recv_cap, recv_sge;
+	// Queue accounting, so a post beyond the advertised capacity fails with ENOMEM on every
+	// device. The poster writes the *_posted counters and sig_tail, the poller the others.
+	// A successful send completion retires its work request and the unsignaled ones before
+	// it: sig holds the positions of the signaled ones in posting order.
+	uint64_t sq_posted, sq_retired, rq_posted, rq_done;
+	uint64_t *sig;
+	uint64_t sig_head, sig_tail;
 	struct vb_swr *in;
 	struct ibv_send_wr *swr;
 	struct ibv_sge *ssge;
@@ -83,7 +96,13 @@ struct vb_wc {
 	uint8_t pad1[7];
 };
 
+// vb_dev maps slots to the queue pairs of one device.
+struct vb_dev {
+	struct vb_qp *slot[VB_MAX_QPS];
+};
+
 struct vb_cq {
+	struct vb_dev *dev;
 	struct ibv_cq *cq;
 	struct ibv_comp_channel *ch;
 	// Completions taken by vb_cq_arm (to close the race between draining and arming) are
@@ -138,7 +157,8 @@ int vb_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *scq, s
 int vb_post_send(struct vb_qp *q, int n, int *bad);
 int vb_post_recv(struct vb_qp *q, int n, int *bad);
 
-struct vb_cq *vb_cq_open(struct ibv_context *ctx, int depth, int *err);
+struct vb_cq *vb_cq_open(struct vb_dev *dev, struct ibv_context *ctx, int depth, int *err);
+void vb_dev_set(struct vb_dev *dev, int slot, struct vb_qp *q);
 int vb_cq_close(struct vb_cq *c);
 int vb_cq_poll(struct vb_cq *c, struct vb_wc *out, int max, int spin);
 int vb_cq_arm(struct vb_cq *c);

@@ -15,12 +15,40 @@ ts "device"
 rdma link show
 ibv_devinfo -v -d $DEV | grep -E 'hca_id|fw_ver|max_qp_wr|max_sge:|max_cqe:|max_mw|max_qp_rd_atom|state|active_mtu|link_layer|GID\['
 
-# (a) the verbs provider's own tests and, once it exists, the datapath conformance suite.
-ts "=== verbs provider tests on $DEV"
-# Tests that need a device fail rather than skip here.
+if [ -n "$VMTEST_RUN" ]; then
+	VMTEST_REQUIRE_DEVICE=1 timeout 300 $T/verbs.test -test.v -test.count=1 -test.run "$VMTEST_RUN"
+	result "verbs-tests -run $VMTEST_RUN" $?
+	exit $FAILS
+fi
+
+# (a) the verbs provider's own tests and the datapath conformance suite (in one process and
+# across two) on rxe0. Tests that need a device fail rather than skip here.
 export VMTEST_REQUIRE_DEVICE=1
-timeout 300 $T/verbs.test -test.v -test.count=1 -test.timeout 280s
+# Conformance cases where rdma_rxe (kernel 6.1) itself departs from RC hardware; they run
+# separately and are expected to fail (XFAIL), so a fix in rxe shows up as XPASS:
+#   SendTooLarge     the receive completes with IBV_WC_LOC_QP_OP_ERR, not LOC_LEN_ERR
+#                    (rxe_resp.c, RESPST_ERR_LENGTH)
+#   LocalProtection  a SEND naming a deregistered lkey completes with LOC_QP_OP_ERR, not
+#                    LOC_PROT_ERR
+#   MWRange          an access through a memory window is checked against the MR's range,
+#                    not the window's (rxe_resp.c check_rkey)
+RXE_XFAIL='TestConformance[A-Za-z]*/(SendTooLarge|LocalProtection|MWRange)$'
+ts "=== verbs provider tests and conformance suite on $DEV"
+timeout 400 $T/verbs.test -test.v -test.count=1 -test.timeout 380s -test.skip "$RXE_XFAIL"
 result verbs-tests $?
+ts "=== conformance cases rxe is known to fail"
+timeout 120 $T/verbs.test -test.v -test.count=1 -test.run "$RXE_XFAIL" >/tmp/xfail.out 2>&1
+xrc=$?
+cat /tmp/xfail.out
+for c in SendTooLarge LocalProtection MWRange; do
+	if grep -q -- "--- FAIL: TestConformance/$c " /tmp/xfail.out; then
+		echo "VMTEST: XFAIL conformance/$c (rxe deviation)"
+	elif grep -q -- "--- PASS: TestConformance/$c " /tmp/xfail.out; then
+		echo "VMTEST: XPASS conformance/$c (rxe no longer deviates: drop it from RXE_XFAIL)"
+	else
+		result "conformance/$c (did not run, rc=$xrc)" 1
+	fi
+done
 
 # (b) knfsd over RDMA: the kernel's NFS server with an RDMA listener on port 20049.
 ts "=== starting knfsd with an RDMA listener"
@@ -54,9 +82,10 @@ perftest_lat() { # size; prints t_typical in microseconds; one retry (its TSC ca
 		src=$?
 		cat /tmp/cli.out >&2
 		t=$(awk -v s=$1 '$1 == s && NF >= 5 { print $5 }' /tmp/cli.out)
+		m=$(awk -v s=$1 '$1 == s && NF >= 5 { print $3 }' /tmp/cli.out)
 		# A failed clock calibration shows as "inf" or nothing.
-		case "$crc$src:$t" in
-		00:[0-9]*) case "$t" in *[!0-9.]*) ;; *) echo "$t"; return 0 ;; esac ;;
+		case "$crc$src:$t:$m" in
+		00:[0-9]*:[0-9]*) case "$t$m" in *[!0-9.]*) ;; *) echo "t_typical_us=$t t_min_us=$m"; return 0 ;; esac ;;
 		esac
 		echo "ib_send_lat -s $1 attempt $attempt failed (client rc=$crc server rc=$src t_typical=$t)" >&2
 		cat /tmp/srv.out >&2
@@ -70,7 +99,7 @@ for s in 64 1024 4096; do
 	t=$(perftest_lat $s)
 	rc=$?
 	result "ib_send_lat-$s" $rc
-	[ $rc -eq 0 ] && echo "VMTEST: LAT perftest size=$s t_typical_us=$t"
+	[ $rc -eq 0 ] && echo "VMTEST: LAT perftest size=$s $t"
 	ts "=== latency $s B: pingpong (verbs provider)"
 	timeout 120 $T/pingpong -sizes $s -iters 1000
 	result "pingpong-$s" $?

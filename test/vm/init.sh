@@ -25,6 +25,9 @@ modprobe crc32_generic
 modprobe rdma_rxe && modprobe ib_uverbs && modprobe rdma_ucm
 rdma link add rxe0 type rxe netdev eth0 || echo "VMTEST: FAIL rdma-link-add"
 ts "rxe0 ready"
+# vmtest.run=REGEX on the kernel command line (VMTEST_RUN on the host) runs only the verbs
+# tests matching it, for quick iterations.
+case "$(cat /proc/cmdline)" in *vmtest.run=*) export VMTEST_RUN=$(sed 's/.*vmtest.run=\([^ ]*\).*/\1/' /proc/cmdline) ;; esac
 /opt/vmtest/guest.sh 2>&1
 echo "VMTEST: EXIT rc=$?"
 sync
