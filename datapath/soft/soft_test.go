@@ -283,3 +283,81 @@ func TestListenNameInUse(t *testing.T) {
 		t.Fatal("second Listen on one name succeeded")
 	}
 }
+
+// A work request queued behind a SEND that waits for a receive fails on its own when its
+// turn comes: one completion with its status, the rest flushed, none twice.
+func TestQueuedFailureCompletesOnce(t *testing.T) {
+	p := newPair(t, soft.Config{RNRTimeout: time.Minute}, "inproc:", datapath.QPConfig{}, nil, nil)
+	defer p.close(t)
+	src := p.reg(t, p.devA, 64, 0)
+	dst := p.reg(t, p.devB, 64, rwAll)
+	sig := datapath.FlagSignaled
+	if _, err := p.a.PostSend([]datapath.SendWR{
+		{ID: 1, Op: datapath.OpSend, Flags: sig, SGL: sge(src, 8)},
+		{ID: 2, Op: datapath.OpWrite, Flags: sig, SGL: sge(src, 8), RemoteAddr: dst.Addr(), RKey: datapath.NextRKey(dst.RKey())},
+		{ID: 3, Op: datapath.OpSend, Flags: sig, SGL: sge(src, 8)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.b.PostRecv([]datapath.RecvWR{{ID: 9, SGL: sge(dst, 64)}, {ID: 10, SGL: sge(dst, 64)}}); err != nil {
+		t.Fatal(err)
+	}
+	wcs := make([]datapath.Completion, 8)
+	n, _ := p.cqA.Poll(wcs)
+	want := []struct {
+		id uint64
+		st datapath.Status
+	}{{1, datapath.StatusSuccess}, {2, datapath.StatusRemoteAccess}, {3, datapath.StatusFlushed}}
+	if n != len(want) {
+		t.Fatalf("%d completions, want 3: %+v", n, wcs[:n])
+	}
+	for i, w := range want {
+		if wcs[i].ID != w.id || wcs[i].Status != w.st {
+			t.Errorf("completion %d: %+v, want id %d %v", i, wcs[i], w.id, w.st)
+		}
+	}
+}
+
+// Over TCP a SEND posted before the peer's receive is retried after the RNR NAK (go-back-N
+// with the work requests behind it) and succeeds once the receive is there.
+func TestTCPRNRRetry(t *testing.T) {
+	p := newPair(t, soft.Config{RNRTimeout: time.Minute}, "127.0.0.1:0", datapath.QPConfig{RDMAReadDepth: 1}, nil, nil)
+	defer p.close(t)
+	src := p.reg(t, p.devA, 4096, datapath.AccessLocalWrite)
+	dst := p.reg(t, p.devB, 4096, rwAll)
+	copy(dst.Bytes(), "remote data")
+	sig := datapath.FlagSignaled
+	wrs := []datapath.SendWR{{ID: 1, Op: datapath.OpSend, Flags: sig, SGL: sge(src, 100)}}
+	// READs beyond the initiator depth of 1 wait their turn; the fenced one waits for all.
+	for i := range 4 {
+		wrs = append(wrs, datapath.SendWR{ID: uint64(2 + i), Op: datapath.OpRead, Flags: sig,
+			SGL:        []datapath.SGE{{Addr: src.Addr() + uint64(1024*i), Length: 11, LKey: src.LKey()}},
+			RemoteAddr: dst.Addr(), RKey: dst.RKey()})
+	}
+	wrs[4].Flags |= datapath.FlagFence
+	if _, err := p.a.PostSend(wrs); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // let a few RNR NAKs happen
+	// The SEND lands after the data the READs fetch.
+	rsgl := []datapath.SGE{{Addr: dst.Addr() + 2048, Length: 2048, LKey: dst.LKey()}}
+	if _, err := p.b.PostRecv([]datapath.RecvWR{{ID: 9, SGL: rsgl}}); err != nil {
+		t.Fatal(err)
+	}
+	wcs := make([]datapath.Completion, len(wrs))
+	pollN(t, p.cqA, wcs)
+	for i, wc := range wcs {
+		if wc.ID != uint64(i+1) {
+			t.Fatalf("completion %d: %+v, want id %d", i, wc, i+1)
+		}
+	}
+	for i := range 4 {
+		if got := string(src.Bytes()[1024*i : 1024*i+11]); got != "remote data" {
+			t.Fatalf("READ %d got %q", i, got)
+		}
+	}
+	pollN(t, p.cqB, wcs[:1])
+	if wcs[0].ID != 9 || wcs[0].ByteLen != 100 {
+		t.Fatalf("receive %+v", wcs[0])
+	}
+}

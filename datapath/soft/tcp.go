@@ -69,11 +69,12 @@ type tcpLink struct {
 	// neither touches registered memory again.
 	wmem, rmem sync.Mutex
 	dead       atomic.Bool
+	done       chan struct{} // closed when the reader has finished
 }
 
 func newLink(c *conn, nc net.Conn, br *bufio.Reader, peerSendWR int) *tcpLink {
 	l := &tcpLink{nc: nc, br: br, bw: bufio.NewWriterSize(nc, bufSize),
-		tx: make(chan txd, 2*c.caps.MaxSendWR+peerSendWR+8)}
+		tx: make(chan txd, 2*c.caps.MaxSendWR+peerSendWR+8), done: make(chan struct{})}
 	d := c.dev.p.cfg.RNRTimeout
 	l.retry = min(max(d/16, 50*time.Microsecond), 5*time.Millisecond)
 	c.link = l
@@ -362,6 +363,7 @@ func (l *tcpLink) read(c *conn) {
 	}
 	c.mu.Unlock()
 	l.nc.Close()
+	close(l.done)
 }
 
 var errDisconnected = errors.New("disconnected")
