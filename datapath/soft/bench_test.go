@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
@@ -89,12 +90,28 @@ func TestPostPollAllocFree(t *testing.T) {
 }
 
 // BenchmarkPingPong is the SEND/RECV round trip between two pollers, each on its own
-// goroutine as in the transport: ns/op is the RTT.
+// goroutine as in the transport: ns/op is the RTT. In process, and between two
+// connections over TCP on loopback (the cross-process mode, here within one process).
 func BenchmarkPingPong(b *testing.B) {
-	for _, size := range benchSizes {
-		b.Run(sizeName(size), func(b *testing.B) {
-			p := newPair(b, soft.Config{}, "inproc:", datapath.QPConfig{}, nil, nil)
+	for _, mode := range []struct{ name, addr string }{{"", "inproc:"}, {"tcp/", "127.0.0.1:0"}} {
+		for _, size := range benchSizes {
+			benchPingPong(b, mode.name, mode.addr, size)
+		}
+	}
+}
+
+func benchPingPong(b *testing.B, mode, addr string, size int) {
+	{
+		b.Run(mode+sizeName(size), func(b *testing.B) {
+			p := newPair(b, soft.Config{}, addr, datapath.QPConfig{}, nil, nil)
 			defer p.close(b)
+			// Over TCP an idle poller blocks in Wait: a goroutine that only yields keeps the
+			// Go scheduler from polling the network, which it does only when idle (or from
+			// sysmon every 10 ms), and the round trip grows to milliseconds.
+			idle := func(datapath.CQ) { runtime.Gosched() }
+			if mode != "" {
+				idle = func(cq datapath.CQ) { cq.Wait(time.Millisecond) }
+			}
 			ma := p.reg(b, p.devA, 2*size, datapath.AccessLocalWrite)
 			mb := p.reg(b, p.devB, 2*size, datapath.AccessLocalWrite)
 			echo := func(c datapath.Conn, cq datapath.CQ, mr datapath.MR, first bool, n int) {
@@ -117,7 +134,7 @@ func BenchmarkPingPong(b *testing.B) {
 						return
 					}
 					if k == 0 {
-						runtime.Gosched()
+						idle(cq)
 						continue
 					}
 					for _, wc := range wcs[:k] {
