@@ -1,0 +1,217 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// The size of every chart, and the resolution of its PNG (900 × 600 pixels).
+const (
+	Width  = 9 * vg.Inch
+	Height = 6 * vg.Inch
+	DPI    = 100
+)
+
+// Formats are the file formats Chart.Encode writes, the default of Render.
+var Formats = []string{"png", "svg"}
+
+// Chart is one figure: a plot, its legend or colour bar in a column to the right of the data
+// (never over it) and a caption under everything.
+type Chart struct {
+	// Name is the file name Render gives the chart, without extension ("latency-p99").
+	Name string
+	// Plot holds the axes, the data and the title.
+	Plot *plot.Plot
+	// Legend names the lines, drawn right of the plot; empty for a chart without lines. The
+	// plot's own Plot.Legend is left empty so that nothing covers the data.
+	Legend plot.Legend
+	// Bar is the heatmap's colour bar, drawn right of the plot; nil for other charts.
+	Bar *plot.Plot
+	// Caption are the lines under the chart: provider, device, negotiated parameters, workload
+	// and notes on what was left out. Long lines are wrapped to the chart's width.
+	Caption []string
+}
+
+const pad = vg.Length(8) // points between the parts of a chart
+
+func captionStyle() text.Style {
+	return text.Style{
+		Color:   color.Gray{Y: 0x30},
+		Font:    font.From(plot.DefaultFont, 8.5),
+		XAlign:  draw.XLeft,
+		YAlign:  draw.YTop,
+		Handler: plot.DefaultTextHandler,
+	}
+}
+
+// Draw draws the chart onto dc.
+func (c *Chart) Draw(dc draw.Canvas) {
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	dc = draw.Crop(dc, pad, -pad, pad, -pad)
+
+	sty := captionStyle()
+	lines := wrap(c.Caption, sty, dc.Max.X-dc.Min.X)
+	lh := sty.FontExtents().Height
+	if len(lines) > 0 {
+		y := dc.Min.Y + lh*vg.Length(len(lines))
+		for _, l := range lines {
+			dc.FillText(sty, vg.Point{X: dc.Min.X, Y: y}, l)
+			y -= lh
+		}
+		dc = draw.Crop(dc, 0, 0, lh*vg.Length(len(lines))+pad, 0)
+	}
+	if c.Plot == nil {
+		return
+	}
+
+	var right vg.Length
+	w := dc.Max.X - dc.Min.X
+	lr := c.Legend.Rectangle(dc).Size()
+	switch {
+	case c.Bar != nil:
+		right = 1.1 * vg.Inch
+	case lr.X > 0 && lr.X+2*pad <= w/4:
+		right = lr.X + 2*pad
+	case lr.X > 0:
+		// A wide legend would squeeze the data: put it under the plot instead.
+		below := draw.Crop(dc, 0, 0, 0, -(dc.Max.Y - dc.Min.Y - lr.Y))
+		pc := draw.Crop(dc, 0, 0, lr.Y+pad, 0)
+		c.Plot.Draw(pc)
+		below.Min.X = c.Plot.DataCanvas(pc).Min.X
+		c.Legend.Top, c.Legend.Left = true, true
+		c.Legend.Draw(below)
+		return
+	}
+	pc := draw.Crop(dc, 0, -right, 0, 0)
+	c.Plot.Draw(pc)
+	if right == 0 {
+		return
+	}
+	data := c.Plot.DataCanvas(pc)
+	col := draw.Crop(dc, w-right+pad, 0, 0, 0)
+	col.Min.Y, col.Max.Y = data.Min.Y, data.Max.Y
+	if c.Bar != nil {
+		c.Bar.Draw(col)
+		return
+	}
+	c.Legend.Top, c.Legend.Left = true, true
+	c.Legend.Draw(col)
+}
+
+// wrap breaks lines at spaces so that none is wider than w.
+func wrap(lines []string, sty text.Style, w vg.Length) []string {
+	var out []string
+	for _, l := range lines {
+		words := strings.Split(l, " ")
+		cur := ""
+		for _, word := range words {
+			next := word
+			if cur != "" {
+				next = cur + " " + word
+			}
+			if cur != "" && sty.Width(next) > w {
+				out = append(out, cur)
+				cur = "    " + word
+				continue
+			}
+			cur = next
+		}
+		out = append(out, cur)
+	}
+	return out
+}
+
+// Encode writes the chart in format "png" or "svg" to w. Both are deterministic for a given
+// chart and gonum version; the SVG references its fonts by name (Liberation) rather than
+// embedding them.
+func (c *Chart) Encode(w io.Writer, format string) error {
+	var cv interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch strings.ToLower(format) {
+	case "png":
+		img := vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI))
+		cv = struct {
+			vg.CanvasSizer
+			io.WriterTo
+		}{img, vgimg.PngCanvas{Canvas: img}}
+	case "svg":
+		cv = vgsvg.New(Width, Height)
+	default:
+		return fmt.Errorf("plots: unknown format %q (want png or svg)", format)
+	}
+	c.Draw(draw.New(cv))
+	if _, err := cv.WriteTo(w); err != nil {
+		return fmt.Errorf("plots: write %s %s: %w", c.Name, format, err)
+	}
+	return nil
+}
+
+// Save writes the chart to path in the format its extension names.
+func (c *Chart) Save(path string) (err error) {
+	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("plots: %w", cerr)
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	return c.Encode(f, format)
+}
+
+// newPlot is a plot with our common style: titled, labelled axes, a light grid.
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = 13
+	p.Title.Padding = 6
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.X.Label.TextStyle.Font.Size = 11
+	p.Y.Label.TextStyle.Font.Size = 11
+	g := plotter.NewGrid()
+	g.Vertical.Color = color.Gray{Y: 0xe0}
+	g.Horizontal.Color = color.Gray{Y: 0xe0}
+	p.Add(g)
+	return p
+}
+
+// newLegend is the legend style of every chart.
+func newLegend() plot.Legend {
+	l := plot.NewLegend()
+	l.TextStyle.Font.Size = 9.5
+	l.ThumbnailWidth = 0.45 * vg.Inch
+	l.Padding = 2
+	return l
+}
+
+// style returns the line and glyph style of the i'th line of a chart: the colour cycles through
+// plotutil's seven, the glyph shape too, and the dash pattern changes every seven lines so that
+// lines stay distinct in print.
+func style(i int) (draw.LineStyle, draw.GlyphStyle) {
+	ls := draw.LineStyle{Color: plotutil.Color(i), Width: vg.Points(1.6), Dashes: plotutil.Dashes(i / 7)}
+	gs := draw.GlyphStyle{Color: plotutil.Color(i), Radius: vg.Points(3), Shape: plotutil.Shape(i)}
+	return ls, gs
+}
