@@ -16,12 +16,13 @@ const maxCaptionRuns = 4
 // negotiated, the workload parameters the lines share, and notes.
 func caption(refs []ref, notes ...string) []string {
 	var lines []string
-	var runs []ref // the first point of each run, in order
+	var runs []ref // the first point of each run, in run order
 	for _, f := range refs {
-		if len(runs) == 0 || runs[len(runs)-1].run != f.run {
+		if !slices.ContainsFunc(runs, func(g ref) bool { return g.run == f.run }) {
 			runs = append(runs, f)
 		}
 	}
+	slices.SortFunc(runs, func(a, b ref) int { return a.run - b.run })
 	for i, f := range runs {
 		if i == maxCaptionRuns {
 			lines = append(lines, fmt.Sprintf("… and %d more runs", len(runs)-i))

@@ -207,11 +207,30 @@ func newLegend() plot.Legend {
 	return l
 }
 
-// style returns the line and glyph style of the i'th line of a chart: the colour cycles through
-// plotutil's seven, the glyph shape too, and the dash pattern changes every seven lines so that
-// lines stay distinct in print.
-func style(i int) (draw.LineStyle, draw.GlyphStyle) {
-	ls := draw.LineStyle{Color: plotutil.Color(i), Width: vg.Points(1.6), Dashes: plotutil.Dashes(i / 7)}
-	gs := draw.GlyphStyle{Color: plotutil.Color(i), Radius: vg.Points(3), Shape: plotutil.Shape(i)}
+// styler gives the lines of a chart their styles: the same colour and glyph to the same key
+// (a threshold, a size) whatever the run, and a dash pattern per run, so that two runs' lines
+// of one threshold read as a pair. Colours cycle through plotutil's seven; past seven keys the
+// dash pattern changes too, so that lines stay distinct in print.
+type styler struct {
+	colour map[any]int
+	run    map[int]int
+}
+
+func newStyler() *styler { return &styler{colour: map[any]int{}, run: map[int]int{}} }
+
+// style returns the styles of the line of key in run (key must be comparable).
+func (s *styler) style(key any, run int) (draw.LineStyle, draw.GlyphStyle) {
+	c, ok := s.colour[key]
+	if !ok {
+		c = len(s.colour)
+		s.colour[key] = c
+	}
+	r, ok := s.run[run]
+	if !ok {
+		r = len(s.run)
+		s.run[run] = r
+	}
+	ls := draw.LineStyle{Color: plotutil.Color(c), Width: vg.Points(1.6), Dashes: plotutil.Dashes(r + c/7)}
+	gs := draw.GlyphStyle{Color: plotutil.Color(c), Radius: vg.Points(3), Shape: plotutil.Shape(c)}
 	return ls, gs
 }

@@ -152,14 +152,11 @@ func group(refs []ref, runs []*results.Run) []series {
 }
 
 func distinctRuns(refs []ref) int {
-	n, last := 0, -1
+	seen := map[int]bool{}
 	for _, f := range refs {
-		if f.run != last {
-			n++
-			last = f.run
-		}
+		seen[f.run] = true
 	}
-	return n
+	return len(seen)
 }
 
 // vary says which key fields differ across a set of series.

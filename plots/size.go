@@ -138,6 +138,7 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 		omitted[why]++
 	}
 	type line struct {
+		key   seriesKey
 		label string
 		xys   plotter.XYs
 	}
@@ -147,7 +148,7 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 	shapes := map[int]bool{}
 	var used []ref
 	for _, s := range ss {
-		l := line{label: s.label}
+		l := line{key: s.key, label: s.label}
 		for _, f := range s.refs {
 			v, why := val(f)
 			if why == "" && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
@@ -188,7 +189,8 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 	p.X.Min, p.X.Max = log2Range(xlo, xhi)
 	ty := setValueAxis(&p.Y, lo, hi, label)
 	lg := newLegend()
-	for i, l := range lines {
+	st := newStyler()
+	for _, l := range lines {
 		for j := range l.xys {
 			l.xys[j].Y = ty(l.xys[j].Y)
 		}
@@ -196,7 +198,9 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", name, err)
 		}
-		ln.LineStyle, sc.GlyphStyle = style(i)
+		run := l.key.run
+		l.key.run = -1
+		ln.LineStyle, sc.GlyphStyle = st.style(l.key, run)
 		p.Add(ln, sc)
 		lg.Add(l.label, ln, sc)
 	}

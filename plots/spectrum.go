@@ -85,8 +85,15 @@ func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) 
 	ty := setValueAxis(&p.Y, lo, hi, trimFloat)
 
 	lg := newLegend()
+	st := newStyler()
+	type colourKey struct {
+		seriesKey
+		size int
+	}
 	var lines []plot.Plotter
 	for i, f := range sel {
+		k := keyOf(f, false)
+		ls, gs := st.style(colourKey{k, size(f.p.Params)}, f.run)
 		xys := all[i]
 		for j := range xys {
 			xys[j].Y = ty(xys[j].Y)
@@ -99,14 +106,14 @@ func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) 
 			if err != nil {
 				return nil, fmt.Errorf("plots: spectrum: %s: %w", f.name(), err)
 			}
-			_, s.GlyphStyle = style(i)
+			s.GlyphStyle = gs
 			lines, th = append(lines, s), s
 		} else {
 			l, err := plotter.NewLine(xys)
 			if err != nil {
 				return nil, fmt.Errorf("plots: spectrum: %s: %w", f.name(), err)
 			}
-			l.LineStyle, _ = style(i)
+			l.LineStyle = ls
 			lines, th = append(lines, l), l
 		}
 		lg.Add(pointLabel(f, sel, runs), th)

@@ -50,7 +50,7 @@ func log2Range(lo, hi float64) (float64, float64) {
 	return a, b
 }
 
-// logTicks labels a log axis at 1, 2 and 5 times powers of ten when the range spans up to two
+// logTicks labels a log axis at 1, 2 and 5 times powers of ten when the range spans up to 2.5
 // decades and at powers of ten beyond that, with the other integer multiples as minor ticks.
 // label formats a tick value.
 func logTicks(label func(float64) string) plot.TickerFunc {
@@ -60,7 +60,7 @@ func logTicks(label func(float64) string) plot.TickerFunc {
 		}
 		d0, d1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
 		major := func(m int) bool { return m == 1 || m == 2 || m == 5 }
-		if d1-d0 > 2 {
+		if math.Log10(hi/lo) > 2.5 {
 			major = func(m int) bool { return m == 1 }
 		}
 		for _, try := range []func(int) bool{major, func(int) bool { return true }} {

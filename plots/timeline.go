@@ -62,11 +62,8 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	}
 
 	ss := group(sel, []*results.Run{run})
-	colour := map[seriesKey]int{}
 	lg := newLegend()
-	for i, s := range ss {
-		colour[s.key] = i
-	}
+	st := newStyler()
 	name, ylabel, label := "timeline-rpcs", "throughput (RPC/s)", siLabel
 	if rate == Gbps {
 		name, ylabel, label = "timeline-gbps", "payload throughput (Gb/s)", trimFloat
@@ -75,7 +72,7 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	var errs plotter.XYs
 	var tags plotter.XYLabels
 	hi := 0.0
-	seen := map[int]bool{}
+	seen := map[seriesKey]bool{}
 	for _, s := range ss {
 		for _, f := range s.refs {
 			base := f.p.Start.Sub(t0).Nanoseconds()
@@ -105,12 +102,10 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 			if err != nil {
 				return nil, fmt.Errorf("plots: timeline: %s: %w", f.name(), err)
 			}
-			i := colour[s.key]
-			l.LineStyle, _ = style(i)
-			l.LineStyle.Dashes = nil
+			l.LineStyle, _ = st.style(s.key, 0)
 			p.Add(l)
-			if !seen[i] {
-				seen[i] = true
+			if !seen[s.key] {
+				seen[s.key] = true
 				lg.Add(s.label, l)
 			}
 			tags.XYs = append(tags.XYs, plotter.XY{X: (xys[0].X + xys[len(xys)-1].X) / 2, Y: top})
