@@ -41,8 +41,10 @@ func Render(runs []*results.Run, dir string, formats ...string) ([]string, error
 	if len(formats) == 0 {
 		formats = Formats
 	}
-	for _, f := range formats {
-		if f != "png" && f != "svg" {
+	formats = slices.Clone(formats)
+	for i, f := range formats {
+		formats[i] = strings.ToLower(f)
+		if formats[i] != "png" && formats[i] != "svg" {
 			return nil, fmt.Errorf("plots: unknown format %q (want png or svg)", f)
 		}
 	}
