@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
@@ -19,7 +20,14 @@ func TestExamples(t *testing.T) {
 		t.Skip("set PLOTS_OUT=dir to write example charts")
 	}
 	s, x := testRuns(t)
-	for name, runs := range map[string][]*results.Run{"soft": {s}, "two-runs": {s, x}} {
+	wide := soft
+	wide.thresholds = []int{1024, 2048, 4096, 8192, 16384}
+	wide.sizes = nil
+	for n := 16; n <= 1<<20; n *= 2 {
+		wide.sizes = append(wide.sizes, n)
+	}
+	wide.point = 20 * time.Millisecond
+	for name, runs := range map[string][]*results.Run{"soft": {s}, "two-runs": {s, x}, "wide": {wide.run(t)}} {
 		paths, err := Render(runs, filepath.Join(dir, name), "png")
 		t.Log(name, paths, err)
 	}

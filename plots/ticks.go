@@ -121,35 +121,34 @@ func linearTicks(label func(float64) string) plot.TickerFunc {
 }
 
 // percentileTicks label the spectrum's x axis, 1/(1-p), at 0%, 90%, 99%, 99.9%, ... as
-// HdrHistogram's plots do.
+// HdrHistogram's plots do, and on a short axis (up to 2.5 decades) also at 2 and 5 times
+// those (50%, 80%, 95%, 98%, ...); the other integer multiples are minor ticks.
 func percentileTicks(lo, hi float64) []plot.Tick {
+	labelled := func(m int) bool { return m == 1 }
+	if hi > 0 && math.Log10(hi/math.Max(lo, 1)) <= 2.5 {
+		labelled = func(m int) bool { return m == 1 || m == 2 || m == 5 }
+	}
 	var ts []plot.Tick
 	for k := 0; k <= 9; k++ {
-		v := math.Pow(10, float64(k))
-		if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
-			continue
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow(10, float64(k))
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if labelled(m) {
+				t.Label = percentileLabel(v)
+			}
+			ts = append(ts, t)
 		}
-		ts = append(ts, plot.Tick{Value: v, Label: percentileLabel(k)})
 	}
 	return ts
 }
 
-// percentileLabel is the percentile whose 1/(1-p) is 10^k: 0%, 90%, 99%, 99.9%, ...
-func percentileLabel(k int) string {
-	switch k {
-	case 0:
-		return "0%"
-	case 1:
-		return "90%"
-	}
-	s := "99."
-	for range k - 2 {
-		s += "9"
-	}
-	if k == 2 {
-		s = "99"
-	}
-	return s + "%"
+// percentileLabel is the percentile p whose 1/(1-p) is v: 0%, 50%, 90%, 99.9%.
+func percentileLabel(v float64) string {
+	p := 100 - 100/v
+	return strconv.FormatFloat(math.Round(p*1e6)/1e6, 'f', -1, 64) + "%"
 }
 
 // Every log axis is drawn as a linear axis of the logarithms, with ticks placed at the

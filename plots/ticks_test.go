@@ -50,6 +50,10 @@ func TestPercentileTicks(t *testing.T) {
 	if want := "0% 90% 99% 99.9% 99.99% 99.999%"; got != want {
 		t.Errorf("percentile ticks %q, want %q", got, want)
 	}
+	got = strings.Join(labels(logged(plot.TickerFunc(percentileTicks), 10).Ticks(0, 2.1)), " ")
+	if want := "0% 50% 80% 90% 95% 98% 99%"; got != want {
+		t.Errorf("short axis: percentile ticks %q, want %q", got, want)
+	}
 }
 
 func TestLogTicks(t *testing.T) {

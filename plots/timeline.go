@@ -137,7 +137,13 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	p.X.Tick.Marker = linearTicks(trimFloat)
 	setValueAxis(&p.Y, 0, hi, label)
 	p.Y.Max = math.Max(p.Y.Max, hi*1.12) // room for the size labels
-	notes := []string{"Each line is one point of the run, drawn as steps at its interval rates, labelled with its message size."}
+	note := "Each line is one point of the run, drawn as steps at its interval rates"
+	if len(tags.Labels) <= maxSegmentLabels {
+		note += ", labelled with its message size."
+	} else {
+		note += fmt.Sprintf("; %d points, too many to label.", len(tags.Labels))
+	}
+	notes := []string{note}
 	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(sel, notes...)}, nil
 }
 
