@@ -5,6 +5,7 @@ import (
 	"errors"
 	"image"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -450,5 +451,64 @@ func TestEncodeFormats(t *testing.T) {
 	}
 	if err := c.Save(filepath.Join(t.TempDir(), "missing", "x.svg")); err == nil {
 		t.Error("Save into a missing directory: no error")
+	}
+}
+
+// TestFromFile draws from a results file as the CLI does: writing a run and reading it back
+// (results validates it strictly) must not change a single byte of any chart.
+func TestFromFile(t *testing.T) {
+	s, _ := testRuns(t)
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := results.WriteFile(path, s); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := results.ReadFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Charts([]*results.Run{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Charts(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d charts from the file, %d from memory", len(got), len(want))
+	}
+	for i := range got {
+		if !bytes.Equal(svg(t, got[i]), svg(t, want[i])) {
+			t.Errorf("%s drawn from the file differs from the one drawn from memory", got[i].Name)
+		}
+	}
+}
+
+func BenchmarkCharts(b *testing.B) {
+	s, _ := testRuns(b)
+	runs := []*results.Run{s}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Charts(runs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	s, _ := testRuns(b)
+	c, err := Latency([]*results.Run{s}, 50)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range Formats {
+		b.Run(f, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.Encode(io.Discard, f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
