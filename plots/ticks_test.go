@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 func labels(ts []plot.Tick) []string {
@@ -138,5 +140,37 @@ func TestImports(t *testing.T) {
 	}
 	if !slices.Contains(files, "render.go") {
 		t.Fatalf("test runs outside the package directory: %v", files)
+	}
+}
+
+func TestSeriesLabels(t *testing.T) {
+	pt := func(proc string, call, reply, thr, depth int) results.Point {
+		return results.Point{Params: results.Params{Procedure: proc, Class: "auto", CallBytes: call, ReplyBytes: reply,
+			InlineThreshold: thr, Depth: depth, Connections: 1}}
+	}
+	r := &results.Run{Points: []results.Point{
+		pt("ECHO", 64, 64, 4096, 1), pt("ECHO", 4096, 4096, 4096, 1),
+		pt("SOURCE", 8, 64, 4096, 1), pt("SOURCE", 8, 65536, 4096, 1),
+		pt("SINK", 65536, 0, 1024, 1), pt("SINK", 65536, 0, 1024, 4),
+	}}
+	refs, err := collect([]*results.Run{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range group(refs, []*results.Run{r}) {
+		got = append(got, s.label+" ("+strconv.Itoa(len(s.refs))+")")
+	}
+	want := []string{
+		"ECHO · call=reply · depth 1 · inline 4K (2)",
+		"SINK · reply 0 · depth 1 · inline 1K (1)",
+		"SINK · reply 0 · depth 4 · inline 1K (1)",
+		"SOURCE · call 8 · depth 1 · inline 4K (2)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels\n%q\nwant\n%q", got, want)
+	}
+	if l := pointLabel(refs[3], refs, []*results.Run{r}); l != "64K B · SOURCE · call 8 · depth 1 · inline 4K" {
+		t.Errorf("point label %q", l)
 	}
 }
