@@ -81,7 +81,16 @@ func (c *Chart) Draw(dc draw.Canvas) {
 
 	var right vg.Length
 	w := dc.Max.X - dc.Min.X
-	lr := c.Legend.Rectangle(dc).Size()
+	// Drawing must not change the chart: work on a copy of the legend (its entries are
+	// only read).
+	lg := c.Legend
+	lg.Top, lg.Left = true, true
+	// A legend taller than most of the chart would run into the caption: shrink its text.
+	for lg.Rectangle(dc).Size().Y > 0.6*(dc.Max.Y-dc.Min.Y) && lg.TextStyle.Font.Size > 6 {
+		lg.TextStyle.Font.Size -= 0.5
+		lg.Padding = 0
+	}
+	lr := lg.Rectangle(dc).Size()
 	switch {
 	case c.Bar != nil:
 		right = 1.1 * vg.Inch
@@ -93,8 +102,7 @@ func (c *Chart) Draw(dc draw.Canvas) {
 		pc := draw.Crop(dc, 0, 0, lr.Y+pad, 0)
 		c.Plot.Draw(pc)
 		below.Min.X = c.Plot.DataCanvas(pc).Min.X
-		c.Legend.Top, c.Legend.Left = true, true
-		c.Legend.Draw(below)
+		lg.Draw(below)
 		return
 	}
 	pc := draw.Crop(dc, 0, -right, 0, 0)
@@ -109,8 +117,7 @@ func (c *Chart) Draw(dc draw.Canvas) {
 		c.Bar.Draw(col)
 		return
 	}
-	c.Legend.Top, c.Legend.Left = true, true
-	c.Legend.Draw(col)
+	lg.Draw(col)
 }
 
 // wrap breaks lines at spaces so that none is wider than w.
