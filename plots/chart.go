@@ -36,9 +36,10 @@ type Chart struct {
 	Name string
 	// Plot holds the axes, the data and the title.
 	Plot *plot.Plot
-	// Legend names the lines, drawn right of the plot; empty for a chart without lines. The
-	// plot's own Plot.Legend is left empty so that nothing covers the data.
-	Legend plot.Legend
+	// Legend names the lines, drawn right of the plot, or under it in columns when the
+	// labels are long; empty for a chart without lines. The plot's own Plot.Legend is left
+	// empty so that nothing covers the data.
+	Legend Legend
 	// Bar is the heatmap's colour bar, drawn right of the plot; nil for other charts.
 	Bar *plot.Plot
 	// Caption are the lines under the chart: provider, device, negotiated parameters, workload
@@ -80,15 +81,13 @@ func (c *Chart) Draw(dc draw.Canvas) {
 	}
 
 	var right vg.Length
-	w := dc.Max.X - dc.Min.X
-	// Drawing must not change the chart: work on a copy of the legend (its entries are
-	// only read).
-	lg := c.Legend
-	lg.Top, lg.Left = true, true
+	w, h := dc.Max.X-dc.Min.X, dc.Max.Y-dc.Min.Y
 	// A legend taller than most of the chart would run into the caption: shrink its text.
-	for lg.Rectangle(dc).Size().Y > 0.6*(dc.Max.Y-dc.Min.Y) && lg.TextStyle.Font.Size > 6 {
-		lg.TextStyle.Font.Size -= 0.5
-		lg.Padding = 0
+	size := legendFont
+	lg := c.Legend.build(size)
+	for lg.Rectangle(dc).Size().Y > 0.6*h && size > 6 {
+		size -= 0.5
+		lg = c.Legend.build(size)
 	}
 	lr := lg.Rectangle(dc).Size()
 	switch {
@@ -97,12 +96,26 @@ func (c *Chart) Draw(dc draw.Canvas) {
 	case lr.X > 0 && lr.X+2*pad <= w/4:
 		right = lr.X + 2*pad
 	case lr.X > 0:
-		// A wide legend would squeeze the data: put it under the plot instead.
-		below := draw.Crop(dc, 0, 0, 0, -(dc.Max.Y - dc.Min.Y - lr.Y))
-		pc := draw.Crop(dc, 0, 0, lr.Y+pad, 0)
+		// A wide legend would squeeze the data: put it under the plot, in as many columns
+		// (filled top to bottom, so a run's lines stay together) as fit, up to three.
+		cols := min(3, max(1, int(w/(lr.X+3*pad))), (len(c.Legend)+2)/3)
+		cols = max(cols, 1)
+		rows := (len(c.Legend) + cols - 1) / cols
+		parts := make([]plot.Legend, 0, cols)
+		var height vg.Length
+		for i := 0; i < len(c.Legend); i += rows {
+			part := c.Legend[i:min(i+rows, len(c.Legend))].build(size)
+			height = max(height, part.Rectangle(dc).Size().Y)
+			parts = append(parts, part)
+		}
+		pc := draw.Crop(dc, 0, 0, height+pad, 0)
 		c.Plot.Draw(pc)
+		below := draw.Crop(dc, 0, 0, 0, -(h - height))
 		below.Min.X = c.Plot.DataCanvas(pc).Min.X
-		lg.Draw(below)
+		for _, part := range parts {
+			part.Draw(below)
+			below.Min.X += part.Rectangle(below).Size().X + 3*pad
+		}
 		return
 	}
 	pc := draw.Crop(dc, 0, -right, 0, 0)
@@ -118,6 +131,39 @@ func (c *Chart) Draw(dc draw.Canvas) {
 		return
 	}
 	lg.Draw(col)
+}
+
+// Legend names the lines of a chart.
+type Legend []Entry
+
+// Entry is one line of a legend: its label and the thumbnails drawn before it (the line's and
+// glyph's styles).
+type Entry struct {
+	Label  string
+	Thumbs []plot.Thumbnailer
+}
+
+// Add appends an entry.
+func (l *Legend) Add(label string, thumbs ...plot.Thumbnailer) {
+	*l = append(*l, Entry{Label: label, Thumbs: thumbs})
+}
+
+const legendFont = font.Length(9.5)
+
+// build is l as a gonum legend with text of the given size, anchored top left.
+func (l Legend) build(size font.Length) plot.Legend {
+	lg := plot.NewLegend()
+	lg.TextStyle.Font.Size = size
+	lg.ThumbnailWidth = 0.45 * vg.Inch
+	lg.Padding = 2
+	if size < legendFont {
+		lg.Padding = 0
+	}
+	lg.Top, lg.Left = true, true
+	for _, e := range l {
+		lg.Add(e.Label, e.Thumbs...)
+	}
+	return lg
 }
 
 // wrap breaks lines at spaces so that none is wider than w.
@@ -203,15 +249,6 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	g.Horizontal.Color = color.Gray{Y: 0xe0}
 	p.Add(g)
 	return p
-}
-
-// newLegend is the legend style of every chart.
-func newLegend() plot.Legend {
-	l := plot.NewLegend()
-	l.TextStyle.Font.Size = 9.5
-	l.ThumbnailWidth = 0.45 * vg.Inch
-	l.Padding = 2
-	return l
 }
 
 // styler gives the lines of a chart their styles: the same colour and glyph to the same key

@@ -27,7 +27,8 @@ func TestExamples(t *testing.T) {
 		wide.sizes = append(wide.sizes, n)
 	}
 	wide.point = 20 * time.Millisecond
-	for name, runs := range map[string][]*results.Run{"soft": {s}, "two-runs": {s, x}, "wide": {wide.run(t)}} {
+	w := wide.run(t)
+	for name, runs := range map[string][]*results.Run{"soft": {s}, "two-runs": {s, x}, "wide": {w}, "wide-twice": {w, w}} {
 		paths, err := Render(runs, filepath.Join(dir, name), "png")
 		t.Log(name, paths, err)
 	}

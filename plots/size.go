@@ -188,7 +188,7 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 	p.X.Tick.Marker = logged(plot.TickerFunc(sizeTicks), 2)
 	p.X.Min, p.X.Max = log2Range(xlo, xhi)
 	ty := setValueAxis(&p.Y, lo, hi, label)
-	lg := newLegend()
+	var lg Legend
 	st := newStyler()
 	for _, l := range lines {
 		for j := range l.xys {

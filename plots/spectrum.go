@@ -84,7 +84,7 @@ func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) 
 	p.X.Min, p.X.Max = 0, xmax
 	ty := setValueAxis(&p.Y, lo, hi, trimFloat)
 
-	lg := newLegend()
+	var lg Legend
 	st := newStyler()
 	type colourKey struct {
 		seriesKey

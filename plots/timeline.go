@@ -62,7 +62,7 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	}
 
 	ss := group(sel, []*results.Run{run})
-	lg := newLegend()
+	var lg Legend
 	st := newStyler()
 	name, ylabel, label := "timeline-rpcs", "throughput (RPC/s)", siLabel
 	if rate == Gbps {
