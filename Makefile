@@ -1,7 +1,7 @@
 # rpcrdma-bench. `make test` is what CI runs (.ci/run); see README.md.
 GO        ?= go
 FUZZTIME  ?= 10s
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: all build test unit bench fuzz lint
 
