@@ -333,7 +333,10 @@ func (r *request) Accept(cfg datapath.QPConfig, privateData []byte) (datapath.Co
 		return nil, err
 	}
 	c.peer = r.priv
-	c.start()
+	if err := c.start(); err != nil {
+		c.destroy()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -434,6 +437,9 @@ func (d *device) Connect(ctx context.Context, addr string, cfg datapath.QPConfig
 		return nil, err
 	}
 	c.peer = C.GoBytes(unsafe.Pointer(&ev.priv[0]), ev.priv_len)
-	c.start()
+	if err := c.start(); err != nil {
+		c.destroy()
+		return nil, err
+	}
 	return c, nil
 }

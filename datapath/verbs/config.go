@@ -7,11 +7,18 @@ type Config struct {
 	// busy-polling callers; 0 polls once.
 	PollSpin int
 
-	// RNRRetry is how often a SEND that finds no receive posted at the peer is retried (0 to
-	// 7; 7 retries forever). The default 0 fails it at once with StatusRNRRetryExceeded and
-	// breaks the connection, as the datapath contract specifies; RPC-over-RDMA's credits
-	// guarantee a posted receive, so a retry only hides a bug.
+	// RNRRetry is how often a SEND that finds no receive posted at the peer is retried
+	// before it fails with StatusRNRRetryExceeded and breaks the connection (the datapath
+	// contract's bounded receiver-not-ready time is RNRRetry × the peer's MinRNRTimer).
+	// 0 means DefaultRNRRetry; a negative value fails at once; 7 retries forever (outside
+	// the contract, which wants a bound).
 	RNRRetry int
+
+	// MinRNRTimer is how long this side asks a peer to wait before retrying a SEND that
+	// found no receive posted, in the InfiniBand encoding (1 = 0.01 ms ... 31 = 491.52 ms,
+	// 0 = 655.36 ms; IBTA table 45). 0 means DefaultMinRNRTimer. It is set on the queue
+	// pair once the connection is established, since rdma_cm offers no way to pass it.
+	MinRNRTimer int
 
 	// InlineProbeMax is the largest max_inline_data the device probe tries (default 1024).
 	// Devices report no inline limit, so the provider finds it by creating queue pairs.
@@ -25,6 +32,25 @@ func (c Config) inlineProbeMax() int {
 	return c.InlineProbeMax
 }
 
+// Defaults for zero Config fields.
+const (
+	DefaultRNRRetry    = 6
+	DefaultMinRNRTimer = 20 // 10.24 ms: 6 retries wait about 60 ms, on a par with soft's 100 ms
+)
+
 func (c Config) rnrRetry() int {
-	return min(max(c.RNRRetry, 0), 7)
+	switch {
+	case c.RNRRetry == 0:
+		return DefaultRNRRetry
+	case c.RNRRetry < 0:
+		return 0
+	}
+	return min(c.RNRRetry, 7)
+}
+
+func (c Config) minRNRTimer() int {
+	if c.MinRNRTimer <= 0 {
+		return DefaultMinRNRTimer
+	}
+	return min(c.MinRNRTimer, 31)
 }

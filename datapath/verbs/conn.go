@@ -146,12 +146,17 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 	return c, nil
 }
 
-// start records the addresses and watches the connection's CM events once it is established.
-func (c *conn) start() {
+// start records the addresses, sets the RNR timer and watches the connection's CM events once
+// it is established.
+func (c *conn) start() error {
+	if rc := C.vb_set_min_rnr_timer(c.id.qp, C.int(c.d.p.cfg.minRNRTimer())); rc != 0 {
+		return opErr("ibv_modify_qp min_rnr_timer", rc)
+	}
 	c.local = addrString(C.rdma_get_local_addr(c.id))
 	c.remote = addrString(C.rdma_get_peer_addr(c.id))
 	c.watching = true
 	go c.watch()
+	return nil
 }
 
 var errDisconnected = fmt.Errorf("%w: peer disconnected", datapath.ErrBroken)

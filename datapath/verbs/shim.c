@@ -560,3 +560,12 @@ struct ibv_mr *vb_reg_mr(struct ibv_pd *pd, uintptr_t addr, size_t len, int acce
 {
 	return ibv_reg_mr(pd, (void *)addr, len, access);
 }
+
+// vb_set_min_rnr_timer sets the RNR NAK timer of an established (RTS) queue pair.
+int vb_set_min_rnr_timer(struct ibv_qp *qp, int timer)
+{
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof a);
+	a.min_rnr_timer = timer;
+	return ibv_modify_qp(qp, &a, IBV_QP_MIN_RNR_TIMER);
+}

@@ -167,6 +167,7 @@ int vb_status(int ibv_status);
 
 struct ibv_mr *vb_reg_mr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access);
 
+int vb_set_min_rnr_timer(struct ibv_qp *qp, int timer);
 int vb_nonblock(int fd);
 int vb_get_event(struct rdma_event_channel *ch, struct vb_event *out);
 int vb_sockaddr(const char *host, int port, struct sockaddr_storage *out);

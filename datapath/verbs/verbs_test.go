@@ -569,3 +569,21 @@ func TestIntegrationBindAnyRange(t *testing.T) {
 		}
 	}
 }
+
+// A SEND that arrives shortly before its receive is posted waits (RNR retries) instead of
+// breaking the connection, as the datapath contract requires.
+func TestIntegrationLateRecv(t *testing.T) {
+	e := newEnv(t, Config{}, datapath.QPConfig{}, nil, nil)
+	base, lkey := e.mr.Addr(), e.mr.LKey()
+	if _, err := e.cli.PostSend([]datapath.SendWR{{ID: 1, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: base, Length: 8, LKey: lkey}}}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, err := e.srv.PostRecv([]datapath.RecvWR{{ID: 2, SGL: []datapath.SGE{{Addr: base + 4096, Length: 64, LKey: lkey}}}}); err != nil {
+		t.Fatal(err)
+	}
+	wcs := waitFor(t, e.cq, 2)
+	if s, r := byID(wcs, 1), byID(wcs, 2); s.Status != datapath.StatusSuccess || r.Status != datapath.StatusSuccess {
+		t.Fatalf("late receive: send %+v, receive %+v", s, r)
+	}
+}
