@@ -4,16 +4,6 @@ package verbs
 
 /*
 #cgo LDFLAGS: -lrdmacm -libverbs
-#cgo noescape vb_post_send
-#cgo nocallback vb_post_send
-#cgo noescape vb_post_recv
-#cgo nocallback vb_post_recv
-#cgo noescape vb_cq_poll
-#cgo nocallback vb_cq_poll
-#cgo noescape vb_cq_arm
-#cgo nocallback vb_cq_arm
-#cgo noescape vb_cq_event
-#cgo nocallback vb_cq_event
 #include "shim.h"
 */
 import "C"

@@ -587,3 +587,31 @@ func TestIntegrationLateRecv(t *testing.T) {
 		t.Fatalf("late receive: send %+v, receive %+v", s, r)
 	}
 }
+
+// BenchmarkPostPoll is one SEND/RECV on a queue pair talking to itself through one CQ: a
+// PostRecv, a PostSend and the Polls that collect both completions.
+func BenchmarkPostPoll(b *testing.B) {
+	e := newEnv(b, Config{PollSpin: 64}, datapath.QPConfig{MaxInlineData: 64}, nil, nil)
+	base, lkey := e.mr.Addr(), e.mr.LKey()
+	recv := []datapath.RecvWR{{ID: 1, SGL: []datapath.SGE{{Addr: base + 4096, Length: 64, LKey: lkey}}}}
+	send := []datapath.SendWR{{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled | datapath.FlagInline, SGL: []datapath.SGE{{Addr: base, Length: 64, LKey: lkey}}}}
+	wcs := make([]datapath.Completion, 4)
+	b.ReportAllocs()
+	polls := 0
+	for b.Loop() {
+		if _, err := e.srv.PostRecv(recv); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.cli.PostSend(send); err != nil {
+			b.Fatal(err)
+		}
+		for got := 0; got < 2; polls++ {
+			n, err := e.cq.Poll(wcs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += n
+		}
+	}
+	b.ReportMetric(float64(polls)/float64(b.N), "polls/op")
+}

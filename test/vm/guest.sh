@@ -50,6 +50,13 @@ for c in SendTooLarge LocalProtection MWRange; do
 	fi
 done
 
+ts "=== BenchmarkPostPoll with and without the #cgo noescape/nocallback annotations"
+for b in verbs verbs-noannot; do
+	echo "VMTEST: BENCH $b.test"
+	timeout 120 $T/$b.test -test.run '^$' -test.bench PostPoll -test.benchtime 3000x -test.count 3
+	result "bench-$b" $?
+done
+
 # (b) knfsd over RDMA: the kernel's NFS server with an RDMA listener on port 20049.
 ts "=== starting knfsd with an RDMA listener"
 modprobe nfsd && modprobe rpcrdma

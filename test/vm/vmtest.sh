@@ -24,6 +24,7 @@ echo "vmtest: building test binaries (cgo, -tags verbs)"
 export CGO_ENABLED=1
 GO=${GO:-go}
 $GO test -c -tags verbs -o "$VMDIR/bin/verbs.test" ./datapath/verbs
+$GO test -c -tags verbs,verbs_noannot -o "$VMDIR/bin/verbs-noannot.test" ./datapath/verbs
 $GO test -c -tags verbs -o "$VMDIR/bin/knfsd.test" ./test/vm/knfsd
 $GO build -tags verbs -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
 
@@ -41,7 +42,7 @@ timeout "${VMTIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_ME
 	-append "console=ttyS0 panic=-1 quiet loglevel=4${VMTEST_RUN:+ vmtest.run=$VMTEST_RUN}" \
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
-	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^panic|Kernel panic'; fi
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^panic|Kernel panic'; fi
 qrc=${PIPESTATUS[0]}
 set -e
 
@@ -70,6 +71,9 @@ awk '
 			printf "    %6s | %14.2f %14.2f %6s | %14.2f %14.2f %6s\n", z, 2 * pt[z], ours[z], ratio(ours[z], 2 * pt[z]), 2 * pm[z], omin[z], ratio(omin[z], 2 * pm[z])
 		}
 	}' "$LOG"
+echo
+echo "=== BenchmarkPostPoll on rxe0 (one SEND/RECV through one CQ), with and without #cgo noescape/nocallback"
+grep -E '^(VMTEST: BENCH|BenchmarkPostPoll)' "$LOG" | sed 's/^VMTEST: BENCH /    /; s/^Benchmark/      Benchmark/' || true
 echo
 echo "vmtest: $((fails)) failure(s), wall time $(($(date +%s) - start)) s"
 [ "$fails" -eq 0 ]
