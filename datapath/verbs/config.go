@@ -25,32 +25,8 @@ type Config struct {
 	InlineProbeMax int
 }
 
-func (c Config) inlineProbeMax() int {
-	if c.InlineProbeMax <= 0 {
-		return 1024
-	}
-	return c.InlineProbeMax
-}
-
 // Defaults for zero Config fields.
 const (
 	DefaultRNRRetry    = 6
 	DefaultMinRNRTimer = 20 // 10.24 ms: 6 retries wait about 60 ms, on a par with soft's 100 ms
 )
-
-func (c Config) rnrRetry() int {
-	switch {
-	case c.RNRRetry == 0:
-		return DefaultRNRRetry
-	case c.RNRRetry < 0:
-		return 0
-	}
-	return min(c.RNRRetry, 7)
-}
-
-func (c Config) minRNRTimer() int {
-	if c.MinRNRTimer <= 0 {
-		return DefaultMinRNRTimer
-	}
-	return min(c.MinRNRTimer, 31)
-}

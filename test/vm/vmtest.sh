@@ -10,6 +10,7 @@
 # env: VMDIR (default build/vm)  VMTIMEOUT (seconds, default 900)  VERBOSE=1 (whole console)
 #      QEMU_MEM (MiB, default 1024)  QEMU_SMP (default 2)
 #      VMTEST_RUN=REGEX (only the verbs provider tests matching it, for quick iterations)
+#      VMTEST_RACE=1 (the verbs provider tests with the race detector)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=test/vm
@@ -23,7 +24,8 @@ mkdir -p "$VMDIR/bin"
 echo "vmtest: building test binaries (cgo, -tags verbs)"
 export CGO_ENABLED=1
 GO=${GO:-go}
-$GO test -c -tags verbs -o "$VMDIR/bin/verbs.test" ./datapath/verbs
+# VMTEST_RACE=1 builds the provider's tests with the race detector.
+$GO test -c -tags verbs ${VMTEST_RACE:+-race} -o "$VMDIR/bin/verbs.test" ./datapath/verbs
 $GO test -c -tags verbs,verbs_noannot -o "$VMDIR/bin/verbs-noannot.test" ./datapath/verbs
 $GO test -c -tags verbs -o "$VMDIR/bin/knfsd.test" ./test/vm/knfsd
 $GO build -tags verbs -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
