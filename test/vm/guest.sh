@@ -100,16 +100,19 @@ perftest_lat() { # size; prints t_typical in microseconds; one retry (its TSC ca
 	done
 	return 1
 }
-# Interleaved per size, so both see the same background load.
-for s in 64 1024 4096; do
-	ts "=== latency $s B: ib_send_lat -R"
-	t=$(perftest_lat $s)
-	rc=$?
-	result "ib_send_lat-$s" $rc
-	[ $rc -eq 0 ] && echo "VMTEST: LAT perftest size=$s $t"
-	ts "=== latency $s B: pingpong (verbs provider)"
-	timeout 120 $T/pingpong -sizes $s -iters 1000
-	result "pingpong-$s" $?
+# Interleaved per size, so both see the same background load, in two rounds: the host's
+# table keeps each tool's best round (background load only ever adds time).
+for round in 1 2; do
+	for s in 64 1024 4096; do
+		ts "=== latency $s B, round $round: ib_send_lat -R"
+		t=$(perftest_lat $s)
+		rc=$?
+		result "ib_send_lat-$s/round$round" $rc
+		[ $rc -eq 0 ] && echo "VMTEST: LAT perftest size=$s $t"
+		ts "=== latency $s B, round $round: pingpong (verbs provider)"
+		timeout 120 $T/pingpong -sizes $s -iters 1000
+		result "pingpong-$s/round$round" $?
+	done
 done
 ts "suite done: $FAILS failures"
 exit $FAILS

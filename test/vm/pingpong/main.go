@@ -159,7 +159,6 @@ func (s *side) postRecv(slot uint64) error {
 	return err
 }
 
-// exchange sends one message of size bytes and waits for the next receive, reposting it.
 func (s *side) send(wr []datapath.SendWR) error {
 	_, err := s.conn.PostSend(wr)
 	return err
@@ -182,25 +181,38 @@ func (s *side) awaitRecv(wcs []datapath.Completion) error {
 	}
 }
 
-func (s *side) sendWR(size int) []datapath.SendWR {
-	flags := datapath.FlagSignaled
+// signalEvery is how often a SEND asks for a completion: often enough to free the send queue,
+// rarely enough that send completions cost little next to the round trip.
+const signalEvery = 8
+
+// sendWRs returns the SEND to post for each round trip i: wrs[i%signalEvery].
+func (s *side) sendWRs(size int) [][]datapath.SendWR {
+	var flags datapath.SendFlags
 	if size <= s.conn.Caps().MaxInlineData {
 		flags |= datapath.FlagInline
 	}
-	return []datapath.SendWR{{ID: 1 << 20, Op: datapath.OpSend, Flags: flags, SGL: []datapath.SGE{{Addr: s.base, Length: uint32(size), LKey: s.mr.LKey()}}}}
+	wrs := make([][]datapath.SendWR, signalEvery)
+	for i := range wrs {
+		f := flags
+		if i == signalEvery-1 {
+			f |= datapath.FlagSignaled
+		}
+		wrs[i] = []datapath.SendWR{{ID: 1 << 20, Op: datapath.OpSend, Flags: f, SGL: []datapath.SGE{{Addr: s.base, Length: uint32(size), LKey: s.mr.LKey()}}}}
+	}
+	return wrs
 }
 
 // serve answers n pings.
 func (s *side) serve(size, n int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	wr := s.sendWR(size)
+	wrs := s.sendWRs(size)
 	wcs := make([]datapath.Completion, 16)
 	for i := 0; i < n; i++ {
 		if err := s.awaitRecv(wcs); err != nil {
 			return err
 		}
-		if err := s.send(wr); err != nil {
+		if err := s.send(wrs[i%signalEvery]); err != nil {
 			return err
 		}
 	}
@@ -211,11 +223,11 @@ func (s *side) serve(size, n int) error {
 func (s *side) ping(size, warmup int, rtts []time.Duration) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	wr := s.sendWR(size)
+	wrs := s.sendWRs(size)
 	wcs := make([]datapath.Completion, 16)
 	for i := -warmup; i < len(rtts); i++ {
 		t0 := time.Now()
-		if err := s.send(wr); err != nil {
+		if err := s.send(wrs[(i+warmup)%signalEvery]); err != nil {
 			return err
 		}
 		if err := s.awaitRecv(wcs); err != nil {
