@@ -1,0 +1,617 @@
+package rpcrdma
+
+import (
+	"errors"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+)
+
+// Context states.
+const (
+	ctxFree = iota
+	ctxPulling // READs of a Read chunk or Position Zero Read chunk outstanding
+	ctxReplying
+	ctxAwaitDone // reply sent in a responder-provided Read chunk, waiting for RDMA_DONE
+	ctxPulled    // holds a pulled reply to one of our own calls, until its slot is released
+)
+
+// What a context waits for.
+const (
+	ctxWaitRead = 1 << iota
+	ctxWaitSend
+	ctxWaitDone
+	ctxWaitInv
+)
+
+// sctx serves one incoming call (or holds a reply pulled from a responder-provided Read
+// chunk). hdr is the call's transport header, swapped in from the receive path without a
+// copy of its lists.
+type sctx struct {
+	state, waits uint8
+	pos0         bool // the message came in a Position Zero Read chunk
+	recv         *mempool.Buf
+	sink         *mempool.Buf // chunk data or the whole pulled message; SOURCE results
+	send         *mempool.Buf // reply transport header (and small replies)
+	hdr          Header
+	msg          []byte // the RPC message (inline part)
+	chunk        []byte // Read chunk data at a non-zero position
+	credit       uint32
+	deadline     time.Time
+	mw           datapath.MW
+	mwKey        uint32
+	mwUsed       bool
+	doneLink     bool
+}
+
+// server is the side of a Conn that serves calls: forward for a responder, reverse for a
+// requester.
+type server struct {
+	c       *Conn
+	ctxs    []sctx
+	free    []int32
+	grant   uint32 // most credits granted
+	rh      Header // reply header scratch
+	rpc     oncrpc.Call
+	rep     oncrpc.Reply
+	waiting []int32 // contexts in ctxAwaitDone, oldest first
+	// pendingDone counts waiting; awaitCap bounds it (receives are reserved for that many
+	// RDMA_DONE messages).
+	pendingDone, awaitCap int
+}
+
+func (sv *server) init(c *Conn, n, grant int, dev datapath.Device) error {
+	sv.c = c
+	sv.grant = uint32(grant)
+	sv.rh = newHeader(c.cfg.Limits)
+	sv.rpc = oncrpc.Call{}
+	if c.params.ResponderRead {
+		sv.awaitCap = grant
+	}
+	sv.ctxs = make([]sctx, n)
+	sv.free = make([]int32, 0, n)
+	sv.waiting = make([]int32, 0, n)
+	for i := n - 1; i >= 0; i-- {
+		x := &sv.ctxs[i]
+		x.sink = c.sinkPool.Get()
+		x.send = c.sendPool.Get()
+		x.hdr = newHeader(c.cfg.Limits)
+		if c.cfg.Memory == MemoryWindows && c.params.ResponderRead {
+			mw, err := dev.AllocMW()
+			if err != nil {
+				return &SetupError{"allocate memory window", err}
+			}
+			x.mw = mw
+		}
+		sv.free = append(sv.free, int32(i))
+	}
+	return nil
+}
+
+func (sv *server) closeMWs() {
+	for i := range sv.ctxs {
+		if mw := sv.ctxs[i].mw; mw != nil {
+			mw.Close()
+		}
+	}
+}
+
+// take claims a context for the message just decoded into c.hdr, swapping the header in.
+func (sv *server) take(buf *mempool.Buf) (int32, *sctx) {
+	c := sv.c
+	if len(sv.free) == 0 {
+		c.recvPool.Put(buf)
+		c.fail("serve call", ErrCreditOverrun)
+		return -1, nil
+	}
+	i := sv.free[len(sv.free)-1]
+	sv.free = sv.free[:len(sv.free)-1]
+	x := &sv.ctxs[i]
+	x.hdr, c.hdr = c.hdr, x.hdr
+	x.recv, x.msg, x.chunk, x.pos0, x.waits = buf, nil, nil, false, 0
+	x.credit = x.hdr.Credit
+	return i, x
+}
+
+// release returns a context to the free list.
+func (sv *server) release(i int32) {
+	c := sv.c
+	x := &sv.ctxs[i]
+	if x.recv != nil {
+		c.recvPool.Put(x.recv)
+		x.recv = nil
+	}
+	x.msg, x.chunk = nil, nil
+	x.state = ctxFree
+	sv.free = append(sv.free, i)
+}
+
+func (sv *server) grantFor(requested uint32) uint32 {
+	g := min(requested, sv.grant)
+	if g == 0 {
+		g = 1 // RFC 8166 section 3.3.1: never grant zero
+	}
+	sv.c.Stats.Granted = g
+	return g
+}
+
+// onBadHeader answers a message whose transport header failed to decode with RDMA_ERROR
+// (RFC 8166 section 4.5): ERR_VERS for an unknown version, ERR_CHUNK otherwise. RDMA_ERROR
+// messages are never answered.
+func (sv *server) onBadHeader(buf *mempool.Buf, err error) {
+	c := sv.c
+	c.recvPool.Put(buf)
+	if !c.hdr.ErrorReply(err, sv.grantFor(c.hdr.Credit), &sv.rh) {
+		return
+	}
+	sb := c.sendPool.Get()
+	if sb == nil {
+		return
+	}
+	n, _ := sv.rh.Encode(sb.Bytes())
+	c.queue(datapath.SendWR{ID: wrID(kindErrSend, sb.Index()), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, sb.SGE(n))
+	c.Stats.ErrorsSent++
+}
+
+// checkEnable lets a responder's reverse calls flow once the requester has sent a call:
+// the requester posts all its receives before its first Send (RFC 8167 section 6 leaves
+// this signal to the upper layer; here it is the first forward call).
+func (sv *server) checkEnable() {
+	cl := &sv.c.cl
+	if cl.canEnable && !cl.enabled {
+		cl.enabled = true
+	}
+}
+
+// onCall starts serving an RDMA_MSG call; msg is its inline RPC message.
+func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
+	c := sv.c
+	if sv.grant == 0 {
+		c.recvPool.Put(buf)
+		c.fail("serve call", ErrCreditOverrun)
+		return
+	}
+	sv.checkEnable()
+	i, x := sv.take(buf)
+	if x == nil {
+		return
+	}
+	x.msg = msg
+	if len(x.hdr.ReadList) == 0 {
+		sv.serve(i, x)
+		return
+	}
+	// A Read chunk: this program's DDP-eligible item is the last of its body, so the one
+	// chunk must sit at the end of the inline part (RFC 8166 section 3.4.5).
+	pos := x.hdr.ReadList[0].Position
+	total := 0
+	for _, r := range x.hdr.ReadList {
+		if r.Position != pos {
+			sv.errorReply(i, x, ErrCodeChunk)
+			return
+		}
+		total += int(r.Length)
+	}
+	if int(pos) != len(msg) || total > c.cfg.MaxPayload+4 {
+		sv.errorReply(i, x, ErrCodeChunk)
+		return
+	}
+	x.chunk = x.sink.Bytes()[headroom : headroom+total]
+	sv.pull(i, x, headroom)
+}
+
+// onPositionZero starts pulling an RDMA_NOMSG message's Position Zero Read chunk.
+func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
+	c := sv.c
+	i, x := sv.take(buf)
+	if x == nil {
+		return
+	}
+	x.pos0 = true
+	total := 0
+	for _, r := range x.hdr.ReadList {
+		if r.Position != 0 {
+			sv.errorReply(i, x, ErrCodeChunk)
+			return
+		}
+		total += int(r.Length)
+	}
+	if total > len(x.sink.Bytes()) || total < 8 {
+		sv.errorReply(i, x, ErrCodeChunk)
+		return
+	}
+	x.msg = x.sink.Bytes()[:total]
+	if wc.Invalidated {
+		c.Stats.RemoteInvalidated++
+	}
+	sv.pull(i, x, 0)
+}
+
+// pull posts the RDMA READs of x's Read list into its sink buffer at off; the last one is
+// signalled (READs complete in order on a reliable connection).
+func (sv *server) pull(i int32, x *sctx, off int) {
+	c := sv.c
+	list := x.hdr.ReadList
+	for k, r := range list {
+		wr := datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpRead, RemoteAddr: r.Offset, RKey: r.Handle}
+		if k == len(list)-1 {
+			wr.ID, wr.Flags = wrID(kindCtxRead, uint32(i)), datapath.FlagSignaled
+		}
+		c.queue(wr, x.sink.Sub(off, int(r.Length)))
+		off += int(r.Length)
+	}
+	x.state, x.waits = ctxPulling, ctxWaitRead
+}
+
+func (sv *server) onReadDone(i uint32) {
+	c := sv.c
+	x := &sv.ctxs[i]
+	if x.state != ctxPulling {
+		return
+	}
+	x.waits &^= ctxWaitRead
+	if !x.pos0 {
+		sv.serve(int32(i), x)
+		return
+	}
+	// The whole message: a long call, or a reply to one of our calls in a
+	// responder-provided Read chunk.
+	if be32(x.msg[4:]) == uint32(oncrpc.CallMsg) {
+		if sv.grant == 0 {
+			c.fail("serve call", ErrCreditOverrun)
+			return
+		}
+		sv.checkEnable()
+		sv.serve(int32(i), x)
+		return
+	}
+	x.state = ctxPulled
+	c.recvPool.Put(x.recv)
+	x.recv = nil
+	if !c.cl.onPulledReply(int32(i), x.hdr.XID, x.msg) {
+		sv.release(int32(i))
+	}
+}
+
+// serve decodes the call in x and answers it.
+func (sv *server) serve(i int32, x *sctx) {
+	c := sv.c
+	call := &sv.rpc
+	off, err := call.Decode(x.msg)
+	rep := &sv.rep
+	*rep = oncrpc.Reply{XID: call.XID, Stat: oncrpc.Accepted, Accept: oncrpc.Success}
+	switch {
+	case err != nil && errors.Is(err, oncrpc.ErrRPCVersion):
+		rep.Stat, rep.Reject, rep.Low, rep.High = oncrpc.Denied, oncrpc.RPCMismatch, oncrpc.RPCVersion, oncrpc.RPCVersion
+	case err != nil:
+		if len(x.msg) < 4 {
+			sv.errorReply(i, x, ErrCodeChunk)
+			return
+		}
+		rep.XID = be32(x.msg)
+		rep.Accept = oncrpc.GarbageArgs
+	case call.Prog != benchprog.Program:
+		rep.Accept = oncrpc.ProgUnavail
+	case call.Vers != benchprog.Version:
+		rep.Accept, rep.Low, rep.High = oncrpc.ProgMismatch, benchprog.Version, benchprog.Version
+	case call.Proc > benchprog.ProcSource:
+		rep.Accept = oncrpc.ProcUnavail
+	}
+	if rep.Stat != oncrpc.Accepted || rep.Accept != oncrpc.Success {
+		sv.replySmall(i, x, nil)
+		return
+	}
+	body := x.msg[off:]
+	switch call.Proc {
+	case benchprog.ProcNull:
+		sv.replySmall(i, x, nil)
+	case benchprog.ProcEcho:
+		var e benchprog.Echo
+		if _, err := e.Decode(body); err != nil {
+			rep.Accept = oncrpc.GarbageArgs
+			sv.replySmall(i, x, nil)
+			return
+		}
+		// The result is the argument: encode the reply header in place right before the
+		// data, over the call's own header, so the reply message is contiguous where the
+		// data already lies.
+		buf, start := x.sink, 0
+		if !x.pos0 {
+			buf, start = x.recv, x.recvOff()
+		}
+		dataOff := start + off + 4
+		msgOff := dataOff - 4 - replyHeaderSize
+		b := buf.Bytes()
+		rep.Encode(b[msgOff:])
+		ee := benchprog.Echo{Data: b[dataOff : dataOff+len(e.Data)]}
+		ee.Encode(b[dataOff-4:])
+		sv.reply(i, x, buf, msgOff, replyHeaderSize+ee.Size(), -1, 0)
+	case benchprog.ProcSink:
+		var a benchprog.SinkArgs
+		if x.chunk != nil {
+			_, err = a.DecodeReduced(body, x.chunk)
+		} else {
+			_, err = a.Decode(body)
+		}
+		if err != nil {
+			rep.Accept = oncrpc.GarbageArgs
+			sv.replySmall(i, x, nil)
+			return
+		}
+		res := benchprog.SinkRes{Count: uint32(len(a.Data))}
+		if a.Verify {
+			res.Check = benchprog.CheckOK
+			if bad := benchprog.Verify(a.Data, a.Seed, 0); bad >= 0 {
+				res.Check, res.BadOffset = benchprog.CheckBad, uint32(bad)
+			}
+		}
+		sv.replySmall(i, x, &res)
+	case benchprog.ProcSource:
+		var a benchprog.SourceArgs
+		if _, err := a.Decode(body); err != nil {
+			rep.Accept = oncrpc.GarbageArgs
+			sv.replySmall(i, x, nil)
+			return
+		}
+		res := benchprog.SourceRes{}
+		b := x.sink.Bytes()
+		if int(a.Size) > c.cfg.MaxPayload {
+			res.Stat = benchprog.SourceTooBig
+		} else {
+			res.Data = b[headroom : headroom+int(a.Size)]
+			if a.Fill {
+				benchprog.Fill(res.Data, a.Seed, 0)
+			}
+		}
+		msgOff := headroom - sourceResPrefix - replyHeaderSize
+		rep.Encode(b[msgOff:])
+		res.Encode(b[headroom-sourceResPrefix:])
+		sv.reply(i, x, x.sink, msgOff, replyHeaderSize+res.Size(), headroom, len(res.Data))
+	}
+}
+
+// recvOff is where x.msg starts in its receive buffer: the message is what follows the
+// transport header, up to the received length.
+func (x *sctx) recvOff() int {
+	b := x.recv.Bytes()
+	// msg is b[hdrLen:byteLen] and shares b's backing array: cap(msg) = cap(b) - hdrLen.
+	return cap(b) - cap(x.msg)
+}
+
+// replySmall answers with a reply built in the context's send buffer (after room for the
+// transport header): the RPC reply header and, for SINK, its result.
+func (sv *server) replySmall(i int32, x *sctx, res *benchprog.SinkRes) {
+	b := x.send.Bytes()
+	n, _ := sv.rep.Encode(b[smallOff:])
+	if res != nil {
+		m, _ := res.Encode(b[smallOff+n:])
+		n += m
+	}
+	sv.reply(i, x, x.send, smallOff, n, -1, 0)
+}
+
+// smallOff is where small replies are built in a send buffer: past any transport header.
+const smallOff = sendBufSize / 2
+
+// reply sends the RPC reply held contiguously in buf[off:off+n]. If the reply has a
+// DDP-eligible item, it lies at buf[ddp:ddp+ddpLen] (ddp < 0: none) and is the end of the
+// message but for its pad. The class follows RFC 8166 section 3.5 and svcrdma: the Write
+// chunk for the item when the call provided one; the Reply chunk when provided; inline when
+// it fits; otherwise a responder-provided Read chunk when negotiated, else ERR_CHUNK.
+func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen int) {
+	c := sv.c
+	ch := &x.hdr
+	h := &sv.rh
+	h.Reset()
+	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, Version, sv.grantFor(ch.Credit), ProcMsg
+	// The Write list comes back with its segment count unchanged and the lengths used
+	// (RFC 8166 section 4.4.6.1: zero for unused chunks).
+	h.WriteList = append(h.WriteList, ch.WriteList...)
+	h.WriteCounts = append(h.WriteCounts, ch.WriteCounts...)
+	for k := range h.WriteList {
+		h.WriteList[k].Length = 0
+	}
+	sendT := c.params.Inline.SendSize
+	var sgl [2]datapath.SGE
+	nsge := 1
+	var class Class
+	switch {
+	case ddp >= 0 && len(ch.WriteCounts) > 0:
+		segs := ch.WriteChunk(0)
+		if !sv.scatter(segs, h.WriteList[:len(segs)], buf, ddp, ddpLen) {
+			sv.overrun(i, x)
+			return
+		}
+		sgl[1] = buf.Sub(off, ddp-off)
+		nsge, class = 2, ClassWriteChunk
+	case ch.HasReply:
+		h.Proc = ProcNoMsg
+		h.HasReply = true
+		h.Reply = append(h.Reply, ch.Reply...)
+		if !sv.scatter(ch.Reply, h.Reply, buf, off, n) {
+			sv.overrun(i, x)
+			return
+		}
+		class = ClassReplyChunk
+	case h.Layout().Size()+n <= sendT:
+		sgl[1] = buf.Sub(off, n)
+		nsge, class = 2, ClassShort
+	case c.params.ResponderRead && sv.pendingDone < sv.awaitCap:
+		h.Proc = ProcNoMsg
+		h.WriteList, h.WriteCounts = h.WriteList[:0], h.WriteCounts[:0]
+		key := c.region.MR().RKey()
+		if x.mw != nil {
+			key = datapath.NextRKey(x.mw.RKey())
+			c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: x.mw, RKey: key,
+				BindAccess: datapath.AccessRemoteRead}, buf.Sub(off, n))
+			x.mwKey, x.mwUsed = key, true
+		}
+		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
+			Segment: Segment{Handle: key, Length: uint32(n), Offset: buf.Addr() + uint64(off)}})
+		class = ClassResponderRead
+		x.waits |= ctxWaitDone
+		x.deadline = time.Now().Add(c.cfg.DoneTimeout)
+		sv.waiting = append(sv.waiting, i)
+		sv.pendingDone++
+	default:
+		sv.overrun(i, x)
+		return
+	}
+	hl, err := h.Encode(x.send.Bytes()[:smallOff])
+	if err != nil {
+		sv.overrun(i, x)
+		return
+	}
+	sgl[0] = x.send.SGE(hl)
+	wr := datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend, Flags: datapath.FlagSignaled}
+	if key, ok := sv.invalidateKey(ch); ok {
+		wr.Op, wr.InvRKey = datapath.OpSendInv, key
+	}
+	c.queue(wr, sgl[:nsge]...)
+	x.state = ctxReplying
+	x.waits |= ctxWaitSend
+	c.Stats.Replies.add(class)
+	c.Stats.Served++
+}
+
+// invalidateKey picks the requester key a reply invalidates with Send With Invalidate
+// (RFC 8797 section 4.1): one of this XID's chunks, preferring the reply-side chunk, as
+// svcrdma does. The requester invalidates the others itself.
+func (sv *server) invalidateKey(ch *Header) (uint32, bool) {
+	if !sv.c.params.Inline.RemoteInvalidate {
+		return 0, false
+	}
+	switch {
+	case len(ch.WriteList) > 0:
+		return ch.WriteList[0].Handle, true
+	case ch.HasReply && len(ch.Reply) > 0:
+		return ch.Reply[0].Handle, true
+	case len(ch.ReadList) > 0:
+		return ch.ReadList[0].Handle, true
+	}
+	return 0, false
+}
+
+// scatter queues RDMA WRITEs of buf[off:off+n] across the segments segs (in order) and
+// records the lengths written in out. It reports false, queueing nothing, if the segments
+// are too short (the requester's reply resources cannot hold the reply).
+func (sv *server) scatter(segs []Segment, out []Segment, buf *mempool.Buf, off, n int) bool {
+	var room uint64
+	for _, s := range segs {
+		room += uint64(s.Length)
+	}
+	if room < uint64(n) {
+		return false
+	}
+	c := sv.c
+	for k, s := range segs {
+		m := min(int(s.Length), n)
+		out[k].Length = uint32(m)
+		if m == 0 {
+			continue
+		}
+		c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpWrite, RemoteAddr: s.Offset, RKey: s.Handle},
+			buf.Sub(off, m))
+		off += m
+		n -= m
+	}
+	return true
+}
+
+// overrun answers a reply that does not fit the requester's reply resources with RDMA_ERROR
+// ERR_CHUNK, as svcrdma does; the requester fails that RPC.
+func (sv *server) overrun(i int32, x *sctx) {
+	sv.c.Stats.ReplyOverruns++
+	sv.errorReply(i, x, ErrCodeChunk)
+}
+
+// errorReply answers the call in x with RDMA_ERROR.
+func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
+	c := sv.c
+	h := &sv.rh
+	h.Reset()
+	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, Version, sv.grantFor(x.hdr.Credit), ProcError, code
+	if code == ErrCodeVers {
+		h.VersLow, h.VersHigh = Version, Version
+	}
+	n, _ := h.Encode(x.send.Bytes())
+	c.queue(datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, x.send.SGE(n))
+	x.state = ctxReplying
+	x.waits |= ctxWaitSend
+	c.Stats.ErrorsSent++
+}
+
+func (sv *server) onReplySent(i uint32) {
+	x := &sv.ctxs[i]
+	if x.state != ctxReplying && x.state != ctxAwaitDone {
+		return
+	}
+	x.waits &^= ctxWaitSend
+	if x.waits&ctxWaitDone != 0 {
+		x.state = ctxAwaitDone
+		return
+	}
+	if x.waits == 0 {
+		sv.release(int32(i))
+	}
+}
+
+// onDone handles RDMA_DONE: the requester finished pulling the Read chunk of the reply to
+// xid. A notification for no waiting chunk is dropped silently (draft section 4.1.3).
+func (sv *server) onDone(xid uint32) {
+	c := sv.c
+	for k, i := range sv.waiting {
+		x := &sv.ctxs[i]
+		if x.hdr.XID != xid {
+			continue
+		}
+		sv.waiting = append(sv.waiting[:k], sv.waiting[k+1:]...)
+		sv.pendingDone--
+		c.Stats.DoneReceived++
+		sv.unexpose(i, x)
+		return
+	}
+	c.Stats.DoneStray++
+}
+
+// expireDone releases the Read chunks whose requester sent no RDMA_DONE in time.
+func (sv *server) expireDone(now time.Time) {
+	for len(sv.waiting) > 0 {
+		i := sv.waiting[0]
+		x := &sv.ctxs[i]
+		if now.Before(x.deadline) {
+			return
+		}
+		copy(sv.waiting, sv.waiting[1:])
+		sv.waiting = sv.waiting[:len(sv.waiting)-1]
+		sv.pendingDone--
+		sv.c.Stats.DoneTimeouts++
+		sv.unexpose(i, x)
+	}
+}
+
+// unexpose ends a responder-provided Read chunk: its window is invalidated, so a late READ
+// fails, and the context is released once that and the reply's Send have completed.
+func (sv *server) unexpose(i int32, x *sctx) {
+	x.waits &^= ctxWaitDone
+	if x.mwUsed {
+		x.mwUsed = false
+		x.waits |= ctxWaitInv
+		sv.c.queue(datapath.SendWR{ID: wrID(kindCtxInv, uint32(i)), Op: datapath.OpLocalInv, Flags: datapath.FlagSignaled, InvRKey: x.mwKey})
+		return
+	}
+	if x.waits == 0 {
+		sv.release(i)
+	}
+}
+
+func (sv *server) onInvDone(i uint32) {
+	x := &sv.ctxs[i]
+	x.waits &^= ctxWaitInv
+	if x.waits == 0 {
+		sv.release(int32(i))
+	}
+}

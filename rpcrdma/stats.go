@@ -1,0 +1,108 @@
+package rpcrdma
+
+// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5; DESIGN.md).
+//
+// A Call can force one: ClassShort forces both the call and the reply inline; ClassReadChunk
+// and ClassPosZeroRead force how the call travels; ClassWriteChunk, ClassReplyChunk and
+// ClassResponderRead force how the reply travels (ClassResponderRead by offering no reply
+// resources, so that a reply too large for an inline Send comes back in a responder-provided
+// Read chunk). The other half is then chosen as for ClassAuto.
+type Class uint8
+
+const (
+	ClassAuto Class = iota
+	// ClassShort: the message goes inline in one Send (RDMA_MSG, no chunks).
+	ClassShort
+	// ClassReadChunk: the call's DDP-eligible data in a Read chunk, the rest inline.
+	ClassReadChunk
+	// ClassWriteChunk: the reply's DDP-eligible data in a Write chunk, the rest inline.
+	ClassWriteChunk
+	// ClassPosZeroRead: the whole call in a Position Zero Read chunk (RDMA_NOMSG).
+	ClassPosZeroRead
+	// ClassReplyChunk: the whole reply in the Reply chunk (RDMA_NOMSG).
+	ClassReplyChunk
+	// ClassResponderRead: the whole reply in a responder-provided Position Zero Read chunk
+	// (RDMA_NOMSG), acknowledged by RDMA_DONE.
+	ClassResponderRead
+	numClasses
+)
+
+var classNames = [...]string{"auto", "short", "read-chunk", "write-chunk", "pos0-read", "reply-chunk", "responder-read"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "class(invalid)"
+}
+
+// ClassCounts count messages by class.
+type ClassCounts struct {
+	Short, ReadChunk, WriteChunk, PosZeroRead, ReplyChunk, ResponderRead uint64
+}
+
+func (cc *ClassCounts) add(c Class) {
+	switch c {
+	case ClassShort:
+		cc.Short++
+	case ClassReadChunk:
+		cc.ReadChunk++
+	case ClassWriteChunk:
+		cc.WriteChunk++
+	case ClassPosZeroRead:
+		cc.PosZeroRead++
+	case ClassReplyChunk:
+		cc.ReplyChunk++
+	case ClassResponderRead:
+		cc.ResponderRead++
+	}
+}
+
+// OpCount counts work requests of one RDMA operation and the bytes they moved.
+type OpCount struct {
+	Count, Bytes uint64
+}
+
+func (o *OpCount) add(n int) {
+	o.Count++
+	o.Bytes += uint64(n)
+}
+
+// Stats are an endpoint's counters. They are plain fields updated by the poller goroutine;
+// read them after the run.
+type Stats struct {
+	// Params are the negotiated connection parameters.
+	Params Params
+
+	// Calls counts the calls this side sent by class (Short, ReadChunk, PosZeroRead);
+	// Replies the replies it sent (Short, WriteChunk, ReplyChunk, ResponderRead).
+	Calls, Replies ClassCounts
+	// RepliesReceived counts the replies to this side's calls by the class they came in.
+	RepliesReceived ClassCounts
+	// Completed and Failed count this side's RPCs by outcome; Served the peer's calls
+	// answered with an RPC reply.
+	Completed, Failed, Served uint64
+
+	// RDMA operations posted (Recv: completed) and their bytes.
+	Send, SendInv, Write, Read, Recv OpCount
+	// Memory window work: binds, local invalidations, and receives the peer invalidated
+	// for us (Send With Invalidate).
+	Binds, LocalInvs, RemoteInvalidated uint64
+
+	// Credit is the latest credit grant received for this side's calls, MaxCredit the
+	// largest; Granted the latest grant this side sent, MaxOutstanding the most calls it
+	// ever had outstanding at once.
+	Credit, MaxCredit, Granted uint32
+	MaxOutstanding           int
+
+	// RDMA_ERROR messages sent and received; ReplyOverruns are replies this side could not
+	// fit into the requester's reply resources (answered with ERR_CHUNK).
+	ErrorsSent, ErrorsReceived, ReplyOverruns uint64
+	// RDMA_DONE: sent, received for a waiting Read chunk, received for none (dropped, as
+	// the draft requires), and Read chunks released by DoneTimeout instead.
+	DoneSent, DoneReceived, DoneStray, DoneTimeouts uint64
+	// StrayReplies are replies whose XID matched no outstanding call (dropped).
+	StrayReplies uint64
+	// Broken is set once the connection broke.
+	Broken bool
+}
