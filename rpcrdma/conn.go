@@ -149,7 +149,9 @@ type Conn struct {
 	closed bool
 
 	// Test hooks.
-	suppressDone bool // requester: never send RDMA_DONE (exercises the responder timeout)
+	suppressDone bool         // never send RDMA_DONE (exercises the responder's timeout)
+	corrupt      bool         // flip the first payload byte after filling it
+	mangle       func([]byte) // rewrite the next call's encoded transport header
 }
 
 // wr ids: kind in the top byte, an index below.
@@ -579,7 +581,9 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 
 var errNoMsgRead = &HeaderError{ErrCodeChunk, "rpcrdma: RDMA_NOMSG with a Read chunk not at position zero"}
 
-func be32(b []byte) uint32 { return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) }
+func be32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
 
 // replenish queues receives until recvTarget are posted.
 func (c *Conn) replenish() {

@@ -7,9 +7,14 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 )
 
-// Call is one RPC of the benchmark program (package oncrpc/benchprog) to send.
+// Call is one RPC of the benchmark program (package oncrpc/benchprog) to send, or a NULL
+// procedure of another program (to measure against servers such as the Linux NFS server).
 type Call struct {
-	// Proc is benchprog.ProcNull, ProcEcho, ProcSink or ProcSource.
+	// Prog and Vers select another program's NULL procedure (for example NFS, 100003 and
+	// 3): the call has no arguments and the reply's results are not examined. Zero means
+	// the benchmark program.
+	Prog, Vers uint32
+	// Proc is benchprog.ProcNull, ProcEcho, ProcSink or ProcSource; 0 for another program.
 	Proc uint32
 	// Size is the payload: ECHO's and SINK's argument data, SOURCE's result data, in bytes,
 	// at most Config.MaxPayload. Ignored for NULL.
@@ -173,8 +178,12 @@ func (c *Conn) Submit(call Call) error {
 		return ErrNoCredit
 	}
 	size := call.Size
-	if call.Proc == benchprog.ProcNull {
+	foreign := call.Prog != 0 && call.Prog != benchprog.Program
+	if call.Proc == benchprog.ProcNull || foreign {
 		size = 0
+	}
+	if foreign && call.Proc != 0 {
+		return ErrBadProc
 	}
 	if size < 0 || size > c.cfg.MaxPayload {
 		return ErrTooLarge
@@ -182,13 +191,13 @@ func (c *Conn) Submit(call Call) error {
 	// The RPC message sizes: arguments after the call header, largest possible results.
 	var args, results int
 	var callDDP, replyDDP bool
-	switch call.Proc {
-	case benchprog.ProcNull:
-	case benchprog.ProcEcho:
+	switch {
+	case foreign, call.Proc == benchprog.ProcNull:
+	case call.Proc == benchprog.ProcEcho:
 		args, results = 4+pad4(size), 4+pad4(size)
-	case benchprog.ProcSink:
+	case call.Proc == benchprog.ProcSink:
 		args, results, callDDP = sinkArgsPrefix+pad4(size), benchprog.SinkResSize, true
-	case benchprog.ProcSource:
+	case call.Proc == benchprog.ProcSource:
 		args, results, replyDDP = benchprog.SourceArgsSize, sourceResPrefix+pad4(size), true
 	default:
 		return ErrBadProc
@@ -272,28 +281,35 @@ func (c *Conn) Submit(call Call) error {
 	ob := s.out.Bytes()
 	data := ob[headroom : headroom+size]
 	body := headroom
-	switch call.Proc {
-	case benchprog.ProcEcho:
+	switch {
+	case foreign:
+	case call.Proc == benchprog.ProcEcho:
 		body -= 4
 		if verify {
 			benchprog.Fill(data, s.seed, 0)
 		}
 		e := benchprog.Echo{Data: data}
 		e.Encode(ob[body:])
-	case benchprog.ProcSink:
+	case call.Proc == benchprog.ProcSink:
 		body -= sinkArgsPrefix
 		if verify {
 			benchprog.Fill(data, s.seed, 0)
 		}
 		a := benchprog.SinkArgs{Seed: s.seed, Verify: verify, Data: data}
 		a.Encode(ob[body:])
-	case benchprog.ProcSource:
+	case call.Proc == benchprog.ProcSource:
 		body -= benchprog.SourceArgsSize
 		a := benchprog.SourceArgs{Seed: s.seed, Size: uint32(size), Fill: verify}
 		a.Encode(ob[body:])
 	}
+	if c.corrupt && size > 0 {
+		data[0] ^= 0xff
+	}
 	msgOff := body - callHeaderSize
-	cl.rpc.XID, cl.rpc.Proc = s.xid, call.Proc
+	cl.rpc.XID, cl.rpc.Prog, cl.rpc.Vers, cl.rpc.Proc = s.xid, benchprog.Program, benchprog.Version, call.Proc
+	if foreign {
+		cl.rpc.Prog, cl.rpc.Vers = call.Prog, call.Vers
+	}
 	cl.rpc.Encode(ob[msgOff:])
 
 	h := &cl.hdr
@@ -330,6 +346,10 @@ func (c *Conn) Submit(call Call) error {
 		h.Reply = append(h.Reply, Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
 	}
 	hl, _ := h.Encode(s.send.Bytes())
+	if c.mangle != nil {
+		c.mangle(s.send.Bytes()[:hl])
+		c.mangle = nil
+	}
 	sgl[0] = s.send.SGE(hl)
 	c.queue(datapath.SendWR{ID: wrID(kindCallSend, uint32(i)), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, sgl[:nsge]...)
 	s.state, s.waits = slotBusy, waitSend|waitReply
@@ -543,6 +563,9 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 	body := msg[off:]
 	verify := cl.c.cfg.Verify
 	size := s.call.Size
+	if s.call.Prog != 0 && s.call.Prog != benchprog.Program {
+		return // another program's NULL: results not examined
+	}
 	switch s.call.Proc {
 	case benchprog.ProcEcho:
 		var e benchprog.Echo

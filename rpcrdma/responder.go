@@ -12,7 +12,7 @@ import (
 
 // Context states.
 const (
-	ctxFree = iota
+	ctxFree    = iota
 	ctxPulling // READs of a Read chunk or Position Zero Read chunk outstanding
 	ctxReplying
 	ctxAwaitDone // reply sent in a responder-provided Read chunk, waiting for RDMA_DONE
@@ -44,7 +44,7 @@ type sctx struct {
 	mw           datapath.MW
 	mwKey        uint32
 	mwUsed       bool
-	doneLink     bool
+	serving      bool // counted in server.serving
 }
 
 // server is the side of a Conn that serves calls: forward for a responder, reverse for a
@@ -61,6 +61,24 @@ type server struct {
 	// pendingDone counts waiting; awaitCap bounds it (receives are reserved for that many
 	// RDMA_DONE messages).
 	pendingDone, awaitCap int
+	// serving counts calls received and not yet answered.
+	serving int
+}
+
+// startServing counts x as a call received and not yet answered.
+func (sv *server) startServing(x *sctx) {
+	x.serving = true
+	sv.serving++
+	st := &sv.c.Stats
+	st.MaxServing = max(st.MaxServing, sv.serving)
+}
+
+// answered ends what startServing began, when the answer is queued.
+func (sv *server) answered(x *sctx) {
+	if x.serving {
+		x.serving = false
+		sv.serving--
+	}
 }
 
 func (sv *server) init(c *Conn, n, grant int, dev datapath.Device) error {
@@ -179,6 +197,7 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 	if x == nil {
 		return
 	}
+	sv.startServing(x)
 	x.msg = msg
 	if len(x.hdr.ReadList) == 0 {
 		sv.serve(i, x)
@@ -265,6 +284,7 @@ func (sv *server) onReadDone(i uint32) {
 			return
 		}
 		sv.checkEnable()
+		sv.startServing(x)
 		sv.serve(int32(i), x)
 		return
 	}
@@ -364,6 +384,9 @@ func (sv *server) serve(i int32, x *sctx) {
 			res.Data = b[headroom : headroom+int(a.Size)]
 			if a.Fill {
 				benchprog.Fill(res.Data, a.Seed, 0)
+			}
+			if c.corrupt && len(res.Data) > 0 {
+				res.Data[0] ^= 0xff
 			}
 		}
 		msgOff := headroom - sourceResPrefix - replyHeaderSize
@@ -471,6 +494,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		wr.Op, wr.InvRKey = datapath.OpSendInv, key
 	}
 	c.queue(wr, sgl[:nsge]...)
+	sv.answered(x)
 	x.state = ctxReplying
 	x.waits |= ctxWaitSend
 	c.Stats.Replies.add(class)
@@ -539,6 +563,7 @@ func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	}
 	n, _ := h.Encode(x.send.Bytes())
 	c.queue(datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, x.send.SGE(n))
+	sv.answered(x)
 	x.state = ctxReplying
 	x.waits |= ctxWaitSend
 	c.Stats.ErrorsSent++

@@ -93,7 +93,10 @@ type Stats struct {
 	// largest; Granted the latest grant this side sent, MaxOutstanding the most calls it
 	// ever had outstanding at once.
 	Credit, MaxCredit, Granted uint32
-	MaxOutstanding           int
+	MaxOutstanding             int
+	// MaxServing is the most of the peer's calls this side held at once, received and not
+	// yet answered: never more than the credits it granted.
+	MaxServing int
 
 	// RDMA_ERROR messages sent and received; ReplyOverruns are replies this side could not
 	// fit into the requester's reply resources (answered with ERR_CHUNK).
