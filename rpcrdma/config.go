@@ -1,6 +1,10 @@
 package rpcrdma
 
-import "time"
+import (
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
 
 // MemoryMode says how chunk memory is made visible to the peer.
 type MemoryMode uint8
@@ -76,6 +80,12 @@ type Config struct {
 	// Limits bound the chunk lists accepted from the peer; zero fields take the defaults of
 	// DefaultEndpointLimits.
 	Limits Limits
+
+	// CQ, when set, is a completion queue shared with other connections (one poller serving
+	// many): it must be deep enough for all of them, the connection does not close it, and
+	// its completions are fed to Conn.Handle (see Mux) instead of polled by Progress. Nil
+	// gives the connection its own CQ.
+	CQ datapath.CQ `json:"-"`
 }
 
 // DefaultEndpointLimits are the Limits an endpoint applies when Config.Limits fields are

@@ -145,8 +145,10 @@ type Conn struct {
 	// the poller goroutine).
 	Stats Stats
 
-	err    error
-	closed bool
+	qpn      uint32
+	sharedCQ bool
+	err      error
+	closed   bool
 
 	// Test hooks.
 	suppressDone bool         // never send RDMA_DONE (exercises the responder's timeout)
@@ -196,7 +198,7 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 		n = PrivateDataSize
 	}
 	n += encodeExt(pd[n:], ext{responderRead: cfg.ResponderRead, reverse: cfg.ReverseCredits > 0})
-	c := &Conn{cfg: cfg}
+	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
 	c.params.Role = RoleRequester
 	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
 	cq, qpc, err := newCQ(dev, cfg, cfg.Credits, cfg.ReverseCredits)
@@ -206,7 +208,7 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 	c.cq = cq
 	qp, err := dev.Connect(ctx, addr, qpc, pd[:n])
 	if err != nil {
-		cq.Close()
+		c.Close()
 		return nil, &SetupError{"connect", err}
 	}
 	c.qp = qp
@@ -252,7 +254,7 @@ func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 		n = PrivateDataSize
 	}
 	n += encodeExt(pd[n:], ext{responderRead: cfg.ResponderRead, reverse: cfg.ReverseCredits > 0})
-	c := &Conn{cfg: cfg}
+	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
 	c.params.Role = RoleResponder
 	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
 	cq, qpc, err := newCQ(dev, cfg, reverse, cfg.Credits)
@@ -263,7 +265,7 @@ func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 	c.cq = cq
 	qp, err := req.Accept(qpc, pd[:n])
 	if err != nil {
-		cq.Close()
+		c.Close()
 		return nil, &SetupError{"accept", err}
 	}
 	c.qp = qp
@@ -318,9 +320,12 @@ func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.
 	if maxWR > 0 {
 		sq, rq = min(sq, maxWR), min(rq, maxWR)
 	}
-	cq, err := dev.NewCQ(sq + rq)
-	if err != nil {
-		return nil, datapath.QPConfig{}, &SetupError{"create CQ", err}
+	cq := cfg.CQ
+	if cq == nil {
+		var err error
+		if cq, err = dev.NewCQ(sq + rq); err != nil {
+			return nil, datapath.QPConfig{}, &SetupError{"create CQ", err}
+		}
 	}
 	return cq, datapath.QPConfig{
 		SendCQ: cq, RecvCQ: cq,
@@ -333,6 +338,7 @@ func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.
 // setup derives the negotiated parameters, carves the memory and posts the receives.
 func (c *Conn) setup(dev datapath.Device, peer PrivateData, peerSent bool, pext ext, out, in int) error {
 	cfg := c.cfg
+	c.qpn = c.qp.QPN()
 	p := &c.params
 	p.Peer, p.PeerSent = peer, peerSent
 	local := p.Local
@@ -445,7 +451,7 @@ func (c *Conn) Close() error {
 	if c.qp != nil {
 		keep(c.qp.Close())
 	}
-	if c.cq != nil {
+	if c.cq != nil && !c.sharedCQ {
 		keep(c.cq.Close())
 	}
 	if c.region != nil {
@@ -461,17 +467,20 @@ func (c *Conn) Close() error {
 	return first
 }
 
-// Progress polls the completion queue, handles every completion in place (decoding
-// headers, starting RDMA Reads and Writes, serving calls, sending replies), posts receives
-// and sends in batches, and copies the RPCs that finished into done. It returns how many
-// Results it wrote, and the *BrokenError once the connection broke (the RPCs that were
+// Progress polls the connection's completion queue, handles every completion in place
+// (decoding headers, starting RDMA Reads and Writes, serving calls, sending replies), posts
+// receives and sends in batches, and copies the RPCs that finished into done. It returns how
+// many Results it wrote, and the *BrokenError once the connection broke (the RPCs that were
 // outstanding then are returned as Results carrying that error first).
 //
-// Result.Reply views registered memory that stays valid until the next Progress call.
+// Result.Data views registered memory that stays valid until the next Progress (or Results)
+// call. With a shared CQ (Config.CQ) use Handle, Idle and Results instead.
 func (c *Conn) Progress(done []Result) (int, error) {
-	c.releaseDeferred()
 	if c.closed {
 		return 0, ErrClosed
+	}
+	if c.sharedCQ {
+		return 0, errSharedCQ
 	}
 	for range 4 {
 		if c.err != nil {
@@ -489,6 +498,30 @@ func (c *Conn) Progress(done []Result) (int, error) {
 			break
 		}
 	}
+	c.Idle()
+	return c.Results(done)
+}
+
+var errSharedCQ = errors.New("rpcrdma: Progress on a connection with a shared CQ: use Handle, Idle and Results")
+
+// Handle processes completions polled by someone else (a datapath.Poller), skipping those
+// of other queue pairs, then posts what they caused, like Idle. Together with Idle it
+// implements datapath.Handler; it returns the *BrokenError once the connection broke.
+func (c *Conn) Handle(wcs []datapath.Completion) error {
+	for i := range wcs {
+		if c.err != nil {
+			break
+		}
+		if wcs[i].QPN == c.qpn {
+			c.handle(&wcs[i])
+		}
+	}
+	return c.Idle()
+}
+
+// Idle expires responder-provided Read chunks whose RDMA_DONE is overdue and posts the
+// queued receives and sends. It returns the *BrokenError once the connection broke.
+func (c *Conn) Idle() error {
 	if c.err == nil {
 		if c.sv.pendingDone > 0 {
 			c.sv.expireDone(time.Now())
@@ -498,12 +531,26 @@ func (c *Conn) Progress(done []Result) (int, error) {
 			c.fail("post", err)
 		}
 	}
+	return c.err
+}
+
+// Results copies finished RPCs into done and returns how many, with the *BrokenError once
+// the connection broke and every failed RPC was returned. Data of the Results returned by
+// the previous call stops being valid.
+func (c *Conn) Results(done []Result) (int, error) {
+	c.releaseDeferred()
 	n := c.cl.emit(done)
-	if c.err != nil && n < len(done) && c.cl.readyLen() == 0 {
+	if c.err != nil && c.cl.readyLen() == 0 {
 		return n, c.err
 	}
 	return n, nil
 }
+
+// QPN is the connection's queue pair number, which its completions carry.
+func (c *Conn) QPN() uint32 { return c.qpn }
+
+// CQ is the completion queue the connection's work completes on.
+func (c *Conn) CQ() datapath.CQ { return c.cq }
 
 func (c *Conn) handle(wc *datapath.Completion) {
 	kind, idx := int(wc.ID>>56), uint32(wc.ID&(1<<56-1))
