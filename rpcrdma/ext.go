@@ -8,9 +8,10 @@ import "encoding/binary"
 // format identifier, as RFC 8797 section 5.2 expects other private data to carry, then one
 // flags octet and three zero octets. Peers that do not know it ignore it (the RFC 8797
 // search skips it; Linux reads only the first 8 bytes).
+const extFormat uint32 = 0x72726231 // "rrb1"
+
 const (
-	extFormat uint32 = 0x72726231 // "rrb1"
-	extSize          = 8
+	extSize = 8
 
 	extResponderRead = 1 << 0 // takes responder-provided Read chunks and RDMA_DONE
 	extReverse       = 1 << 1 // accepts reverse-direction calls (RFC 8167)
