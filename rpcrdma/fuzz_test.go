@@ -41,7 +41,7 @@ func seedMessages() [][]byte {
 	call := func(proc uint32, args ...uint32) []uint32 {
 		return append([]uint32{0x00010000, 0, 2, benchprog.Program, 1, proc, 0, 0, 0, 0}, args...)
 	}
-	reply := append([]uint32{0x00010000, 1, 0, 0, 0, 0})
+	reply := []uint32{0x00010000, 1, 0, 0, 0, 0}
 	return [][]byte{
 		hdr(0, append([]uint32{0, 0, 0}, call(0)...)...),                                          // NULL call
 		hdr(0, append([]uint32{0, 0, 0}, call(1, 3, 0x61626300)...)...),                           // ECHO call
