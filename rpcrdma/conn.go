@@ -136,11 +136,6 @@ type Conn struct {
 	cl client
 	sv server
 
-	// Released at the start of the next Progress: buffers that Results returned to the
-	// caller still point into.
-	deferBufs  []*mempool.Buf
-	deferSlots []int32
-
 	// Stats are the connection's counters; read them after the run (plain fields, owned by
 	// the poller goroutine).
 	Stats Stats
@@ -284,9 +279,8 @@ type sizing struct {
 
 func plan(cfg Config, out, in int, responderRead bool) sizing {
 	var s sizing
-	// A slot stays busy from Submit until the Progress after its Result was returned, so up
-	// to twice the credits can be in use.
-	s.slots = 2 * out
+	// A slot is busy from Submit until its Result is returned: one per credit.
+	s.slots = out
 	// Contexts serve the peer's calls (one per credit, and as many again for calls that
 	// arrive before our reply's Send completion is polled) and pull responder-provided
 	// Read chunks of replies to our own calls.
@@ -304,8 +298,8 @@ func plan(cfg Config, out, in int, responderRead bool) sizing {
 	if s.recvTarget == 0 {
 		s.recvTarget = 1
 	}
-	// Held receives: calls being served (ctxs) and replies whose Result is still viewed.
-	s.recvBufs = s.recvTarget + s.ctxs + 2*out
+	// Held receives: calls being served (ctxs) and replies not yet returned.
+	s.recvBufs = s.recvTarget + s.ctxs + out
 	s.sends = s.slots + s.ctxs + 16
 	// Per call: two binds, the Send, a READ and RDMA_DONE, two LOCAL_INVs; per served call:
 	// its READs or WRITEs (one per segment), a bind, the Send, a LOCAL_INV.
@@ -391,8 +385,6 @@ func (c *Conn) setup(dev datapath.Device, peer PrivateData, peerSent bool, pext 
 	c.sendWRs = make([]datapath.SendWR, 0, 64)
 	c.sendSGEs = make([]datapath.SGE, 0, 128)
 	c.wcs = make([]datapath.Completion, 64)
-	c.deferBufs = make([]*mempool.Buf, 0, s.recvBufs)
-	c.deferSlots = make([]int32, 0, s.slots)
 	c.hdr = newHeader(cfg.Limits)
 
 	if err := c.cl.init(c, s.slots, out, dev); err != nil {
@@ -473,8 +465,8 @@ func (c *Conn) Close() error {
 // many Results it wrote, and the *BrokenError once the connection broke (the RPCs that were
 // outstanding then are returned as Results carrying that error first).
 //
-// Result.Data views registered memory that stays valid until the next Progress (or Results)
-// call. With a shared CQ (Config.CQ) use Handle, Idle and Results instead.
+// Result.Data views registered memory that stays valid until the caller's next call into
+// this Conn. With a shared CQ (Config.CQ) use Handle, Idle and Results instead.
 func (c *Conn) Progress(done []Result) (int, error) {
 	if c.closed {
 		return 0, ErrClosed
@@ -535,10 +527,9 @@ func (c *Conn) Idle() error {
 }
 
 // Results copies finished RPCs into done and returns how many, with the *BrokenError once
-// the connection broke and every failed RPC was returned. Data of the Results returned by
-// the previous call stops being valid.
+// the connection broke and every failed RPC was returned. Their Data stays valid until the
+// caller's next call into this Conn.
 func (c *Conn) Results(done []Result) (int, error) {
-	c.releaseDeferred()
 	n := c.cl.emit(done)
 	if c.err != nil && c.cl.readyLen() == 0 {
 		return n, c.err
@@ -714,16 +705,6 @@ func (c *Conn) fail(op string, err error) {
 	c.recvWRs = c.recvWRs[:0]
 }
 
-func (c *Conn) releaseDeferred() {
-	for _, b := range c.deferBufs {
-		b.Pool().Put(b)
-	}
-	c.deferBufs = c.deferBufs[:0]
-	for _, s := range c.deferSlots {
-		c.cl.release(s)
-	}
-	c.deferSlots = c.deferSlots[:0]
-}
 
 // nanotime seeds XIDs and payload patterns at setup.
 func nanotime() int64 { return time.Now().UnixNano() }

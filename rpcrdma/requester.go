@@ -38,7 +38,8 @@ type Result struct {
 	// reply that fits comes inline).
 	CallClass, ReplyClass Class
 	// Data is the reply's payload (ECHO and SOURCE), in registered memory that stays valid
-	// until the next Progress call.
+	// until the caller's next call into the Conn (the buffer is free for reuse from then on:
+	// nothing can write it before the caller submits or progresses again).
 	Data []byte
 }
 
@@ -47,7 +48,7 @@ const (
 	slotFree = iota
 	slotBusy
 	slotReady    // finished, waiting in the ready queue for Progress to return it
-	slotReturned // returned to the caller; released at the next Progress
+	slotDead     // ended by a broken connection: its buffers may still be named by flushed work
 )
 
 // What a busy slot still waits for.
@@ -676,8 +677,7 @@ func (cl *client) emit(done []Result) int {
 		} else {
 			c.Stats.Completed++
 		}
-		s.state = slotReturned
-		c.deferSlots = append(c.deferSlots, i)
+		cl.release(i)
 	}
 	if cl.readyHead == len(cl.ready) {
 		cl.ready, cl.readyHead = cl.ready[:0], 0
@@ -685,7 +685,7 @@ func (cl *client) emit(done []Result) int {
 	return n
 }
 
-// release makes a returned slot free again.
+// release makes a slot free again once its Result was returned.
 func (cl *client) release(i int32) {
 	c := cl.c
 	s := &cl.slots[i]
@@ -700,7 +700,7 @@ func (cl *client) release(i int32) {
 	s.data = nil
 	if c.err != nil {
 		// Buffers may still be named by flushed work requests; the slot is never reused.
-		s.state = slotReturned
+		s.state = slotDead
 		return
 	}
 	s.state = slotFree
