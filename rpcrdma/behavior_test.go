@@ -2,8 +2,10 @@ package rpcrdma
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -540,5 +542,36 @@ func TestForeignNull(t *testing.T) {
 	}
 	if err := p.req.Submit(Call{Prog: 100003, Vers: 3, Proc: 1}); !errors.Is(err, ErrBadProc) {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestJSON: the config and the counters go into results files.
+func TestJSON(t *testing.T) {
+	cfg := testCfg(4096)
+	cfg.Memory = MemoryWindows
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Config
+	if err := json.Unmarshal(b, &back); err != nil || back != cfg {
+		t.Fatalf("round trip: %s -> %+v, %v", b, back, err)
+	}
+	if !strings.Contains(string(b), `"memory":"windows"`) {
+		t.Errorf("memory mode not by name: %s", b)
+	}
+	if err := json.Unmarshal([]byte(`{"memory":"bogus"}`), &back); err == nil {
+		t.Error("unknown memory mode accepted")
+	}
+	p := newPair(t, cfg, cfg)
+	p.call(p.req, Call{Proc: benchprog.ProcSource, Size: 9000})
+	b, err = json.Marshal(p.req.Stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"role":"requester"`, `"write_chunk":1`, `"memory":"windows"`, `"max_credit":8`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("stats JSON lacks %s: %s", want, b)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -22,6 +23,27 @@ const (
 	MemoryWindows
 )
 
+// MarshalText and UnmarshalText make a MemoryMode read as its name in configs and results
+// files.
+func (m MemoryMode) MarshalText() ([]byte, error) {
+	if m > MemoryWindows {
+		return nil, &ConfigError{Field: "Memory", Reason: "unknown memory mode"}
+	}
+	return []byte(m.String()), nil
+}
+
+func (m *MemoryMode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "preregistered", "":
+		*m = MemoryPreregistered
+	case "windows":
+		*m = MemoryWindows
+	default:
+		return &ConfigError{Field: "Memory", Reason: "unknown memory mode " + strconv.Quote(string(b))}
+	}
+	return nil
+}
+
 func (m MemoryMode) String() string {
 	switch m {
 	case MemoryPreregistered:
@@ -39,47 +61,48 @@ type Config struct {
 	// private data: the largest Send it will make and the largest it can receive. Multiples
 	// of 1024 from 1024 to 262144; default 4096 (the Linux client's default). Receive
 	// buffers are exactly RecvSize bytes.
-	SendSize, RecvSize int
+	SendSize int `json:"send_size"`
+	RecvSize int `json:"recv_size"`
 	// NoPrivateData sends no RFC 8797 message, as an RFC 8166-only peer would; the peer then
 	// uses the 1024-byte defaults for this side.
-	NoPrivateData bool
+	NoPrivateData bool `json:"no_private_data,omitempty"`
 	// RemoteInvalidate sets the R bit. A requester sets it only in MemoryWindows mode,
 	// because in MemoryPreregistered mode every chunk shares the region's key and
 	// invalidating it would end the connection; the bit is silently cleared there.
-	RemoteInvalidate bool
+	RemoteInvalidate bool `json:"remote_invalidate"`
 	// ResponderRead enables responder-provided Position Zero Read chunks for replies that do
 	// not fit the requester's reply resources (draft-cel-nfsv4-rpcrdma-reliable-reply). It
 	// takes effect only when both ends enable it (advertised in the private data extension
 	// block, see TRANSPORT.md).
-	ResponderRead bool
+	ResponderRead bool `json:"responder_read"`
 	// DoneTimeout is how long a responder keeps a responder-provided Read chunk exposed
 	// waiting for RDMA_DONE before it releases it anyway. Default 1s.
-	DoneTimeout time.Duration
+	DoneTimeout time.Duration `json:"done_timeout_ns"`
 
 	// Credits is, for a requester, the credit value it requests and so the most calls it
 	// can ever have outstanding; for a responder, the most credits it grants (it grants
 	// min(requested, Credits), never 0) and so the receives it keeps posted for calls.
 	// Default 64.
-	Credits int
+	Credits int `json:"credits"`
 	// ReverseCredits enables RFC 8167 reverse-direction calls. For a requester, it is the
 	// credit it grants to the responder's calls, for which it posts that many extra
 	// receives; for a responder, the credit it requests for its own calls to the requester.
 	// Reverse calls flow only when both ends set it. 0 disables the reverse direction.
-	ReverseCredits int
+	ReverseCredits int `json:"reverse_credits"`
 
 	// Memory selects how chunks are registered; default MemoryPreregistered.
-	Memory MemoryMode
+	Memory MemoryMode `json:"memory"`
 	// MaxPayload is the largest DDP-eligible payload (ECHO, SINK or SOURCE data) one RPC
 	// carries, which sizes the chunk buffers. Default 256 KiB.
-	MaxPayload int
+	MaxPayload int `json:"max_payload"`
 	// Verify fills outgoing payloads with a per-RPC pattern and checks incoming ones: a
 	// requester checks ECHO and SOURCE replies, a responder checks ECHO and SINK arguments
 	// and fills SOURCE results. An RPC whose data does not match fails with ErrVerify.
-	Verify bool
+	Verify bool `json:"verify"`
 
 	// Limits bound the chunk lists accepted from the peer; zero fields take the defaults of
 	// DefaultEndpointLimits.
-	Limits Limits
+	Limits Limits `json:"limits"`
 
 	// CQ, when set, is a completion queue shared with other connections (one poller serving
 	// many): it must be deep enough for all of them, the connection does not close it, and

@@ -26,6 +26,9 @@ func (r Role) String() string {
 	return "requester"
 }
 
+// MarshalText makes a Role read as a word in results files.
+func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
 // Endpoint errors. They are preallocated: the hot path returns them without allocating.
 var (
 	// ErrNoCredit: Submit would exceed the credits the peer granted (or, before the first
@@ -86,24 +89,27 @@ func (e *SetupError) Unwrap() error { return e.Err }
 
 // Params are what connection setup negotiated, for the results file.
 type Params struct {
-	Role Role
+	Role Role `json:"role"`
 	// Local is the RFC 8797 message this side sent (meaningless when LocalSent is false);
 	// Peer is the peer's, or DefaultPrivateData when PeerSent is false.
-	Local, Peer         PrivateData
-	LocalSent, PeerSent bool
+	Local     PrivateData `json:"local"`
+	Peer      PrivateData `json:"peer"`
+	LocalSent bool        `json:"local_sent"`
+	PeerSent  bool        `json:"peer_sent"`
 	// Inline holds the effective thresholds (RFC 8797 section 4.2): SendSize for messages
 	// this side sends, RecvSize for messages it receives, and whether remote invalidation
 	// is in effect.
-	Inline Inline
+	Inline Inline `json:"inline"`
 	// ResponderRead: both ends enabled responder-provided Read chunks.
-	ResponderRead bool
+	ResponderRead bool `json:"responder_read"`
 	// Reverse: both ends enabled the reverse direction.
-	Reverse bool
+	Reverse bool `json:"reverse"`
 	// Memory is this side's memory mode.
-	Memory MemoryMode
+	Memory MemoryMode `json:"memory"`
 	// Credits is the credit value this side requests for its calls (requester: forward;
 	// responder: reverse, 0 if disabled); Grant the most it grants for the peer's calls.
-	Credits, Grant int
+	Credits int `json:"credits"`
+	Grant   int `json:"grant"`
 }
 
 // Conn is one RPC-over-RDMA endpoint on one connection.
@@ -704,7 +710,6 @@ func (c *Conn) fail(op string, err error) {
 	c.sendSGEs = c.sendSGEs[:0]
 	c.recvWRs = c.recvWRs[:0]
 }
-
 
 // nanotime seeds XIDs and payload patterns at setup.
 func nanotime() int64 { return time.Now().UnixNano() }

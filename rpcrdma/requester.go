@@ -47,8 +47,8 @@ type Result struct {
 const (
 	slotFree = iota
 	slotBusy
-	slotReady    // finished, waiting in the ready queue for Progress to return it
-	slotDead     // ended by a broken connection: its buffers may still be named by flushed work
+	slotReady // finished, waiting in the ready queue for Progress to return it
+	slotDead  // ended by a broken connection: its buffers may still be named by flushed work
 )
 
 // What a busy slot still waits for.

@@ -38,7 +38,12 @@ func (c Class) String() string {
 
 // ClassCounts count messages by class.
 type ClassCounts struct {
-	Short, ReadChunk, WriteChunk, PosZeroRead, ReplyChunk, ResponderRead uint64
+	Short         uint64 `json:"short"`
+	ReadChunk     uint64 `json:"read_chunk"`
+	WriteChunk    uint64 `json:"write_chunk"`
+	PosZeroRead   uint64 `json:"pos0_read"`
+	ReplyChunk    uint64 `json:"reply_chunk"`
+	ResponderRead uint64 `json:"responder_read"`
 }
 
 func (cc *ClassCounts) add(c Class) {
@@ -60,7 +65,8 @@ func (cc *ClassCounts) add(c Class) {
 
 // OpCount counts work requests of one RDMA operation and the bytes they moved.
 type OpCount struct {
-	Count, Bytes uint64
+	Count uint64 `json:"count"`
+	Bytes uint64 `json:"bytes"`
 }
 
 func (o *OpCount) add(n int) {
@@ -72,40 +78,56 @@ func (o *OpCount) add(n int) {
 // read them after the run.
 type Stats struct {
 	// Params are the negotiated connection parameters.
-	Params Params
+	Params Params `json:"params"`
 
 	// Calls counts the calls this side sent by class (Short, ReadChunk, PosZeroRead);
 	// Replies the replies it sent (Short, WriteChunk, ReplyChunk, ResponderRead).
-	Calls, Replies ClassCounts
+	Calls   ClassCounts `json:"calls"`
+	Replies ClassCounts `json:"replies"`
 	// RepliesReceived counts the replies to this side's calls by the class they came in.
-	RepliesReceived ClassCounts
+	RepliesReceived ClassCounts `json:"replies_received"`
 	// Completed and Failed count this side's RPCs by outcome; Served the peer's calls
 	// answered with an RPC reply.
-	Completed, Failed, Served uint64
+	Completed uint64 `json:"completed"`
+	Failed    uint64 `json:"failed"`
+	Served    uint64 `json:"served"`
 
 	// RDMA operations posted (Recv: completed) and their bytes.
-	Send, SendInv, Write, Read, Recv OpCount
+	Send    OpCount `json:"send"`
+	SendInv OpCount `json:"send_inv"`
+	Write   OpCount `json:"write"`
+	Read    OpCount `json:"read"`
+	Recv    OpCount `json:"recv"`
 	// Memory window work: binds, local invalidations, and receives the peer invalidated
 	// for us (Send With Invalidate).
-	Binds, LocalInvs, RemoteInvalidated uint64
+	Binds             uint64 `json:"binds"`
+	LocalInvs         uint64 `json:"local_invs"`
+	RemoteInvalidated uint64 `json:"remote_invalidated"`
 
 	// Credit is the latest credit grant received for this side's calls, MaxCredit the
 	// largest; Granted the latest grant this side sent, MaxOutstanding the most calls it
 	// ever had outstanding at once.
-	Credit, MaxCredit, Granted uint32
-	MaxOutstanding             int
+	Credit         uint32 `json:"credit"`
+	MaxCredit      uint32 `json:"max_credit"`
+	Granted        uint32 `json:"granted"`
+	MaxOutstanding int    `json:"max_outstanding"`
 	// MaxServing is the most of the peer's calls this side held at once, received and not
 	// yet answered: never more than the credits it granted.
-	MaxServing int
+	MaxServing int `json:"max_serving"`
 
 	// RDMA_ERROR messages sent and received; ReplyOverruns are replies this side could not
 	// fit into the requester's reply resources (answered with ERR_CHUNK).
-	ErrorsSent, ErrorsReceived, ReplyOverruns uint64
+	ErrorsSent     uint64 `json:"errors_sent"`
+	ErrorsReceived uint64 `json:"errors_received"`
+	ReplyOverruns  uint64 `json:"reply_overruns"`
 	// RDMA_DONE: sent, received for a waiting Read chunk, received for none (dropped, as
 	// the draft requires), and Read chunks released by DoneTimeout instead.
-	DoneSent, DoneReceived, DoneStray, DoneTimeouts uint64
+	DoneSent     uint64 `json:"done_sent"`
+	DoneReceived uint64 `json:"done_received"`
+	DoneStray    uint64 `json:"done_stray"`
+	DoneTimeouts uint64 `json:"done_timeouts"`
 	// StrayReplies are replies whose XID matched no outstanding call (dropped).
-	StrayReplies uint64
+	StrayReplies uint64 `json:"stray_replies"`
 	// Broken is set once the connection broke.
-	Broken bool
+	Broken bool `json:"broken"`
 }
