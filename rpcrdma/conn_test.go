@@ -11,21 +11,26 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 )
 
-// pair is a requester and a responder connected over the soft provider in process, both
-// driven by the test goroutine.
+// pair is a requester and a responder connected over the soft provider in process, each
+// on its own device (as on two hosts: neither can use the other's keys), both driven by the
+// test goroutine.
 type pair struct {
 	t        testing.TB
-	dev      datapath.Device
 	req, rsp *Conn
 }
 
 func newPair(t testing.TB, reqCfg, rspCfg Config) *pair {
 	t.Helper()
-	dev, err := soft.New(soft.Config{}).Open("")
+	prov := soft.New(soft.Config{})
+	dev, err := prov.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := dev.Listen(soft.InprocPrefix + "0")
+	rdev, err := prov.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := rdev.Listen(soft.InprocPrefix + "0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +40,7 @@ func newPair(t testing.TB, reqCfg, rspCfg Config) *pair {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		c, err := Accept(context.Background(), dev, l, rspCfg)
+		c, err := Accept(context.Background(), rdev, l, rspCfg)
 		ch <- res{c, err}
 	}()
 	req, err := Dial(context.Background(), dev, l.Addr(), reqCfg)
@@ -46,12 +51,16 @@ func newPair(t testing.TB, reqCfg, rspCfg Config) *pair {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	p := &pair{t: t, dev: dev, req: req, rsp: r.c}
+	p := &pair{t: t, req: req, rsp: r.c}
 	t.Cleanup(func() {
 		p.req.Close()
 		p.rsp.Close()
 		l.Close()
-		dev.Close()
+		for _, d := range []datapath.Device{dev, rdev} {
+			if err := d.Close(); err != nil {
+				t.Errorf("device close: %v", err)
+			}
+		}
 	})
 	return p
 }
