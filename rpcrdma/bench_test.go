@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 )
 
@@ -125,4 +127,72 @@ func BenchmarkNullRPCSides(b *testing.B) {
 	}
 	b.ReportMetric(float64(req-time.Duration(reqCalls)*clock)/float64(b.N), "req-ns/op")
 	b.ReportMetric(float64(rsp-time.Duration(rspCalls)*clock)/float64(b.N), "rsp-ns/op")
+}
+
+// BenchmarkRawPingPong is the datapath alone doing what a short NULL RPC needs: a Send each
+// way, each consuming a posted receive, every completion polled, receives reposted. The
+// difference to BenchmarkNullRPC is the engine's own cost (both sides).
+func BenchmarkRawPingPong(b *testing.B) {
+	cfg := testCfg(4096)
+	cfg.Verify = false
+	p := newPair(b, cfg, cfg)
+	// Borrow the pair's queue pairs and memory: quiesce the engines first.
+	roundTrip(p, Call{Proc: benchprog.ProcNull}, make([]Result, 4))
+	type end struct {
+		c   *Conn
+		buf []byte
+		sge datapath.SGE
+	}
+	mk := func(c *Conn) end {
+		buf := c.sendPool.Get()
+		return end{c, buf.Bytes(), buf.SGE(96)}
+	}
+	a, z := mk(p.req), mk(p.rsp)
+	rbufA, rbufZ := p.req.recvPool.Get(), p.rsp.recvPool.Get()
+	wcs := make([]datapath.Completion, 8)
+	send := []datapath.SendWR{{Op: datapath.OpSend, Flags: datapath.FlagSignaled | datapath.FlagInline}}
+	recv := []datapath.RecvWR{{}}
+	recvSGE := make([]datapath.SGE, 1)
+	post := func(e end, rb interface{ SGE(int) datapath.SGE }) {
+		recvSGE[0] = rb.SGE(4096)
+		recv[0].SGL = recvSGE
+		if _, err := e.c.qp.PostRecv(recv); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sendSGE := make([]datapath.SGE, 1)
+	sendOne := func(e end) {
+		sendSGE[0] = e.sge
+		send[0].SGL = sendSGE
+		if _, err := e.c.qp.PostSend(send); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// wait polls e's CQ until a receive completed, counting the send completions too.
+	wait := func(e end) {
+		for {
+			n, err := e.c.cq.Poll(wcs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, wc := range wcs[:n] {
+				if wc.Status != datapath.StatusSuccess {
+					b.Fatal(wc.Status)
+				}
+				if wc.Op == datapath.OpRecv {
+					return
+				}
+			}
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		post(a, rbufA)
+		sendOne(a)
+		wait(z)
+		post(z, rbufZ)
+		sendOne(z)
+		wait(a)
+	}
 }

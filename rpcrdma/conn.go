@@ -147,6 +147,7 @@ type Conn struct {
 	Stats Stats
 
 	qpn      uint32
+	inline   int // the queue pair's effective MaxInlineData
 	sharedCQ bool
 	err      error
 	closed   bool
@@ -332,6 +333,9 @@ func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.
 		MaxSendWR: sq, MaxRecvWR: rq,
 		MaxSendSGE: 2, MaxRecvSGE: 1,
 		RDMAReadDepth: 16,
+		// Small Sends (headers, NULL calls and replies) go inline in the work request:
+		// the NIC then need not read them from memory.
+		MaxInlineData: maxInline,
 	}, nil
 }
 
@@ -339,6 +343,7 @@ func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.
 func (c *Conn) setup(dev datapath.Device, peer PrivateData, peerSent bool, pext ext, out, in int) error {
 	cfg := c.cfg
 	c.qpn = c.qp.QPN()
+	c.inline = c.qp.Caps().MaxInlineData
 	p := &c.params
 	p.Peer, p.PeerSent = peer, peerSent
 	local := p.Local
@@ -409,6 +414,9 @@ func (c *Conn) setup(dev datapath.Device, peer PrivateData, peerSent bool, pext 
 	}
 	return nil
 }
+
+// maxInline is the inline data size asked of the queue pair.
+const maxInline = 256
 
 // sendBufSize holds any transport header this endpoint sends (including a reply echoing a
 // Write list at Limits) plus the small RPC messages built in it.
@@ -661,8 +669,14 @@ func (c *Conn) queue(wr datapath.SendWR, sgl ...datapath.SGE) {
 	switch wr.Op {
 	case datapath.OpSend:
 		c.Stats.Send.add(n)
+		if n <= c.inline {
+			wr.Flags |= datapath.FlagInline
+		}
 	case datapath.OpSendInv:
 		c.Stats.SendInv.add(n)
+		if n <= c.inline {
+			wr.Flags |= datapath.FlagInline
+		}
 	case datapath.OpWrite:
 		c.Stats.Write.add(n)
 	case datapath.OpRead:
