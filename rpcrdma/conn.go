@@ -296,6 +296,8 @@ func plan(cfg Config, out, in int, responderRead bool) sizing {
 		// Replies waiting for RDMA_DONE keep their context: at most in of them.
 		s.ctxs += in
 	}
+	// Contexts whose unsignalled reply Send is not yet known complete.
+	s.ctxs += signalEvery(in)
 	// Receives for the peer's calls, for replies to ours, and, with responder-provided Read
 	// chunks, for the RDMA_DONE each such reply may bring.
 	s.recvTarget = in + out

@@ -44,7 +44,8 @@ type sctx struct {
 	mw           datapath.MW
 	mwKey        uint32
 	mwUsed       bool
-	serving      bool // counted in server.serving
+	serving      bool   // counted in server.serving
+	seq          uint64 // number of its reply Send, in posting order
 }
 
 // server is the side of a Conn that serves calls: forward for a responder, reverse for a
@@ -63,7 +64,17 @@ type server struct {
 	pendingDone, awaitCap int
 	// serving counts calls received and not yet answered.
 	serving int
+	// Reply Sends are signalled only every sigEvery (as Linux does): an unsignalled one is
+	// known complete when a later signalled one completes, so its context waits in retire
+	// until then. seq numbers reply Sends in posting order.
+	sigEvery, unsig int
+	seq             uint64
+	retire          []int32
 }
+
+// signalEvery is how often Sends are signalled for an endpoint with n credits: often
+// enough that the contexts or slots waiting for a completion stay few.
+func signalEvery(n int) int { return max(1, min(16, n/2)) }
 
 // startServing counts x as a call received and not yet answered.
 func (sv *server) startServing(x *sctx) {
@@ -92,6 +103,8 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.Device) error {
 	sv.ctxs = make([]sctx, n)
 	sv.free = make([]int32, 0, n)
 	sv.waiting = make([]int32, 0, n)
+	sv.retire = make([]int32, 0, n)
+	sv.sigEvery = signalEvery(grant)
 	for i := n - 1; i >= 0; i-- {
 		x := &sv.ctxs[i]
 		x.sink = c.sinkPool.Get()
@@ -489,16 +502,32 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		return
 	}
 	sgl[0] = x.send.SGE(hl)
-	wr := datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend, Flags: datapath.FlagSignaled}
+	wr := datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}
 	if key, ok := sv.invalidateKey(ch); ok {
 		wr.Op, wr.InvRKey = datapath.OpSendInv, key
 	}
-	c.queue(wr, sgl[:nsge]...)
-	sv.answered(x)
-	x.state = ctxReplying
-	x.waits |= ctxWaitSend
+	// A reply waiting for RDMA_DONE is tracked through its own completion.
+	sv.post(i, x, wr, sgl[:nsge], class == ClassResponderRead)
 	c.Stats.Replies.add(class)
 	c.Stats.Served++
+}
+
+// post queues the reply Send of context i, signalled when force is set or its turn has
+// come, and ends the call's service.
+func (sv *server) post(i int32, x *sctx, wr datapath.SendWR, sgl []datapath.SGE, force bool) {
+	sv.seq++
+	x.seq = sv.seq
+	if force || sv.unsig+1 >= sv.sigEvery {
+		sv.unsig = 0
+		wr.Flags |= datapath.FlagSignaled
+		x.waits |= ctxWaitSend
+	} else {
+		sv.unsig++
+		sv.retire = append(sv.retire, i)
+	}
+	sv.c.queue(wr, sgl...)
+	sv.answered(x)
+	x.state = ctxReplying
 }
 
 // invalidateKey picks the requester key a reply invalidates with Send With Invalidate
@@ -562,10 +591,8 @@ func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 		h.VersLow, h.VersHigh = Version, Version
 	}
 	n, _ := h.Encode(x.send.Bytes())
-	c.queue(datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, x.send.SGE(n))
-	sv.answered(x)
-	x.state = ctxReplying
-	x.waits |= ctxWaitSend
+	sge := [1]datapath.SGE{x.send.SGE(n)}
+	sv.post(i, x, datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}, sge[:], true)
 	c.Stats.ErrorsSent++
 }
 
@@ -573,6 +600,15 @@ func (sv *server) onReplySent(i uint32) {
 	x := &sv.ctxs[i]
 	if x.state != ctxReplying && x.state != ctxAwaitDone {
 		return
+	}
+	// The send queue executes in order: every reply Send posted before this one is done.
+	k := 0
+	for ; k < len(sv.retire) && sv.ctxs[sv.retire[k]].seq < x.seq; k++ {
+		sv.release(sv.retire[k])
+	}
+	if k > 0 {
+		n := copy(sv.retire, sv.retire[k:])
+		sv.retire = sv.retire[:n]
 	}
 	x.waits &^= ctxWaitSend
 	if x.waits&ctxWaitDone != 0 {
