@@ -1,7 +1,10 @@
 package rpcrdma
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 )
 
@@ -572,6 +576,53 @@ func TestJSON(t *testing.T) {
 	for _, want := range []string{`"role":"requester"`, `"write_chunk":1`, `"memory":"windows"`, `"max_credit":8`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("stats JSON lacks %s: %s", want, b)
+		}
+	}
+}
+
+// TestPrivateDataBytes: what a requester puts in its connect private data, exactly: the RFC
+// 8797 message (format identifier, version 1, R bit, sizes as (size/1024)-1), then the
+// extension block.
+func TestPrivateDataBytes(t *testing.T) {
+	dev, err := soft.New(soft.Config{}).Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	l, err := dev.Listen(soft.InprocPrefix + "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{SendSize: 8192, RecvSize: 4096, RemoteInvalidate: true, Memory: MemoryWindows, ResponderRead: true},
+			"f6ab0e18 01 01 07 03 72726231 01 000000"},
+		{Config{RemoteInvalidate: true, ReverseCredits: 2}, // preregistered: R cleared
+			"f6ab0e18 01 00 03 03 72726231 02 000000"},
+		{Config{NoPrivateData: true}, "72726231 00 000000"},
+	} {
+		errc := make(chan error, 1)
+		go func() {
+			c, err := Dial(context.Background(), dev, l.Addr(), tc.cfg)
+			if err == nil {
+				c.Close()
+			}
+			errc <- err
+		}()
+		req, err := l.Accept(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := hex.DecodeString(strings.ReplaceAll(tc.want, " ", ""))
+		if got := req.PrivateData(); !bytes.HasPrefix(got, want) || strings.Trim(string(got[len(want):]), "\x00") != "" {
+			t.Errorf("%+v: private data %x, want %x", tc.cfg, got, want)
+		}
+		req.Reject(nil)
+		if err := <-errc; err == nil {
+			t.Error("Dial succeeded against a rejecting listener")
 		}
 	}
 }

@@ -190,16 +190,8 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 	if cfg.Memory == MemoryPreregistered {
 		cfg.RemoteInvalidate = false // see Config.RemoteInvalidate
 	}
-	local := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.SendSize, RecvSize: cfg.RecvSize}
 	var pd [PrivateDataSize + extSize]byte
-	n := 0
-	if !cfg.NoPrivateData {
-		if _, err := local.Encode(pd[:]); err != nil {
-			return nil, &SetupError{"private data", err}
-		}
-		n = PrivateDataSize
-	}
-	n += encodeExt(pd[n:], ext{responderRead: cfg.ResponderRead, reverse: cfg.ReverseCredits > 0})
+	local, n := ownPrivateData(cfg, pd[:])
 	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
 	c.params.Role = RoleRequester
 	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
@@ -221,6 +213,18 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 		return nil, err
 	}
 	return c, nil
+}
+
+// ownPrivateData encodes into b what this side sends while connecting: the RFC 8797
+// message (unless NoPrivateData) and the extension block. cfg is validated, so the sizes
+// encode.
+func ownPrivateData(cfg Config, b []byte) (PrivateData, int) {
+	local := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.SendSize, RecvSize: cfg.RecvSize}
+	n := 0
+	if !cfg.NoPrivateData {
+		n, _ = local.Encode(b)
+	}
+	return local, n + encodeExt(b[n:], ext{responderRead: cfg.ResponderRead, reverse: cfg.ReverseCredits > 0})
 }
 
 // Accept waits for one connection request on l and sets up a responder endpoint for it.
@@ -245,17 +249,8 @@ func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 	if pext.reverse {
 		reverse = cfg.ReverseCredits
 	}
-	local := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.SendSize, RecvSize: cfg.RecvSize}
 	var pd [PrivateDataSize + extSize]byte
-	n := 0
-	if !cfg.NoPrivateData {
-		if _, err := local.Encode(pd[:]); err != nil {
-			req.Reject(nil)
-			return nil, &SetupError{"private data", err}
-		}
-		n = PrivateDataSize
-	}
-	n += encodeExt(pd[n:], ext{responderRead: cfg.ResponderRead, reverse: cfg.ReverseCredits > 0})
+	local, n := ownPrivateData(cfg, pd[:])
 	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
 	c.params.Role = RoleResponder
 	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
