@@ -21,7 +21,9 @@ type ServeConfig struct {
 	// Done, if set, is called once per connection after its poller stopped, with the
 	// connection (its Stats final) and the reason: nil when Serve's context ended, the
 	// *BrokenError when the peer went away or the connection failed. The connection is
-	// closed after Done returns.
+	// closed after Done returns. A connection request that could not be set up is reported
+	// with a nil Conn and the setup error. Done runs on the connection's poller thread (or,
+	// for setup errors, the accepting goroutine), concurrently for different connections.
 	Done func(c *Conn, err error)
 }
 
