@@ -114,3 +114,97 @@ func TestServe(t *testing.T) {
 		t.Fatalf("served %v, want 2 × %d", served, rounds*len(calls))
 	}
 }
+
+// TestMux serves two connections that share one CQ from one poller.
+func TestMux(t *testing.T) {
+	prov := soft.New(soft.Config{})
+	cdev, _ := prov.Open("")
+	sdev, _ := prov.Open("")
+	defer cdev.Close()
+	defer sdev.Close()
+	l, err := sdev.Listen(soft.InprocPrefix + "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cq, err := sdev.NewCQ(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cq.Close()
+	scfg := testCfg(4096)
+	scfg.CQ = cq
+	var mux Mux
+	var reqs []*Conn
+	for range 2 {
+		ch := make(chan *Conn, 1)
+		go func() {
+			c, err := Accept(context.Background(), sdev, l, scfg)
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- c
+		}()
+		c, err := Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, c)
+		rc := <-ch
+		if rc == nil {
+			t.FailNow()
+		}
+		if _, err := rc.Progress(nil); err == nil {
+			t.Error("Progress on a shared CQ must be refused")
+		}
+		mux.Add(rc)
+	}
+	p := datapath.NewPoller(datapath.PollerConfig{})
+	p.Start(cq, &mux)
+	var done [8]Result
+	deadline := time.Now().Add(10 * time.Second)
+	for i := range 200 {
+		for _, c := range reqs {
+			for {
+				err := c.Submit(Call{Proc: benchprog.ProcSource, Size: 100 * i, Tag: uint64(i)})
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, ErrNoCredit) || time.Now().After(deadline) {
+					t.Fatal(err)
+				}
+				c.Progress(done[:])
+			}
+		}
+	}
+	for _, c := range reqs {
+		for c.Stats.Completed < 200 && time.Now().Before(deadline) {
+			n, err := c.Progress(done[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range done[:n] {
+				if r.Err != nil {
+					t.Fatal(r.Err)
+				}
+			}
+		}
+	}
+	for i, c := range reqs {
+		if c.Stats.Completed != 200 || c.Stats.Failed != 0 {
+			t.Errorf("requester %d: %d completed, %d failed", i, c.Stats.Completed, c.Stats.Failed)
+		}
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range mux.Conns() {
+		if c.Stats.Served != 200 {
+			t.Errorf("responder %d served %d", i, c.Stats.Served)
+		}
+		c.Close()
+	}
+	for _, c := range reqs {
+		c.Close()
+	}
+}
