@@ -1,13 +1,11 @@
 package rpcrdma
 
 import (
-	"errors"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 )
 
 // Context states.
@@ -309,126 +307,6 @@ func (sv *server) onReadDone(i uint32) {
 	}
 }
 
-// serve decodes the call in x and answers it.
-func (sv *server) serve(i int32, x *sctx) {
-	c := sv.c
-	call := &sv.rpc
-	off, err := call.Decode(x.msg)
-	rep := &sv.rep
-	*rep = oncrpc.Reply{XID: call.XID, Stat: oncrpc.Accepted, Accept: oncrpc.Success}
-	switch {
-	case err != nil && errors.Is(err, oncrpc.ErrRPCVersion):
-		rep.Stat, rep.Reject, rep.Low, rep.High = oncrpc.Denied, oncrpc.RPCMismatch, oncrpc.RPCVersion, oncrpc.RPCVersion
-	case err != nil:
-		if len(x.msg) < 4 {
-			sv.errorReply(i, x, ErrCodeChunk)
-			return
-		}
-		rep.XID = be32(x.msg)
-		rep.Accept = oncrpc.GarbageArgs
-	case call.Prog != benchprog.Program:
-		rep.Accept = oncrpc.ProgUnavail
-	case call.Vers != benchprog.Version:
-		rep.Accept, rep.Low, rep.High = oncrpc.ProgMismatch, benchprog.Version, benchprog.Version
-	case call.Proc > benchprog.ProcSource:
-		rep.Accept = oncrpc.ProcUnavail
-	}
-	if rep.Stat != oncrpc.Accepted || rep.Accept != oncrpc.Success {
-		sv.replySmall(i, x, nil)
-		return
-	}
-	body := x.msg[off:]
-	switch call.Proc {
-	case benchprog.ProcNull:
-		sv.replySmall(i, x, nil)
-	case benchprog.ProcEcho:
-		var e benchprog.Echo
-		if _, err := e.Decode(body); err != nil {
-			rep.Accept = oncrpc.GarbageArgs
-			sv.replySmall(i, x, nil)
-			return
-		}
-		// The result is the argument: encode the reply header in place right before the
-		// data, over the call's own header, so the reply message is contiguous where the
-		// data already lies.
-		buf, start := x.sink, 0
-		if !x.pos0 {
-			buf, start = x.recv, x.recvOff()
-		}
-		dataOff := start + off + 4
-		msgOff := dataOff - 4 - replyHeaderSize
-		b := buf.Bytes()
-		rep.Encode(b[msgOff:])
-		ee := benchprog.Echo{Data: b[dataOff : dataOff+len(e.Data)]}
-		ee.Encode(b[dataOff-4:])
-		sv.reply(i, x, buf, msgOff, replyHeaderSize+ee.Size(), -1, 0)
-	case benchprog.ProcSink:
-		var a benchprog.SinkArgs
-		if x.chunk != nil {
-			_, err = a.DecodeReduced(body, x.chunk)
-		} else {
-			_, err = a.Decode(body)
-		}
-		if err != nil {
-			rep.Accept = oncrpc.GarbageArgs
-			sv.replySmall(i, x, nil)
-			return
-		}
-		res := benchprog.SinkRes{Count: uint32(len(a.Data))}
-		if a.Verify {
-			res.Check = benchprog.CheckOK
-			if bad := benchprog.Verify(a.Data, a.Seed, 0); bad >= 0 {
-				res.Check, res.BadOffset = benchprog.CheckBad, uint32(bad)
-			}
-		}
-		sv.replySmall(i, x, &res)
-	case benchprog.ProcSource:
-		var a benchprog.SourceArgs
-		if _, err := a.Decode(body); err != nil {
-			rep.Accept = oncrpc.GarbageArgs
-			sv.replySmall(i, x, nil)
-			return
-		}
-		res := benchprog.SourceRes{}
-		b := x.sink.Bytes()
-		if int(a.Size) > c.cfg.MaxPayload {
-			res.Stat = benchprog.SourceTooBig
-		} else {
-			res.Data = b[headroom : headroom+int(a.Size)]
-			if a.Fill {
-				benchprog.Fill(res.Data, a.Seed, 0)
-			}
-			if c.corrupt && len(res.Data) > 0 {
-				res.Data[0] ^= 0xff
-			}
-		}
-		msgOff := headroom - sourceResPrefix - replyHeaderSize
-		rep.Encode(b[msgOff:])
-		res.Encode(b[headroom-sourceResPrefix:])
-		sv.reply(i, x, x.sink, msgOff, replyHeaderSize+res.Size(), headroom, len(res.Data))
-	}
-}
-
-// recvOff is where x.msg starts in its receive buffer: the message is what follows the
-// transport header, up to the received length.
-func (x *sctx) recvOff() int {
-	b := x.recv.Bytes()
-	// msg is b[hdrLen:byteLen] and shares b's backing array: cap(msg) = cap(b) - hdrLen.
-	return cap(b) - cap(x.msg)
-}
-
-// replySmall answers with a reply built in the context's send buffer (after room for the
-// transport header): the RPC reply header and, for SINK, its result.
-func (sv *server) replySmall(i int32, x *sctx, res *benchprog.SinkRes) {
-	b := x.send.Bytes()
-	n, _ := sv.rep.Encode(b[smallOff:])
-	if res != nil {
-		m, _ := res.Encode(b[smallOff+n:])
-		n += m
-	}
-	sv.reply(i, x, x.send, smallOff, n, -1, 0)
-}
-
 // smallOff is where small replies are built in a send buffer: past any transport header.
 const smallOff = sendBufSize / 2
 
@@ -615,63 +493,6 @@ func (sv *server) onReplySent(i uint32) {
 		x.state = ctxAwaitDone
 		return
 	}
-	if x.waits == 0 {
-		sv.release(int32(i))
-	}
-}
-
-// onDone handles RDMA_DONE: the requester finished pulling the Read chunk of the reply to
-// xid. A notification for no waiting chunk is dropped silently (draft section 4.1.3).
-func (sv *server) onDone(xid uint32) {
-	c := sv.c
-	for k, i := range sv.waiting {
-		x := &sv.ctxs[i]
-		if x.hdr.XID != xid {
-			continue
-		}
-		sv.waiting = append(sv.waiting[:k], sv.waiting[k+1:]...)
-		sv.pendingDone--
-		c.Stats.DoneReceived++
-		sv.unexpose(i, x)
-		return
-	}
-	c.Stats.DoneStray++
-}
-
-// expireDone releases the Read chunks whose requester sent no RDMA_DONE in time.
-func (sv *server) expireDone(now time.Time) {
-	for len(sv.waiting) > 0 {
-		i := sv.waiting[0]
-		x := &sv.ctxs[i]
-		if now.Before(x.deadline) {
-			return
-		}
-		copy(sv.waiting, sv.waiting[1:])
-		sv.waiting = sv.waiting[:len(sv.waiting)-1]
-		sv.pendingDone--
-		sv.c.Stats.DoneTimeouts++
-		sv.unexpose(i, x)
-	}
-}
-
-// unexpose ends a responder-provided Read chunk: its window is invalidated, so a late READ
-// fails, and the context is released once that and the reply's Send have completed.
-func (sv *server) unexpose(i int32, x *sctx) {
-	x.waits &^= ctxWaitDone
-	if x.mwUsed {
-		x.mwUsed = false
-		x.waits |= ctxWaitInv
-		sv.c.queue(datapath.SendWR{ID: wrID(kindCtxInv, uint32(i)), Op: datapath.OpLocalInv, Flags: datapath.FlagSignaled, InvRKey: x.mwKey})
-		return
-	}
-	if x.waits == 0 {
-		sv.release(i)
-	}
-}
-
-func (sv *server) onInvDone(i uint32) {
-	x := &sv.ctxs[i]
-	x.waits &^= ctxWaitInv
 	if x.waits == 0 {
 		sv.release(int32(i))
 	}
