@@ -626,3 +626,29 @@ func TestPrivateDataBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestAsymmetricThresholds: each direction uses its own threshold: small calls, large
+// replies (and the reverse direction the other way round, RFC 8167 section 4.2).
+func TestAsymmetricThresholds(t *testing.T) {
+	rc, sc := testCfg(1024), testCfg(1024)
+	rc.SendSize, rc.RecvSize, rc.ReverseCredits = 1024, 65536, 2
+	sc.SendSize, sc.RecvSize, sc.ReverseCredits = 65536, 1024, 2
+	p := newPair(t, rc, sc)
+	for _, tc := range []struct {
+		from   *Conn
+		c      Call
+		cc, rc Class
+	}{
+		{p.req, Call{Proc: benchprog.ProcSource, Size: 60000}, ClassShort, ClassShort},
+		{p.req, Call{Proc: benchprog.ProcEcho, Size: 30000}, ClassPosZeroRead, ClassShort},
+		{p.req, Call{Proc: benchprog.ProcSink, Size: 2000}, ClassReadChunk, ClassShort},
+		{p.rsp, Call{Proc: benchprog.ProcSink, Size: 60000}, ClassShort, ClassShort},
+		{p.rsp, Call{Proc: benchprog.ProcSource, Size: 2000}, ClassShort, ClassWriteChunk},
+		{p.rsp, Call{Proc: benchprog.ProcEcho, Size: 30000}, ClassShort, ClassReplyChunk},
+	} {
+		r := p.call(tc.from, tc.c)
+		if r.Err != nil || r.CallClass != tc.cc || r.ReplyClass != tc.rc {
+			t.Errorf("%s %s %d: %v %s/%s, want %s/%s", tc.from.params.Role, procNames[tc.c.Proc], tc.c.Size, r.Err, r.CallClass, r.ReplyClass, tc.cc, tc.rc)
+		}
+	}
+}
