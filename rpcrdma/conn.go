@@ -208,7 +208,11 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 	c.qp = qp
 	peer, ok := FindPrivateData(qp.PeerPrivateData())
 	pext := findExt(qp.PeerPrivateData())
-	if err := c.setup(dev, peer, ok, pext, cfg.Credits, cfg.ReverseCredits); err != nil {
+	if err := c.prepare(dev, peer, ok, pext, cfg.Credits, cfg.ReverseCredits); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.start(); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -260,13 +264,21 @@ func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 		return nil, err
 	}
 	c.cq = cq
+	// Memory is set up before accepting, so that the receives are posted the moment the
+	// connection exists: the requester may send its first call as soon as it is
+	// established, and a Send that finds no receive is only retried for so long (RNR).
+	if err := c.prepare(dev, peer, ok, pext, reverse, cfg.Credits); err != nil {
+		req.Reject(nil)
+		c.Close()
+		return nil, err
+	}
 	qp, err := req.Accept(qpc, pd[:n])
 	if err != nil {
 		c.Close()
 		return nil, &SetupError{"accept", err}
 	}
 	c.qp = qp
-	if err := c.setup(dev, peer, ok, pext, reverse, cfg.Credits); err != nil {
+	if err := c.start(); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -336,11 +348,10 @@ func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.
 	}, nil
 }
 
-// setup derives the negotiated parameters, carves the memory and posts the receives.
-func (c *Conn) setup(dev datapath.Device, peer PrivateData, peerSent bool, pext ext, out, in int) error {
+// prepare derives the negotiated parameters and sets up the memory, slots and contexts: all
+// of a connection's setup that does not need its queue pair.
+func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pext ext, out, in int) error {
 	cfg := c.cfg
-	c.qpn = c.qp.QPN()
-	c.inline = c.qp.Caps().MaxInlineData
 	p := &c.params
 	p.Peer, p.PeerSent = peer, peerSent
 	local := p.Local
@@ -402,9 +413,14 @@ func (c *Conn) setup(dev datapath.Device, peer PrivateData, peerSent bool, pext 
 		return err
 	}
 	c.Stats.Params = c.params
+	return nil
+}
 
-	// RFC 8167 section 4.3: every receive this side may need is posted before it sends
-	// anything.
+// start begins work on the established queue pair: every receive this side may need is
+// posted before it sends anything (RFC 8167 section 4.3).
+func (c *Conn) start() error {
+	c.qpn = c.qp.QPN()
+	c.inline = c.qp.Caps().MaxInlineData
 	c.replenish()
 	if err := c.flush(); err != nil {
 		return &SetupError{"post receives", err}
