@@ -79,7 +79,7 @@ func TestInlineBoundary(t *testing.T) {
 // outstanding than granted; the responder never holds more calls than it granted, and keeps
 // at least that many receives posted.
 func TestCreditsNeverExceeded(t *testing.T) {
-	for _, grant := range []int{64, 13} {
+	for _, grant := range []int{64, 13, 1} {
 		t.Run(fmt.Sprint(grant), func(t *testing.T) {
 			rc, sc := testCfg(4096), testCfg(4096)
 			rc.Credits, sc.Credits = 64, grant
