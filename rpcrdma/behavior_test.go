@@ -314,6 +314,7 @@ func TestRemoteInvalidation(t *testing.T) {
 			rc, sc := testCfg(1024), testCfg(1024)
 			rc.Memory, sc.Memory = tc.mem, tc.mem
 			rc.RemoteInvalidate, sc.RemoteInvalidate = tc.req, tc.rsp
+			rc.ResponderRead, sc.ResponderRead = true, true
 			p := newPair(t, rc, sc)
 			on := tc.req && tc.rsp && tc.mem == MemoryWindows
 			if got := p.req.Params().Inline.RemoteInvalidate; got != on {
@@ -325,6 +326,9 @@ func TestRemoteInvalidation(t *testing.T) {
 				{Proc: benchprog.ProcEcho, Size: 5000},                           // pos0 + Reply chunk: two
 				{Proc: benchprog.ProcNull, Class: ClassShort},                    // none
 				{Proc: benchprog.ProcSource, Size: 5000, Class: ClassReplyChunk}, // one
+				// pos0 call; the reply comes in a responder-provided Read chunk, whose
+				// RDMA_NOMSG invalidates the call's window: one
+				{Proc: benchprog.ProcEcho, Size: 5000, Class: ClassResponderRead},
 			}
 			for _, c := range calls {
 				if r := p.call(p.req, c); r.Err != nil {
@@ -338,11 +342,11 @@ func TestRemoteInvalidation(t *testing.T) {
 					t.Fatalf("preregistered: %+v", st)
 				}
 			case on:
-				if st.Binds != 5 || st.RemoteInvalidated != 4 || st.LocalInvs != 1 || p.rsp.Stats.SendInv.Count != 4 {
+				if st.Binds != 6 || st.RemoteInvalidated != 5 || st.LocalInvs != 1 || p.rsp.Stats.SendInv.Count != 5 {
 					t.Fatalf("binds %d, remote %d, local %d, send-inv %d", st.Binds, st.RemoteInvalidated, st.LocalInvs, p.rsp.Stats.SendInv.Count)
 				}
 			default:
-				if st.Binds != 5 || st.RemoteInvalidated != 0 || st.LocalInvs != 5 || p.rsp.Stats.SendInv.Count != 0 {
+				if st.Binds != 6 || st.RemoteInvalidated != 0 || st.LocalInvs != 6 || p.rsp.Stats.SendInv.Count != 0 {
 					t.Fatalf("binds %d, remote %d, local %d, send-inv %d", st.Binds, st.RemoteInvalidated, st.LocalInvs, p.rsp.Stats.SendInv.Count)
 				}
 			}

@@ -511,7 +511,12 @@ func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 	i := uint32((xid ^ cl.base) & 0xffff)
 	s.waits &^= waitReply
 	cl.outstanding--
-	cl.grant(c.sv.ctxs[ctx].credit)
+	x := &c.sv.ctxs[ctx]
+	cl.grant(x.credit)
+	if x.invalidated {
+		s.remoteInv, s.invKey = true, x.invKey
+		c.Stats.RemoteInvalidated++
+	}
 	s.ctx = ctx
 	s.replyClass = ClassResponderRead
 	cl.parse(s, msg, nil, false)

@@ -43,6 +43,8 @@ type sctx struct {
 	mwKey        uint32
 	mwUsed       bool
 	serving      bool   // counted in server.serving
+	invalidated  bool   // the message's receive invalidated invKey (Send With Invalidate)
+	invKey       uint32
 	seq          uint64 // number of its reply Send, in posting order
 }
 
@@ -235,7 +237,6 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 
 // onPositionZero starts pulling an RDMA_NOMSG message's Position Zero Read chunk.
 func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
-	c := sv.c
 	i, x := sv.take(buf)
 	if x == nil {
 		return
@@ -254,9 +255,9 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 		return
 	}
 	x.msg = x.sink.Bytes()[:total]
-	if wc.Invalidated {
-		c.Stats.RemoteInvalidated++
-	}
+	// If this is a reply in a responder-provided Read chunk, the responder may have
+	// invalidated one of the call's keys with it: the calling half needs to know.
+	x.invalidated, x.invKey = wc.Invalidated, wc.InvRKey
 	sv.pull(i, x, 0)
 }
 

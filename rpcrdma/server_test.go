@@ -208,3 +208,55 @@ func TestMux(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestOverTCP runs the class matrix with the responder and the requester on separate soft
+// devices joined by a TCP connection (the soft provider's between-process mode), where
+// completions arrive from the provider's own goroutines, not from the poster's.
+func TestOverTCP(t *testing.T) {
+	prov := soft.New(soft.Config{})
+	cdev, _ := prov.Open("")
+	sdev, _ := prov.Open("")
+	defer cdev.Close()
+	defer sdev.Close()
+	l, err := sdev.Listen("127.0.0.1:0")
+	if errors.Is(err, datapath.ErrNotSupported) {
+		t.Skip("soft provider without TCP mode")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, mem := range []MemoryMode{MemoryPreregistered, MemoryWindows} {
+		cfg := testCfg(4096)
+		cfg.Memory, cfg.ResponderRead, cfg.RemoteInvalidate, cfg.ReverseCredits = mem, true, true, 2
+		ch := make(chan *Conn, 1)
+		go func() {
+			c, err := Accept(context.Background(), sdev, l, cfg)
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- c
+		}()
+		req, err := Dial(context.Background(), cdev, l.Addr(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rsp := <-ch
+		if rsp == nil {
+			t.FailNow()
+		}
+		p := &pair{t: t, req: req, rsp: rsp}
+		p.call(p.req, Call{Proc: benchprog.ProcNull})
+		for _, from := range []*Conn{p.req, p.rsp} {
+			for i, tc := range classCases(4096) {
+				tc.call.Tag = uint64(i)
+				r := p.call(from, tc.call)
+				if r.Err != nil || r.CallClass != tc.wantCall || r.ReplyClass != tc.wantReply {
+					t.Errorf("%s %s %s: err %v, classes %s/%s, want %s/%s", mem, from.params.Role, tc.name, r.Err, r.CallClass, r.ReplyClass, tc.wantCall, tc.wantReply)
+				}
+			}
+		}
+		req.Close()
+		rsp.Close()
+	}
+}
