@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -34,6 +35,11 @@ func roundTrip(p *pair, c Call, done []Result) {
 // TestZeroAllocs: the RPC path allocates nothing per RPC, in every class and both memory
 // modes.
 func TestZeroAllocs(t *testing.T) {
+	if os.Getenv("RPCRDMA_TEST_TCP") != "" {
+		// AllocsPerRun runs at GOMAXPROCS 1, where this goroutine's busy polling starves
+		// the provider's TCP goroutines; allocations are the engine's, checked in process.
+		t.Skip("in-process provider only")
+	}
 	for _, mem := range []MemoryMode{MemoryPreregistered, MemoryWindows} {
 		cfg := testCfg(4096)
 		cfg.Memory = mem

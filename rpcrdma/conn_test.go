@@ -3,6 +3,7 @@ package rpcrdma
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -11,9 +12,9 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 )
 
-// pair is a requester and a responder connected over the soft provider in process, each
-// on its own device (as on two hosts: neither can use the other's keys), both driven by the
-// test goroutine.
+// pair is a requester and a responder connected over the soft provider in process (or, with
+// RPCRDMA_TEST_TCP set, over its TCP mode), each on its own device (as on two hosts: neither
+// can use the other's keys), both driven by the test goroutine.
 type pair struct {
 	t        testing.TB
 	req, rsp *Conn
@@ -30,7 +31,11 @@ func newPair(t testing.TB, reqCfg, rspCfg Config) *pair {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := rdev.Listen(soft.InprocPrefix + "0")
+	addr := soft.InprocPrefix + "0"
+	if os.Getenv("RPCRDMA_TEST_TCP") != "" {
+		addr = "127.0.0.1:0" // the soft provider's between-process mode
+	}
+	l, err := rdev.Listen(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
