@@ -42,8 +42,8 @@ type sctx struct {
 	mw           datapath.MW
 	mwKey        uint32
 	mwUsed       bool
-	serving      bool   // counted in server.serving
-	invalidated  bool   // the message's receive invalidated invKey (Send With Invalidate)
+	serving      bool // counted in server.serving
+	invalidated  bool // the message's receive invalidated invKey (Send With Invalidate)
 	invKey       uint32
 	seq          uint64 // number of its reply Send, in posting order
 }
