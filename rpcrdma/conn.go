@@ -171,6 +171,19 @@ const (
 	kindUnsignaled
 )
 
+// kindOps name the work request kinds in a *BrokenError.
+var kindOps = [...]string{
+	kindRecv:       "receive",
+	kindCallSend:   "call Send",
+	kindDoneSend:   "RDMA_DONE Send",
+	kindInv:        "LOCAL_INV",
+	kindReplySend:  "reply Send",
+	kindCtxRead:    "RDMA READ",
+	kindCtxInv:     "LOCAL_INV of a Read chunk window",
+	kindErrSend:    "RDMA_ERROR Send",
+	kindUnsignaled: "unsignalled work request",
+}
+
 func wrID(kind int, idx uint32) uint64 { return uint64(kind)<<56 | uint64(idx) }
 
 // headroom is reserved before the payload in slot and sink buffers: room to encode the RPC
@@ -573,7 +586,12 @@ func (c *Conn) CQ() datapath.CQ { return c.cq }
 func (c *Conn) handle(wc *datapath.Completion) {
 	kind, idx := int(wc.ID>>56), uint32(wc.ID&(1<<56-1))
 	if wc.Status != datapath.StatusSuccess {
-		c.fail("completion "+wc.Op.String(), wc.Status.Err())
+		// The completion's Op is not meaningful on failure; the id says what it was.
+		op := "completion"
+		if kind < len(kindOps) {
+			op = kindOps[kind]
+		}
+		c.fail(op, wc.Status.Err())
 		return
 	}
 	switch kind {
