@@ -758,16 +758,3 @@ func (c *Conn) fail(op string, err error) {
 
 // nanotime seeds XIDs and payload patterns at setup.
 func nanotime() int64 { return time.Now().UnixNano() }
-
-// clearHeader empties h for encoding a new message. Unlike Header.Reset, which assigns a
-// whole struct (pointer fields included, so with write barriers), it only shortens the
-// lists and zeroes the scalars: the hot path builds a header or two per RPC.
-func clearHeader(h *Header) {
-	h.ReadList = h.ReadList[:0]
-	h.WriteList = h.WriteList[:0]
-	h.WriteCounts = h.WriteCounts[:0]
-	h.Reply = h.Reply[:0]
-	h.HasReply = false
-	h.Err, h.VersLow, h.VersHigh = 0, 0, 0
-	h.fixed = 0
-}

@@ -317,7 +317,7 @@ func (c *Conn) Submit(call Call) error {
 	cl.rpc.Encode(ob[msgOff:])
 
 	h := &cl.hdr
-	clearHeader(h)
+	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = s.xid, Version, cl.max, ProcMsg
 	var sgl [2]datapath.SGE
 	nsge := 1
@@ -548,7 +548,7 @@ func (cl *client) sendDone(s *slot, xid uint32) {
 		id = wrID(kindErrSend, buf.Index())
 	}
 	h := &cl.hdr
-	clearHeader(h)
+	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, cl.max, ProcDone
 	n, _ := h.Encode(buf.Bytes())
 	c.queue(datapath.SendWR{ID: id, Op: datapath.OpSend, Flags: datapath.FlagSignaled}, buf.SGE(n))

@@ -320,7 +320,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	c := sv.c
 	ch := &x.hdr
 	h := &sv.rh
-	clearHeader(h)
+	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, Version, sv.grantFor(ch.Credit), ProcMsg
 	// The Write list comes back with its segment count unchanged and the lengths used
 	// (RFC 8166 section 4.4.6.1: zero for unused chunks).
@@ -464,7 +464,7 @@ func (sv *server) overrun(i int32, x *sctx) {
 func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	c := sv.c
 	h := &sv.rh
-	clearHeader(h)
+	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, Version, sv.grantFor(x.hdr.Credit), ProcError, code
 	if code == ErrCodeVers {
 		h.VersLow, h.VersHigh = Version, Version
