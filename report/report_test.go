@@ -78,7 +78,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, want := range []string{"soft0", "rxe0", "fe80::1 RoCE v2 eth0", "max_inline_data", "1.0", "Ethernet",
 		"results/rxe.json", "v1, send 8192 B, recv 8192 B, R=1 [f6ab0e1801010707]", "rpc xid 0x2a: no reply in 1s",
-		`<tr class="all">`, "1–3", "6.12.0 #1 SMP", "go1.26, GOMAXPROCS 2"} {
+		`<tr class="all`, "1–3", "6.12.0 #1 SMP", "go1.26, GOMAXPROCS 2"} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("html lacks %q", want)
 		}
@@ -301,7 +301,7 @@ func TestFailedRuns(t *testing.T) {
 	html, md := read(t, h), read(t, m)
 	checkHTML(t, html)
 	for _, want := range []string{"run(s) 1 have no points and are not charted",
-		"chart run 1 is run 2, chart run 2 is run 3", `<tr class="cut">`, ">6*<", "* marks a point cut short",
+		"chart run 1 is run 2, chart run 2 is run 3", `<tr class="cut`, ">6*<", "* marks a point cut short",
 		`<span class="status interrupted">interrupted</span> signal: interrupt`, "<svg "} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("mixed page lacks %q", want)

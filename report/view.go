@@ -66,14 +66,18 @@ type table struct {
 	Rows []row
 }
 
-// row is one table row; Class is a CSS class ("all" for a point's total over its classes,
-// "cut" for a point cut short).
+// row is one table row. Class is a CSS class ("all" for a point's total over its classes,
+// "cut" for a point cut short, "used" for the port the run used); Odd stripes the row, by row
+// or, in the summary, by point, so that a point's rows read as one.
 type row struct {
 	Cells []string
 	Class string
+	Odd   bool
 }
 
-func (t *table) add(class string, cells ...string) { t.Rows = append(t.Rows, row{cells, class}) }
+func (t *table) add(class string, cells ...string) {
+	t.Rows = append(t.Rows, row{Cells: cells, Class: class, Odd: len(t.Rows)%2 == 1})
+}
 
 // build makes the page of runs. It returns a nil page with the error when the input cannot be
 // reported at all; otherwise the page, the charts, and the errors of charts left out.
@@ -172,6 +176,19 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 		}
 		pg.Charts = append(pg.Charts, v)
 	}
+	// A chart split in parts (a spectrum with many lines) repeats its title: number the parts
+	// so that the contents tell them apart.
+	seen := map[string]int{}
+	for _, c := range pg.Charts {
+		seen[c.Title]++
+	}
+	part := map[string]int{}
+	for _, c := range pg.Charts {
+		if n := seen[c.Title]; n > 1 {
+			part[c.Title]++
+			c.Title += " (part " + strconv.Itoa(part[c.Title]) + " of " + strconv.Itoa(n) + ")"
+		}
+	}
 	return pg, pg.Charts, errors.Join(errs...)
 }
 
@@ -239,12 +256,12 @@ func runOf(k int, r *results.Run, src string) *runView {
 			{"node GUID", or(d.NodeGUID)},
 			{"vendor:part", vendor},
 			{"max_inline_data", strconv.Itoa(d.MaxInlineData) + " B"},
-			{"max_sge", strconv.Itoa(d.MaxSGE)},
-			{"max_qp_wr", strconv.Itoa(d.MaxQPWR)},
-			{"max_cqe", strconv.Itoa(d.MaxCQE)},
-			{"max_qp_rd_atom", strconv.Itoa(d.MaxQPRdAtom)},
-			{"max_mr_size", strconv.FormatUint(d.MaxMRSize, 10) + " B"},
-			{"max_mw", strconv.Itoa(d.MaxMW)},
+			{"max_sge", num(d.MaxSGE)},
+			{"max_qp_wr", num(d.MaxQPWR)},
+			{"max_cqe", num(d.MaxCQE)},
+			{"max_qp_rd_atom", num(d.MaxQPRdAtom)},
+			{"max_mr_size", mrSize(d.MaxMRSize)},
+			{"max_mw", num(d.MaxMW)},
 		}
 		rv.Ports = table{Head: []string{"port", "state", "active MTU", "link layer", "GIDs"}, Num: []bool{true, false, true, false, false}}
 		for _, p := range d.Ports {
@@ -313,8 +330,17 @@ func summaryTable(r *results.Run) (table, bool) {
 		for _, e := range p.Errors {
 			nerr += e.Count
 		}
+		first := true
 		line := func(cls, class string, s *results.Summary, tput bool) {
-			cells := append(append([]string(nil), pre...), class, strconv.FormatUint(s.Count, 10),
+			lead := pre
+			if !first {
+				// The point's parameters once, on its first row: the rows after it are its
+				// classes and its total.
+				lead = make([]string, len(pre))
+				lead[0] = pre[0]
+			}
+			first = false
+			cells := append(append([]string(nil), lead...), class, strconv.FormatUint(s.Count, 10),
 				micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max))
 			if tput {
 				cells = append(cells, strconv.FormatFloat(p.Throughput.RPCPerSec, 'f', 0, 64),
@@ -322,7 +348,7 @@ func summaryTable(r *results.Run) (table, bool) {
 			} else {
 				cells = append(cells, "", "", "")
 			}
-			t.add(cls, cells...)
+			t.Rows = append(t.Rows, row{Cells: cells, Class: cls, Odd: i%2 == 1})
 		}
 		var used []*results.ClassStats
 		for j := range p.Classes {
@@ -453,6 +479,13 @@ func ranges(ns []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+func mrSize(n uint64) string {
+	if n == 0 {
+		return Missing
+	}
+	return strconv.FormatUint(n, 10) + " B (" + bytesText(n) + ")"
 }
 
 func micros(v *int64) string {
