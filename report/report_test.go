@@ -78,7 +78,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, want := range []string{"soft0", "rxe0", "fe80::1 RoCE v2 eth0", "max_inline_data", "1.0", "Ethernet",
 		"results/rxe.json", "v1, send 8192 B, recv 8192 B, R=1 [f6ab0e1801010707]", "rpc xid 0x2a: no reply in 1s",
-		`<tr class="all`, "1–3", "6.12.0 #1 SMP", "go1.26, GOMAXPROCS 2"} {
+		`<tr class="all`, "1–3", `<td class="n">–</td>`, "1073741824 B (1.0 GiB)", "6.12.0 #1 SMP", "go1.26, GOMAXPROCS 2"} {
 		if !bytes.Contains(html, []byte(want)) {
 			t.Errorf("html lacks %q", want)
 		}
@@ -131,8 +131,18 @@ func checkHTML(t *testing.T, page []byte) {
 					}
 					ids[a.Value] = true
 				case "href":
-					if strings.HasPrefix(a.Value, "#") {
+					// Self-contained: links stay within the page; a chart's raster (the
+					// heatmap's colour bar) is a data URI.
+					switch {
+					case strings.HasPrefix(a.Value, "#"):
 						hrefs = append(hrefs, a.Value[1:])
+					case se.Name.Local == "image" && strings.HasPrefix(a.Value, "data:image/"):
+					default:
+						t.Errorf("link to %.60q leaves the page", a.Value)
+					}
+				case "src":
+					if !strings.HasPrefix(a.Value, "data:image/png;base64,") {
+						t.Errorf("<%s src=%.40q> loads something from outside the page", se.Name.Local, a.Value)
 					}
 				}
 			}
@@ -309,6 +319,28 @@ func TestFailedRuns(t *testing.T) {
 	}
 	if !bytes.Contains(md, []byte("**interrupted** signal: interrupt")) || !bytes.Contains(md, []byte(`| 6\* |`)) {
 		t.Error("markdown lacks the interruption or the cut point marker")
+	}
+
+	// A state this package does not know, a run without a device, and an open-loop point.
+	odd := clone(s)
+	odd.Status = results.Status{State: "paused"}
+	odd.Environment.Device = nil
+	odd.Points[0].Params.RateRPS = 25000
+	h, m, err = Write([]*results.Run{odd}, dir, Config{Name: "odd", NoCharts: true, Generated: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, md = read(t, h), read(t, m)
+	checkHTML(t, html)
+	for _, want := range []string{`<span class="status unknown">unknown state &#34;paused&#34;</span>`, "No device was opened.",
+		"<th class=\"n\">rate RPC/s</th>", `<td class="n">25000</td>`, `<td class="n">closed</td>`,
+		"generated 2026-11-22 04:00:00 UTC"} {
+		if !bytes.Contains(html, []byte(want)) {
+			t.Errorf("odd page lacks %q", want)
+		}
+	}
+	if !bytes.Contains(md, []byte("| device | none opened |")) || !bytes.Contains(md, []byte("generated 2026-11-22 04:00:00 UTC")) {
+		t.Error("odd markdown lacks the missing device or the generation time")
 	}
 
 	// A corrupt histogram costs the charts that need it, not the page.
