@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	htmltemplate "html/template"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ type page struct {
 
 type chart struct {
 	ID, Title, PNGFile string
+	PNGLink            string // PNGFile as a relative URL, for the Markdown
 	SVG                htmltemplate.HTML // inline SVG, or empty when URI is used
 	URI                htmltemplate.URL  // PNG data URI when Config.PNG
 	png                []byte
@@ -194,7 +196,7 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 
 // encode draws c as PNG (always: the Markdown links it) and as SVG for the page.
 func encode(c *plots.Chart, usePNG bool) (*chart, error) {
-	v := &chart{ID: "chart-" + c.Name, Title: c.Name, PNGFile: c.Name + ".png"}
+	v := &chart{ID: "chart-" + c.Name, Title: c.Name, PNGFile: c.Name + ".png", PNGLink: url.PathEscape(c.Name + ".png")}
 	if c.Plot != nil && c.Plot.Title.Text != "" {
 		v.Title = c.Plot.Title.Text
 	}
