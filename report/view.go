@@ -35,7 +35,7 @@ type page struct {
 
 type chart struct {
 	ID, Title, PNGFile string
-	PNGLink            string // PNGFile as a relative URL, for the Markdown
+	PNGLink            string            // PNGFile as a relative URL, for the Markdown
 	SVG                htmltemplate.HTML // inline SVG, or empty when URI is used
 	URI                htmltemplate.URL  // PNG data URI when Config.PNG
 	png                []byte
