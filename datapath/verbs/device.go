@@ -31,7 +31,8 @@ type device struct {
 
 	zmu     sync.Mutex
 	zombies []*zombie
-	slots   []int // free slots of cdev
+	slots   []int   // free slots of cdev
+	graves  []grave // released work request memory, freed a while later
 
 	mu     sync.RWMutex
 	closed bool
@@ -164,6 +165,9 @@ func (d *device) Close() error {
 		return &datapath.OpError{Op: "verbs: close " + d.info.Name, Err: errors.New("still open: " + strings.Join(open, ", "))}
 	}
 	d.reap(func(*zombie) bool { return true })
+	d.zmu.Lock()
+	d.bury(0) // every CQ is closed: nothing polls any more
+	d.zmu.Unlock()
 	if rc := C.ibv_dealloc_pd(d.pd); rc != 0 {
 		return opErr("ibv_dealloc_pd", rc)
 	}
@@ -262,12 +266,34 @@ func (d *device) claim(q *C.struct_vb_qp) error {
 	return nil
 }
 
-// release frees q and its slot; no completion of its queue pair may come any more. Callers
-// hold d.zmu.
+// grave is the C memory of a released queue pair. A poller may have loaded its pointer from
+// the slot table just before the release, so it is freed only when no poll call can still
+// be using it.
+type grave struct {
+	q  *C.struct_vb_qp
+	at time.Time
+}
+
+// release frees q's slot (the memory follows later); its queue pair is gone. Callers hold
+// d.zmu.
 func (d *device) release(q *C.struct_vb_qp) {
 	C.vb_dev_set(d.cdev, q.slot, nil)
 	d.slots = append(d.slots, int(q.slot))
-	C.vb_qp_free(q)
+	d.graves = append(d.graves, grave{q, time.Now()})
+}
+
+// bury frees the released memory older than age. Callers hold d.zmu.
+func (d *device) bury(age time.Duration) {
+	kept := d.graves[:0]
+	for _, g := range d.graves {
+		if time.Since(g.at) >= age {
+			C.vb_qp_free(g.q)
+		} else {
+			kept = append(kept, g)
+		}
+	}
+	clear(d.graves[len(kept):])
+	d.graves = kept
 }
 
 // reap destroys the lingering queue pairs for which dead says so.
@@ -285,4 +311,5 @@ func (d *device) reap(dead func(*zombie) bool) {
 	}
 	clear(d.zombies[len(kept):])
 	d.zombies = kept
+	d.bury(zombieLinger)
 }
