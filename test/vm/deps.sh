@@ -25,6 +25,12 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "vmtest: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# nfs-kernel-server's and rpcbind's postinst start services, which a container without an
+# init cannot do: policy-rc.d tells invoke-rc.d not to try (only if none is in place).
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod +x /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq >/dev/null
-# nfs-kernel-server's and rpcbind's postinst try to start services; there is no init here.
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
