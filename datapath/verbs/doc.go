@@ -19,12 +19,16 @@
 // into the caller's slice and may spin a bounded number of times (Config.PollSpin). C never
 // keeps a Go pointer: registered memory must come from outside the Go heap (mmap).
 //
-// Deviations from the datapath contract, forced by verbs:
+// Where verbs and the datapath contract meet:
 //   - Work request IDs must be below 1<<48: the top bits of the verbs wr_id carry the opcode
 //     (a completion in error has no valid opcode, and SEND_WITH_INV completes as SEND) and the
 //     queue pair's slot, through which polling frees queue entries so that posting beyond
 //     QPCaps fails with datapath.ErrQueueFull on every device (rxe accepts more than it
 //     reports).
-//   - MW.RKey is the key ibv_alloc_mw returned until the first bind is posted (not 0), so that
-//     datapath.NextRKey(mw.RKey()) is always the right key for the next bind.
+//   - A closed connection's queue pair lingers in the error state until its CQs close (or a
+//     second has passed), so that its flushed completions reach the CQ on devices that drop
+//     the completions of a destroyed queue pair.
+//   - Completion statuses are the device's own: rxe (kernel 6.1) reports a receive too small
+//     for a SEND and a SEND with a deregistered lkey as StatusLocalQPOperation, where RC
+//     hardware says StatusLocalLength and StatusLocalProtection.
 package verbs
