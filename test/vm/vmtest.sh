@@ -50,7 +50,7 @@ set -e
 
 echo
 echo "=== vmtest summary (guest log: $LOG)"
-grep -E '^VMTEST: (PASS|FAIL|XFAIL|XPASS)' "$LOG" | sed 's/^VMTEST: /  /' || true
+grep -E '^VMTEST: (PASS|FAIL|XFAIL|XPASS|WARN)' "$LOG" | sed 's/^VMTEST: /  /' || true
 tests=$(grep -cE '^(    )*--- PASS' "$LOG" || true)
 echo "  ($tests Go tests and subtests passed in the guest)"
 fails=$(grep -c '^VMTEST: FAIL' "$LOG" || true)
@@ -68,11 +68,12 @@ awk '
 	/^VMTEST: LAT perftest/ { for (i = 4; i <= NF; i++) { split($i, kv, "="); p[kv[1]] = kv[2] } low(pt, p["size"], p["t_typical_us"]); low(pm, p["size"], p["t_min_us"]) }
 	/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } z = f["size"]; if (!(z in ours)) order[++n] = z; low(ours, z, f["rtt_p50_us"]); low(omin, z, f["rtt_min_us"]) }
 	function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
+	function us(x) { return x > 0 ? sprintf("%.2f", x) : "n/a" }
 	END {
 		printf "    %6s | %14s %14s %6s | %14s %14s %6s\n", "bytes", "perftest 2xtyp", "ours p50", "ratio", "perftest 2xmin", "ours min", "ratio"
 		for (i = 1; i <= n; i++) {
 			z = order[i]
-			printf "    %6s | %14.2f %14.2f %6s | %14.2f %14.2f %6s\n", z, 2 * pt[z], ours[z], ratio(ours[z], 2 * pt[z]), 2 * pm[z], omin[z], ratio(omin[z], 2 * pm[z])
+			printf "    %6s | %14s %14s %6s | %14s %14s %6s\n", z, us(2 * pt[z]), us(ours[z]), ratio(ours[z], 2 * pt[z]), us(2 * pm[z]), us(omin[z]), ratio(omin[z], 2 * pm[z])
 		}
 	}' "$LOG"
 echo
