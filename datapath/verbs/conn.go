@@ -209,19 +209,18 @@ func (c *conn) RemoteAddr() string      { return c.remote }
 
 // Preallocated errors of the posting path (which must not allocate).
 var (
-	errPostBroken   = &datapath.OpError{Op: "ibv_post_send", Err: datapath.ErrBroken}
-	errRecvBroken   = &datapath.OpError{Op: "ibv_post_recv", Err: datapath.ErrBroken}
-	errSendFull     = &datapath.OpError{Op: "ibv_post_send", Err: datapath.ErrQueueFull}
-	errRecvFull     = &datapath.OpError{Op: "ibv_post_recv", Err: datapath.ErrQueueFull}
-	errSendSGE      = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("SGL longer than the queue pair's MaxSendSGE")}
-	errRecvSGE      = &datapath.OpError{Op: "ibv_post_recv", Err: errors.New("SGL longer than the queue pair's MaxRecvSGE")}
-	errInline       = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("inline data longer than the queue pair's MaxInlineData")}
-	errID           = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("work request ID must be below 1<<48 with the verbs provider")}
-	errOpcode       = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("invalid opcode for the send queue")}
-	errBindMW       = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("OpBindMW needs a MW of this device and SGL[0] inside an MR of this device")}
-	errRecvIDs      = &datapath.OpError{Op: "ibv_post_recv", Err: errors.New("work request ID must be below 1<<48 with the verbs provider")}
-	errConnClosed   = &datapath.OpError{Op: "verbs: conn", Err: datapath.ErrClosed}
-	errPostSendFail = "ibv_post_send"
+	errPostBroken = &datapath.OpError{Op: "ibv_post_send", Err: datapath.ErrBroken}
+	errRecvBroken = &datapath.OpError{Op: "ibv_post_recv", Err: datapath.ErrBroken}
+	errSendFull   = &datapath.OpError{Op: "ibv_post_send", Err: datapath.ErrQueueFull}
+	errRecvFull   = &datapath.OpError{Op: "ibv_post_recv", Err: datapath.ErrQueueFull}
+	errSendSGE    = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("SGL longer than the queue pair's MaxSendSGE")}
+	errRecvSGE    = &datapath.OpError{Op: "ibv_post_recv", Err: errors.New("SGL longer than the queue pair's MaxRecvSGE")}
+	errInline     = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("inline data longer than the queue pair's MaxInlineData")}
+	errID         = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("work request ID must be below 1<<48 with the verbs provider")}
+	errOpcode     = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("invalid opcode for the send queue")}
+	errBindMW     = &datapath.OpError{Op: "ibv_post_send", Err: errors.New("OpBindMW needs a MW of this device and SGL[0] inside an MR of this device")}
+	errRecvIDs    = &datapath.OpError{Op: "ibv_post_recv", Err: errors.New("work request ID must be below 1<<48 with the verbs provider")}
+	errConnClosed = &datapath.OpError{Op: "verbs: conn", Err: datapath.ErrClosed}
 )
 
 // PostSend fills the Conn's C work requests from wrs and posts them with one C call per
@@ -248,7 +247,7 @@ func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
 				if rc == C.ENOMEM {
 					return posted, errSendFull
 				}
-				return posted, opErr(errPostSendFail, rc)
+				return posted, opErr("ibv_post_send", rc)
 			}
 		}
 		if verr != nil {
