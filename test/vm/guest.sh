@@ -118,5 +118,8 @@ for round in 1 2; do
 		result "pingpong-$s/round$round" $?
 	done
 done
+ts "=== latency, event-driven (CQ.Wait on the completion channel), for comparison"
+timeout 120 $T/pingpong -sizes 64,4096 -iters 500 -events
+result pingpong-events $?
 ts "suite done: $FAILS failures"
 exit $FAILS

@@ -66,6 +66,7 @@ echo "    Under TCG on a busy host both vary a lot between rounds: see the guest
 awk '
 	function low(a, k, v) { if (!(k in a) || v + 0 < a[k] + 0) a[k] = v }
 	/^VMTEST: LAT perftest/ { for (i = 4; i <= NF; i++) { split($i, kv, "="); p[kv[1]] = kv[2] } low(pt, p["size"], p["t_typical_us"]); low(pm, p["size"], p["t_min_us"]) }
+	/^PINGPONG.* events=1/ { next }
 	/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } z = f["size"]; if (!(z in ours)) order[++n] = z; low(ours, z, f["rtt_p50_us"]); low(omin, z, f["rtt_min_us"]) }
 	function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
 	function us(x) { return x > 0 ? sprintf("%.2f", x) : "n/a" }
@@ -76,6 +77,7 @@ awk '
 			printf "    %6s | %14s %14s %6s | %14s %14s %6s\n", z, us(2 * pt[z]), us(ours[z]), ratio(ours[z], 2 * pt[z]), us(2 * pm[z]), us(omin[z]), ratio(omin[z], 2 * pm[z])
 		}
 	}' "$LOG"
+grep -E '^PINGPONG.* events=1' "$LOG" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } printf "    event-driven (CQ.Wait), %s B: RTT p50 %s us, min %s us\n", f["size"], f["rtt_p50_us"], f["rtt_min_us"] }' || true
 echo
 echo "=== BenchmarkPostPoll on rxe0 (one SEND/RECV through one CQ), with and without #cgo noescape/nocallback"
 grep -E '^(VMTEST: BENCH|BenchmarkPostPoll)' "$LOG" | sed 's/^VMTEST: BENCH /    /; s/^Benchmark/      Benchmark/' || true

@@ -8,7 +8,9 @@
 //
 // prints one line per size:
 //
-//	PINGPONG size=64 iters=1000 inline=1 rtt_min_us=.. rtt_p50_us=.. rtt_mean_us=.. rtt_p99_us=..
+//	PINGPONG size=64 iters=1000 events=0 inline=1 rtt_min_us=.. rtt_p50_us=.. rtt_mean_us=.. rtt_p99_us=..
+//
+// With -events both sides sleep in CQ.Wait (the completion channel) instead of busy polling.
 package main
 
 import (
@@ -39,6 +41,7 @@ func main() {
 	dev := flag.String("dev", "", "device (default: the first)")
 	spin := flag.Int("spin", 64, "verbs.Config.PollSpin")
 	inline := flag.Int("inline", 256, "QPConfig.MaxInlineData (clamped by the device)")
+	events := flag.Bool("events", false, "sleep in CQ.Wait (completion channel) instead of busy polling")
 	flag.Parse()
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -48,7 +51,7 @@ func main() {
 		}
 		ns = append(ns, n)
 	}
-	if err := run(*dev, ns, *iters, *warmup, *spin, *inline); err != nil {
+	if err := run(*dev, ns, *iters, *warmup, *spin, *inline, *events); err != nil {
 		fatal(err)
 	}
 }
@@ -59,13 +62,14 @@ func fatal(err error) {
 }
 
 type side struct {
-	conn datapath.Conn
-	cq   datapath.CQ
-	mr   datapath.MR
-	base uint64 // send buffer at base, receive slots after it
+	events bool // wait on the completion channel when the CQ is empty
+	conn   datapath.Conn
+	cq     datapath.CQ
+	mr     datapath.MR
+	base   uint64 // send buffer at base, receive slots after it
 }
 
-func run(devName string, sizes []int, iters, warmup, spin, inline int) error {
+func run(devName string, sizes []int, iters, warmup, spin, inline int, events bool) error {
 	d, err := verbs.New(verbs.Config{PollSpin: spin}).Open(devName)
 	if err != nil {
 		return err
@@ -88,6 +92,7 @@ func run(devName string, sizes []int, iters, warmup, spin, inline int) error {
 		}
 		defer s.cq.Close()
 		s.mr = mr
+		s.events = events
 		s.base = mr.Addr() + uint64(i*(slots+1)*slotLen)
 	}
 	l, err := d.Listen(":0")
@@ -121,7 +126,11 @@ func run(devName string, sizes []int, iters, warmup, spin, inline int) error {
 			}
 		}
 	}
-	fmt.Printf("# device %s, inline limit %d, poll spin %d\n", d.Info().Name, cli.conn.Caps().MaxInlineData, spin)
+	mode := "busy polling"
+	if events {
+		mode = "events (CQ.Wait)"
+	}
+	fmt.Printf("# device %s, inline limit %d, poll spin %d, %s\n", d.Info().Name, cli.conn.Caps().MaxInlineData, spin, mode)
 	for _, size := range sizes {
 		rtts := make([]time.Duration, iters)
 		done := make(chan error, 1)
@@ -139,8 +148,8 @@ func run(devName string, sizes []int, iters, warmup, spin, inline int) error {
 			sum += r
 		}
 		us := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 2, 64) }
-		fmt.Printf("PINGPONG size=%d iters=%d inline=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s\n",
-			size, iters, btoi(size <= cli.conn.Caps().MaxInlineData), us(rtts[0]), us(rtts[len(rtts)/2]),
+		fmt.Printf("PINGPONG size=%d iters=%d events=%d inline=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s\n",
+			size, iters, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), us(rtts[0]), us(rtts[len(rtts)/2]),
 			us(sum/time.Duration(len(rtts))), us(rtts[len(rtts)*99/100]))
 	}
 	return nil
@@ -176,6 +185,11 @@ func (s *side) awaitRecv(wcs []datapath.Completion) error {
 			}
 			if wc.Op == datapath.OpRecv {
 				return s.postRecv(wc.ID)
+			}
+		}
+		if n == 0 && s.events {
+			if err := s.cq.Wait(10 * time.Second); err != nil {
+				return err
 			}
 		}
 	}
