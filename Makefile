@@ -10,8 +10,9 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build ./...
 
-# The whole suite: unit tests (no cgo, no RDMA hardware) and, once it exists, the soft-RoCE VM suite.
-test: unit
+# The whole suite: unit tests (no cgo, no RDMA hardware), then the soft-RoCE VM suite
+# (test/vm: real verbs on rxe0 under QEMU; installs its Debian packages when run as root).
+test: unit vmtest
 
 unit:
 	CGO_ENABLED=0 $(GO) vet ./...
