@@ -733,7 +733,10 @@ func (c *Conn) flush() error {
 	}
 	if len(c.sendWRs) > 0 {
 		_, err := c.qp.PostSend(c.sendWRs)
-		clear(c.sendWRs) // drop MW references
+		// No clear(c.sendWRs) before truncating: all the posted entries can reference are
+		// the SGE arena and the slots' and contexts' windows, which live as long as the
+		// Conn, and queue overwrites every field of an entry it reuses. Clearing cost a
+		// memclr with write barriers on every flush (~120 instructions per RPC).
 		c.sendWRs = c.sendWRs[:0]
 		c.sendSGEs = c.sendSGEs[:0]
 		if err != nil {
