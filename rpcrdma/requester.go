@@ -98,7 +98,7 @@ type client struct {
 	// Call Sends are signalled every sigEvery; unsig counts those since the last.
 	sigEvery, unsig int
 	seedBase        uint64
-	hdr             Header
+	hdr             *Header
 	rpc             oncrpc.Call
 	rep             oncrpc.Reply
 }
@@ -316,7 +316,7 @@ func (c *Conn) Submit(call Call) error {
 	}
 	cl.rpc.Encode(ob[msgOff:])
 
-	h := &cl.hdr
+	h := cl.hdr
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = s.xid, Version, cl.max, ProcMsg
 	var sgl [2]datapath.SGE
@@ -428,7 +428,7 @@ func (cl *client) onSendDone(i uint32) {
 // Reply chunk (RDMA_NOMSG) or as RDMA_ERROR. c.hdr holds its decoded transport header.
 func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte) {
 	c := cl.c
-	h := &c.hdr
+	h := c.hdr
 	s := cl.lookup(h.XID)
 	if s == nil {
 		c.Stats.StrayReplies++
@@ -547,7 +547,7 @@ func (cl *client) sendDone(s *slot, xid uint32) {
 		}
 		id = wrID(kindErrSend, buf.Index())
 	}
-	h := &cl.hdr
+	h := cl.hdr
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, cl.max, ProcDone
 	n, _ := h.Encode(buf.Bytes())

@@ -26,15 +26,15 @@ const (
 )
 
 // sctx serves one incoming call (or holds a reply pulled from a responder-provided Read
-// chunk). hdr is the call's transport header, swapped in from the receive path without a
-// copy of its lists.
+// chunk). hdr is the call's transport header, swapped in from the receive path by a pointer
+// swap, without a copy of its lists.
 type sctx struct {
 	state, waits uint8
 	pos0         bool // the message came in a Position Zero Read chunk
 	recv         *mempool.Buf
 	sink         *mempool.Buf // chunk data or the whole pulled message; SOURCE results
 	send         *mempool.Buf // reply transport header (and small replies)
-	hdr          Header
+	hdr          *Header
 	msg          []byte // the RPC message (inline part)
 	chunk        []byte // Read chunk data at a non-zero position
 	credit       uint32
@@ -54,8 +54,8 @@ type server struct {
 	c       *Conn
 	ctxs    []sctx
 	free    []int32
-	grant   uint32 // most credits granted
-	rh      Header // reply header scratch
+	grant   uint32  // most credits granted
+	rh      *Header // reply header scratch
 	rpc     oncrpc.Call
 	rep     oncrpc.Reply
 	waiting []int32 // contexts in ctxAwaitDone, oldest first
@@ -175,7 +175,7 @@ func (sv *server) grantFor(requested uint32) uint32 {
 func (sv *server) onBadHeader(buf *mempool.Buf, err error) {
 	c := sv.c
 	c.recvPool.Put(buf)
-	if !c.hdr.ErrorReply(err, sv.grantFor(c.hdr.Credit), &sv.rh) {
+	if !c.hdr.ErrorReply(err, sv.grantFor(c.hdr.Credit), sv.rh) {
 		return
 	}
 	sb := c.sendPool.Get()
@@ -318,8 +318,8 @@ const smallOff = sendBufSize / 2
 // it fits; otherwise a responder-provided Read chunk when negotiated, else ERR_CHUNK.
 func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen int) {
 	c := sv.c
-	ch := &x.hdr
-	h := &sv.rh
+	ch := x.hdr
+	h := sv.rh
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, Version, sv.grantFor(ch.Credit), ProcMsg
 	// The Write list comes back with its segment count unchanged and the lengths used
@@ -463,7 +463,7 @@ func (sv *server) overrun(i int32, x *sctx) {
 // errorReply answers the call in x with RDMA_ERROR.
 func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	c := sv.c
-	h := &sv.rh
+	h := sv.rh
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, Version, sv.grantFor(x.hdr.Credit), ProcError, code
 	if code == ErrCodeVers {
