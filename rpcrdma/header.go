@@ -236,8 +236,23 @@ func (h *Header) Layout() Layout {
 // header can be represented: ErrEncodeProc, ErrEncodeErrCode, ErrWriteCounts, and
 // ErrShortBuffer if b is shorter than EncodedSize. Nothing is written on error.
 func (h *Header) Encode(b []byte) (int, error) {
+	var n int
 	switch h.Proc {
 	case ProcMsg, ProcNoMsg:
+		if len(h.ReadList)|len(h.WriteList)|len(h.WriteCounts) == 0 && !h.HasReply {
+			// No chunks: every short call and reply. Written in one piece with a single
+			// bounds check; the general path below costs about twice the instructions.
+			if len(b) < MinHeaderSize {
+				return 0, ErrShortBuffer
+			}
+			b = b[:MinHeaderSize]
+			h.putFixed(b)
+			be := binary.BigEndian
+			be.PutUint32(b[16:], 0) // Read list
+			be.PutUint32(b[20:], 0) // Write list
+			be.PutUint32(b[24:], 0) // Reply chunk
+			return MinHeaderSize, nil
+		}
 		total := 0
 		for _, c := range h.WriteCounts {
 			if c < 0 {
@@ -248,24 +263,23 @@ func (h *Header) Encode(b []byte) (int, error) {
 		if total != len(h.WriteList) {
 			return 0, ErrWriteCounts
 		}
+		n = h.Layout().Size()
 	case ProcDone:
+		n = DoneSize
 	case ProcError:
 		if h.Err != ErrCodeVers && h.Err != ErrCodeChunk {
 			return 0, ErrEncodeErrCode
 		}
+		n = ErrorSize(h.Err)
 	default:
 		return 0, ErrEncodeProc
 	}
-	n := h.EncodedSize()
 	if len(b) < n {
 		return 0, ErrShortBuffer
 	}
 	b = b[:n]
 	be := binary.BigEndian
-	be.PutUint32(b[0:], h.XID)
-	be.PutUint32(b[4:], h.Vers)
-	be.PutUint32(b[8:], h.Credit)
-	be.PutUint32(b[12:], uint32(h.Proc))
+	h.putFixed(b)
 	off := fixedSize
 	switch h.Proc {
 	case ProcDone:
@@ -320,6 +334,17 @@ func (h *Header) Encode(b []byte) (int, error) {
 		off += segmentSize
 	}
 	return off, nil
+}
+
+// putFixed writes the four fixed fields at the start of b, which holds at least fixedSize
+// bytes.
+func (h *Header) putFixed(b []byte) {
+	_ = b[fixedSize-1]
+	be := binary.BigEndian
+	be.PutUint32(b[0:], h.XID)
+	be.PutUint32(b[4:], h.Vers)
+	be.PutUint32(b[8:], h.Credit)
+	be.PutUint32(b[12:], uint32(h.Proc))
 }
 
 func putSegment(b []byte, s *Segment) {
