@@ -324,10 +324,14 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, Version, sv.grantFor(ch.Credit), ProcMsg
 	// The Write list comes back with its segment count unchanged and the lengths used
 	// (RFC 8166 section 4.4.6.1: zero for unused chunks).
-	h.WriteList = append(h.WriteList, ch.WriteList...)
-	h.WriteCounts = append(h.WriteCounts, ch.WriteCounts...)
-	for k := range h.WriteList {
-		h.WriteList[k].Length = 0
+	// The length test skips two empty appends (runtime calls) on every reply to a call
+	// without a Write list.
+	if len(ch.WriteCounts) > 0 {
+		h.WriteList = append(h.WriteList, ch.WriteList...)
+		h.WriteCounts = append(h.WriteCounts, ch.WriteCounts...)
+		for k := range h.WriteList {
+			h.WriteList[k].Length = 0
+		}
 	}
 	sendT := c.params.Inline.SendSize
 	var sgl [2]datapath.SGE
