@@ -448,6 +448,14 @@ func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 	off := fixedSize
 	switch h.Proc {
 	case ProcMsg, ProcNoMsg:
+		if h.Proc == ProcMsg && len(b) >= MinHeaderSize &&
+			be.Uint32(b[16:])|be.Uint32(b[20:])|be.Uint32(b[24:]) == 0 {
+			// Three empty lists: every short call and reply. Decided from three words,
+			// without resolving the limits or walking the lists (which cost about as
+			// much again as the rest of Decode). A nonzero word takes the full path,
+			// which also rejects bad discriminators.
+			return b[MinHeaderSize:], nil
+		}
 		off, err = h.decodeChunks(b, lim.resolve())
 		if err != nil {
 			return nil, err
