@@ -417,6 +417,11 @@ func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pex
 	c.recvTarget = s.recvTarget
 	c.recvWRs = make([]datapath.RecvWR, 0, s.recvBufs)
 	c.recvSGEs = make([]datapath.SGE, s.recvBufs)
+	// Each batch entry's SGL is fixed to its own arena element once, here: replenish then
+	// writes only the ID and the SGE, no slice header (and no write barrier check).
+	for i, wrs := 0, c.recvWRs[:s.recvBufs]; i < len(wrs); i++ {
+		wrs[i].SGL = c.recvSGEs[i : i+1 : i+1]
+	}
 	c.sendWRs = make([]datapath.SendWR, 0, 64)
 	c.sendSGEs = make([]datapath.SGE, 0, 128)
 	c.wcs = make([]datapath.Completion, 64)
@@ -679,9 +684,11 @@ func (c *Conn) replenish() {
 			c.fail("replenish receives", ErrCreditOverrun)
 			return
 		}
+		// recvPosted+len(recvWRs) < recvTarget <= recvBufs = cap(recvWRs): i is in range.
 		i := len(c.recvWRs)
 		c.recvSGEs[i] = buf.SGE(c.cfg.RecvSize)
-		c.recvWRs = append(c.recvWRs, datapath.RecvWR{ID: wrID(kindRecv, buf.Index()), SGL: c.recvSGEs[i : i+1]})
+		c.recvWRs = c.recvWRs[:i+1]
+		c.recvWRs[i].ID = wrID(kindRecv, buf.Index())
 	}
 }
 
