@@ -700,13 +700,18 @@ func (c *Conn) queue(wr datapath.SendWR, sgl ...datapath.SGE) {
 			return
 		}
 	}
-	start := len(c.sendSGEs)
-	c.sendSGEs = append(c.sendSGEs, sgl...)
-	wr.SGL = c.sendSGEs[start:len(c.sendSGEs):len(c.sendSGEs)]
+	// The SGEs (one or two) are copied element by element in the loop that sums their
+	// lengths, into arena room the check above guaranteed: append(c.sendSGEs, sgl...)
+	// called memmove and the growth path for them.
+	start, end := len(c.sendSGEs), len(c.sendSGEs)+len(sgl)
+	arena := c.sendSGEs[start:end:end]
 	var n int
-	for _, s := range sgl {
-		n += int(s.Length)
+	for k := range arena {
+		arena[k] = sgl[k]
+		n += int(sgl[k].Length)
 	}
+	c.sendSGEs = c.sendSGEs[:end]
+	wr.SGL = arena
 	switch wr.Op {
 	case datapath.OpSend:
 		c.Stats.Send.add(n)
@@ -727,7 +732,10 @@ func (c *Conn) queue(wr datapath.SendWR, sgl ...datapath.SGE) {
 	case datapath.OpLocalInv:
 		c.Stats.LocalInvs++
 	}
-	c.sendWRs = append(c.sendWRs, wr)
+	// Room is guaranteed by the check above: no growth path.
+	k := len(c.sendWRs)
+	c.sendWRs = c.sendWRs[:k+1]
+	c.sendWRs[k] = wr
 }
 
 // flush posts the queued receives, then the queued sends: receives first, so that every
