@@ -153,10 +153,11 @@ func (cl *client) closeMWs() {
 	}
 }
 
-// Sizes of the RPC headers this endpoint sends: AUTH_NONE credential and verifier.
-var (
-	callHeaderSize  = oncrpc.CallHeaderSize(oncrpc.OpaqueAuth{}, oncrpc.OpaqueAuth{})
-	replyHeaderSize = oncrpc.ReplyHeaderSize(oncrpc.OpaqueAuth{}, oncrpc.Success)
+// Sizes of the RPC headers this endpoint sends: AUTH_NONE credential and verifier
+// (constants, checked against oncrpc by TestRPCMsgMatchesCodec).
+const (
+	callHeaderSize  = noneCallSize
+	replyHeaderSize = noneReplySize
 )
 
 const (
@@ -314,7 +315,7 @@ func (c *Conn) Submit(call Call) error {
 	if foreign {
 		cl.rpc.Prog, cl.rpc.Vers = call.Prog, call.Vers
 	}
-	cl.rpc.Encode(ob[msgOff:])
+	putCall(ob[msgOff:], &cl.rpc)
 
 	h := cl.hdr
 	h.Reset()
