@@ -15,7 +15,7 @@ import (
 func (sv *server) serve(i int32, x *sctx) {
 	c := sv.c
 	call := &sv.rpc
-	off, err := call.Decode(x.msg)
+	off, err := decodeCall(x.msg, call)
 	rep := &sv.rep
 	*rep = oncrpc.Reply{XID: call.XID, Stat: oncrpc.Accepted, Accept: oncrpc.Success}
 	switch {

@@ -571,7 +571,7 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 		return
 	}
 	r := &cl.rep
-	off, err := r.Decode(msg)
+	off, err := decodeReply(msg, r)
 	if err != nil || r.XID != s.xid {
 		s.err = ErrBadReply
 		return
