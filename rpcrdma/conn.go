@@ -127,10 +127,11 @@ type Conn struct {
 
 	sendPool, recvPool, outPool, inPool, sinkPool *mempool.Pool
 
-	// Receives: recvTarget are kept posted; held ones are being processed or viewed.
-	recvTarget, recvPosted int
-	recvWRs                []datapath.RecvWR
-	recvSGEs               []datapath.SGE
+	// Receives: at least recvTarget are kept posted, refilled up to recvMax once fewer
+	// remain (see recvBatch); held ones are being processed or viewed.
+	recvTarget, recvMax, recvPosted int
+	recvWRs                         []datapath.RecvWR
+	recvSGEs                        []datapath.SGE
 
 	// Send queue batch: WRs and the SGEs they point into, posted by flush.
 	sendWRs  []datapath.SendWR
@@ -331,7 +332,7 @@ func plan(cfg Config, out, in int, responderRead bool) sizing {
 		s.recvTarget = 1
 	}
 	// Held receives: calls being served (ctxs) and replies not yet returned.
-	s.recvBufs = s.recvTarget + s.ctxs + out
+	s.recvBufs = s.recvTarget + recvBatch + s.ctxs + out
 	s.sends = s.slots + s.ctxs + 16
 	// Per call: two binds, the Send, a READ and RDMA_DONE, two LOCAL_INVs; per served call:
 	// its READs or WRITEs (one per segment), a bind, the Send, a LOCAL_INV.
@@ -342,7 +343,7 @@ func plan(cfg Config, out, in int, responderRead bool) sizing {
 func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.QPConfig, error) {
 	s := plan(cfg, out, in, cfg.ResponderRead)
 	maxWR := dev.Info().MaxQPWR
-	sq, rq := s.sqDepth, s.recvTarget+8
+	sq, rq := s.sqDepth, s.recvTarget+recvBatch+1
 	if maxWR > 0 {
 		sq, rq = min(sq, maxWR), min(rq, maxWR)
 	}
@@ -415,6 +416,7 @@ func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pex
 	c.sinkPool = region.Pool("sink")
 
 	c.recvTarget = s.recvTarget
+	c.recvMax = s.recvTarget + recvBatch
 	c.recvWRs = make([]datapath.RecvWR, 0, s.recvBufs)
 	c.recvSGEs = make([]datapath.SGE, s.recvBufs)
 	// Each batch entry's SGL is fixed to its own arena element once, here: replenish then
@@ -442,6 +444,9 @@ func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pex
 func (c *Conn) start() error {
 	c.qpn = c.qp.QPN()
 	c.inline = c.qp.Caps().MaxInlineData
+	// The batch slack only where the receive queue has room for it (a device's MaxQPWR
+	// may have clamped it).
+	c.recvMax = max(c.recvTarget, min(c.recvMax, c.qp.Caps().MaxRecvWR))
 	c.replenish()
 	if err := c.flush(); err != nil {
 		return &SetupError{"post receives", err}
@@ -676,15 +681,25 @@ func be32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
-// replenish queues receives until recvTarget are posted.
+// recvBatch is how many receives beyond recvTarget are posted when refilling, as Linux's
+// xprtrdma does (RPCRDMA_MAX_RECV_BATCH, 7, in rpcrdma_post_recvs): refilling only once
+// fewer than recvTarget remain posts eight receives per PostRecv instead of one, and
+// PostRecv costs a provider call (a doorbell on hardware) whatever its length.
+const recvBatch = 7
+
+// replenish queues receives once fewer than recvTarget are posted, up to recvMax. flush
+// posts them before any send, so every reply granting credit finds recvTarget posted.
 func (c *Conn) replenish() {
-	for c.recvPosted+len(c.recvWRs) < c.recvTarget {
+	if c.recvPosted+len(c.recvWRs) >= c.recvTarget {
+		return
+	}
+	for c.recvPosted+len(c.recvWRs) < c.recvMax {
 		buf := c.recvPool.Get()
 		if buf == nil {
 			c.fail("replenish receives", ErrCreditOverrun)
 			return
 		}
-		// recvPosted+len(recvWRs) < recvTarget <= recvBufs = cap(recvWRs): i is in range.
+		// recvPosted+len(recvWRs) < recvMax <= recvBufs = cap(recvWRs): i is in range.
 		i := len(c.recvWRs)
 		c.recvSGEs[i] = buf.SGE(c.cfg.RecvSize)
 		c.recvWRs = c.recvWRs[:i+1]
