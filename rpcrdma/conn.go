@@ -707,8 +707,10 @@ func (c *Conn) replenish() {
 	}
 }
 
-// queue appends a send-queue work request whose SGL is copied into the batch's SGE arena.
-func (c *Conn) queue(wr datapath.SendWR, sgl ...datapath.SGE) {
+// queue appends a copy of the send-queue work request wr, its SGL copied into the batch's
+// SGE arena. wr is taken by pointer (and not kept) because a SendWR is a dozen words: by
+// value it was copied once into the argument and once more into the batch.
+func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 	if len(c.sendWRs) == cap(c.sendWRs) || len(c.sendSGEs)+len(sgl) > cap(c.sendSGEs) {
 		if err := c.flush(); err != nil {
 			c.fail("post", err)
@@ -750,7 +752,7 @@ func (c *Conn) queue(wr datapath.SendWR, sgl ...datapath.SGE) {
 	// Room is guaranteed by the check above: no growth path.
 	k := len(c.sendWRs)
 	c.sendWRs = c.sendWRs[:k+1]
-	c.sendWRs[k] = wr
+	c.sendWRs[k] = *wr
 }
 
 // flush posts the queued receives, then the queued sends: receives first, so that every

@@ -367,7 +367,7 @@ func (c *Conn) Submit(call Call) error {
 	} else {
 		cl.unsig++
 	}
-	c.queue(wr, sgl[:nsge]...)
+	c.queue(&wr, sgl[:nsge]...)
 	cl.outstanding++
 	c.Stats.MaxOutstanding = max(c.Stats.MaxOutstanding, cl.outstanding)
 	c.Stats.Calls.add(cc)
@@ -388,7 +388,7 @@ func (cl *client) expose(s *slot, k int, sge datapath.SGE, acc datapath.Access) 
 	}
 	mw := s.mw[k]
 	key := datapath.NextRKey(mw.RKey())
-	c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: mw, RKey: key, BindAccess: acc}, sge)
+	c.queue(&datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: mw, RKey: key, BindAccess: acc}, sge)
 	s.mwKey[k], s.mwUsed[k] = key, true
 	return key
 }
@@ -552,7 +552,7 @@ func (cl *client) sendDone(s *slot, xid uint32) {
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, cl.max, ProcDone
 	n, _ := h.Encode(buf.Bytes())
-	c.queue(datapath.SendWR{ID: id, Op: datapath.OpSend, Flags: datapath.FlagSignaled}, buf.SGE(n))
+	c.queue(&datapath.SendWR{ID: id, Op: datapath.OpSend, Flags: datapath.FlagSignaled}, buf.SGE(n))
 	c.Stats.DoneSent++
 }
 
@@ -663,7 +663,7 @@ func (cl *client) invalidate(s *slot, i uint32) {
 			wr.ID, wr.Flags = wrID(kindInv, i), datapath.FlagSignaled
 			s.waits |= waitInv
 		}
-		c.queue(wr)
+		c.queue(&wr)
 	}
 }
 

@@ -183,7 +183,7 @@ func (sv *server) onBadHeader(buf *mempool.Buf, err error) {
 		return
 	}
 	n, _ := sv.rh.Encode(sb.Bytes())
-	c.queue(datapath.SendWR{ID: wrID(kindErrSend, sb.Index()), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, sb.SGE(n))
+	c.queue(&datapath.SendWR{ID: wrID(kindErrSend, sb.Index()), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, sb.SGE(n))
 	c.Stats.ErrorsSent++
 }
 
@@ -271,7 +271,7 @@ func (sv *server) pull(i int32, x *sctx, off int) {
 		if k == len(list)-1 {
 			wr.ID, wr.Flags = wrID(kindCtxRead, uint32(i)), datapath.FlagSignaled
 		}
-		c.queue(wr, x.sink.Sub(off, int(r.Length)))
+		c.queue(&wr, x.sink.Sub(off, int(r.Length)))
 		off += int(r.Length)
 	}
 	x.state, x.waits = ctxPulling, ctxWaitRead
@@ -364,7 +364,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		key := c.region.MR().RKey()
 		if x.mw != nil {
 			key = datapath.NextRKey(x.mw.RKey())
-			c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: x.mw, RKey: key,
+			c.queue(&datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: x.mw, RKey: key,
 				BindAccess: datapath.AccessRemoteRead}, buf.Sub(off, n))
 			x.mwKey, x.mwUsed = key, true
 		}
@@ -390,14 +390,14 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		wr.Op, wr.InvRKey = datapath.OpSendInv, key
 	}
 	// A reply waiting for RDMA_DONE is tracked through its own completion.
-	sv.post(i, x, wr, sgl[:nsge], class == ClassResponderRead)
+	sv.post(i, x, &wr, sgl[:nsge], class == ClassResponderRead)
 	c.Stats.Replies.add(class)
 	c.Stats.Served++
 }
 
 // post queues the reply Send of context i, signalled when force is set or its turn has
 // come, and ends the call's service.
-func (sv *server) post(i int32, x *sctx, wr datapath.SendWR, sgl []datapath.SGE, force bool) {
+func (sv *server) post(i int32, x *sctx, wr *datapath.SendWR, sgl []datapath.SGE, force bool) {
 	sv.seq++
 	x.seq = sv.seq
 	if force || sv.unsig+1 >= sv.sigEvery {
@@ -449,7 +449,7 @@ func (sv *server) scatter(segs []Segment, out []Segment, buf *mempool.Buf, off, 
 		if m == 0 {
 			continue
 		}
-		c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpWrite, RemoteAddr: s.Offset, RKey: s.Handle},
+		c.queue(&datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpWrite, RemoteAddr: s.Offset, RKey: s.Handle},
 			buf.Sub(off, m))
 		off += m
 		n -= m
@@ -475,7 +475,7 @@ func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	}
 	n, _ := h.Encode(x.send.Bytes())
 	sge := [1]datapath.SGE{x.send.SGE(n)}
-	sv.post(i, x, datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}, sge[:], true)
+	sv.post(i, x, &datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}, sge[:], true)
 	c.Stats.ErrorsSent++
 }
 
