@@ -245,12 +245,7 @@ func (h *Header) Encode(b []byte) (int, error) {
 			if len(b) < MinHeaderSize {
 				return 0, ErrShortBuffer
 			}
-			b = b[:MinHeaderSize]
-			h.putFixed(b)
-			be := binary.BigEndian
-			be.PutUint32(b[16:], 0) // Read list
-			be.PutUint32(b[20:], 0) // Write list
-			be.PutUint32(b[24:], 0) // Reply chunk
+			putNoChunks(b, h.XID, h.Vers, h.Credit, h.Proc)
 			return MinHeaderSize, nil
 		}
 		total := 0
@@ -345,6 +340,21 @@ func (h *Header) putFixed(b []byte) {
 	be.PutUint32(b[4:], h.Vers)
 	be.PutUint32(b[8:], h.Credit)
 	be.PutUint32(b[12:], uint32(h.Proc))
+}
+
+// putNoChunks writes an RDMA_MSG or RDMA_NOMSG header without chunks, the fixed fields
+// and three empty lists, at the start of b, which holds at least MinHeaderSize bytes. It is
+// Encode's chunkless case without a Header, for senders that know they have no chunks.
+func putNoChunks(b []byte, xid, vers, credit uint32, proc Proc) {
+	_ = b[MinHeaderSize-1]
+	be := binary.BigEndian
+	be.PutUint32(b[0:], xid)
+	be.PutUint32(b[4:], vers)
+	be.PutUint32(b[8:], credit)
+	be.PutUint32(b[12:], uint32(proc))
+	be.PutUint32(b[16:], 0) // Read list
+	be.PutUint32(b[20:], 0) // Write list
+	be.PutUint32(b[24:], 0) // Reply chunk
 }
 
 func putSegment(b []byte, s *Segment) {

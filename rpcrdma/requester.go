@@ -317,9 +317,14 @@ func (c *Conn) Submit(call Call) error {
 	}
 	putCall(ob[msgOff:], &cl.rpc)
 
+	// A call without chunks (short both ways) writes its transport header directly;
+	// the Header scratch (Reset, fields, Encode) is for calls that carry chunks.
+	noChunks := cc == ClassShort && rc == ClassShort
 	h := cl.hdr
-	h.Reset()
-	h.XID, h.Vers, h.Credit, h.Proc = s.xid, Version, cl.max, ProcMsg
+	if !noChunks {
+		h.Reset()
+		h.XID, h.Vers, h.Credit, h.Proc = s.xid, Version, cl.max, ProcMsg
+	}
 	var sgl [2]datapath.SGE
 	nsge := 1
 	switch cc {
@@ -350,7 +355,12 @@ func (c *Conn) Submit(call Call) error {
 		h.HasReply = true
 		h.Reply = append(h.Reply, Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
 	}
-	hl, _ := h.Encode(s.send.Bytes())
+	hl := MinHeaderSize
+	if noChunks {
+		putNoChunks(s.send.Bytes(), s.xid, Version, cl.max, ProcMsg)
+	} else {
+		hl, _ = h.Encode(s.send.Bytes())
+	}
 	if c.mangle != nil {
 		c.mangle(s.send.Bytes()[:hl])
 		c.mangle = nil
