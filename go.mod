@@ -1,6 +1,6 @@
 module github.com/rpcrdma-bench/rpcrdma-bench
 
-go 1.24
+go 1.26.0
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
