@@ -30,8 +30,9 @@ type Completed struct {
 	// out); otherwise why it failed. Clients return preallocated errors here: the hot path
 	// formats nothing.
 	Err error
-	// CallClass and ReplyClass are the message classes the call and the reply actually used
-	// (ClassAuto if the Client cannot tell).
+	// CallClass and ReplyClass are the message classes the call and the reply actually used:
+	// ClassShort, ClassChunked or ClassLong for a successful RPC (the Driver fails the run on
+	// anything else); ignored when Err is set.
 	CallClass, ReplyClass Class
 }
 
@@ -57,18 +58,24 @@ var ErrBusy = errors.New("workloads: client busy")
 // Sample is one measured RPC as a Recorder receives it.
 type Sample struct {
 	Proc Proc
-	// Class is the RPC's class: RPCClass(call class, reply class).
-	Class Class
+	// Call and Reply are the classes the call and the reply used (never ClassAuto); the RPC
+	// as a whole counts as RPCClass(Call, Reply).
+	Call, Reply Class
 	// RTT is the full round trip: from the intended send time in open loop, from just before
 	// Submit in closed loop, to just after the Progress call that returned it.
 	RTT time.Duration
+	// Payload is the call's plus the reply's payload bytes (Request.CallSize + ReplySize).
+	Payload int
 }
 
-// Recorder takes the round trips of one Driver's successful measured RPCs (a per-poller HDR
-// histogram, results.Recorder). Only the Driver's goroutine calls it: no locking. Record must
-// not allocate.
+// Recorder takes one Driver's measured RPCs (a per-poller HDR histogram such as
+// results.Recorder behind an adapter). Only the Driver's goroutine calls it: no locking.
+// Record must not allocate; Fail is rare and may.
 type Recorder interface {
+	// Record takes a successful RPC.
 	Record(s Sample)
+	// Fail takes an RPC that completed with err (Completed.Err).
+	Fail(p Proc, err error)
 }
 
 // Discard is a Recorder that keeps nothing.
@@ -76,4 +83,5 @@ var Discard Recorder = discard{}
 
 type discard struct{}
 
-func (discard) Record(Sample) {}
+func (discard) Record(Sample)    {}
+func (discard) Fail(Proc, error) {}

@@ -89,7 +89,7 @@ func (s *Stats) Merge(o *Stats) {
 // Driver runs one poller's share of a workload against a Client. Create it with NewDriver
 // on any goroutine, then call Run on the goroutine that owns the Client.
 type Driver struct {
-	// Clock returns monotonic nanoseconds. Defaults to the process's monotonic clock; tests
+	// Clock returns monotonic nanoseconds. Defaults to Now; tests
 	// replace it to simulate time. It is read once per poll iteration.
 	Clock func() int64
 	// Drain bounds how long Run waits for outstanding RPCs after the measured phase or a stop
@@ -177,13 +177,15 @@ func (d *Driver) Depth() int { return len(d.reqs) }
 
 var epoch = time.Now()
 
-func monotonic() int64 { return int64(time.Since(epoch)) }
+// Now is the Drivers' default clock: monotonic nanoseconds since the process started, the
+// scale of Stats.Start/End and Live.Begin/Measure.
+func Now() int64 { return int64(time.Since(epoch)) }
 
 // Errors that end a run because the Client broke its contract.
 var (
 	ErrBadTag   = errors.New("workloads: client completed an RPC that is not outstanding")
 	ErrOverrun  = errors.New("workloads: client reported more completions than the slice holds")
-	ErrBadClass = errors.New("workloads: client reported an unknown message class")
+	ErrBadClass = errors.New("workloads: client completed an RPC without a known message class")
 )
 
 // Run drives the workload until the measured phase ends (Duration or Count), stop is set or
@@ -193,7 +195,7 @@ var (
 func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 	clock := d.Clock
 	if clock == nil {
-		clock = monotonic
+		clock = Now
 	}
 	drain := int64(d.Drain)
 	if drain <= 0 {
@@ -348,10 +350,11 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 					if st.FirstErr == nil {
 						st.FirstErr = c.Err
 					}
+					d.rec.Fail(r.Proc, c.Err)
 				}
 				continue
 			}
-			if c.CallClass >= NumClasses || c.ReplyClass >= NumClasses {
+			if c.CallClass == ClassAuto || c.ReplyClass == ClassAuto || c.CallClass >= NumClasses || c.ReplyClass >= NumClasses {
 				st.End = now
 				return st, ErrBadClass
 			}
@@ -372,7 +375,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			st.ReplyClasses[c.ReplyClass]++
 			st.CallBytes += uint64(r.CallSize)
 			st.ReplyBytes += uint64(r.ReplySize)
-			d.rec.Record(Sample{Proc: r.Proc, Class: cls, RTT: time.Duration(rtt)})
+			d.rec.Record(Sample{Proc: r.Proc, Call: c.CallClass, Reply: c.ReplyClass, RTT: time.Duration(rtt), Payload: int(r.CallSize) + int(r.ReplySize)})
 		}
 		if d.live != nil && n > 0 {
 			d.live.Done.Add(uint64(n))

@@ -11,13 +11,18 @@ import (
 )
 
 // samples is a Recorder keeping every sample in a preallocated slice.
-type samples struct{ s []workloads.Sample }
+type samples struct {
+	s     []workloads.Sample
+	fails int
+}
 
 func (r *samples) Record(s workloads.Sample) {
 	if len(r.s) < cap(r.s) {
 		r.s = append(r.s, s)
 	}
 }
+
+func (r *samples) Fail(p workloads.Proc, err error) { r.fails++ }
 
 func normalized(t testing.TB, c workloads.Config) workloads.Config {
 	t.Helper()
@@ -87,7 +92,7 @@ func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
 		t.Fatalf("recorded %d, completed %d, sent %d, abandoned %d", len(rec.s), st.Completed, st.Sent, st.Abandoned)
 	}
 	for _, s := range rec.s {
-		if s.RTT != 10*time.Microsecond || s.Proc != workloads.ProcEcho || s.Class != workloads.ClassShort {
+		if s.RTT != 10*time.Microsecond || s.Proc != workloads.ProcEcho || s.Call != workloads.ClassShort || s.Reply != workloads.ClassShort || s.Payload != 128 {
 			t.Fatalf("sample %+v, want echo/short/10µs", s)
 		}
 	}
@@ -266,6 +271,37 @@ func TestClientFailureEndsRunKeepingStats(t *testing.T) {
 	}
 }
 
+func TestFailedRPCsAreCountedNotTimed(t *testing.T) {
+	bad := errors.New("reply checksum mismatch")
+	c := workloads.Config{Mix: workloads.Only(workloads.ProcSource, workloads.Fixed(1<<20)), Depth: 4, Count: 1000, Warmup: workloads.Duration(-1)}
+	f, d, rec := fakeRun(t, c, 5*time.Microsecond, time.Microsecond)
+	f.FailEvery, f.RPCErr = 10, bad
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Errors != 100 || st.Completed != 900 || len(rec.s) != 900 || rec.fails != 100 || st.FirstErr != bad {
+		t.Fatalf("errors %d completed %d recorded %d fails %d first %v", st.Errors, st.Completed, len(rec.s), rec.fails, st.FirstErr)
+	}
+	if st.ReplyClasses[workloads.ClassChunked] != 900 || st.ReplyBytes != 900<<20 {
+		t.Fatalf("reply classes %v bytes %d", st.ReplyClasses, st.ReplyBytes)
+	}
+}
+
+// classless completes every RPC without saying which class it used.
+type classless struct{ tags []uint64 }
+
+func (c *classless) Submit(r *workloads.Request) error { c.tags = append(c.tags, r.Tag); return nil }
+func (c *classless) Progress(done []workloads.Completed) (int, error) {
+	n := copy(done, make([]workloads.Completed, len(c.tags)))
+	for i := range n {
+		done[i].Tag = c.tags[i]
+	}
+	c.tags = c.tags[n:]
+	return n, nil
+}
+
 // badTag completes a tag that was never submitted.
 type badTag struct{ sent bool }
 
@@ -284,6 +320,13 @@ func TestContractViolations(t *testing.T) {
 	var stop atomic.Bool
 	if _, err := d.Run(&stop); !errors.Is(err, workloads.ErrBadTag) {
 		t.Fatalf("err %v, want ErrBadTag", err)
+	}
+	d, err = workloads.NewDriver(c, 0, &classless{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Run(&stop); !errors.Is(err, workloads.ErrBadClass) {
+		t.Fatalf("err %v, want ErrBadClass", err)
 	}
 }
 

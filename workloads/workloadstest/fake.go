@@ -46,6 +46,10 @@ type Fake struct {
 	// FailAfter, when positive, makes Progress return Err once this many RPCs completed.
 	FailAfter int
 	Err       error
+	// FailEvery, when positive, completes every FailEvery-th RPC with RPCErr (a failed RPC,
+	// not a failed Client).
+	FailEvery int
+	RPCErr    error
 	// Observe, when set, is called at the start of every Progress with the Fake itself.
 	Observe func(f *Fake)
 
@@ -138,6 +142,9 @@ func (f *Fake) Progress(done []workloads.Completed) (int, error) {
 			break
 		}
 		done[k] = workloads.Completed{Tag: p.tag, CallClass: p.call, ReplyClass: p.reply}
+		if f.FailEvery > 0 && (f.completed+1)%f.FailEvery == 0 {
+			done[k].Err = f.RPCErr
+		}
 		k++
 		f.head = (f.head + 1) % len(f.ring)
 		f.n--
