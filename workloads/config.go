@@ -114,12 +114,22 @@ func RPCClass(call, reply Class) Class {
 // Duration is a time.Duration that reads and writes JSON as a Go duration string ("5s").
 type Duration time.Duration
 
-// MarshalText writes the duration as time.Duration.String does.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+// MarshalText writes the duration as time.Duration.String does, or "none" if negative.
+func (d Duration) MarshalText() ([]byte, error) {
+	if d < 0 {
+		return []byte("none"), nil
+	}
+	return []byte(time.Duration(d).String()), nil
+}
 
-// UnmarshalText parses a Go duration string; a bare integer is nanoseconds.
+// UnmarshalText parses a Go duration string or "none" (NoWarmup); a bare integer is
+// nanoseconds.
 func (d *Duration) UnmarshalText(b []byte) error {
 	s := string(b)
+	if s == "none" {
+		*d = NoWarmup
+		return nil
+	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		*d = Duration(n)
 		return nil
@@ -234,7 +244,8 @@ type Config struct {
 	// Count, when positive, ends the measured phase after this many RPCs have been sent
 	// (over all pollers), whichever of Count and a set Duration comes first.
 	Count int64 `json:"count,omitempty"`
-	// Warmup is run before the measured phase and discarded (default 1s; negative: none).
+	// Warmup is run before the measured phase and discarded (default 1s; negative, such as
+	// NoWarmup: none).
 	Warmup Duration `json:"warmup,omitempty"`
 
 	// Rate, when positive, runs open loop at this many RPC/s over all pollers; zero runs
@@ -265,7 +276,11 @@ const (
 	MaxDepth = 1 << 16
 )
 
-// Normalized returns c with every default filled in and checks it. Errors name the field.
+// NoWarmup is the Warmup of a run without warm-up; JSON spells it "none".
+const NoWarmup Duration = -1
+
+// Normalized returns c with every default filled in and checks it; normalizing a normalized
+// Config changes nothing. Errors name the field.
 func (c Config) Normalized() (Config, error) {
 	if len(c.Mix) == 0 {
 		c.Mix = NFSMix()
@@ -344,7 +359,8 @@ func (c Config) Normalized() (Config, error) {
 		c.Warmup = Duration(DefaultWarmup)
 	}
 	if c.Warmup < 0 {
-		c.Warmup = 0
+		// Stays negative rather than 0, so that normalizing again keeps "none".
+		c.Warmup = NoWarmup
 	}
 	if c.Rate < 0 || c.Rate != c.Rate {
 		return c, fmt.Errorf("workloads: bad rate %g", c.Rate)

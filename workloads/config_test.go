@@ -31,6 +31,27 @@ func TestZeroConfigDefaults(t *testing.T) {
 	}
 }
 
+func TestNormalizedIsIdempotent(t *testing.T) {
+	for _, c := range []Config{
+		{}, {Warmup: -1}, {Count: 5}, {Rate: 10, Arrival: "poisson"}, {TableSize: 3}, {Mix: NFSMix(), Warmup: NoWarmup},
+		{Mix: []MixEntry{{Proc: ProcSink}}, Size: Sizes{Dist: "uniform", Min: 1, Max: 9}},
+	} {
+		once, err := c.Normalized()
+		if err != nil {
+			t.Fatal(err)
+		}
+		twice, err := once.Normalized()
+		if err != nil || !reflect.DeepEqual(once, twice) {
+			t.Errorf("%+v: normalized %+v, again %+v (%v)", c, once, twice, err)
+		}
+		b, _ := json.Marshal(once)
+		var back Config
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, once) {
+			t.Errorf("%s does not round-trip: %+v, %v", b, back, err)
+		}
+	}
+}
+
 func TestConfigRejectsBadFields(t *testing.T) {
 	for name, tc := range map[string]struct {
 		c    Config

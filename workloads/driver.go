@@ -143,7 +143,7 @@ func NewDriver(c Config, poller int, cl Client, rec Recorder, live *Live) (*Driv
 		live:     live,
 		table:    Table(c, poller),
 		mask:     c.TableSize - 1,
-		warmup:   int64(c.Warmup),
+		warmup:   max(0, int64(c.Warmup)),
 		duration: int64(c.Duration),
 		free:     make([]uint32, depth),
 		reqs:     make([]Request, depth),
@@ -180,6 +180,10 @@ var epoch = time.Now()
 // Now is the Drivers' default clock: monotonic nanoseconds since the process started, the
 // scale of Stats.Start/End and Live.Begin/Measure.
 func Now() int64 { return int64(time.Since(epoch)) }
+
+// Time converts a reading of Now to a time.Time that keeps the monotonic reading, so that
+// Sub between two converted readings is exact.
+func Time(ns int64) time.Time { return epoch.Add(time.Duration(ns)) }
 
 // Errors that end a run because the Client broke its contract.
 var (
