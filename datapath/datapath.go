@@ -153,7 +153,9 @@ type CQ interface {
 	Poll(wcs []Completion) (n int, err error)
 	// Wait blocks until a completion is available (it may return at once) or timeout
 	// passes, for the event-driven polling mode. It returns ErrTimeout on timeout. Callers
-	// drain the CQ with Poll after every Wait.
+	// drain the CQ with Poll after every Wait. Wait re-arms notification and re-checks the
+	// queue before it sleeps, so a completion that arrives between the caller's last empty
+	// Poll and Wait is never missed. Wait must not race with Close.
 	Wait(timeout time.Duration) error
 	Close() error
 }

@@ -13,6 +13,11 @@
 // slices belong to the caller and are reused. A work request id is an index into the caller's
 // slot table, never a pointer, because the verbs provider hands it to C.
 //
+// The Poller runs the completion loop the way the design asks: one goroutine locked to its
+// OS thread and pinned to a CPU (CPUPicker chooses from the allowed set), polling a CQ in
+// batches and handing the completions to a Handler in place, busy-polling or, for comparison,
+// blocking in CQ.Wait.
+//
 // The conformance suite in datapath/datapathtest states the semantics as executable checks;
 // every provider passes it.
 package datapath

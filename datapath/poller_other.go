@@ -1,0 +1,15 @@
+//go:build !linux
+
+package datapath
+
+import "fmt"
+
+// Thread affinity is only implemented on Linux, the platform the benchmark targets.
+func pinThread(cpu int) error {
+	return &OpError{Op: fmt.Sprintf("sched_setaffinity cpu %d", cpu), Err: ErrNotSupported}
+}
+
+// AllowedCPUs lists the CPUs the process may run on; only implemented on Linux.
+func AllowedCPUs() ([]int, error) {
+	return nil, &OpError{Op: "sched_getaffinity", Err: ErrNotSupported}
+}

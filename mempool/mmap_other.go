@@ -1,0 +1,26 @@
+//go:build !linux
+
+package mempool
+
+import (
+	"fmt"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+type mapping struct {
+	mem      []byte
+	pageSize int
+	huge     bool
+	notes    []string
+}
+
+// The module is Linux-first: registered memory relies on MAP_POPULATE, MAP_HUGETLB and
+// MADV_DONTFORK.
+func mapRegion(size int, huge bool) (mapping, error) {
+	return mapping{}, &Error{Op: fmt.Sprintf("mmap %d bytes", size), Err: datapath.ErrNotSupported}
+}
+
+func unmap(mem []byte) error { return nil }
+
+func lock(mem []byte) error { return &Error{Op: "mlock", Err: datapath.ErrNotSupported} }

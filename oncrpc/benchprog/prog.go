@@ -1,0 +1,167 @@
+package benchprog
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+)
+
+// The program's identity (see the package comment).
+const (
+	Program uint32 = 0x2f0c8166
+	Version uint32 = 1
+)
+
+// Procedure numbers.
+const (
+	ProcNull   uint32 = 0
+	ProcEcho   uint32 = 1
+	ProcSink   uint32 = 2
+	ProcSource uint32 = 3
+)
+
+// MaxData bounds every opaque in the program: decoders reject longer length words, so that
+// offsets stay far from overflow on any platform and a hostile length cannot name a
+// multi-gigabyte buffer.
+const MaxData = 1 << 30
+
+var (
+	// ErrProc: the procedure number is not one of this program's.
+	ErrProc = errors.New("unknown procedure")
+	// ErrNoDDP: the procedure's arguments or results have no DDP-eligible item.
+	ErrNoDDP = errors.New("no DDP-eligible data item")
+	// ErrChunk: the bytes a chunk delivered do not match the length word of the data item
+	// they stand for (they must be that length, or that length rounded up to four).
+	ErrChunk = errors.New("chunk length does not match the data item")
+)
+
+func newErr(field string, kind error) *oncrpc.Error { return &oncrpc.Error{Field: field, Err: kind} }
+
+var (
+	errEchoTrunc    = newErr("echo opaque", oncrpc.ErrTruncated)
+	errEchoLong     = newErr("echo opaque", oncrpc.ErrTooLong)
+	errEchoShort    = newErr("echo opaque", oncrpc.ErrShortBuffer)
+	errSinkTrunc    = newErr("sink_args", oncrpc.ErrTruncated)
+	errSinkLong     = newErr("sink_args.data", oncrpc.ErrTooLong)
+	errSinkShort    = newErr("sink_args", oncrpc.ErrShortBuffer)
+	errSinkBool     = newErr("sink_args.verify", oncrpc.ErrBadEnum)
+	errSinkChunk    = newErr("sink_args.data", ErrChunk)
+	errSinkResTrunc = newErr("sink_res", oncrpc.ErrTruncated)
+	errSinkResShort = newErr("sink_res", oncrpc.ErrShortBuffer)
+	errSinkResEnum  = newErr("sink_res.check", oncrpc.ErrBadEnum)
+	errSrcTrunc     = newErr("source_args", oncrpc.ErrTruncated)
+	errSrcShort     = newErr("source_args", oncrpc.ErrShortBuffer)
+	errSrcBool      = newErr("source_args.fill", oncrpc.ErrBadEnum)
+	errSrcResTrunc  = newErr("source_res", oncrpc.ErrTruncated)
+	errSrcResLong   = newErr("source_res.data", oncrpc.ErrTooLong)
+	errSrcResShort  = newErr("source_res", oncrpc.ErrShortBuffer)
+	errSrcResEnum   = newErr("source_res.stat", oncrpc.ErrBadEnum)
+	errSrcResChunk  = newErr("source_res.data", ErrChunk)
+	errProc         = newErr("procedure", ErrProc)
+	errNoDDP        = newErr("procedure", ErrNoDDP)
+)
+
+func pad4(n int) int { return (n + 3) &^ 3 }
+
+func get32(b []byte, off int) uint32 { return binary.BigEndian.Uint32(b[off:]) }
+
+func put32(b []byte, off int, v uint32) { binary.BigEndian.PutUint32(b[off:], v) }
+
+func putBool(b []byte, off int, v bool) {
+	if v {
+		put32(b, off, 1)
+	} else {
+		put32(b, off, 0)
+	}
+}
+
+// getBool decodes an XDR bool; only 0 and 1 are legal (RFC 4506 section 4.4).
+func getBool(b []byte, off int) (v, ok bool) {
+	switch get32(b, off) {
+	case 0:
+		return false, true
+	case 1:
+		return true, true
+	}
+	return false, false
+}
+
+// putData writes data at off (unless it already lies there, as when the caller filled the
+// payload in place) and zeroes the pad. b must hold pad4(len(data)) bytes from off.
+func putData(b []byte, off int, data []byte) int {
+	n := len(data)
+	if n > 0 && &b[off] != &data[0] {
+		copy(b[off:off+n], data)
+	}
+	end := off + pad4(n)
+	clear(b[off+n : end])
+	return end
+}
+
+// getData decodes an opaque<> at off, whose length word is already known to be in b; returns
+// the data (capped, so the pad is not exposed) and the offset after the pad, ok=false if b
+// ends early.
+func getData(b []byte, off int, n uint32) (data []byte, end int, ok bool) {
+	start := off + 4
+	end = start + pad4(int(n))
+	if end > len(b) {
+		return nil, 0, false
+	}
+	return b[start : start+int(n) : start+int(n)], end, true
+}
+
+// chunkData checks that a chunk of the given length can stand for an opaque of n bytes: a
+// requester may send a Read chunk with or without the item's XDR pad ("Read Chunk Round-up",
+// RFC 8166 section 3.4.5), and a responder never writes the pad into a Write chunk ("Write
+// Chunk Round-up", section 3.4.6).
+func chunkData(chunk []byte, n uint32) ([]byte, bool) {
+	if len(chunk) < int(n) || len(chunk) > pad4(int(n)) {
+		return nil, false
+	}
+	return chunk[:n:n], true
+}
+
+// DDPData locates the DDP-eligible data item of procedure proc's arguments (reply false) or
+// results (reply true) in body, an encoded argument or result body: either whole, or reduced
+// (the data item and its pad removed, "Reducing an XDR Stream", RFC 8166 section 3.4.1). It returns the item's XDR
+// position relative to the start of body (a multiple of 4, just after its length word) and its
+// length in bytes, without pad.
+//
+// A transport moving the item by RDMA moves exactly body[off:off+n]: a Read chunk's Position
+// is the RPC header length plus off, and the reduced Payload stream is body[:off] (the item is
+// last in every body of this program, so nothing follows its pad). XDR pad bytes are never
+// sent in the chunk; the receiver reinserts none, because the decoders here take the item from
+// the chunk itself (SinkArgs.DecodeReduced, SourceRes.DecodeReduced). Errors: ErrProc,
+// ErrNoDDP (NULL, ECHO), or a truncated/too-long error if body ends before the length word.
+func DDPData(proc uint32, reply bool, body []byte) (off, n int, err error) {
+	switch proc {
+	case ProcNull, ProcEcho:
+		return 0, 0, errNoDDP
+	case ProcSink:
+		if reply {
+			return 0, 0, errNoDDP
+		}
+		if len(body) < sinkPrefix {
+			return 0, 0, errSinkTrunc
+		}
+		l := get32(body, sinkPrefix-4)
+		if l > MaxData {
+			return 0, 0, errSinkLong
+		}
+		return sinkPrefix, int(l), nil
+	case ProcSource:
+		if !reply {
+			return 0, 0, errNoDDP
+		}
+		if len(body) < sourcePrefix {
+			return 0, 0, errSrcResTrunc
+		}
+		l := get32(body, sourcePrefix-4)
+		if l > MaxData {
+			return 0, 0, errSrcResLong
+		}
+		return sourcePrefix, int(l), nil
+	}
+	return 0, 0, errProc
+}

@@ -1,0 +1,61 @@
+package oncrpc
+
+import "errors"
+
+// The kinds of failure. Every error a function here returns is an *Error that wraps one of
+// these, so errors.Is(err, ErrTruncated) works and Error() names the field at fault.
+var (
+	// ErrTruncated: the input ends before the item being decoded (including its XDR pad).
+	ErrTruncated = errors.New("truncated")
+	// ErrMsgType: msg_type is a valid enum value but not the one expected (a reply where a
+	// call was decoded, or the reverse).
+	ErrMsgType = errors.New("wrong message type")
+	// ErrRPCVersion: a call's rpcvers is not 2. The Call's XID is set; a server answers with
+	// a denied reply, RPC_MISMATCH low 2 high 2 (RFC 5531 section 9).
+	ErrRPCVersion = errors.New("rpcvers is not 2")
+	// ErrTooLong: an opaque or array is longer than the protocol allows (auth body > 400
+	// bytes, machinename > 255 bytes, more than 16 gids).
+	ErrTooLong = errors.New("longer than the protocol allows")
+	// ErrBadEnum: an enum field holds a value the protocol does not define.
+	ErrBadEnum = errors.New("invalid enum value")
+	// ErrShortBuffer: the encode buffer is smaller than the encoding.
+	ErrShortBuffer = errors.New("buffer too small")
+)
+
+// Error is a decode or encode failure: which field and what kind of failure. Values are
+// preallocated so that returning one never allocates; treat them as read-only.
+type Error struct {
+	Field string // the XDR item at fault, as named in RFC 5531: "cred", "rpcvers", ...
+	Err   error  // one of the Err* kinds
+}
+
+func (e *Error) Error() string { return "oncrpc: " + e.Field + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+func newErr(field string, kind error) *Error { return &Error{Field: field, Err: kind} }
+
+var (
+	errMsgTrunc      = newErr("rpc_msg", ErrTruncated)
+	errCallTrunc     = newErr("call header", ErrTruncated)
+	errReplyTrunc    = newErr("reply header", ErrTruncated)
+	errCredTrunc     = newErr("cred", ErrTruncated)
+	errVerfTrunc     = newErr("verf", ErrTruncated)
+	errCredTooLong   = newErr("cred body", ErrTooLong)
+	errVerfTooLong   = newErr("verf body", ErrTooLong)
+	errNotCall       = newErr("msg_type", ErrMsgType)
+	errNotReply      = newErr("msg_type", ErrMsgType)
+	errMsgTypeEnum   = newErr("msg_type", ErrBadEnum)
+	errRPCVers       = newErr("rpcvers", ErrRPCVersion)
+	errReplyStatEnum = newErr("reply_stat", ErrBadEnum)
+	errAcceptEnum    = newErr("accept_stat", ErrBadEnum)
+	errRejectEnum    = newErr("reject_stat", ErrBadEnum)
+	errAuthStatEnum  = newErr("auth_stat", ErrBadEnum)
+	errShortCall     = newErr("call header", ErrShortBuffer)
+	errShortReply    = newErr("reply header", ErrShortBuffer)
+
+	errSysTrunc       = newErr("authsys_parms", ErrTruncated)
+	errSysMachineLong = newErr("authsys_parms.machinename", ErrTooLong)
+	errSysGidsLong    = newErr("authsys_parms.gids", ErrTooLong)
+	errSysShort       = newErr("authsys_parms", ErrShortBuffer)
+	errSysTooLong     = newErr("authsys_parms", ErrTooLong)
+)

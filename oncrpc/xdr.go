@@ -1,0 +1,20 @@
+package oncrpc
+
+import "encoding/binary"
+
+// pad4 rounds n up to a multiple of four: the encoded size of an opaque of n bytes (XDR
+// round-up, RFC 4506 section 4.10).
+func pad4(n int) int { return (n + 3) &^ 3 }
+
+func get32(b []byte, off int) uint32 { return binary.BigEndian.Uint32(b[off:]) }
+
+func put32(b []byte, off int, v uint32) { binary.BigEndian.PutUint32(b[off:], v) }
+
+// putOpaque writes the data of an opaque and zeroes its pad; b must hold pad4(len(data)) bytes
+// from off. Returns the offset after the pad.
+func putOpaque(b []byte, off int, data []byte) int {
+	n := copy(b[off:], data)
+	end := off + pad4(n)
+	clear(b[off+n : end])
+	return end
+}

@@ -1,0 +1,22 @@
+// Package results records, stores and compares what a benchmark run measured.
+//
+// Recording: each worker goroutine owns a Recorder and calls Record once per completed RPC
+// (message classes, round-trip time, payload bytes), Op per RDMA operation and Fail per error;
+// none of these allocate or share state. At the end of a point, Summarize merges the workers'
+// recorders into a Point: HDR histograms of the round-trip times overall and per message
+// class, exact min/max/mean/stdev, the percentiles the sample count supports (see Supports),
+// operation and error counts, and throughput.
+//
+// Storage: a Run (one results file) holds the config, the environment, the points and a
+// status. WriteFile writes it atomically; ReadFile reads it strictly (schema version check,
+// unknown fields rejected, values validated, errors naming the field). SCHEMA.md documents
+// every field and its unit.
+//
+// Reports: WriteText, WriteCSV, WriteHlog (HdrHistogram interval log) and WriteBench (Go
+// benchmark format, for benchstat) derive outputs from runs. Compare decides, across repeated
+// runs of a base and a current version, which metrics moved beyond noise (a Mann-Whitney U
+// test, as benchstat does) and beyond the user's thresholds: the CI gate.
+//
+// The package never imports a provider: the runner fills in what it negotiated and which
+// device it used.
+package results

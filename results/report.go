@@ -1,0 +1,168 @@
+package results
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Key names a point by its params, in the key=value/... form benchstat reads as sub-benchmark
+// configuration: "proc=ECHO/call=4096/reply=4096/thr=4096/depth=1/conns=1/class=auto", with
+// "/rate=N" appended for open-loop points. Equal Params give equal keys.
+func (p Params) Key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "proc=%s/call=%d/reply=%d/thr=%d/depth=%d/conns=%d/class=%s",
+		p.Procedure, p.CallBytes, p.ReplyBytes, p.InlineThreshold, p.Depth, p.Connections, p.Class)
+	if p.RateRPS != 0 {
+		b.WriteString("/rate=" + strconv.FormatFloat(p.RateRPS, 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// Missing is how text outputs show a value that is not available (an unsupported percentile).
+const Missing = "-"
+
+// micros formats nanoseconds as microseconds with 2 decimals, or Missing.
+func micros(v *int64) string {
+	if v == nil {
+		return Missing
+	}
+	return strconv.FormatFloat(float64(*v)/1e3, 'f', 2, 64)
+}
+
+// WriteText writes a human-readable report of runs: a header per run, then an aligned table
+// with a row per point and message class (and an "all" row when a point used several
+// classes). Latencies are round-trip times in microseconds; "-" marks a percentile the sample
+// count cannot support; "*" marks an incomplete point.
+func WriteText(w io.Writer, runs ...*Run) error {
+	for i, r := range runs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		e := &r.Environment
+		dev := "-"
+		if e.Device != nil {
+			dev = e.Device.Name
+			if e.Device.FirmwareVersion != "" {
+				dev += " fw " + e.Device.FirmwareVersion
+			}
+		}
+		fmt.Fprintf(w, "run %s .. %s  %s\n", r.Start.Format("2006-01-02 15:04:05Z07:00"), r.End.Format("15:04:05"), r.Status.State)
+		if r.Status.Message != "" {
+			fmt.Fprintf(w, "  %s\n", r.Status.Message)
+		}
+		fmt.Fprintf(w, "host %s  kernel %s  cpu %s  %s GOMAXPROCS=%d  provider %s  device %s port %d\n\n",
+			e.Hostname, e.Kernel, e.CPUModel, e.GoVersion, e.GOMAXPROCS, e.Provider, dev, e.Port)
+
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "proc\tcall\treply\tthr\tdepth\tconns\tclass\tcount\tp50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tGb/s\terrors\t")
+		for _, p := range r.Points {
+			name := p.Params.Procedure
+			if !p.Complete {
+				name += "*"
+			}
+			pre := fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%d\t", name, p.Params.CallBytes, p.Params.ReplyBytes,
+				p.Params.InlineThreshold, p.Params.Depth, p.Params.Connections)
+			var nerr uint64
+			for _, e := range p.Errors {
+				nerr += e.Count
+			}
+			row := func(class string, s *Summary, rate string) {
+				fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", pre, class, s.Count,
+					micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max), rate, nerr)
+			}
+			rate := fmt.Sprintf("%.0f\t%.3f", p.Throughput.RPCPerSec, p.Throughput.PayloadGbps)
+			// Classes that only carried calls or replies of RPCs attributed elsewhere have
+			// no RTTs of their own: no row.
+			var used []*ClassStats
+			for i := range p.Classes {
+				if p.Classes[i].RTT.Count > 0 {
+					used = append(used, &p.Classes[i])
+				}
+			}
+			switch len(used) {
+			case 0:
+				row("-", &p.RTT, rate)
+			case 1:
+				row(used[0].Class, &p.RTT, rate)
+			default:
+				for _, c := range used {
+					row(c.Class, &c.RTT, "\t")
+				}
+				row("all", &p.RTT, rate)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, p := range r.Points {
+			if !p.Complete {
+				fmt.Fprintln(w, "* incomplete: the run stopped during this point")
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// csvHeader is the header row of WriteCSV.
+var csvHeader = []string{
+	"procedure", "class", "call_bytes", "reply_bytes", "inline_threshold_bytes", "depth", "connections", "rate_rps",
+	"complete", "classes_used", "count", "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
+	"mean_ns", "stdev_ns", "duration_ns", "rpcs", "payload_bytes", "rpc_per_s", "payload_gbps", "errors",
+	"user_ns", "sys_ns", "inline_send_bytes", "inline_recv_bytes", "credits_granted", "remote_invalidation",
+}
+
+func csvInt(v *int64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+// WriteCSV writes one header row and one row per point of every run (RFC 4180). Columns are
+// named as the JSON fields, with the same units; an unavailable value is an empty field.
+func WriteCSV(w io.Writer, runs ...*Run) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		for _, p := range r.Points {
+			s := &p.RTT
+			var classes []string
+			for _, c := range p.Classes {
+				classes = append(classes, c.Class)
+			}
+			var nerr uint64
+			for _, e := range p.Errors {
+				nerr += e.Count
+			}
+			neg := []string{"", "", "", ""}
+			if n := p.Negotiated; n != nil {
+				neg = []string{strconv.Itoa(n.InlineSendBytes), strconv.Itoa(n.InlineRecvBytes),
+					strconv.Itoa(n.CreditsGranted), strconv.FormatBool(n.RemoteInvalidation)}
+			}
+			u := strconv.FormatUint
+			row := []string{
+				p.Params.Procedure, p.Params.Class, strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes),
+				strconv.Itoa(p.Params.InlineThreshold), strconv.Itoa(p.Params.Depth), strconv.Itoa(p.Params.Connections),
+				strconv.FormatFloat(p.Params.RateRPS, 'g', -1, 64),
+				strconv.FormatBool(p.Complete), strings.Join(classes, "+"), u(s.Count, 10),
+				csvInt(s.Min), csvInt(s.P50), csvInt(s.P90), csvInt(s.P99), csvInt(s.P999), csvInt(s.P9999), csvInt(s.Max),
+				csvInt(s.Mean), csvInt(s.Stdev), strconv.FormatInt(p.DurationNs, 10),
+				u(p.Throughput.RPCs, 10), u(p.Throughput.PayloadBytes, 10),
+				strconv.FormatFloat(p.Throughput.RPCPerSec, 'f', 3, 64), strconv.FormatFloat(p.Throughput.PayloadGbps, 'f', 6, 64),
+				u(nerr, 10), strconv.FormatInt(p.CPU.UserNs, 10), strconv.FormatInt(p.CPU.SysNs, 10),
+			}
+			if err := cw.Write(append(row, neg...)); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

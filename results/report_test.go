@@ -1,0 +1,219 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// goldenRun is the run behind every golden file: 1000 RPCs on the first point (so p99.9 is
+// "-"), 20000 on the others, a failed status, an incomplete last point and one point with
+// per-interval histograms.
+func goldenRun(t *testing.T) *Run {
+	r := makeRun(t, 1, 1, 20000, 2)
+	small := makeRun(t, 1, 1, 1000, 1)
+	r.Points[0] = small.Points[0]
+	r.Points[2].Complete = false
+	r.Status = Status{State: StateFailed, Message: "rpc 20001: connection broken"}
+	// Mixed classes on point 1: its own RPCs plus 300 with long replies.
+	rec := NewRecorder()
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range 20000 {
+		rec.Record(Chunked, Chunked, 4000+rng.Int64N(1000)+int64(i%7)*100, 8192)
+	}
+	for i := range 300 {
+		rec.Record(Short, Long, int64(40000+i*10), 70000)
+	}
+	p1 := &r.Points[1]
+	p, err := Summarize(p1.Params, p1.Start, p1.End, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Complete, p.Negotiated, p.CPU, p.Intervals = true, p1.Negotiated, p1.CPU, p1.Intervals
+	*p1 = p
+	// Per-interval histograms on point 0.
+	for i := range r.Points[0].Intervals {
+		r.Points[0].Intervals[i].Histogram = small.Points[0].Classes[0].Histogram
+	}
+	if _, err := Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestWriteText(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteText(&b, goldenRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.txt", b.Bytes())
+	// Columns line up: every table line has the same length in runes.
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	var width int
+	for _, l := range lines[4 : len(lines)-1] {
+		n := len([]rune(l))
+		if width == 0 {
+			width = n
+		}
+		if n != width {
+			t.Errorf("misaligned line %q", l)
+		}
+	}
+	if !strings.Contains(lines[5], "  -  ") {
+		t.Errorf("the 1000-sample point shows a p99.9: %q", lines[5])
+	}
+}
+
+func TestWriteCSV(t *testing.T) {
+	r := goldenRun(t)
+	var b bytes.Buffer
+	if err := WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.csv", b.Bytes())
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+len(r.Points) {
+		t.Fatalf("%d rows, want a header and %d points", len(rows), len(r.Points))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for i, p := range r.Points {
+		row := rows[i+1]
+		if got := row[col["p99_ns"]]; got != strconv.FormatInt(*p.RTT.P99, 10) {
+			t.Errorf("point %d p99_ns %s, want %d", i, got, *p.RTT.P99)
+		}
+		if got, want := row[col["p999_ns"]], csvInt(p.RTT.P999); got != want {
+			t.Errorf("point %d p999_ns %q, want %q", i, got, want)
+		}
+	}
+	if rows[1][col["p999_ns"]] != "" {
+		t.Error("unsupported p99.9 is not empty")
+	}
+}
+
+func TestWriteHlog(t *testing.T) {
+	r := goldenRun(t)
+	var b bytes.Buffer
+	if err := WriteHlog(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.hlog", b.Bytes())
+
+	// hdrhistogram-go's own log reader reads it back: tags, times and histograms.
+	type line struct {
+		tag   string
+		start float64
+		hist  string
+	}
+	var want []line
+	for _, p := range r.Points[1:] {
+		want = append(want, line{p.Params.Key(), p.Start.Sub(r.Start).Seconds(), p.Histogram})
+	}
+	p0 := r.Points[0]
+	want = append([]line{
+		{p0.Params.Key(), 0, p0.Intervals[0].Histogram},
+		{p0.Params.Key(), float64(p0.Intervals[1].OffsetNs) / 1e9, p0.Intervals[1].Histogram},
+	}, want...)
+	lr := hdr.NewHistogramLogReader(&b)
+	for i, w := range want {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil || h == nil {
+			t.Fatalf("interval %d: %v %v", i, h, err)
+		}
+		wh, _ := DecodeHistogram(w.hist)
+		if !h.Equals(wh) || h.Tag() != w.tag {
+			t.Errorf("interval %d: tag %q, want %q; histograms equal: %v", i, h.Tag(), w.tag, h.Equals(wh))
+		}
+		startMs := float64(r.Start.UnixMilli()) + w.start*1000
+		if d := float64(h.StartTimeMs()) - startMs; d < -2 || d > 2 {
+			t.Errorf("interval %d starts at %d ms, want %.0f", i, h.StartTimeMs(), startMs)
+		}
+	}
+	if h, err := lr.NextIntervalHistogram(); h != nil || err != nil {
+		t.Errorf("extra interval: %v %v", h, err)
+	}
+}
+
+// benchLine is the Go benchmark format: name, iterations, then value-unit pairs.
+var benchLine = regexp.MustCompile(`^Benchmark[^\s]+-\d+\t\d+(\t\d+(\.\d+)? [^\s]+)+$`)
+
+func TestWriteBench(t *testing.T) {
+	r := goldenRun(t)
+	var b bytes.Buffer
+	if err := WriteBench(&b, r, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.bench", b.Bytes())
+	var n int
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		switch {
+		case strings.HasPrefix(l, "Benchmark"):
+			n++
+			if !benchLine.MatchString(l) {
+				t.Errorf("not a benchmark line: %q", l)
+			}
+		case regexp.MustCompile(`^[a-z][^\s:]*: `).MatchString(l):
+		default:
+			t.Errorf("neither a config nor a benchmark line: %q", l)
+		}
+	}
+	if n != 2*len(r.Points) {
+		t.Errorf("%d benchmark lines, want %d", n, 2*len(r.Points))
+	}
+	if first := strings.Split(b.String(), "\n")[6]; strings.Contains(first, "p99.9-ns") || !strings.Contains(first, "p99-ns") {
+		t.Errorf("1000-sample point: %q, want p99 and no p99.9", first)
+	}
+}
+
+// TestBenchstat runs the real benchstat on two generated files when it is installed
+// (go install golang.org/x/perf/cmd/benchstat@latest).
+func TestBenchstat(t *testing.T) {
+	bs, err := exec.LookPath("benchstat")
+	if err != nil {
+		if home, _ := os.UserHomeDir(); home != "" {
+			bs = filepath.Join(home, "go", "bin", "benchstat")
+		}
+		if _, err := os.Stat(bs); err != nil {
+			t.Skip("benchstat not installed: go install golang.org/x/perf/cmd/benchstat@latest")
+		}
+	}
+	dir := t.TempDir()
+	var base, slow bytes.Buffer
+	var baseRuns, slowRuns []*Run
+	for i := range uint64(5) {
+		baseRuns = append(baseRuns, makeRun(t, 10+i, 1, 2000, 1))
+		slowRuns = append(slowRuns, makeRun(t, 20+i, 1.3, 2000, 1))
+	}
+	WriteBench(&base, baseRuns...)
+	WriteBench(&slow, slowRuns...)
+	os.WriteFile(filepath.Join(dir, "base.txt"), base.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "slow.txt"), slow.Bytes(), 0o644)
+	out, err := exec.Command(bs, filepath.Join(dir, "base.txt"), filepath.Join(dir, "slow.txt")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, out)
+	}
+	s := string(out)
+	t.Logf("benchstat output:\n%s", s)
+	for _, want := range []string{"p99-sec", "p50-sec", "B/s", "rpc/s", "proc=ECHO", "p=0.008 n=5"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("benchstat output lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "parsing") || strings.Contains(s, "syntax") {
+		t.Errorf("benchstat complained")
+	}
+}

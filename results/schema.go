@@ -1,0 +1,267 @@
+package results
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// SchemaVersion is the version of the results file format this package writes and the newest
+// it reads. It changes whenever a field changes meaning, is removed, or a new field is added
+// (the reader rejects unknown fields, so an older reader must refuse a newer file clearly
+// rather than drop what it does not know).
+const SchemaVersion = 1
+
+// Run is one results file: everything one invocation of the benchmark measured. A sweep is one
+// Run with many Points. See SCHEMA.md for every field's meaning and unit.
+type Run struct {
+	// SchemaVersion is always SchemaVersion when written by this package.
+	SchemaVersion int `json:"schema_version"`
+	// Tool names the program and version that wrote the file ("rpcrdma-bench v0.1.0 (abc123)").
+	Tool string `json:"tool"`
+	// Start and End bound the whole run (UTC, RFC 3339 with nanoseconds).
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Config is the runner's full configuration as JSON, opaque to this package: enough to
+	// repeat the run. It must be a JSON object or null.
+	Config json.RawMessage `json:"config"`
+	// Environment describes where the run happened.
+	Environment Environment `json:"environment"`
+	// Points are the measured points in the order they ran. An interrupted or failed run holds
+	// the points it finished and, marked incomplete, the one it was in.
+	Points []Point `json:"points"`
+	// Status says whether the run finished.
+	Status Status `json:"status"`
+}
+
+// Environment describes the machine, software and RDMA device of a run.
+type Environment struct {
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`   // runtime.GOOS
+	Arch     string `json:"arch"` // runtime.GOARCH
+	// Kernel is the kernel release and KernelVersion its build string (uname -r, uname -v);
+	// empty where the OS has no uname.
+	Kernel        string `json:"kernel"`
+	KernelVersion string `json:"kernel_version"`
+	CPUModel      string `json:"cpu_model"`
+	NumCPU        int    `json:"num_cpu"`
+	GoVersion     string `json:"go_version"`
+	GOMAXPROCS    int    `json:"gomaxprocs"`
+	// Provider is the datapath provider ("soft", "verbs").
+	Provider string `json:"provider"`
+	// Device is the opened device's attributes, firmware included; null if none was opened.
+	Device *datapath.DeviceInfo `json:"device"`
+	// Port is the device port used (1-based; 0 if not applicable).
+	Port int `json:"port"`
+}
+
+// State is how a run or a point ended.
+type State string
+
+const (
+	// StateComplete: everything asked for was measured.
+	StateComplete State = "complete"
+	// StateInterrupted: stopped early on request (signal, deadline); what was measured is kept.
+	StateInterrupted State = "interrupted"
+	// StateFailed: stopped by an error; Status.Message says which.
+	StateFailed State = "failed"
+)
+
+// Status is how a run ended.
+type Status struct {
+	State State `json:"state"`
+	// Message is the error or the reason for an interruption; empty when complete.
+	Message string `json:"message,omitempty"`
+}
+
+// Point is one measured point of a run: one combination of workload parameters.
+type Point struct {
+	// Params identify the point; Compare matches points across runs by them.
+	Params Params `json:"params"`
+	// Complete is false for a point cut short by an interruption or failure: its numbers
+	// cover only the time it ran.
+	Complete bool `json:"complete"`
+	// Negotiated are the connection parameters the point ran with; null if no connection
+	// was established.
+	Negotiated *Negotiated `json:"negotiated"`
+	// Start and End bound the measurement; DurationNs is the time between them as measured
+	// by the monotonic clock, the divisor of every rate.
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	DurationNs int64     `json:"duration_ns"`
+	// RTT summarises the round-trip times of all RPCs of the point (the full round trip,
+	// call sent to reply received, never half of it).
+	RTT Summary `json:"rtt"`
+	// Histogram is RTT's HDR histogram: see EncodeHistogram for the format.
+	Histogram string `json:"rtt_histogram"`
+	// Classes break the RPCs down by message class; a class never used is omitted.
+	Classes []ClassStats `json:"classes"`
+	// Ops counts the RDMA operations this side posted and received.
+	Ops Ops `json:"ops"`
+	// Errors counts failures by kind; empty when there were none.
+	Errors []ErrorStats `json:"errors"`
+	// Throughput is what the point moved per second.
+	Throughput Throughput `json:"throughput"`
+	// CPU is the process CPU time consumed during the point.
+	CPU CPU `json:"cpu"`
+	// Intervals is the optional throughput time series, in time order; empty if not sampled.
+	Intervals []Interval `json:"intervals"`
+}
+
+// Params are a point's workload parameters. Two points are the same point (in Compare and in
+// reports) exactly when their Params are equal.
+type Params struct {
+	// Procedure is the benchmark RPC procedure: "NULL", "ECHO", "SINK" or "SOURCE".
+	Procedure string `json:"procedure"`
+	// Class is the message class the workload forced ("short", "chunked", "long") or "auto"
+	// when the requester chose by the thresholds (RFC 8166 section 3.5).
+	Class string `json:"class"`
+	// CallBytes and ReplyBytes are the RPC payload sizes: the procedure's argument and
+	// result data, excluding RPC and transport headers.
+	CallBytes  int `json:"call_bytes"`
+	ReplyBytes int `json:"reply_bytes"`
+	// InlineThreshold is the inline threshold this side offered in its private data
+	// (RFC 8797); the effective thresholds are in Negotiated.
+	InlineThreshold int `json:"inline_threshold_bytes"`
+	// Depth is the number of RPCs kept outstanding per connection (closed loop).
+	Depth int `json:"depth"`
+	// Connections is the number of connections driven at once.
+	Connections int `json:"connections"`
+	// RateRPS is the target aggregate call rate of an open-loop workload; 0 for closed loop.
+	RateRPS float64 `json:"rate_rps"`
+}
+
+// Negotiated are the parameters a connection settled on. Every value is as seen by the side
+// that wrote the file.
+type Negotiated struct {
+	// Role is "requester" or "responder".
+	Role string `json:"role"`
+	// Local is the private data this side sent; Peer what it received (null if the peer sent
+	// none: RFC 8797 section 5.2 defaults then apply).
+	Local PrivateData  `json:"local_private_data"`
+	Peer  *PrivateData `json:"peer_private_data"`
+	// InlineSendBytes is the largest message this side sends inline (min of its own send
+	// size and the peer's receive size); InlineRecvBytes the largest it can receive.
+	InlineSendBytes int `json:"inline_send_bytes"`
+	InlineRecvBytes int `json:"inline_recv_bytes"`
+	// CreditsRequested is what the requester asked for in rdma_credit; CreditsGranted what
+	// the responder granted (the requester's maximum outstanding RPCs).
+	CreditsRequested int `json:"credits_requested"`
+	CreditsGranted   int `json:"credits_granted"`
+	// RemoteInvalidation is true when both sides set the R bit (RFC 8797 section 4.1), so
+	// the responder may reply with Send With Invalidate.
+	RemoteInvalidation bool `json:"remote_invalidation"`
+}
+
+// PrivateData is one side's RDMA-CM private data, raw and decoded.
+type PrivateData struct {
+	// Hex is the bytes exactly as sent or received (RDMA-CM may pad them), lowercase hex.
+	Hex string `json:"hex"`
+	// Valid is true when the bytes carry RPC-over-RDMA version 1 private data (RFC 8797
+	// section 4: format identifier 0xf6ab0e18); the fields below are meaningful only then.
+	Valid bool `json:"valid"`
+	// Version is the message format version.
+	Version int `json:"version"`
+	// RemoteInvalidate is the R bit.
+	RemoteInvalidate bool `json:"remote_invalidate"`
+	// SendBytes and RecvBytes are the decoded Send Size and Receive Size in bytes
+	// ((encoded+1)*1024, RFC 8797 section 4.2).
+	SendBytes int `json:"send_bytes"`
+	RecvBytes int `json:"recv_bytes"`
+}
+
+// Summary summarises a set of round-trip times. All values are nanoseconds. A field is null
+// when it is not available: every field when Count is 0, Stdev when Count < 2, and a
+// percentile when Count cannot support it (see Supports).
+type Summary struct {
+	// Count is the number of samples (with RecordCorrected, synthesised samples included).
+	Count uint64 `json:"count"`
+	// Min and Max are exact.
+	Min *int64 `json:"min_ns"`
+	Max *int64 `json:"max_ns"`
+	// Mean and Stdev (sample standard deviation, n-1) are computed exactly from integer sums
+	// of the samples, not from the histogram, and rounded to the nearest nanosecond.
+	Mean  *int64 `json:"mean_ns"`
+	Stdev *int64 `json:"stdev_ns"`
+	// Percentiles come from the HDR histogram: the value at the percentile, accurate to 3
+	// significant digits (the highest value equivalent to the sample's bucket).
+	P50   *int64 `json:"p50_ns"`
+	P90   *int64 `json:"p90_ns"`
+	P99   *int64 `json:"p99_ns"`
+	P999  *int64 `json:"p999_ns"`
+	P9999 *int64 `json:"p9999_ns"`
+}
+
+// ClassStats are the RPCs of one message class.
+type ClassStats struct {
+	// Class is "short", "chunked" or "long".
+	Class string `json:"class"`
+	// Calls and Replies count the calls and the replies sent in this class. An RPC's call and
+	// reply can be of different classes (a short call, a long reply).
+	Calls   uint64 `json:"calls"`
+	Replies uint64 `json:"replies"`
+	// RTT summarises the RPCs attributed to this class: an RPC belongs to the heavier of its
+	// call's and reply's classes (long > chunked > short), the one that dominates its cost.
+	RTT Summary `json:"rtt"`
+	// Histogram is RTT's HDR histogram.
+	Histogram string `json:"rtt_histogram"`
+}
+
+// Ops counts RDMA operations by opcode, as this side posted them (Send, SendInv, Write, Read,
+// LocalInv, BindMW) and completed them (Recv).
+type Ops struct {
+	Send     OpCount `json:"send"`
+	SendInv  OpCount `json:"send_with_inv"`
+	Write    OpCount `json:"rdma_write"`
+	Read     OpCount `json:"rdma_read"`
+	Recv     OpCount `json:"recv"`
+	LocalInv OpCount `json:"local_inv"`
+	BindMW   OpCount `json:"bind_mw"`
+}
+
+// OpCount is a number of operations and the payload bytes they moved.
+type OpCount struct {
+	Count uint64 `json:"count"`
+	Bytes uint64 `json:"bytes"`
+}
+
+// ErrorStats counts the errors of one kind.
+type ErrorStats struct {
+	// Kind is a short stable name ("timeout", "remote_access", "checksum", ...).
+	Kind  string `json:"kind"`
+	Count uint64 `json:"count"`
+	// Messages are the first MaxErrorMessages error texts of this kind, in order.
+	Messages []string `json:"first_messages"`
+}
+
+// Throughput is a point's completed work per second of DurationNs.
+type Throughput struct {
+	// RPCs is the number of RPCs completed successfully.
+	RPCs uint64 `json:"rpcs"`
+	// PayloadBytes is the call plus reply payload of those RPCs (no headers).
+	PayloadBytes uint64 `json:"payload_bytes"`
+	// RPCPerSec is RPCs per second; PayloadGbps is payload gigabits (10^9 bits) per second.
+	RPCPerSec   float64 `json:"rpc_per_s"`
+	PayloadGbps float64 `json:"payload_gbps"`
+}
+
+// CPU is CPU time (getrusage RUSAGE_SELF) used by the whole process, in nanoseconds.
+type CPU struct {
+	UserNs int64 `json:"user_ns"`
+	SysNs  int64 `json:"sys_ns"`
+}
+
+// Interval is one sample of the throughput time series.
+type Interval struct {
+	// OffsetNs is the interval's start relative to Point.Start; DurationNs its length.
+	OffsetNs   int64 `json:"offset_ns"`
+	DurationNs int64 `json:"duration_ns"`
+	// RPCs, PayloadBytes and Errors are what completed during the interval.
+	RPCs         uint64 `json:"rpcs"`
+	PayloadBytes uint64 `json:"payload_bytes"`
+	Errors       uint64 `json:"errors"`
+	// Histogram is the interval's RTT histogram (same format as Point.Histogram); empty if
+	// the runner did not record one per interval.
+	Histogram string `json:"rtt_histogram,omitempty"`
+}
