@@ -1,0 +1,44 @@
+package main
+
+import (
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
+)
+
+// fakeConnector connects every point to in-memory fake Clients on the real clock: the
+// commands run end to end (flags, pollers, progress, signals, results files) without the
+// transport engine. Each point's fake uses the point's threshold in its class model.
+type fakeConnector struct{ latency time.Duration }
+
+func (fakeConnector) Device() *datapath.DeviceInfo {
+	return &datapath.DeviceInfo{Name: "fake0", Provider: "fake", NodeType: "soft", MaxInlineData: 64, MaxSGE: 2, MaxQPWR: 1024,
+		Ports: []datapath.PortInfo{{Num: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "soft"}}}
+}
+
+func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() *results.Negotiated, error) {
+	th := pt.Threshold
+	if th == 0 {
+		th = 4096
+	}
+	open := func(poller, conns int) (workloads.Client, error) {
+		c := workloadstest.New(pt.Workload.Depth * conns)
+		c.Latency, c.Threshold = f.latency, th
+		return c, nil
+	}
+	neg := func() *results.Negotiated {
+		return &results.Negotiated{Role: "requester", InlineSendBytes: th, InlineRecvBytes: th, CreditsGranted: pt.Workload.Depth}
+	}
+	return open, neg, nil
+}
+
+func (fakeConnector) Close() error { return nil }
+
+func init() {
+	open := func(*workloadFlags) (connector, error) { return fakeConnector{latency: 20 * time.Microsecond}, nil }
+	register(measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, open))
+	register(measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, open))
+}

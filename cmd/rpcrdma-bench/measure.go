@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// connector makes the Clients of each point: the transport engine's requester over a
+// provider (and, for run, an in-process responder), or a fake in tests. It is the one place
+// the commands below touch the engine.
+type connector interface {
+	// Device is the opened device's attributes for the results' environment (nil: none).
+	Device() *datapath.DeviceInfo
+	// Point prepares pt: it returns the Opener each poller calls to connect its share of
+	// pt's connections (fresh connections with fresh private data offering pt.Threshold,
+	// 0 meaning the engine's default) and a function reporting, after the point ran, what
+	// the connections negotiated (nil when unknown).
+	Point(pt workloads.Point) (workloads.Opener, func() *results.Negotiated, error)
+	// Close releases the device (and, for run, stops the in-process responder).
+	Close() error
+}
+
+// newConnector opens the connector a command's flags ask for; its error is reported as the
+// command's failure.
+type newConnector func(w *workloadFlags) (connector, error)
+
+// measureCommand is the body of run, client and sweep: flags → points → a session over the
+// connector. sweep selects a sweep's flags; summary, usage and examples are its help.
+func measureCommand(name, summary, usage, examples string, sweep bool, open newConnector) *command {
+	return &command{
+		name:     name,
+		summary:  summary,
+		usage:    usage,
+		examples: examples + "\n\n" + mixHelp,
+		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
+			w := addWorkloadFlags(fs, sweep)
+			extra := func(*env) error { return nil }
+			if name == "client" {
+				addr := fs.String("addr", "", "server address host:port (required)")
+				extra = func(*env) error {
+					if *addr == "" {
+						return usageErrorf("--addr is required")
+					}
+					w.addr = *addr
+					return nil
+				}
+			}
+			return func(e *env, args []string) int {
+				if len(args) > 0 {
+					return fail(e, name, usageErrorf("unexpected arguments %q", args))
+				}
+				if err := extra(e); err != nil {
+					return fail(e, name, err)
+				}
+				return measure(e, name, w, open)
+			}
+		},
+	}
+}
+
+func measure(e *env, name string, w *workloadFlags, open newConnector) int {
+	cfg := &runConfig{Command: name, Provider: w.provider, Device: w.device, Addr: w.addr}
+	if cfg.Provider == "" {
+		cfg.Provider = "soft"
+	}
+	var pts []workloads.Point
+	if w.sweep {
+		s, p, err := w.plan()
+		if err != nil {
+			return fail(e, name, err)
+		}
+		cfg.Sweep, pts = &s, p
+	} else {
+		c, err := w.config()
+		if err != nil {
+			return fail(e, name, err)
+		}
+		cfg.Workload, cfg.Threshold = &c, w.threshold()
+		size := 0
+		if len(c.Mix) == 1 && len(c.Mix[0].Size.Values) == 1 {
+			size = c.Mix[0].Size.Values[0]
+		}
+		pts = []workloads.Point{{Threshold: cfg.Threshold, Size: size, Depth: c.Depth, Workload: c}}
+	}
+	conn, err := open(w)
+	if err != nil {
+		return fail(e, name, err)
+	}
+	s, err := newSession(e, name, w.out, w.quiet, cfg, conn.Device())
+	if err != nil {
+		conn.Close()
+		return fail(e, name, err)
+	}
+	code := s.runPoints(pts, conn.Point)
+	if err := conn.Close(); err != nil {
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: close: %v\n", name, err)
+		code = max(code, exitFailed)
+	}
+	if w.sweep && len(s.run.Points) > 0 {
+		printSwitches(e, &s.run)
+	}
+	return code
+}
+
+// printSwitches prints where each size changed message class, per threshold and depth.
+func printSwitches(e *env, r *results.Run) {
+	sw := switchesOf(r)
+	fmt.Fprintln(e.stdout, "\nclass switches (size in (below, at]):")
+	if len(sw) == 0 {
+		fmt.Fprintln(e.stdout, "  none")
+	}
+	for _, s := range sw {
+		fmt.Fprintf(e.stdout, "  thr %-5s depth %-3d %-7s -> %-7s between %s and %s\n", workloads.FormatSize(s.Threshold), s.Depth,
+			s.From, s.To, workloads.FormatSize(s.Below), workloads.FormatSize(s.At))
+	}
+}
