@@ -274,6 +274,15 @@ const (
 	MaxSize = 1 << 30
 	// MaxDepth bounds Depth: far beyond any credit window a responder grants.
 	MaxDepth = 1 << 16
+	// MaxConnections bounds Connections, and MaxOutstanding the RPCs one poller keeps
+	// outstanding (Depth × its connections), so a typo cannot allocate gigabytes of slots.
+	MaxConnections = 1 << 12
+	MaxOutstanding = 1 << 20
+	// MaxDuration bounds Duration and Warmup (a year), so clock arithmetic cannot overflow.
+	MaxDuration = Duration(365 * 24 * time.Hour)
+	// MinRate and MaxRate bound an open-loop Rate in RPC/s.
+	MinRate = 1e-3
+	MaxRate = 1e10
 )
 
 // NoWarmup is the Warmup of a run without warm-up; JSON spells it "none".
@@ -335,8 +344,11 @@ func (c Config) Normalized() (Config, error) {
 	if c.Pollers == 0 {
 		c.Pollers = 1
 	}
-	if c.Connections < 0 || c.Pollers < 0 {
-		return c, fmt.Errorf("workloads: %d connections, %d pollers: must be positive", c.Connections, c.Pollers)
+	if c.Connections < 0 || c.Pollers < 0 || c.Connections > MaxConnections {
+		return c, fmt.Errorf("workloads: %d connections, %d pollers: want 1 to %d connections", c.Connections, c.Pollers, MaxConnections)
+	}
+	if per := (c.Connections + c.Pollers - 1) / c.Pollers; c.Depth*per > MaxOutstanding {
+		return c, fmt.Errorf("workloads: depth %d × %d connections per poller is above %d outstanding RPCs", c.Depth, per, MaxOutstanding)
 	}
 	if c.Pollers > c.Connections {
 		return c, fmt.Errorf("workloads: %d pollers for %d connections: a poller needs a connection", c.Pollers, c.Connections)
@@ -349,8 +361,11 @@ func (c Config) Normalized() (Config, error) {
 	if c.Count < 0 {
 		return c, fmt.Errorf("workloads: negative count %d", c.Count)
 	}
-	if c.Duration < 0 {
-		return c, fmt.Errorf("workloads: negative duration %v", time.Duration(c.Duration))
+	if c.Duration < 0 || c.Duration > MaxDuration {
+		return c, fmt.Errorf("workloads: duration %v out of range [0, %v]", time.Duration(c.Duration), time.Duration(MaxDuration))
+	}
+	if c.Warmup > MaxDuration {
+		return c, fmt.Errorf("workloads: warm-up %v above %v", time.Duration(c.Warmup), time.Duration(MaxDuration))
 	}
 	if c.Duration == 0 && c.Count == 0 {
 		c.Duration = Duration(DefaultDuration)
@@ -362,8 +377,8 @@ func (c Config) Normalized() (Config, error) {
 		// Stays negative rather than 0, so that normalizing again keeps "none".
 		c.Warmup = NoWarmup
 	}
-	if c.Rate < 0 || c.Rate != c.Rate {
-		return c, fmt.Errorf("workloads: bad rate %g", c.Rate)
+	if c.Rate != 0 && !(c.Rate >= MinRate && c.Rate <= MaxRate) {
+		return c, fmt.Errorf("workloads: rate %g out of range [%g, %g] RPC/s (0: closed loop)", c.Rate, MinRate, MaxRate)
 	}
 	switch c.Arrival {
 	case "":

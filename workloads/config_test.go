@@ -74,6 +74,12 @@ func TestConfigRejectsBadFields(t *testing.T) {
 		"entry size":  {Config{Mix: []MixEntry{{Proc: ProcSink, Size: Sizes{Dist: "lognormal"}}}}, "median"},
 		"table":       {Config{TableSize: 1 << 30}, "table"},
 		"connections": {Config{Connections: -1}, "connections"},
+		"many conns":  {Config{Connections: MaxConnections + 1, Pollers: 1}, "connections"},
+		"outstanding": {Config{Depth: MaxDepth, Connections: 100}, "outstanding"},
+		"long":        {Config{Duration: MaxDuration + 1}, "duration"},
+		"long warmup": {Config{Warmup: MaxDuration + 1}, "warm-up"},
+		"slow rate":   {Config{Rate: 1e-300}, "rate"},
+		"fast rate":   {Config{Rate: math.Inf(1)}, "rate"},
 	} {
 		if _, err := tc.c.Normalized(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want one mentioning %q", name, err, tc.want)

@@ -145,6 +145,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.Var(depthsValue{&w.depths}, "depth", "queue depths to sweep, RPCs outstanding per connection (default 16)")
 		fs.StringVar(&w.proc, "proc", "echo", "procedure every point runs: echo (short→long), sink or source (short→chunked)")
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultPointDuration, "measured time per point")
+		fs.Int64Var(&c.Count, "count", 0, "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
 	} else {
 		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline threshold to advertise, both ways (one value; default the engine's, 4k)")

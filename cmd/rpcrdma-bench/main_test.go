@@ -83,6 +83,11 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "--rate", "100", "--arrival", "bursty"}, `"bursty"`},
 		{[]string{"fakerun", "--duration", "5"}, "--duration"},
 		{[]string{"fakerun", "extra"}, "unexpected arguments"},
+		{[]string{"fakerun", "--rate", "-5"}, "rate -5"},
+		{[]string{"fakerun", "--pollers", "2"}, "2 pollers for 1 connections"},
+		{[]string{"fakerun", "--cpus", "5000"}, `"5000"`},
+		{[]string{"fakerun", "--duration", "2000000h"}, "duration"},
+		{[]string{"fakerun", "--count", "-3"}, "count -3"},
 		{[]string{"fakesweep", "--thresholds", "4k,512"}, `"512"`},
 		{[]string{"fakesweep", "--depth", "1,0"}, `"0"`},
 		{[]string{"fakesweep", "--proc", "null"}, "null"},
@@ -105,7 +110,7 @@ func TestVersion(t *testing.T) {
 
 func TestRunWritesCompleteResults(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.json")
-	code, stdout, stderr := runMain(t, "fakerun", "--duration", "300ms", "--warmup", "50ms", "--pollers", "2", "--connections", "2", "--out", out, "-q")
+	code, stdout, stderr := runMain(t, "fakerun", "--count", "20000", "--warmup", "50ms", "--pollers", "2", "--connections", "2", "--out", out, "-q")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -128,7 +133,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if used["short"] == 0 || used["chunked"] == 0 || used["long"] == 0 {
 		t.Fatalf("class counts %v", used)
 	}
-	if p.Throughput.RPCs == 0 || p.Throughput.RPCPerSec <= 0 || p.RTT.P50 == nil || p.DurationNs < 300e6 {
+	if p.Throughput.RPCs != 20000 || p.Throughput.RPCPerSec <= 0 || p.RTT.P99 == nil || p.DurationNs <= 0 {
 		t.Fatalf("throughput %+v, duration %d", p.Throughput, p.DurationNs)
 	}
 	if !strings.Contains(stdout, "MIX") || !strings.Contains(stdout, "chunked") {
@@ -149,7 +154,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 func TestSweepRecordsClassSwitches(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	code, stdout, stderr := runMain(t, "fakesweep", "--thresholds", "1k,4k", "--sizes", "64,512,2k,8k", "--depth", "2",
-		"--duration", "30ms", "--warmup", "5ms", "--out", out, "-q")
+		"--count", "200", "--warmup", "5ms", "--out", out, "-q")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -230,7 +235,7 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 // the count in the file, not the time.
 func waitForRPCs(t *testing.T) {
 	t.Helper()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 }
 
 // fakeProvider is a datapath.Provider with fixed devices, for the devices command.
