@@ -1,6 +1,7 @@
 package main
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -39,6 +40,22 @@ func (fakeConnector) Close() error { return nil }
 
 func init() {
 	open := func(*workloadFlags) (connector, error) { return fakeConnector{latency: 20 * time.Microsecond}, nil }
-	register(measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, open))
-	register(measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, open))
+	register(measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open))
+	register(measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open))
+	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
+	srv.name = "fakeserver"
+	register(srv)
+	register(measureCommand("fakeclient", "a client of a fake server (tests only)", "--addr HOST:PORT [flags]", "  rpcrdma-bench fakeclient --addr h:1", false, addrRequired, open))
 }
+
+// fakeServer serves nothing: it waits for stop, as a responder does.
+type fakeServer struct{ addr string }
+
+func (s *fakeServer) Addr() string { return s.addr }
+func (s *fakeServer) Serve(stop *atomic.Bool) error {
+	for !stop.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+func (s *fakeServer) Close() error { return nil }

@@ -83,6 +83,8 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "--rate", "100", "--arrival", "bursty"}, `"bursty"`},
 		{[]string{"fakerun", "--duration", "5"}, "--duration"},
 		{[]string{"fakerun", "extra"}, "unexpected arguments"},
+		{[]string{"fakeclient"}, "--addr is required"},
+		{[]string{"fakerun", "--addr", "h:1"}, "unknown flag: --addr"},
 		{[]string{"fakerun", "--rate", "-5"}, "rate -5"},
 		{[]string{"fakerun", "--pollers", "2"}, "2 pollers for 1 connections"},
 		{[]string{"fakerun", "--cpus", "5000"}, `"5000"`},

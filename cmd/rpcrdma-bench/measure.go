@@ -29,9 +29,18 @@ type connector interface {
 // command's failure.
 type newConnector func(w *workloadFlags) (connector, error)
 
+// addrMode is whether a measuring command talks to a server in another process.
+type addrMode uint8
+
+const (
+	addrNone     addrMode = iota // run: the responder runs in-process
+	addrRequired                 // client: --addr names the server
+	addrOptional                 // sweep: in-process unless --addr names a server
+)
+
 // measureCommand is the body of run, client and sweep: flags → points → a session over the
 // connector. sweep selects a sweep's flags; summary, usage and examples are its help.
-func measureCommand(name, summary, usage, examples string, sweep bool, open newConnector) *command {
+func measureCommand(name, summary, usage, examples string, sweep bool, addr addrMode, open newConnector) *command {
 	return &command{
 		name:     name,
 		summary:  summary,
@@ -39,23 +48,18 @@ func measureCommand(name, summary, usage, examples string, sweep bool, open newC
 		examples: examples + "\n\n" + mixHelp,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			w := addWorkloadFlags(fs, sweep)
-			extra := func(*env) error { return nil }
-			if name == "client" {
-				addr := fs.String("addr", "", "server address host:port (required)")
-				extra = func(*env) error {
-					if *addr == "" {
-						return usageErrorf("--addr is required")
-					}
-					w.addr = *addr
-					return nil
-				}
+			switch addr {
+			case addrRequired:
+				fs.StringVar(&w.addr, "addr", "", "server address host:port (required; see 'rpcrdma-bench server')")
+			case addrOptional:
+				fs.StringVar(&w.addr, "addr", "", "server address host:port (default: a server in this process)")
 			}
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
 					return fail(e, name, usageErrorf("unexpected arguments %q", args))
 				}
-				if err := extra(e); err != nil {
-					return fail(e, name, err)
+				if addr == addrRequired && w.addr == "" {
+					return fail(e, name, usageErrorf("--addr is required"))
 				}
 				return measure(e, name, w, open)
 			}
