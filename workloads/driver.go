@@ -336,6 +336,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			st.End = now
 			return st, ErrOverrun
 		}
+		var liveBytes, liveErrs uint64
 		for i := range n {
 			c := &d.done[i]
 			slot := c.Tag
@@ -349,6 +350,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			t0 := d.start[slot]
 			r := &d.reqs[slot]
 			if c.Err != nil {
+				liveErrs++
 				if t0 >= measure {
 					st.Errors++
 					if st.FirstErr == nil {
@@ -366,6 +368,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			rtt := now - t0
 			if d.live != nil {
 				d.live.record(rtt)
+				liveBytes += uint64(r.CallSize) + uint64(r.ReplySize)
 			}
 			if t0 < measure {
 				st.WarmupCompleted++
@@ -383,6 +386,10 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 		if d.live != nil && n > 0 {
 			d.live.Done.Add(uint64(n))
+			d.live.Bytes.Add(liveBytes)
+			if liveErrs > 0 {
+				d.live.Errors.Add(liveErrs)
+			}
 		}
 		if perr != nil {
 			st.End = max(lastDone, min(now, deadline))

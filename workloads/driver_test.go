@@ -361,3 +361,29 @@ func BenchmarkDriverClosedLoop(b *testing.B) {
 		b.Fatal(err, st.Completed)
 	}
 }
+
+func TestLiveCountsMatchStats(t *testing.T) {
+	c := normalized(t, workloads.Config{Mix: workloads.NFSMix(), Depth: 8, Count: 5000, Warmup: workloads.NoWarmup})
+	f := workloadstest.New(64)
+	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 3*time.Microsecond, time.Microsecond
+	f.FailEvery, f.RPCErr = 7, errors.New("bad reply")
+	var live workloads.Live
+	d, err := workloads.NewDriver(c, 0, f, nil, &live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Clock = f.Clock.Now
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Done.Load() != st.Completed+st.Errors || live.Bytes.Load() != st.CallBytes+st.ReplyBytes || live.Errors.Load() != st.Errors || st.Errors == 0 {
+		t.Fatalf("live %d/%d/%d, stats %d+%d RPCs, %d bytes", live.Done.Load(), live.Bytes.Load(), live.Errors.Load(), st.Completed, st.Errors, st.CallBytes+st.ReplyBytes)
+	}
+	var h workloads.LiveHist
+	live.AddTo(&h)
+	if p50, ok := h.Quantile(0.5); !ok || p50 < 2*time.Microsecond || p50 > 4*time.Microsecond {
+		t.Fatalf("live p50 %v", p50)
+	}
+}

@@ -12,8 +12,9 @@ import (
 // results: the numbers that count come from the Recorder's HDR histogram. The zero value is
 // ready; one Live per Driver keeps the cache lines uncontended.
 type Live struct {
-	// Done counts finished RPCs (warm-up included, errors included).
-	Done atomic.Uint64
+	// Done counts finished RPCs (warm-up included, errors included), Bytes the payload of
+	// the successful ones, Errors the failed ones; each is added to once per poll iteration.
+	Done, Bytes, Errors atomic.Uint64
 	// Begin and Measure are the clock readings (ns) when the run began and when its measured
 	// phase begins.
 	Begin, Measure atomic.Int64

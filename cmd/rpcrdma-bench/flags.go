@@ -130,6 +130,7 @@ type workloadFlags struct {
 
 	provider, device, out string
 	addr                  string // client: the server's address
+	interval              time.Duration
 	quiet                 bool
 }
 
@@ -164,6 +165,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads, each busy-polling its own connections")
 	fs.Var(cpusValue{&c.CPUs}, "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
+	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")
 	fs.BoolVarP(&w.quiet, "quiet", "q", false, "no progress display")
 	return w
 }
@@ -179,8 +181,8 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	if w.warmup == 0 {
 		c.Warmup = -1 // the flag's 0 means none; the Config's 0 means the default
 	}
-	if w.warmup < 0 || w.duration < 0 {
-		return c, usageErrorf("--warmup and --duration must not be negative")
+	if w.warmup < 0 || w.duration < 0 || w.interval < 0 {
+		return c, usageErrorf("--warmup, --duration and --interval must not be negative")
 	}
 	if c.Rate == 0 && w.fs.Changed("arrival") {
 		return c, usageErrorf("--arrival needs --rate (open loop)")

@@ -112,7 +112,8 @@ func TestVersion(t *testing.T) {
 
 func TestRunWritesCompleteResults(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.json")
-	code, stdout, stderr := runMain(t, "fakerun", "--count", "20000", "--warmup", "50ms", "--pollers", "2", "--connections", "2", "--out", out, "-q")
+	code, stdout, stderr := runMain(t, "fakerun", "--count", "20000", "--warmup", "50ms", "--pollers", "2", "--connections", "2",
+		"--interval", "5ms", "--out", out, "-q")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -137,6 +138,18 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	}
 	if p.Throughput.RPCs != 20000 || p.Throughput.RPCPerSec <= 0 || p.RTT.P99 == nil || p.DurationNs <= 0 {
 		t.Fatalf("throughput %+v, duration %d", p.Throughput, p.DurationNs)
+	}
+	// The time series: RPCs finished between samples, within the measured phase. RPCs of
+	// the warm-up that finish after it count too: at most depth × connections of them.
+	var sum uint64
+	for _, iv := range p.Intervals {
+		sum += iv.RPCs
+		if iv.OffsetNs+iv.DurationNs > p.DurationNs {
+			t.Fatalf("interval %+v beyond the point's %d ns", iv, p.DurationNs)
+		}
+	}
+	if len(p.Intervals) == 0 || sum == 0 || sum > p.Throughput.RPCs+2*workloads.DefaultDepth {
+		t.Fatalf("%d intervals holding %d RPCs of %d", len(p.Intervals), sum, p.Throughput.RPCs)
 	}
 	if !strings.Contains(stdout, "MIX") || !strings.Contains(stdout, "chunked") {
 		t.Fatalf("table:\n%s", stdout)

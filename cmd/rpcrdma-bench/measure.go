@@ -95,7 +95,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	if err != nil {
 		return fail(e, name, err)
 	}
-	s, err := newSession(e, name, w.out, w.quiet, cfg, conn.Device())
+	s, err := newSession(e, name, w, cfg, conn.Device())
 	if err != nil {
 		conn.Close()
 		return fail(e, name, err)

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -118,4 +119,89 @@ func (p *progress) line(now int64, n uint64, dt time.Duration, h *workloads.Live
 func (p *progress) end() {
 	close(p.stop)
 	p.wg.Wait()
+}
+
+// sampler records a point's throughput time series (results.Point.Intervals) from the
+// pollers' Live counters: every interval it sums them and keeps the difference. Like the
+// progress display it never touches the hot path beyond Live's atomics. Its counts include
+// the RPCs of the warm-up that finish after it ends, which a per-RPC split would need the
+// hot path to tag; intervals before the measured phase are dropped.
+type sampler struct {
+	lives []*workloads.Live
+	clock func() int64
+	every time.Duration
+
+	mu      sync.Mutex
+	samples []sample
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// sample is one reading of the summed counters at clock time t.
+type sample struct {
+	t                 int64
+	done, bytes, errs uint64
+}
+
+func newSampler(lives []*workloads.Live, clock func() int64, every time.Duration) *sampler {
+	return &sampler{lives: lives, clock: clock, every: every, stop: make(chan struct{})}
+}
+
+func (s *sampler) read() sample {
+	r := sample{t: s.clock()}
+	for _, l := range s.lives {
+		r.done += l.Done.Load()
+		r.bytes += l.Bytes.Load()
+		r.errs += l.Errors.Load()
+	}
+	return r
+}
+
+func (s *sampler) start() {
+	s.samples = append(s.samples, s.read())
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(s.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				r := s.read()
+				s.mu.Lock()
+				s.samples = append(s.samples, r)
+				s.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// end stops sampling, takes a last reading and returns the intervals that lie inside the
+// measured phase [from, to] (clock ns), with offsets relative to from. The last one is cut
+// at to, so it may be shorter than the others.
+func (s *sampler) end(from, to int64) []results.Interval {
+	close(s.stop)
+	s.wg.Wait()
+	all := append(s.samples, s.read())
+	out := []results.Interval{}
+	for i := 1; i < len(all); i++ {
+		a, b := all[i-1], all[i]
+		// Readings after the phase ended (while draining) close the last interval at its
+		// end: the RPCs they add are in the point's totals too.
+		a.t, b.t = min(a.t, to), min(b.t, to)
+		if a.t < from || b.t <= a.t {
+			if a.t >= to && len(out) > 0 {
+				o := &out[len(out)-1]
+				o.RPCs += b.done - a.done - (b.errs - a.errs)
+				o.PayloadBytes += b.bytes - a.bytes
+				o.Errors += b.errs - a.errs
+			}
+			continue
+		}
+		out = append(out, results.Interval{OffsetNs: a.t - from, DurationNs: b.t - a.t,
+			RPCs: b.done - a.done - (b.errs - a.errs), PayloadBytes: b.bytes - a.bytes, Errors: b.errs - a.errs})
+	}
+	return out
 }

@@ -43,6 +43,8 @@ type session struct {
 	run   results.Run
 	// clock is the Drivers' clock; tests of the session keep the default.
 	clock func() int64
+	// interval is how often a point's throughput is sampled into its Intervals (0: never).
+	interval time.Duration
 }
 
 func toolName() string {
@@ -53,12 +55,12 @@ func toolName() string {
 	return "rpcrdma-bench " + v
 }
 
-func newSession(e *env, name, out string, quiet bool, cfg *runConfig, dev *datapath.DeviceInfo) (*session, error) {
+func newSession(e *env, name string, w *workloadFlags, cfg *runConfig, dev *datapath.DeviceInfo) (*session, error) {
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
-	s := &session{e: e, name: name, out: out, quiet: quiet, clock: workloads.Now}
+	s := &session{e: e, name: name, out: w.out, quiet: w.quiet, clock: workloads.Now, interval: w.interval}
 	s.run = results.Run{
 		SchemaVersion: results.SchemaVersion,
 		Tool:          toolName(),
@@ -157,6 +159,11 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		Recorder: func(i int) workloads.Recorder { return recorder{recs[i]} },
 		Live:     lives,
 	}
+	var samp *sampler
+	if s.interval > 0 {
+		samp = newSampler(lives, s.clock, s.interval)
+		samp.start()
+	}
 	var prog *progress
 	if !s.quiet {
 		prog = newProgress(s.e.stderr, label, lives, s.clock)
@@ -188,6 +195,9 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	}
 	if cpuErr == nil && cpuErr1 == nil {
 		rp.CPU = cpu1.Sub(cpu0)
+	}
+	if samp != nil {
+		rp.Intervals = samp.end(st.Start, max(st.Start, st.End))
 	}
 	if negotiated != nil {
 		rp.Negotiated = negotiated()
