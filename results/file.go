@@ -214,3 +214,17 @@ func jsonError(b []byte, err error) error {
 	}
 	return err
 }
+
+// ReadFiles reads several results files (ReadFile each), for Compare and reports; the first
+// error stops it.
+func ReadFiles(paths ...string) ([]*Run, error) {
+	runs := make([]*Run, 0, len(paths))
+	for _, p := range paths {
+		r, err := ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}

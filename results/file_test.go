@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func marshalT(t testing.TB, r *Run) []byte {
@@ -245,38 +247,101 @@ func TestCPUModel(t *testing.T) {
 	}
 }
 
-// TestFuzzCorpus keeps the seed corpus in testdata/fuzz/FuzzRead in step with the schema:
-// -update rewrites it.
+// TestFuzzCorpus keeps the seed corpora in testdata/fuzz/ in step with the schema: -update
+// rewrites them.
 func TestFuzzCorpus(t *testing.T) {
 	good := marshalT(t, makeRun(t, 3, 1, 100, 1))
-	seeds := map[string][]byte{
-		"valid":     good,
-		"truncated": good[:len(good)/3],
-		"version2":  bytes.Replace(good, []byte(`"schema_version": 1`), []byte(`"schema_version": 2`), 1),
-		"minimal":   []byte(`{"schema_version":1,"tool":"","start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:00Z","config":null,"environment":{},"points":[],"status":{"state":"complete"}}`),
-		"empty":     {},
+	minimal := []byte(`{"schema_version":1,"tool":"","start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:00Z","config":null,"environment":{},"points":[],"status":{"state":"complete"}}`)
+	h := NewHistogram()
+	h.RecordValue(1234)
+	hist, _ := EncodeHistogram(h)
+	wide := hdr.New(1, 1<<62, 5)
+	wide.RecordValue(1)
+	wideHist, _ := EncodeHistogram(wide)
+	corpora := map[string]map[string]string{
+		"FuzzRead": {
+			"valid":     string(good),
+			"truncated": string(good[:len(good)/3]),
+			"version2":  string(bytes.Replace(good, []byte(`"schema_version": 1`), []byte(`"schema_version": 2`), 1)),
+			"minimal":   string(minimal),
+			"empty":     "",
+		},
+		"FuzzDecodeHistogram": {
+			"valid":     hist,
+			"truncated": hist[:len(hist)/2],
+			"wide":      wideHist,
+			"empty":     "",
+		},
+		"FuzzParseThresholds": {
+			"typical": "p99=+10%,throughput=-5%",
+			"groups":  "all=5%,p99.9=20%",
+			"bad":     "p99=-1%",
+		},
 	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzRead")
-	for name, b := range seeds {
-		text := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		path := filepath.Join(dir, name)
-		if *update {
-			os.MkdirAll(dir, 0o755)
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
+	for target, seeds := range corpora {
+		dir := filepath.Join("testdata", "fuzz", target)
+		for name, v := range seeds {
+			var text string
+			if target == "FuzzRead" {
+				text = fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", v)
+			} else {
+				text = fmt.Sprintf("go test fuzz v1\nstring(%q)\n", v)
+			}
+			path := filepath.Join(dir, name)
+			if *update {
+				os.MkdirAll(dir, 0o755)
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if string(got) != text {
+				t.Errorf("%s is stale (run with -update)", path)
 			}
 		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update)", err)
-		}
-		if string(got) != text {
-			t.Errorf("%s is stale (run with -update)", path)
-		}
 	}
-	if _, err := Read(bytes.NewReader(seeds["minimal"])); err != nil {
+	if _, err := Read(bytes.NewReader(minimal)); err != nil {
 		t.Errorf("minimal file rejected: %v", err)
 	}
+	if _, err := DecodeHistogram(wideHist); err == nil || !strings.Contains(err.Error(), "geometry") {
+		t.Errorf("a histogram of another geometry: %v", err)
+	}
+}
+
+func FuzzDecodeHistogram(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := DecodeHistogram(s)
+		if err != nil {
+			return
+		}
+		if h.LowestTrackableValue() != HistogramLowest || h.HighestTrackableValue() != HistogramHighest || h.SignificantFigures() != HistogramDigits {
+			t.Fatal("accepted another geometry")
+		}
+	})
+}
+
+func FuzzParseThresholds(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		th, err := ParseThresholds(s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "threshold ") {
+				t.Fatalf("error does not name the token: %v", err)
+			}
+			return
+		}
+		back, err := ParseThresholds(th.String())
+		if err != nil || back.String() != th.String() {
+			t.Fatalf("%q -> %q does not parse back: %v", s, th.String(), err)
+		}
+		for m, v := range th {
+			if v < 0 || m >= NumMetrics {
+				t.Fatalf("%q: %v=%v", s, m, v)
+			}
+		}
+	})
 }
 
 func FuzzRead(f *testing.F) {
@@ -301,4 +366,24 @@ func FuzzRead(f *testing.F) {
 			t.Fatal("not stable across a round trip")
 		}
 	})
+}
+
+func TestReadFiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range uint64(3) {
+		p := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		if err := WriteFile(p, makeRun(t, i, 1, 50, 1)); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	runs, err := ReadFiles(paths...)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("ReadFiles: %d runs, %v", len(runs), err)
+	}
+	os.WriteFile(paths[1], []byte(`{"schema_version": 1, "tool": `), 0o644)
+	if _, err := ReadFiles(paths...); err == nil || !strings.Contains(err.Error(), paths[1]) || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("ReadFiles with a truncated file: %v", err)
+	}
 }

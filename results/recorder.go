@@ -52,8 +52,8 @@ func ParseClass(s string) (Class, error) {
 const MaxErrorMessages = 3
 
 // Recorder records one worker's measurements of one point. It is not safe for concurrent
-// use: give each worker goroutine its own and Summarize them together at the end. Record, Op,
-// Fail and Totals do not allocate (Fail allocates only for its first MaxErrorMessages texts of
+// use: give each worker goroutine its own and Summarize them together at the end. Record,
+// RecordCorrected, Op, At, Fail and Totals do not allocate (Fail allocates only for its first MaxErrorMessages texts of
 // a kind and for a new kind), so they can run on the polling path.
 //
 // A Recorder is large (one HDR histogram per class, about 230 KB each): make it before the
@@ -70,7 +70,15 @@ type Recorder struct {
 	clamped uint64
 	nerrs   uint64
 	errs    []ErrorStats
+	// The optional time series: marks[i] holds the running totals at the end of interval i,
+	// for the intervals closed so far (cur of them).
+	every time.Duration
+	marks []mark
+	cur   int
 }
+
+// mark is a Recorder's running totals at one instant.
+type mark struct{ rpcs, payload, errs uint64 }
 
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
@@ -91,6 +99,37 @@ func (r *Recorder) Reset() {
 	r.rpcs, r.payload, r.clamped, r.nerrs = 0, 0, 0, 0
 	r.ops = [len(r.ops)]OpCount{}
 	r.errs = r.errs[:0]
+	r.cur = 0
+}
+
+// StartSeries makes r keep a throughput time series with intervals of length every, at most
+// n of them (what completes after the last one counts in the last), for Point.Intervals. It
+// allocates the series: call it before the loop. The runner then calls At with the time since
+// the point started, as often as it likes (once per poll loop is plenty), and once more with
+// the point's end before Summarize: whatever was recorded since the last call is counted in
+// that call's interval.
+func (r *Recorder) StartSeries(every time.Duration, n int) {
+	if every <= 0 || n <= 0 {
+		r.every, r.marks = 0, nil
+		return
+	}
+	r.every, r.marks, r.cur = every, make([]mark, n), 0
+}
+
+// At tells r how long ago the point started: RPCs and failures recorded after it belong to
+// that interval of the series. It does not allocate; without StartSeries it does nothing.
+func (r *Recorder) At(since time.Duration) {
+	if r.every <= 0 || since < 0 {
+		return
+	}
+	i := int(since / r.every)
+	if i >= len(r.marks) {
+		i = len(r.marks) - 1
+	}
+	// Every interval passed since the last call ends with the totals as they are now.
+	for ; r.cur < i; r.cur++ {
+		r.marks[r.cur] = mark{r.rpcs, r.payload, r.nerrs}
+	}
 }
 
 // clamp keeps v inside the histogram's range so that recording never fails (and never
@@ -230,8 +269,8 @@ var ErrNoRecorders = errors.New("summarize: no recorders")
 // Summarize merges the recorders of one point's workers (they are not modified) and returns
 // the point: its params, start and end, duration (end minus start, by the monotonic clock
 // when both come from time.Now in this process), RTT summaries and histograms overall and
-// per class, operation and error counts, and throughput. The caller fills in Complete,
-// Negotiated, CPU and Intervals. Samples clamped into the histogram's range are reported as
+// per class, operation and error counts, throughput, and the time series if the recorders
+// kept one (StartSeries). The caller fills in Complete, Negotiated and CPU. Samples clamped into the histogram's range are reported as
 // an error of kind "rtt_out_of_range".
 func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, error) {
 	if len(recs) == 0 {
@@ -292,7 +331,43 @@ func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, e
 		BindMW: o[datapath.OpBindMW],
 	}
 	p.Throughput = throughput(all.rpcs, all.payload, p.DurationNs)
+	p.Intervals = series(recs, p.DurationNs)
 	return p, nil
+}
+
+// series merges the recorders' time series into intervals. Recorders with a different
+// interval length than the first are left out (the runner configures them alike).
+func series(recs []*Recorder, durNs int64) []Interval {
+	every := recs[0].every
+	if every <= 0 {
+		return []Interval{}
+	}
+	var out []Interval
+	for _, r := range recs {
+		if r.every != every {
+			continue
+		}
+		var prev mark
+		// Closed intervals, then the open one up to the end.
+		for i := 0; i <= r.cur && i < len(r.marks); i++ {
+			m := mark{r.rpcs, r.payload, r.nerrs}
+			if i < r.cur {
+				m = r.marks[i]
+			}
+			for len(out) <= i {
+				out = append(out, Interval{OffsetNs: int64(len(out)) * int64(every), DurationNs: int64(every)})
+			}
+			out[i].RPCs += m.rpcs - prev.rpcs
+			out[i].PayloadBytes += m.payload - prev.payload
+			out[i].Errors += m.errs - prev.errs
+			prev = m
+		}
+	}
+	// The last interval ends with the point (it is shorter, or takes in the overflow).
+	if n := len(out); n > 0 {
+		out[n-1].DurationNs = max(0, durNs-out[n-1].OffsetNs)
+	}
+	return out
 }
 
 func throughput(rpcs, payload uint64, durNs int64) Throughput {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
@@ -258,5 +259,72 @@ func BenchmarkSummarize(b *testing.B) {
 		if _, err := Summarize(testParams[0], t0, t0.Add(1e9), recs...); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestSeries(t *testing.T) {
+	const ms = time.Millisecond
+	a, b := NewRecorder(), NewRecorder()
+	for _, r := range []*Recorder{a, b} {
+		r.StartSeries(ms, 4)
+	}
+	a.At(0)
+	for range 5 {
+		a.Record(Short, Short, 1000, 10)
+	}
+	a.At(ms + ms/2) // closes interval 0
+	b.At(ms / 2)
+	b.Record(Short, Short, 1000, 10)
+	for range 3 {
+		a.Record(Short, Short, 1000, 10)
+	}
+	a.Fail("timeout", nil)
+	a.At(2*ms + 1)
+	b.At(2*ms + 5)
+	a.Record(Short, Short, 1000, 10)
+	a.Record(Short, Short, 1000, 10)
+	b.At(9 * ms) // past the last interval: counted in it
+	b.Record(Short, Short, 1000, 10)
+	a.At(ms) // going back in time is ignored
+	p, err := Summarize(Params{Class: "auto"}, t0, t0.Add(4*ms+ms/2), a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Interval{
+		{OffsetNs: 0, DurationNs: int64(ms), RPCs: 6, PayloadBytes: 60},
+		{OffsetNs: int64(ms), DurationNs: int64(ms), RPCs: 3, PayloadBytes: 30, Errors: 1},
+		{OffsetNs: int64(2 * ms), DurationNs: int64(ms), RPCs: 2, PayloadBytes: 20},
+		{OffsetNs: int64(3 * ms), DurationNs: int64(ms + ms/2), RPCs: 1, PayloadBytes: 10},
+	}
+	if !reflect.DeepEqual(p.Intervals, want) {
+		t.Errorf("intervals\n%+v\nwant\n%+v", p.Intervals, want)
+	}
+	var sum uint64
+	for _, iv := range p.Intervals {
+		sum += iv.RPCs
+	}
+	if sum != p.Throughput.RPCs {
+		t.Errorf("intervals add up to %d RPCs, the point has %d", sum, p.Throughput.RPCs)
+	}
+	if n := testing.AllocsPerRun(100, func() { a.At(3 * ms) }); n != 0 {
+		t.Errorf("At allocates %v", n)
+	}
+	a.Reset()
+	a.At(0)
+	a.Record(Short, Short, 1, 1)
+	if p, _ := Summarize(Params{Class: "auto"}, t0, t0.Add(ms), a); len(p.Intervals) != 1 || p.Intervals[0].RPCs != 1 {
+		t.Errorf("after Reset: %+v", p.Intervals)
+	}
+}
+
+// BenchmarkRecordNarrow records RTTs spread over 1 µs, as a steady closed-loop point sees
+// them: the histogram cells in use stay in cache.
+func BenchmarkRecordNarrow(b *testing.B) {
+	r := NewRecorder()
+	b.ReportAllocs()
+	v := int64(1)
+	for b.Loop() {
+		v = v*6364136223846793005 + 1
+		r.Record(Short, Short, 2000+(v>>40)&0x3ff, 64)
 	}
 }

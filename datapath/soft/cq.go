@@ -1,0 +1,166 @@
+package soft
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// cq is a bounded multi-producer, single-consumer ring (D. Vyukov's bounded queue with a
+// sequence number per cell): producers are whoever executes work (the poster of either end in
+// process, the TCP reader), the consumer is the one poller. No locks, no allocations.
+//
+// The capacity is depth rounded up to a power of two, as hardware rounds ibv_create_cq up.
+// A push into a full ring sets the overrun flag for good: like hardware, the CQ is then in
+// error and Poll reports it.
+type cq struct {
+	dev   *device
+	mask  uint64
+	cells []cell
+	enq   atomic.Uint64
+	_     [56]byte // keep producers' enq off the consumer's line
+	deq   uint64
+
+	overrun atomic.Bool
+	closed  atomic.Bool
+	waiting atomic.Bool
+	sig     chan struct{}
+	timer   *time.Timer
+}
+
+type cell struct {
+	seq atomic.Uint64
+	wc  datapath.Completion
+	c   *conn // whose queue slots the completion frees when polled
+	// retire is how many send queue slots the completion frees: itself and the unsignaled
+	// work requests that completed before it; 0 for a receive.
+	retire int32
+}
+
+var _ datapath.CQ = (*cq)(nil)
+
+func newCQ(d *device, depth int) *cq {
+	n := 1
+	for n < depth {
+		n <<= 1
+	}
+	q := &cq{dev: d, mask: uint64(n - 1), cells: make([]cell, n), sig: make(chan struct{}, 1)}
+	for i := range q.cells {
+		q.cells[i].seq.Store(uint64(i))
+	}
+	return q
+}
+
+// push adds a completion. It never blocks; a full ring is an overrun.
+func (q *cq) push(wc *datapath.Completion, c *conn, retire int32) {
+	if q.closed.Load() {
+		return
+	}
+	pos := q.enq.Load()
+	for {
+		cl := &q.cells[pos&q.mask]
+		switch d := int64(cl.seq.Load() - pos); {
+		case d == 0:
+			if !q.enq.CompareAndSwap(pos, pos+1) {
+				pos = q.enq.Load()
+				continue
+			}
+			cl.wc, cl.c, cl.retire = *wc, c, retire
+			cl.seq.Store(pos + 1)
+			q.wake()
+			return
+		case d < 0:
+			q.overrun.Store(true)
+			q.wake()
+			return
+		default:
+			pos = q.enq.Load()
+		}
+	}
+}
+
+func (q *cq) wake() {
+	if q.waiting.Load() {
+		select {
+		case q.sig <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Poll frees the queue slots of the completions it returns: a send queue slot stays taken
+// until its completion (or a later signaled one) is polled, as on hardware, so an upper layer
+// that never polls fills its queue and gets ErrQueueFull.
+func (q *cq) Poll(wcs []datapath.Completion) (int, error) {
+	if q.closed.Load() {
+		return 0, errCQClosed
+	}
+	n := 0
+	for n < len(wcs) {
+		cl := &q.cells[q.deq&q.mask]
+		if cl.seq.Load() != q.deq+1 {
+			break
+		}
+		wcs[n] = cl.wc
+		c, r := cl.c, cl.retire
+		cl.c = nil
+		cl.seq.Store(q.deq + q.mask + 1)
+		q.deq++
+		n++
+		if r > 0 {
+			c.sqOut.Add(-r)
+		} else {
+			c.rqOut.Add(-1)
+		}
+	}
+	if q.overrun.Load() {
+		return n, errCQOverrun
+	}
+	return n, nil
+}
+
+func (q *cq) ready() bool {
+	return q.cells[q.deq&q.mask].seq.Load() == q.deq+1 || q.overrun.Load()
+}
+
+// Wait is the event mode: the consumer announces it is waiting, re-checks, and sleeps on a
+// one-slot channel that producers signal after a push. A stale signal only makes Wait
+// return early, which the contract allows.
+func (q *cq) Wait(timeout time.Duration) error {
+	if q.closed.Load() {
+		return errCQClosed
+	}
+	if q.ready() {
+		return nil
+	}
+	q.waiting.Store(true)
+	defer q.waiting.Store(false)
+	if q.ready() {
+		return nil
+	}
+	if q.timer == nil {
+		q.timer = time.NewTimer(timeout)
+	} else {
+		q.timer.Reset(timeout)
+	}
+	select {
+	case <-q.sig:
+		q.timer.Stop()
+		return nil
+	case <-q.timer.C:
+		if q.ready() {
+			return nil
+		}
+		return datapath.ErrTimeout
+	}
+}
+
+// Close stops the CQ; completions pushed later are dropped.
+func (q *cq) Close() error {
+	if !q.closed.CompareAndSwap(false, true) {
+		return &datapath.OpError{Op: "soft: close CQ", Err: datapath.ErrClosed}
+	}
+	q.dev.count(&q.dev.nCQ, -1)
+	return nil
+}

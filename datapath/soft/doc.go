@@ -1,0 +1,50 @@
+// Package soft is the pure-Go datapath provider: a faithful emulation of reliable-connected
+// RDMA hardware, in process (the fast default) and between processes over TCP. Everything
+// above the datapath (the RPC-over-RDMA transport, the workloads, the CLI's default run) is
+// tested for real against it, and the conformance suite in datapath/datapathtest holds it
+// to the same rules as the verbs provider.
+//
+// # Addresses
+//
+// An address beginning with "inproc:" (InprocPrefix) is in process: Listen("inproc:name")
+// binds a name in a process-wide table ("inproc:" alone picks a free one) and
+// Connect("inproc:name") reaches it. Any other address is "host:port" over TCP, framed as
+// WIRE.md describes.
+//
+// # Memory
+//
+// SGE.Addr, MR.Addr and SendWR.RemoteAddr are real virtual addresses: MR.Addr is the
+// address of Bytes()[0]. Registered memory must therefore not move (use mmap'd memory, as
+// package mempool provides). A key is index<<8 | key byte, as on hardware; a region's lkey
+// and rkey are equal. An SGE resolves through its lkey to the region and the offset
+// addr-MR.Addr(); a remote access resolves through the rkey to a region or a bound window on
+// the peer's device. In process the "wire" is one copy from the source region to the
+// destination region; nothing on the post and poll path allocates.
+//
+// # Semantics
+//
+// As RC hardware: in-order execution; a SEND consumes the peer's oldest receive; a SEND
+// larger than that receive fails (the receive with StatusLocalLength, the SEND with
+// StatusRemoteInvalidRequest, as rxe and mlx5 report it); a SEND that finds no receive
+// waits up to Config.RNRTimeout (the RNR retry budget) for one and then fails with
+// StatusRNRRetryExceeded; RDMA READ and WRITE need a valid rkey, the range inside the
+// region or bound window and the access right, else StatusRemoteAccess; SEND_WITH_INV
+// invalidates a bound memory window at the receiver; type 2 windows bind only while free and
+// only with a key of their own index (datapath.NextRKey). Any failure breaks the connection:
+// the failing work request completes with its status, everything else outstanding on both
+// ends with StatusFlushed, both Conns' Err report a *BrokenError (errors.Is ErrBroken), and
+// later posts fail with ErrBroken. A send queue slot stays taken until its completion (or,
+// for unsignaled work requests, a later signaled one) has been polled, so overposting fails
+// with ErrQueueFull exactly where hardware would.
+//
+// Private data is delivered zero-padded to the CM field sizes, 56 bytes in a connect request
+// and 196 in an accept or reject, as RDMA-CM over RoCE (and rxe) delivers it: decoders
+// must not take its length as the sender's.
+//
+// # Concurrency
+//
+// The two ends of an in-process connection share one mutex, taken by PostSend, PostRecv and
+// Close of either end: uncontended except when both ends post at once, and it makes a SEND,
+// the receive it consumes and both completions one step. CQs are lock-free bounded
+// multi-producer single-consumer rings; CQ.Wait sleeps on a channel signalled after a push.
+package soft

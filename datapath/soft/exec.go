@@ -1,0 +1,301 @@
+package soft
+
+import (
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// PostSend posts send queue work requests. In process each one executes at once, in posting
+// order, under the pair mutex: the data moves by one copy from the source region to the
+// destination region and both completions are pushed before PostSend returns. A SEND that
+// finds no receive posted waits (with everything posted after it) until the peer posts one
+// or RNRTimeout passes.
+func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
+	if c.link != nil {
+		return c.link.postSend(c, wrs)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, errPostClosed
+	}
+	if c.broken {
+		return 0, errPostBroken
+	}
+	for i := range wrs {
+		wr := &wrs[i]
+		if err := c.checkSend(wr); err != nil {
+			return i, err
+		}
+		if c.sqOut.Load() >= int32(c.caps.MaxSendWR) {
+			return i, errQueueFull
+		}
+		c.sqOut.Add(1)
+		if wr.Op == datapath.OpBindMW {
+			wr.MW.(*mw).r.lastKey.Store(wr.RKey)
+		}
+		switch {
+		case c.broken:
+			// An earlier work request of this batch failed: the rest are flushed.
+			c.sendDone(wr, datapath.StatusFlushed, 0)
+		case c.sq.n > 0:
+			c.defer1(wr)
+		case !c.exec(wr, nil):
+			c.defer1(wr)
+			c.waitRNR()
+		}
+	}
+	return len(wrs), nil
+}
+
+// defer1 copies wr into the pending send queue; inline data is copied now, as FlagInline
+// promises the memory is free when PostSend returns.
+func (c *conn) defer1(wr *datapath.SendWR) {
+	e := c.sq.back()
+	e.wr = *wr
+	e.sgl = append(e.sgl[:0], wr.SGL...)
+	e.wr.SGL = e.sgl
+	e.inline = e.inline[:0]
+	if wr.Flags&datapath.FlagInline != 0 {
+		for _, s := range wr.SGL {
+			b, ok := c.dev.local(s.LKey, s.Addr, s.Length, 0)
+			if !ok {
+				// Leave it to exec to fail with a local protection error.
+				e.wr.Flags &^= datapath.FlagInline
+				return
+			}
+			e.inline = append(e.inline, b...)
+		}
+	}
+}
+
+// drain runs the pending send queue until it is empty or its head waits for a receive.
+func (c *conn) drain() {
+	for c.sq.n > 0 && !c.broken {
+		e := c.sq.front()
+		var inl []byte
+		if e.wr.Flags&datapath.FlagInline != 0 {
+			inl = e.inline
+		}
+		if !c.exec(&e.wr, inl) {
+			c.waitRNR()
+			return
+		}
+		c.sq.pop()
+		c.rnrAt = time.Time{}
+	}
+}
+
+// waitRNR starts the RNR budget for the SEND at the head of the pending queue.
+func (c *conn) waitRNR() {
+	if !c.rnrAt.IsZero() {
+		return
+	}
+	d := c.dev.p.cfg.RNRTimeout
+	if d < 0 {
+		d = 0
+	}
+	c.rnrAt = time.Now().Add(d)
+	if c.rnr == nil {
+		c.rnr = time.AfterFunc(d, c.rnrExpired)
+	} else {
+		c.rnr.Reset(d)
+	}
+}
+
+func (c *conn) rnrExpired() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken || c.sq.n == 0 || c.rnrAt.IsZero() {
+		return
+	}
+	if left := time.Until(c.rnrAt); left > 0 {
+		c.rnr.Reset(left)
+		return
+	}
+	e := c.sq.front()
+	c.sq.pop()
+	c.fail(&e.wr, datapath.StatusRNRRetryExceeded, "RNR retry exceeded: no receive posted")
+}
+
+// fail completes wr with st and breaks both ends.
+func (c *conn) fail(wr *datapath.SendWR, st datapath.Status, reason string) {
+	c.sendDone(wr, st, 0)
+	c.breakLocked(brokenBy(st, false, reason))
+	if p := c.peer; p != nil {
+		p.breakLocked(brokenBy(datapath.StatusFlushed, true, "peer failed: "+reason))
+	}
+}
+
+// failRecv fails the receive the peer's SEND consumed with rst and the SEND with sst.
+func (c *conn) failRecv(wr *datapath.SendWR, sst, rst datapath.Status, reason string) {
+	p := c.peer
+	e := p.rq.front()
+	p.recvDone(e.id, rst, 0, 0, false)
+	p.rq.pop()
+	c.sendDone(wr, sst, 0)
+	p.breakLocked(brokenBy(rst, false, reason))
+	c.breakLocked(brokenBy(sst, true, "peer failed: "+reason))
+}
+
+// gather resolves a local SGL into c.src (need is the access the data direction needs) and
+// returns the total length.
+func (c *conn) gather(out *[][]byte, d *device, sgl []datapath.SGE, need datapath.Access) (uint64, bool) {
+	*out = (*out)[:0]
+	var n uint64
+	for _, s := range sgl {
+		b, ok := d.local(s.LKey, s.Addr, s.Length, need)
+		if !ok {
+			return 0, false
+		}
+		*out = append(*out, b)
+		n += uint64(len(b))
+	}
+	return n, true
+}
+
+// sgcopy copies the concatenation of src into the concatenation of dst, the emulated wire.
+func sgcopy(dst, src [][]byte) {
+	var d []byte
+	for _, s := range src {
+		for len(s) > 0 {
+			for len(d) == 0 {
+				d, dst = dst[0], dst[1:]
+			}
+			k := copy(d, s)
+			d, s = d[k:], s[k:]
+		}
+	}
+}
+
+// exec runs one work request in process. It reports false when a SEND found no receive and
+// must wait; otherwise the work request is complete (successfully or not).
+func (c *conn) exec(wr *datapath.SendWR, inline []byte) bool {
+	p := c.peer
+	switch wr.Op {
+	case datapath.OpSend, datapath.OpSendInv:
+		var n uint64
+		if inline != nil {
+			c.src = append(c.src[:0], inline)
+			n = uint64(len(inline))
+		} else {
+			var ok bool
+			if n, ok = c.gather(&c.src, c.dev, wr.SGL, 0); !ok {
+				c.fail(wr, datapath.StatusLocalProtection, "bad local key or range in a SEND")
+				return true
+			}
+		}
+		if p.rq.n == 0 {
+			if p.closed || p.broken {
+				c.fail(wr, datapath.StatusRetryExceeded, "peer gone")
+				return true
+			}
+			return false
+		}
+		r := p.rq.front()
+		var room uint64
+		for _, s := range r.sgl {
+			room += uint64(s.Length)
+		}
+		if n > room {
+			c.failRecv(wr, datapath.StatusRemoteInvalidRequest, datapath.StatusLocalLength,
+				"SEND larger than the receive buffer")
+			return true
+		}
+		// The receive's SGL up to n bytes must be writable local memory.
+		c.dst = c.dst[:0]
+		left := n
+		for _, s := range r.sgl {
+			if left == 0 {
+				break
+			}
+			l := min(uint64(s.Length), left)
+			b, ok := p.dev.local(s.LKey, s.Addr, uint32(l), datapath.AccessLocalWrite)
+			if !ok {
+				c.failRecv(wr, datapath.StatusRemoteOperation, datapath.StatusLocalProtection,
+					"bad local key or range in a receive")
+				return true
+			}
+			c.dst = append(c.dst, b)
+			left -= l
+		}
+		sgcopy(c.dst, c.src)
+		var inv uint32
+		invalidated := wr.Op == datapath.OpSendInv
+		if invalidated {
+			inv = wr.InvRKey
+			if !p.dev.invalidate(inv) {
+				c.failRecv(wr, datapath.StatusRemoteOperation, datapath.StatusLocalProtection,
+					"SEND_WITH_INV names no valid memory window")
+				return true
+			}
+		}
+		id := r.id
+		p.rq.pop()
+		p.recvDone(id, datapath.StatusSuccess, uint32(n), inv, invalidated)
+		c.sendDone(wr, datapath.StatusSuccess, uint32(n))
+
+	case datapath.OpWrite:
+		var n uint64
+		if inline != nil {
+			c.src = append(c.src[:0], inline)
+			n = uint64(len(inline))
+		} else {
+			var ok bool
+			if n, ok = c.gather(&c.src, c.dev, wr.SGL, 0); !ok {
+				c.fail(wr, datapath.StatusLocalProtection, "bad local key or range in an RDMA WRITE")
+				return true
+			}
+		}
+		if n > 0 {
+			b, ok := p.dev.remote(wr.RKey, wr.RemoteAddr, uint32(n), datapath.AccessRemoteWrite)
+			if !ok || n > 1<<31 {
+				c.fail(wr, datapath.StatusRemoteAccess, "RDMA WRITE outside a writable region")
+				return true
+			}
+			c.dst = append(c.dst[:0], b)
+			sgcopy(c.dst, c.src)
+		}
+		c.sendDone(wr, datapath.StatusSuccess, uint32(n))
+
+	case datapath.OpRead:
+		n, ok := c.gather(&c.dst, c.dev, wr.SGL, datapath.AccessLocalWrite)
+		if !ok {
+			c.fail(wr, datapath.StatusLocalProtection, "bad local key, range or access in an RDMA READ")
+			return true
+		}
+		if n > 0 {
+			b, ok := p.dev.remote(wr.RKey, wr.RemoteAddr, uint32(n), datapath.AccessRemoteRead)
+			if !ok || n > 1<<31 {
+				c.fail(wr, datapath.StatusRemoteAccess, "RDMA READ outside a readable region")
+				return true
+			}
+			c.src = append(c.src[:0], b)
+			sgcopy(c.dst, c.src)
+		}
+		c.sendDone(wr, datapath.StatusSuccess, uint32(n))
+
+	default:
+		c.localOp(wr)
+	}
+	return true
+}
+
+// local runs the work requests that never leave the host: window bind and invalidation.
+func (c *conn) localOp(wr *datapath.SendWR) {
+	switch wr.Op {
+	case datapath.OpBindMW:
+		s := wr.SGL[0]
+		if !c.dev.bind(wr.MW.(*mw), s.LKey, s.Addr, s.Length, wr.RKey, wr.BindAccess) {
+			c.fail(wr, datapath.StatusMWBind, "memory window bind refused")
+			return
+		}
+	case datapath.OpLocalInv:
+		if !c.dev.invalidate(wr.InvRKey) {
+			c.fail(wr, datapath.StatusLocalQPOperation, "LOCAL_INV names no valid memory window")
+			return
+		}
+	}
+	c.sendDone(wr, datapath.StatusSuccess, 0)
+}

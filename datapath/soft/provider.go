@@ -1,0 +1,287 @@
+package soft
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// Config configures the provider. The zero value is the default for every field.
+type Config struct {
+	// RNRTimeout is how long a SEND waits for the peer to post a receive before it fails
+	// with StatusRNRRetryExceeded and breaks the connection: the emulated RNR retry budget
+	// (rnr_retry × RNR timer on hardware). 0 means DefaultRNRTimeout; a negative value fails
+	// at once, like rnr_retry_count 0.
+	RNRTimeout time.Duration
+	// MaxInlineData is the device's inline limit reported in DeviceInfo and used to clamp
+	// QPConfig.MaxInlineData. 0 means DefaultMaxInlineData.
+	MaxInlineData int
+}
+
+// Defaults for zero Config fields and the device limits the provider reports.
+const (
+	DefaultRNRTimeout    = 100 * time.Millisecond
+	DefaultMaxInlineData = 256
+
+	maxQPWR     = 16384
+	maxSGE      = 32
+	maxCQE      = 1 << 20
+	maxQPRdAtom = 16
+	maxMW       = 1 << 16
+	maxKeys     = 1 << 24 // the index bits of a key
+
+	// DeviceName is the one device the provider has.
+	DeviceName = "soft0"
+	// Name is the provider's name as the CLI spells it.
+	Name = "soft"
+	// InprocPrefix starts every in-process address ("inproc:name"); any other address is
+	// "host:port" over TCP.
+	InprocPrefix = "inproc:"
+)
+
+// Provider is the soft provider. Use New; the zero value is not usable.
+type Provider struct {
+	cfg Config
+}
+
+var _ datapath.Provider = (*Provider)(nil)
+
+// New returns a provider with cfg's zero fields set to the defaults.
+func New(cfg Config) *Provider {
+	if cfg.RNRTimeout == 0 {
+		cfg.RNRTimeout = DefaultRNRTimeout
+	}
+	if cfg.MaxInlineData <= 0 {
+		cfg.MaxInlineData = DefaultMaxInlineData
+	}
+	return &Provider{cfg: cfg}
+}
+
+func (p *Provider) Name() string { return Name }
+
+func (p *Provider) info() datapath.DeviceInfo {
+	return datapath.DeviceInfo{
+		Name:          DeviceName,
+		Provider:      Name,
+		NodeType:      "soft",
+		MaxInlineData: p.cfg.MaxInlineData,
+		MaxSGE:        maxSGE,
+		MaxQPWR:       maxQPWR,
+		MaxCQE:        maxCQE,
+		MaxQPRdAtom:   maxQPRdAtom,
+		MaxMRSize:     1 << 40,
+		MaxMW:         maxMW,
+		Ports:         []datapath.PortInfo{{Num: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "soft"}},
+	}
+}
+
+func (p *Provider) Devices() ([]datapath.DeviceInfo, error) {
+	return []datapath.DeviceInfo{p.info()}, nil
+}
+
+// Open opens a new instance of the device: each Open is its own protection domain, so two
+// Opens behave like two hosts' devices.
+func (p *Provider) Open(name string) (datapath.Device, error) {
+	if name != "" && name != DeviceName {
+		return nil, &datapath.OpError{Op: "soft: open " + name, Err: errNoDevice}
+	}
+	d := &device{p: p, info: p.info()}
+	t := make([]atomic.Pointer[region], 1, 64)
+	d.keys.Store(&t)
+	return d, nil
+}
+
+// device is one opened device: a key table (the protection domain) and counts of the
+// objects open on it.
+type device struct {
+	p    *Provider
+	info datapath.DeviceInfo
+
+	mu     sync.Mutex // serialises key table growth and the counts
+	keys   atomic.Pointer[[]atomic.Pointer[region]]
+	nextKB uint32 // varies the key byte of new keys
+	nMR    int
+	nMW    int
+	nCQ    int
+	nConn  int
+	nLn    int
+	closed bool
+}
+
+var _ datapath.Device = (*device)(nil)
+
+func (d *device) Info() datapath.DeviceInfo { return d.info }
+
+// add puts r into a free slot at the end of the key table. Indexes are not reused, so a
+// stale key can never name a later object.
+func (d *device) add(r *region) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return datapath.ErrClosed
+	}
+	t := *d.keys.Load()
+	if len(t) >= maxKeys {
+		return errNoKeys
+	}
+	if len(t) == cap(t) {
+		nt := make([]atomic.Pointer[region], len(t), 2*cap(t))
+		for i := range t {
+			nt[i].Store(t[i].Load())
+		}
+		t = nt
+	}
+	r.idx = uint32(len(t))
+	t = t[:len(t)+1]
+	t[r.idx].Store(r)
+	d.keys.Store(&t)
+	d.nextKB += 0x3b
+	key := r.idx<<keyIndexShift | d.nextKB&0xff
+	r.lastKey.Store(key)
+	if r.mw {
+		d.nMW++
+	} else {
+		r.valid.Store(key)
+		d.nMR++
+	}
+	return nil
+}
+
+func (d *device) release(r *region) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	(*d.keys.Load())[r.idx].Store(nil)
+	if r.mw {
+		d.nMW--
+	} else {
+		d.nMR--
+	}
+}
+
+func (d *device) count(p *int, delta int) {
+	d.mu.Lock()
+	*p += delta
+	d.mu.Unlock()
+}
+
+// Register registers mem. Like ibv_reg_mr, remote write (and window binds that grant it)
+// require local write.
+func (d *device) Register(mem []byte, access datapath.Access) (datapath.MR, error) {
+	const op = "soft: register MR"
+	if len(mem) == 0 {
+		return nil, &datapath.OpError{Op: op, Err: errEmptyMR}
+	}
+	if access&datapath.AccessRemoteWrite != 0 && access&datapath.AccessLocalWrite == 0 {
+		return nil, &datapath.OpError{Op: op, Err: errRemoteWriteNeedsLocal}
+	}
+	r := &region{dev: d, mem: mem[:len(mem):len(mem)], base: addrOf(mem), access: access}
+	if err := d.add(r); err != nil {
+		return nil, &datapath.OpError{Op: op, Err: err}
+	}
+	return &mr{r}, nil
+}
+
+func (d *device) AllocMW() (datapath.MW, error) {
+	d.mu.Lock()
+	full := d.nMW >= maxMW
+	d.mu.Unlock()
+	if full {
+		return nil, &datapath.OpError{Op: "soft: alloc MW", Err: errNoKeys}
+	}
+	r := &region{dev: d, mw: true}
+	if err := d.add(r); err != nil {
+		return nil, &datapath.OpError{Op: "soft: alloc MW", Err: err}
+	}
+	return &mw{r}, nil
+}
+
+func (d *device) NewCQ(depth int) (datapath.CQ, error) {
+	if depth <= 0 || depth > maxCQE {
+		return nil, &datapath.OpError{Op: "soft: create CQ", Err: errCQDepth}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, &datapath.OpError{Op: "soft: create CQ", Err: datapath.ErrClosed}
+	}
+	d.nCQ++
+	return newCQ(d, depth), nil
+}
+
+func (d *device) Listen(addr string) (datapath.Listener, error) {
+	if name, ok := strings.CutPrefix(addr, InprocPrefix); ok {
+		return listenInproc(d, name)
+	}
+	return listenTCP(d, addr)
+}
+
+func (d *device) Connect(ctx context.Context, addr string, cfg datapath.QPConfig, pd []byte) (datapath.Conn, error) {
+	const op = "soft: connect"
+	if len(pd) > datapath.MaxConnectPrivateData {
+		return nil, &datapath.OpError{Op: op, Err: errPrivateDataTooLong}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, datapath.DefaultConnectTimeout)
+		defer cancel()
+	}
+	if name, ok := strings.CutPrefix(addr, InprocPrefix); ok {
+		return connectInproc(ctx, d, name, cfg, pd)
+	}
+	return connectTCP(ctx, d, addr, cfg, pd)
+}
+
+func (d *device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return &datapath.OpError{Op: "soft: close device", Err: datapath.ErrClosed}
+	}
+	if n := d.nMR + d.nMW + d.nCQ + d.nConn + d.nLn; n != 0 {
+		return &datapath.OpError{Op: "soft: close device", Err: &OpenObjectsError{
+			MRs: d.nMR, MWs: d.nMW, CQs: d.nCQ, Conns: d.nConn, Listeners: d.nLn}}
+	}
+	d.closed = true
+	return nil
+}
+
+// OpenObjectsError reports what was still open when a device was closed.
+type OpenObjectsError struct{ MRs, MWs, CQs, Conns, Listeners int }
+
+func (e *OpenObjectsError) Error() string {
+	return "objects still open: " + strconv.Itoa(e.MRs) + " MRs, " + strconv.Itoa(e.MWs) +
+		" MWs, " + strconv.Itoa(e.CQs) + " CQs, " + strconv.Itoa(e.Conns) + " connections, " +
+		strconv.Itoa(e.Listeners) + " listeners"
+}
+
+// RejectError is what Connect wraps when the listener rejected the request: the private
+// data the listener passed to Reject, zero-padded to MaxAcceptPrivateData like the REJ
+// message carries it.
+type RejectError struct{ PrivateData []byte }
+
+func (e *RejectError) Error() string { return "connection rejected by peer" }
+
+var (
+	errNoDevice              = errors.New("no such device (soft has only " + DeviceName + ")")
+	errEmptyMR               = errors.New("empty memory")
+	errRemoteWriteNeedsLocal = errors.New("remote write access requires local write access")
+	errNoKeys                = errors.New("out of keys")
+	errMRBound               = errors.New("memory windows are still bound to the region")
+	errCQDepth               = errors.New("CQ depth out of range")
+	errPrivateDataTooLong    = errors.New("private data too long")
+	errCQOverrun             = &datapath.OpError{Op: "soft: poll CQ", Err: errors.New("CQ overrun")}
+	errCQClosed              = &datapath.OpError{Op: "soft: poll CQ", Err: datapath.ErrClosed}
+	errTooManySGE            = &datapath.OpError{Op: "soft: post", Err: errors.New("too many SGEs")}
+	errInlineTooLong         = &datapath.OpError{Op: "soft: post", Err: errors.New("inline data too long")}
+	errBadOpcode             = &datapath.OpError{Op: "soft: post", Err: errors.New("invalid opcode for the send queue")}
+	errBadMW                 = &datapath.OpError{Op: "soft: post", Err: errors.New("bind needs a soft MW and exactly one SGE")}
+	errPostBroken            = &datapath.OpError{Op: "soft: post", Err: datapath.ErrBroken}
+	errPostClosed            = &datapath.OpError{Op: "soft: post", Err: datapath.ErrClosed}
+	errQueueFull             = datapath.ErrQueueFull
+)
