@@ -309,3 +309,29 @@ func TestDevicesReportsProviderFailure(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// The real soft provider, as compiled in.
+func TestDevicesSoft(t *testing.T) {
+	code, out, errOut := runMain(t, "devices", "--provider", "soft")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"soft0  provider soft  node soft", "max_inline_data 256  max_sge 32  max_qp_wr 16384  max_qp_rd_atom 16",
+		"port 1  ACTIVE  mtu 4096  link soft"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("devices output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runMain(t, "devices", "--json")
+	var devs []datapath.DeviceInfo
+	if err := json.Unmarshal([]byte(out), &devs); code != exitOK || err != nil || len(devs) == 0 || devs[0].Name != "soft0" {
+		t.Fatalf("--json: exit %d, %v: %s", code, err, out)
+	}
+	if p, err := lookupProvider(""); err != nil || p.Name() != "soft" {
+		t.Fatalf("default provider %v, %v", p, err)
+	}
+	_, vout, _ := runMain(t, "version")
+	if !strings.Contains(vout, "providers: soft") {
+		t.Fatalf("version: %s", vout)
+	}
+}
