@@ -332,6 +332,13 @@ func (c Config) Normalized() (Config, error) {
 	if int(c.Class) >= NumClasses {
 		return c, fmt.Errorf("workloads: unknown message class %d", c.Class)
 	}
+	if c.Class == ClassChunked {
+		for _, e := range c.Mix {
+			if e.Proc != ProcSink && e.Proc != ProcSource {
+				return c, fmt.Errorf("workloads: class chunked needs DDP-eligible data, which only sink and source carry, not %v", e.Proc)
+			}
+		}
+	}
 	if c.Depth == 0 {
 		c.Depth = DefaultDepth
 	}

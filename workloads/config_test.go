@@ -66,6 +66,7 @@ func TestConfigRejectsBadFields(t *testing.T) {
 		"weight":      {Config{Mix: []MixEntry{{Proc: ProcEcho, Weight: -2}}}, "weight"},
 		"proc":        {Config{Mix: []MixEntry{{Proc: 9}}}, "procedure"},
 		"class":       {Config{Class: 7}, "class"},
+		"chunked":     {Config{Class: ClassChunked, Mix: Only(ProcEcho, Fixed(8))}, "DDP"},
 		"size":        {Config{Size: Sizes{Values: []int{-5}}}, "size"},
 		"dist":        {Config{Size: Sizes{Dist: "zipf"}}, "distribution"},
 		"uniform":     {Config{Size: Sizes{Dist: "uniform", Min: 5, Max: 1}}, "uniform"},

@@ -20,7 +20,7 @@ func (fakeConnector) Device() *datapath.DeviceInfo {
 		Ports: []datapath.PortInfo{{Num: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "soft"}}}
 }
 
-func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() *results.Negotiated, error) {
+func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() pointReport, error) {
 	th := pt.Threshold
 	if th == 0 {
 		th = 4096
@@ -30,8 +30,8 @@ func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() *resu
 		c.Latency, c.Threshold = f.latency, th
 		return c, nil
 	}
-	neg := func() *results.Negotiated {
-		return &results.Negotiated{Role: "requester", InlineSendBytes: th, InlineRecvBytes: th, CreditsGranted: pt.Workload.Depth}
+	neg := func() pointReport {
+		return pointReport{Negotiated: &results.Negotiated{Role: "requester", InlineSendBytes: th, InlineRecvBytes: th, CreditsGranted: pt.Workload.Depth}}
 	}
 	return open, neg, nil
 }

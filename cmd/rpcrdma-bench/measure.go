@@ -18,11 +18,21 @@ type connector interface {
 	Device() *datapath.DeviceInfo
 	// Point prepares pt: it returns the Opener each poller calls to connect its share of
 	// pt's connections (fresh connections with fresh private data offering pt.Threshold,
-	// 0 meaning the engine's default) and a function reporting, after the point ran, what
-	// the connections negotiated (nil when unknown).
-	Point(pt workloads.Point) (workloads.Opener, func() *results.Negotiated, error)
+	// 0 meaning the engine's default) and a function called once after the point ran, when
+	// every Client is closed, reporting what the connections negotiated and the RDMA
+	// operations they posted (nil: unknown).
+	Point(pt workloads.Point) (workloads.Opener, func() pointReport, error)
 	// Close releases the device (and, for run, stops the in-process responder).
 	Close() error
+}
+
+// pointReport is what a connector learned from a point's connections.
+type pointReport struct {
+	// Negotiated are the first connection's parameters (all of a point's connections offer
+	// the same), nil if none was established.
+	Negotiated *results.Negotiated
+	// Ops are the RDMA operations of all the point's connections, nil if not counted.
+	Ops *results.Ops
 }
 
 // newConnector opens the connector a command's flags ask for; its error is reported as the

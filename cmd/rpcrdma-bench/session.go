@@ -139,7 +139,7 @@ type pointOutcome struct {
 
 // point runs one point with open making each poller's Client, appends it to the results and
 // rewrites the results file. n and total number the point for the display.
-func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener, negotiated func() *results.Negotiated) pointOutcome {
+func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener, report func() pointReport) pointOutcome {
 	label := ""
 	if total > 1 {
 		label = fmt.Sprintf("[%d/%d thr %s size %s depth %d]", n, total, workloads.FormatSize(pt.Threshold), workloads.FormatSize(pt.Size), pt.Depth)
@@ -199,8 +199,12 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	if samp != nil {
 		rp.Intervals = samp.end(st.Start, max(st.Start, st.End))
 	}
-	if negotiated != nil {
-		rp.Negotiated = negotiated()
+	if report != nil {
+		pr := report()
+		rp.Negotiated = pr.Negotiated
+		if pr.Ops != nil {
+			rp.Ops = *pr.Ops
+		}
 	}
 	if st.Abandoned > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
@@ -290,8 +294,8 @@ func (s *session) finish(err error) int {
 
 // runPoints runs pts in order through s, stopping at the first failure or interruption.
 // setup connects each point: it returns the Opener of the point's pollers and a function
-// reporting what was negotiated (nil if unknown).
-func (s *session) runPoints(pts []workloads.Point, setup func(workloads.Point) (workloads.Opener, func() *results.Negotiated, error)) int {
+// reporting what the connections negotiated and did (nil if unknown).
+func (s *session) runPoints(pts []workloads.Point, setup func(workloads.Point) (workloads.Opener, func() pointReport, error)) int {
 	var first error
 	for i, pt := range pts {
 		if s.stop.flag.Load() {
