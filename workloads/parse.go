@@ -109,25 +109,40 @@ func ParseSizes(s string) ([]int, error) {
 	return parseSizeList("size", s)
 }
 
-// ParseThresholds parses a comma-separated list of inline thresholds ("1k,4k,16k"). A
-// threshold must be at least MinThreshold, the smallest inline threshold RFC 8166 section
-// 3.3.2 allows.
+// ParseThresholds parses a comma-separated list of inline thresholds ("1k,4k,16k"). Each
+// must be one RFC 8797 private data can carry (CheckThreshold).
 func ParseThresholds(s string) ([]int, error) {
 	v, err := parseSizeList("threshold", s)
 	if err != nil {
 		return nil, err
 	}
 	for i, t := range v {
-		if t < MinThreshold {
-			return nil, &ParseError{Kind: "threshold", Input: s, Token: strings.Split(s, ",")[i],
-				Err: fmt.Errorf("below the RFC 8166 minimum of %d bytes", MinThreshold)}
+		if err := CheckThreshold(t); err != nil {
+			return nil, &ParseError{Kind: "threshold", Input: s, Token: strings.Split(s, ",")[i], Err: err}
 		}
 	}
 	return v, nil
 }
 
-// MinThreshold is the minimum inline threshold (RFC 8166 section 3.3.2).
-const MinThreshold = 1024
+// Inline threshold limits: RFC 8166 section 3.3.2 sets the minimum; RFC 8797 section 4.2
+// encodes a size as (octet+1) × 1024, so private data carries multiples of 1 KiB up to 256 KiB.
+const (
+	MinThreshold = 1024
+	MaxThreshold = 256 << 10
+)
+
+// CheckThreshold reports whether t is an inline threshold private data can advertise.
+func CheckThreshold(t int) error {
+	switch {
+	case t < MinThreshold:
+		return fmt.Errorf("below the RFC 8166 minimum of %d bytes", MinThreshold)
+	case t > MaxThreshold:
+		return fmt.Errorf("above %d bytes, the most RFC 8797 private data can carry", MaxThreshold)
+	case t%1024 != 0:
+		return errors.New("not a multiple of 1024, as RFC 8797 private data encodes sizes")
+	}
+	return nil
+}
 
 func parseSizeList(kind, s string) ([]int, error) {
 	if strings.TrimSpace(s) == "" {

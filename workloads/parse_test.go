@@ -48,9 +48,10 @@ func TestParseThresholds(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, []int{1024, 4096, 65536}) {
 		t.Fatalf("got %v, %v", got, err)
 	}
-	_, err = ParseThresholds("4k,512")
-	if err == nil || !strings.Contains(err.Error(), `"512"`) || !strings.Contains(err.Error(), "minimum") {
-		t.Fatalf("threshold 512: %v", err)
+	for in, want := range map[string]string{"4k,512": `"512"`, "1500": "multiple of 1024", "512k": "262144", "4k,x": `"x"`} {
+		if _, err := ParseThresholds(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseThresholds(%q) = %v; want an error mentioning %s", in, err, want)
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // no point inherits another's negotiation. The zero value sweeps ECHO over the issue's grid.
 type Sweep struct {
 	// Thresholds are the inline thresholds to advertise, both directions (default 1k, 4k,
-	// 16k, 64k). Each is at least MinThreshold.
+	// 16k, 64k). Each passes CheckThreshold.
 	Thresholds []int `json:"thresholds,omitempty"`
 	// Sizes are the payload sizes (default 64 B to 1 MiB in powers of 4).
 	Sizes []int `json:"sizes,omitempty"`
@@ -84,8 +84,8 @@ func (s Sweep) Plan() ([]Point, error) {
 		proc = ProcEcho
 	}
 	for _, t := range ths {
-		if t < MinThreshold || t > MaxSize {
-			return nil, fmt.Errorf("workloads: sweep threshold %d out of range [%d, %d]", t, MinThreshold, MaxSize)
+		if err := CheckThreshold(t); err != nil {
+			return nil, fmt.Errorf("workloads: sweep threshold %d: %v", t, err)
 		}
 	}
 	for _, d := range depths {

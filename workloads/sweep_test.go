@@ -47,6 +47,7 @@ func TestZeroSweepIsTheIssueGrid(t *testing.T) {
 func TestPlanRejects(t *testing.T) {
 	for _, s := range []Sweep{
 		{Thresholds: []int{512}},
+		{Thresholds: []int{1500}},
 		{Depths: []int{0}},
 		{Sizes: []int{-1}},
 		{Base: Config{Rate: -1}},
