@@ -148,7 +148,7 @@ type Sizes struct {
 	// Dist is the distribution: "" or "list" draws uniformly from Values (one value: always
 	// that size); "uniform" draws uniformly from [Min, Max]; "lognormal" draws
 	// exp(N(ln Median, Sigma²)) and clamps it to [Min, Max] (Min default 0, Max default
-	// MaxSize), the usual shape of file-system I/O sizes.
+	// the larger of Median and DefaultLognormalMax), the usual shape of file-system I/O sizes.
 	Dist string `json:"dist,omitempty"`
 	// Values are the sizes of a "list", in bytes.
 	Values []int `json:"values,omitempty"`
@@ -167,6 +167,42 @@ func Fixed(n int) Sizes { return Sizes{Values: []int{n}} }
 // IsZero reports whether s is the zero value (inherit the default).
 func (s Sizes) IsZero() bool {
 	return s.Dist == "" && len(s.Values) == 0 && s.Min == 0 && s.Max == 0 && s.Median == 0 && s.Sigma == 0
+}
+
+// DefaultLognormalMax is the default upper clamp of a log-normal size: the engine sizes its
+// registered buffers for the largest payload, so the tail must be bounded.
+const DefaultLognormalMax = 1 << 20
+
+func (s Sizes) normalized() Sizes {
+	if s.Dist == "lognormal" && s.Max == 0 {
+		s.Max = max(s.Median, DefaultLognormalMax)
+	}
+	return s
+}
+
+// Largest is the largest size s can draw.
+func (s Sizes) Largest() int {
+	switch s.Dist {
+	case "uniform", "lognormal":
+		return s.normalized().Max
+	}
+	m := 0
+	for _, v := range s.Values {
+		m = max(m, v)
+	}
+	return m
+}
+
+// MaxPayload is the largest payload any RPC of c (normalized) carries in one direction: what
+// the engine must size its chunk buffers for.
+func (c Config) MaxPayload() int {
+	m := 0
+	for _, e := range c.Mix {
+		if e.Proc != ProcNull {
+			m = max(m, e.Size.Largest())
+		}
+	}
+	return m
 }
 
 func (s Sizes) validate() error {
@@ -299,6 +335,7 @@ func (c Config) Normalized() (Config, error) {
 	if c.Size.IsZero() {
 		c.Size = Fixed(DefaultSize)
 	}
+	c.Size = c.Size.normalized()
 	if err := c.Size.validate(); err != nil {
 		return c, fmt.Errorf("workloads: size: %v", err)
 	}
@@ -325,6 +362,7 @@ func (c Config) Normalized() (Config, error) {
 		if e.Size.IsZero() {
 			e.Size = c.Size
 		}
+		e.Size = e.Size.normalized()
 		if err := e.Size.validate(); err != nil {
 			return c, fmt.Errorf("workloads: mix entry %d (%v): %v", i, e.Proc, err)
 		}

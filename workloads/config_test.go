@@ -235,3 +235,25 @@ func TestLiveQuantile(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxPayload(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want int
+	}{
+		{Config{}, 256 << 10}, // the NFS mix
+		{Config{Mix: Only(ProcNull, Sizes{})}, 0},
+		{Config{Mix: Only(ProcEcho, Sizes{Values: []int{64, 9000, 128}})}, 9000},
+		{Config{Mix: Only(ProcSink, Sizes{Dist: "uniform", Min: 1, Max: 5000})}, 5000},
+		{Config{Mix: Only(ProcSource, Sizes{Dist: "lognormal", Median: 8192, Sigma: 1})}, DefaultLognormalMax},
+		{Config{Mix: Only(ProcSource, Sizes{Dist: "lognormal", Median: 4 << 20, Sigma: 1})}, 4 << 20},
+	} {
+		c, err := tc.c.Normalized()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.MaxPayload(); got != tc.want {
+			t.Errorf("%+v: MaxPayload %d, want %d", tc.c.Mix, got, tc.want)
+		}
+	}
+}
