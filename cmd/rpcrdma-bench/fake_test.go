@@ -39,7 +39,9 @@ func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() point
 func (fakeConnector) Close() error { return nil }
 
 func init() {
-	open := func(*workloadFlags) (connector, error) { return fakeConnector{latency: 20 * time.Microsecond}, nil }
+	open := func(*workloadFlags, []workloads.Point) (connector, error) {
+		return fakeConnector{latency: 20 * time.Microsecond}, nil
+	}
 	register(measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open))
 	register(measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open))
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })

@@ -35,9 +35,10 @@ type pointReport struct {
 	Ops *results.Ops
 }
 
-// newConnector opens the connector a command's flags ask for; its error is reported as the
-// command's failure.
-type newConnector func(w *workloadFlags) (connector, error)
+// newConnector opens the connector a command's flags ask for, for the points it will run
+// (so that a server in this process can be sized for all of them); its error is reported as
+// the command's failure.
+type newConnector func(w *workloadFlags, pts []workloads.Point) (connector, error)
 
 // addrMode is whether a measuring command talks to a server in another process.
 type addrMode uint8
@@ -101,7 +102,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		}
 		pts = []workloads.Point{{Threshold: cfg.Threshold, Size: size, Depth: c.Depth, Workload: c}}
 	}
-	conn, err := open(w)
+	conn, err := open(w, pts)
 	if err != nil {
 		return fail(e, name, err)
 	}

@@ -113,11 +113,11 @@ func serve(e *env, f *serverFlags, open newServer) int {
 // (the file that wires the engine in) passes how to connect a point in this process (run,
 // and sweep without --addr), to a server elsewhere (client, sweep --addr) and how to serve.
 func registerEngineCommands(local, remote newConnector, srv newServer) {
-	pick := func(w *workloadFlags) (connector, error) {
+	pick := func(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		if w.addr != "" {
-			return remote(w)
+			return remote(w, pts)
 		}
-		return local(w)
+		return local(w, pts)
 	}
 	register(measureCommand("run", "Run server and client in this process and print per-class RTT percentiles and throughput",
 		"[flags]",

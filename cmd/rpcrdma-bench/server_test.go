@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
 // The engine commands, registered with fakes: every help text, flag set and input check
@@ -18,7 +20,7 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 	}
 	t.Cleanup(func() { commands = saved })
 	var got *serverFlags
-	open := func(*workloadFlags) (connector, error) { return fakeConnector{}, nil }
+	open := func(*workloadFlags, []workloads.Point) (connector, error) { return fakeConnector{}, nil }
 	registerEngineCommands(open, open, func(f *serverFlags) (server, error) {
 		got = f
 		return &fakeServer{addr: "127.0.0.1:1"}, nil
