@@ -28,6 +28,17 @@ func (s sizeSpecValue) String() string {
 func (s sizeSpecValue) Set(x string) (err error) { *s.v, err = workloads.ParseSizeSpec(x); return err }
 func (sizeSpecValue) Type() string               { return "sizes" }
 
+type sizeValue struct{ v *int }
+
+func (s sizeValue) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return workloads.FormatSize(*s.v)
+}
+func (s sizeValue) Set(x string) (err error) { *s.v, err = workloads.ParseSize(x); return err }
+func (sizeValue) Type() string               { return "size" }
+
 type sizeListValue struct {
 	v    *[]int
 	kind string // "sizes" or "thresholds"

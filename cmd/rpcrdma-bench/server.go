@@ -21,6 +21,9 @@ type serverFlags struct {
 	Threshold int `json:"threshold,omitempty"`
 	// Credits is the credit window granted to each requester (0: the engine's default).
 	Credits int `json:"credits,omitempty"`
+	// MaxPayload is the largest payload a call or reply may carry: it sizes the chunk
+	// buffers of every connection.
+	MaxPayload int `json:"max_payload"`
 	// Pollers and CPUs place the responder's polling threads as workloads.Config does.
 	Pollers int   `json:"pollers"`
 	CPUs    []int `json:"cpus,omitempty"`
@@ -60,6 +63,8 @@ func serverCommand(open newServer) *command {
 			fs.StringVar(&f.Listen, "listen", "127.0.0.1:20049", "address to listen on (port 0 picks one)")
 			fs.Var(sizeListValue{&thresholds, "thresholds"}, "thresholds", "inline threshold to offer, both ways (one value; default the engine's, 4k)")
 			fs.IntVar(&f.Credits, "credits", 0, "credits granted to each client (default the engine's)")
+			maxPayload := 1 << 20
+			fs.Var(sizeValue{&maxPayload}, "max-payload", "largest payload of one RPC; sizes each connection's buffers")
 			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads")
 			fs.Var(cpusValue{&f.CPUs}, "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
 			fs.BoolVar(&f.Verify, "verify", false, "check every payload received")
@@ -74,6 +79,7 @@ func serverCommand(open newServer) *command {
 				if len(thresholds) == 1 {
 					f.Threshold = thresholds[0]
 				}
+				f.MaxPayload = maxPayload
 				if f.Pollers < 1 || f.Credits < 0 {
 					return fail(e, "server", usageErrorf("--pollers must be at least 1 and --credits not negative"))
 				}

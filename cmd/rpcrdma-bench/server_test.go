@@ -39,6 +39,7 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 		{[]string{"server", "--cpus", "x"}, `"x"`},
 		{[]string{"server", "--pollers", "0"}, "--pollers"},
 		{[]string{"server", "extra"}, "unexpected"},
+		{[]string{"server", "--max-payload", "1q"}, `"1q"`},
 		{[]string{"client", "--mix", "echo"}, "--addr is required"},
 		{[]string{"sweep", "--sizes", "1k,zz"}, `"zz"`},
 	} {
