@@ -160,7 +160,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.Int64Var(&c.Count, "count", 0, "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
 	} else {
-		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline threshold to advertise, both ways (one value; default the engine's, 4k)")
+		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline threshold to advertise, both ways (one value; default 4k)")
 		fs.Var(mixValue{&c.Mix}, "mix", "procedure mix PROC[/SIZE][:WEIGHT],... or nfs (default nfs: see 'Mixes' below)")
 		fs.Var(sizeSpecValue{&c.Size}, "sizes", "payload size of mix entries without one: a list 64,4k (drawn uniformly), uniform:MIN-MAX or lognormal:MEDIAN[:SIGMA[:MIN-MAX]] (default 1k)")
 		fs.IntVar(&c.Depth, "depth", workloads.DefaultDepth, "RPCs outstanding per connection (in open loop: the most)")
@@ -211,10 +211,14 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	return n, nil
 }
 
-// threshold is the single inline threshold to advertise (0: the engine's default).
+// defaultThreshold is the inline threshold a single run offers without --thresholds: the
+// Linux client's, 4 KiB (RFC 8166's own default, 1 KiB, applies only without private data).
+const defaultThreshold = 4096
+
+// threshold is the single inline threshold to advertise.
 func (w *workloadFlags) threshold() int {
 	if len(w.thresholds) == 0 {
-		return 0
+		return defaultThreshold
 	}
 	return w.thresholds[0]
 }

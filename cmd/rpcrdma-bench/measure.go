@@ -17,8 +17,7 @@ type connector interface {
 	// Device is the opened device's attributes for the results' environment (nil: none).
 	Device() *datapath.DeviceInfo
 	// Point prepares pt: it returns the Opener each poller calls to connect its share of
-	// pt's connections (fresh connections with fresh private data offering pt.Threshold,
-	// 0 meaning the engine's default) and a function called once after the point ran, when
+	// pt's connections (fresh connections with fresh private data offering pt.Threshold) and a function called once after the point ran, when
 	// every Client is closed, reporting what the connections negotiated and the RDMA
 	// operations they posted (nil: unknown).
 	Point(pt workloads.Point) (workloads.Opener, func() pointReport, error)

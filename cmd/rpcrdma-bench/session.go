@@ -22,7 +22,7 @@ type runConfig struct {
 	Device   string `json:"device,omitempty"`
 	// Addr is the server's address (client) or the in-process listener's (run).
 	Addr string `json:"addr,omitempty"`
-	// Threshold is the inline threshold offered (0: the engine's default) of a single run.
+	// Threshold is the inline threshold a single run offers.
 	Threshold int `json:"threshold,omitempty"`
 	// Workload is the normalized workload of a single run.
 	Workload *workloads.Config `json:"workload,omitempty"`
