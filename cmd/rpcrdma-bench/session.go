@@ -145,7 +145,11 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		label = fmt.Sprintf("[%d/%d thr %s size %s depth %d]", n, total, workloads.FormatSize(pt.Threshold), workloads.FormatSize(pt.Size), pt.Depth)
 	}
 	w := pt.Workload
-	fmt.Fprintf(s.e.stderr, "%s %s: %v warm-up, then %s\n", s.name, strings.TrimSpace("point "+label), time.Duration(w.Warmup), runLength(w))
+	warm := "no warm-up"
+	if w.Warmup > 0 {
+		warm = time.Duration(w.Warmup).String() + " warm-up"
+	}
+	fmt.Fprintf(s.e.stderr, "%s %s: %s, then %s\n", s.name, strings.TrimSpace("point "+label), warm, runLength(w))
 
 	recs := make([]*results.Recorder, w.Pollers)
 	lives := make([]*workloads.Live, w.Pollers)
