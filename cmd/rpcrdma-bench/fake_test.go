@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -13,7 +14,12 @@ import (
 // fakeConnector connects every point to in-memory fake Clients on the real clock: the
 // commands run end to end (flags, pollers, progress, signals, results files) without the
 // transport engine. Each point's fake uses the point's threshold in its class model.
-type fakeConnector struct{ latency time.Duration }
+type fakeConnector struct {
+	latency   time.Duration
+	failEvery int // every failEvery-th RPC fails with errFakeRPC
+}
+
+var errFakeRPC = errors.New("fake: reply checksum mismatch")
 
 func (fakeConnector) Device() *datapath.DeviceInfo {
 	return &datapath.DeviceInfo{Name: "fake0", Provider: "fake", NodeType: "soft", MaxInlineData: 64, MaxSGE: 2, MaxQPWR: 1024,
@@ -28,6 +34,7 @@ func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() point
 	open := func(poller, conns int) (workloads.Client, error) {
 		c := workloadstest.New(pt.Workload.Depth * conns)
 		c.Latency, c.Threshold = f.latency, th
+		c.FailEvery, c.RPCErr = f.failEvery, errFakeRPC
 		return c, nil
 	}
 	neg := func() pointReport {
@@ -44,6 +51,10 @@ func init() {
 	}
 	register(measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open))
 	register(measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open))
+	register(measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
+		func(*workloadFlags, []workloads.Point) (connector, error) {
+			return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
+		}))
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
 	srv.name = "fakeserver"
 	register(srv)

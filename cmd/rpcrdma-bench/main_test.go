@@ -335,3 +335,31 @@ func TestDevicesSoft(t *testing.T) {
 		t.Fatalf("version: %s", vout)
 	}
 }
+
+// Failed RPCs and open-loop sends that never went out fail the run (exit 1) with a message
+// saying so; the file keeps the measurements and the error counts.
+func TestRunFailsOnErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		kind string
+		msg  string
+	}{
+		{[]string{"fakefailrun", "--count", "1000"}, "rpc", "RPCs failed (rpc)"},
+		{[]string{"fakerun", "--rate", "1e6", "--depth", "1", "--duration", "50ms"}, "missed_sends", "did not keep up"},
+	} {
+		out := filepath.Join(t.TempDir(), "f.json")
+		code, _, stderr := runMain(t, append(tc.args, "--warmup", "0", "--out", out, "-q")...)
+		if code != exitFailed || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%q: exit %d, stderr %q", tc.args, code, stderr)
+			continue
+		}
+		r, err := results.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.Points[0]
+		if r.Status.State != results.StateFailed || len(p.Errors) == 0 || p.Errors[0].Kind != tc.kind || p.Errors[0].Count == 0 || p.Throughput.RPCs == 0 {
+			t.Errorf("%q: status %+v, errors %+v, %d RPCs", tc.args, r.Status, p.Errors, p.Throughput.RPCs)
+		}
+	}
+}

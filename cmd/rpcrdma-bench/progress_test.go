@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +47,27 @@ func TestProgressLine(t *testing.T) {
 	}
 	if line := p.line(int64(2*time.Second), 0, time.Second, &h); !strings.Contains(line, "run") {
 		t.Fatalf("line %q", line)
+	}
+}
+
+type kindErr struct{}
+
+func (kindErr) Error() string { return "k" }
+func (kindErr) Kind() string  { return "custom" }
+
+func TestErrorKind(t *testing.T) {
+	known := errors.New("verify failed")
+	saved := errorKinds
+	errorKinds = append(errorKinds, struct {
+		err  error
+		kind string
+	}{known, "verify"})
+	t.Cleanup(func() { errorKinds = saved })
+	for err, want := range map[error]string{
+		known: "verify", fmt.Errorf("rpc 7: %w", known): "verify", kindErr{}: "custom", errors.New("x"): "rpc",
+	} {
+		if got := errorKind(err); got != want {
+			t.Errorf("errorKind(%v) = %q, want %q", err, got, want)
+		}
 	}
 }

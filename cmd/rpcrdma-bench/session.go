@@ -119,13 +119,28 @@ func (a recorder) Record(s workloads.Sample) {
 	a.r.Record(resultsClass(s.Call), resultsClass(s.Reply), int64(s.RTT), s.Payload)
 }
 
-func (a recorder) Fail(p workloads.Proc, err error) {
-	kind := "rpc"
+func (a recorder) Fail(p workloads.Proc, err error) { a.r.Fail(errorKind(err), err) }
+
+// errorKinds names the error kinds of known RPC failures, for results' per-kind error
+// counts; the file that wires the engine in adds the engine's sentinels.
+var errorKinds []struct {
+	err  error
+	kind string
+}
+
+// errorKind is the results error kind of an RPC's failure: its Kind method's answer, the
+// kind errorKinds gives it, or "rpc".
+func errorKind(err error) string {
 	var k interface{ Kind() string }
 	if errors.As(err, &k) {
-		kind = k.Kind()
+		return k.Kind()
 	}
-	a.r.Fail(kind, err)
+	for _, ek := range errorKinds {
+		if errors.Is(err, ek.err) {
+			return ek.kind
+		}
+	}
+	return "rpc"
 }
 
 // resultsClass maps a (known) workloads class to results': short, chunked, long in order.
@@ -255,10 +270,17 @@ func (s *session) save() error {
 func (s *session) finish(err error) int {
 	s.stop.release()
 	interrupted := s.stop.interrupted.Load()
-	var rpcErrs uint64
+	// Every error kind fails the run: failed RPCs (a benchmark never reports speed for
+	// corrupted data), RPCs abandoned in the drain, and open-loop sends that never went out
+	// (the latencies then omit the worst of the queueing).
+	byKind := map[string]uint64{}
+	var kinds []string
 	for _, p := range s.run.Points {
 		for _, e := range p.Errors {
-			rpcErrs += e.Count
+			if byKind[e.Kind] == 0 {
+				kinds = append(kinds, e.Kind)
+			}
+			byKind[e.Kind] += e.Count
 		}
 	}
 	switch {
@@ -266,8 +288,12 @@ func (s *session) finish(err error) int {
 		s.run.Status = results.Status{State: results.StateFailed, Message: err.Error()}
 	case interrupted:
 		s.run.Status = results.Status{State: results.StateInterrupted, Message: "interrupted by a signal"}
-	case rpcErrs > 0:
-		s.run.Status = results.Status{State: results.StateFailed, Message: fmt.Sprintf("%d RPCs failed or were lost (see errors)", rpcErrs)}
+	case len(kinds) > 0:
+		msgs := make([]string, len(kinds))
+		for i, k := range kinds {
+			msgs[i] = fmt.Sprintf("%d %s", byKind[k], errorKindText(k))
+		}
+		s.run.Status = results.Status{State: results.StateFailed, Message: strings.Join(msgs, "; ")}
 	default:
 		s.run.Status = results.Status{State: results.StateComplete}
 	}
@@ -294,6 +320,17 @@ func (s *session) finish(err error) int {
 		fmt.Fprintf(s.e.stderr, "results written to %s\n", s.out)
 	}
 	return code
+}
+
+// errorKindText says what a results error kind counts, for the run's status message.
+func errorKindText(kind string) string {
+	switch kind {
+	case "missed_sends":
+		return "open-loop sends never went out: the server did not keep up with the rate"
+	case "abandoned":
+		return "RPCs still outstanding when draining timed out"
+	}
+	return "RPCs failed (" + kind + ")"
 }
 
 // runPoints runs pts in order through s, stopping at the first failure or interruption.
