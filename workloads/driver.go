@@ -195,7 +195,8 @@ var (
 // Run drives the workload until the measured phase ends (Duration or Count), stop is set or
 // the Client fails, then drains outstanding RPCs for up to Drain. It returns the Stats so far
 // in every case; err is the Client's error or a contract violation. It allocates nothing
-// per RPC.
+// per RPC. Run may run again (a fresh phase over the same Client) only after a Run that
+// returned no error and abandoned nothing, so that no slot is still outstanding.
 func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 	clock := d.Clock
 	if clock == nil {

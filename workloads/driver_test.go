@@ -387,3 +387,16 @@ func TestLiveCountsMatchStats(t *testing.T) {
 		t.Fatalf("live p50 %v", p50)
 	}
 }
+
+func BenchmarkDriverOpenLoop(b *testing.B) {
+	c := workloads.Config{Mix: workloads.NFSMix(), Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
+	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 100*time.Nanosecond)
+	d.Clock = f.Clock.Now
+	var stop atomic.Bool
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err := d.Run(&stop)
+	if err != nil || st.Completed != uint64(b.N) {
+		b.Fatal(err, st.Completed)
+	}
+}
