@@ -257,6 +257,12 @@ type Config struct {
 	// from the negotiated thresholds. A forced class the RPC cannot use (chunked for a NULL)
 	// is the engine's to reject.
 	Class Class `json:"class,omitempty"`
+	// Program and Version, when Program is not zero, send the NULL procedure of another ONC
+	// RPC program instead of the benchmark program's procedures: a NULL of NFS (100003,
+	// version 3) measures a server such as the Linux kernel's that knows nothing of the
+	// benchmark program. The Mix must then be NULL only.
+	Program uint32 `json:"program,omitempty"`
+	Version uint32 `json:"version,omitempty"`
 	// Verify asks the responder (and the requester, for replies) to check payload contents, so
 	// a run never reports speed for corrupted data. It costs a pass over every payload.
 	Verify bool `json:"verify,omitempty"`
@@ -366,6 +372,15 @@ func (c Config) Normalized() (Config, error) {
 		if err := e.Size.validate(); err != nil {
 			return c, fmt.Errorf("workloads: mix entry %d (%v): %v", i, e.Proc, err)
 		}
+	}
+	if c.Program != 0 {
+		for _, e := range c.Mix {
+			if e.Proc != ProcNull {
+				return c, fmt.Errorf("workloads: program %d has only its NULL procedure here, not %v", c.Program, e.Proc)
+			}
+		}
+	} else if c.Version != 0 {
+		return c, fmt.Errorf("workloads: version %d without a program", c.Version)
 	}
 	if int(c.Class) >= NumClasses {
 		return c, fmt.Errorf("workloads: unknown message class %d", c.Class)

@@ -66,6 +66,8 @@ func TestConfigRejectsBadFields(t *testing.T) {
 		"weight":      {Config{Mix: []MixEntry{{Proc: ProcEcho, Weight: -2}}}, "weight"},
 		"proc":        {Config{Mix: []MixEntry{{Proc: 9}}}, "procedure"},
 		"class":       {Config{Class: 7}, "class"},
+		"program":     {Config{Program: 100003}, "NULL"},
+		"version":     {Config{Version: 3}, "without a program"},
 		"chunked":     {Config{Class: ClassChunked, Mix: Only(ProcEcho, Fixed(8))}, "DDP"},
 		"size":        {Config{Size: Sizes{Values: []int{-5}}}, "size"},
 		"dist":        {Config{Size: Sizes{Dist: "zipf"}}, "distribution"},

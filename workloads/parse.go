@@ -359,3 +359,31 @@ func FormatSize(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// ParseProgram parses PROG[:VERS], an ONC RPC program whose NULL procedure to call, in
+// decimal or 0x hex; "nfs" is 100003:3 and "nfs4" 100003:4. VERS defaults to 1.
+func ParseProgram(s string) (prog, vers uint32, err error) {
+	switch strings.ToLower(s) {
+	case "nfs", "nfs3":
+		return 100003, 3, nil
+	case "nfs4":
+		return 100003, 4, nil
+	}
+	bad := func(tok string, e error) (uint32, uint32, error) {
+		return 0, 0, &ParseError{Kind: "program", Input: s, Token: tok, Err: e}
+	}
+	p, v, hasV := strings.Cut(s, ":")
+	n, err := strconv.ParseUint(p, 0, 32)
+	if err != nil || n == 0 {
+		return bad(p, errors.New("want a program number such as 100003, or nfs"))
+	}
+	vers = 1
+	if hasV {
+		m, err := strconv.ParseUint(v, 0, 32)
+		if err != nil {
+			return bad(v, errors.New("want a version number"))
+		}
+		vers = uint32(m)
+	}
+	return uint32(n), vers, nil
+}

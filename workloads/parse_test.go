@@ -124,6 +124,22 @@ func TestParseSizeSpec(t *testing.T) {
 	}
 }
 
+func TestParseProgram(t *testing.T) {
+	for in, want := range map[string][2]uint32{"nfs": {100003, 3}, "NFS4": {100003, 4}, "100005:3": {100005, 3}, "0x186a3": {100003, 1}} {
+		p, v, err := ParseProgram(in)
+		if err != nil || [2]uint32{p, v} != want {
+			t.Errorf("ParseProgram(%q) = %d, %d, %v", in, p, v, err)
+		}
+	}
+	for in, tok := range map[string]string{"": "", "0": "0", "x": "x", "100003:v3": "v3", "99999999999": "99999999999"} {
+		_, _, err := ParseProgram(in)
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Token != tok {
+			t.Errorf("ParseProgram(%q) = %v; want the error to name %q", in, err, tok)
+		}
+	}
+}
+
 func TestParseClassAndProc(t *testing.T) {
 	for in, want := range map[string]Class{"auto": ClassAuto, "short": ClassShort, "INLINE": ClassShort, "chunked": ClassChunked, "long": ClassLong} {
 		if got, err := ParseClass(in); err != nil || got != want {

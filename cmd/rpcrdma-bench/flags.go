@@ -28,6 +28,20 @@ func (s sizeSpecValue) String() string {
 func (s sizeSpecValue) Set(x string) (err error) { *s.v, err = workloads.ParseSizeSpec(x); return err }
 func (sizeSpecValue) Type() string               { return "sizes" }
 
+type programValue struct{ prog, vers *uint32 }
+
+func (p programValue) String() string {
+	if p.prog == nil || *p.prog == 0 {
+		return ""
+	}
+	return strconv.FormatUint(uint64(*p.prog), 10) + ":" + strconv.FormatUint(uint64(*p.vers), 10)
+}
+func (p programValue) Set(x string) (err error) {
+	*p.prog, *p.vers, err = workloads.ParseProgram(x)
+	return err
+}
+func (programValue) Type() string { return "prog[:vers]" }
+
 type sizeValue struct{ v *int }
 
 func (s sizeValue) String() string {
@@ -169,6 +183,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultWarmup, "discarded warm-up (0: none)")
 		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop)")
 		fs.StringVar(&c.Arrival, "arrival", "constant", "open-loop arrivals: constant or poisson")
+		fs.Var(programValue{&c.Program, &c.Version}, "program", "call the NULL procedure of this ONC RPC program instead (nfs = 100003:3), e.g. against the Linux NFS server")
 	}
 	fs.Var(classValue{&c.Class}, "class", "force the message class: auto, short, chunked or long")
 	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
@@ -200,6 +215,9 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	}
 	if c.Rate == 0 {
 		c.Arrival = ""
+	}
+	if c.Program != 0 && !w.fs.Changed("mix") {
+		c.Mix = workloads.Only(workloads.ProcNull, workloads.Sizes{})
 	}
 	if len(w.thresholds) > 1 && !w.sweep {
 		return c, usageErrorf("--thresholds takes one value here (%d given); 'sweep' takes a list", len(w.thresholds))

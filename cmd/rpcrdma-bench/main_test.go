@@ -84,6 +84,8 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "--duration", "5"}, "--duration"},
 		{[]string{"fakerun", "extra"}, "unexpected arguments"},
 		{[]string{"fakeclient"}, "--addr is required"},
+		{[]string{"fakerun", "--program", "nfs:x"}, `"nfs:x"`},
+		{[]string{"fakerun", "--program", "nfs", "--mix", "echo"}, "only its NULL procedure"},
 		{[]string{"fakerun", "--addr", "h:1"}, "unknown flag: --addr"},
 		{[]string{"fakerun", "--rate", "-5"}, "rate -5"},
 		{[]string{"fakerun", "--pollers", "2"}, "2 pollers for 1 connections"},
@@ -361,5 +363,23 @@ func TestRunFailsOnErrors(t *testing.T) {
 		if r.Status.State != results.StateFailed || len(p.Errors) == 0 || p.Errors[0].Kind != tc.kind || p.Errors[0].Count == 0 || p.Throughput.RPCs == 0 {
 			t.Errorf("%q: status %+v, errors %+v, %d RPCs", tc.args, r.Status, p.Errors, p.Throughput.RPCs)
 		}
+	}
+}
+
+func TestProgramFlagMeansNull(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "nfs.json")
+	if code, _, stderr := runMain(t, "fakerun", "--program", "nfs", "--count", "100", "--warmup", "0", "--out", out, "-q"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg runConfig
+	if err := json.Unmarshal(r.Config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if w := cfg.Workload; w.Program != 100003 || w.Version != 3 || len(w.Mix) != 1 || w.Mix[0].Proc != workloads.ProcNull || r.Points[0].Params.Procedure != "NULL@100003v3" {
+		t.Fatalf("config %+v, params %+v", cfg.Workload, r.Points[0].Params)
 	}
 }

@@ -80,8 +80,9 @@ func newSession(e *env, name string, w *workloadFlags, cfg *runConfig, dev *data
 	return s, nil
 }
 
-// params names a point for results: the procedure (or MIX), the payload sizes when the
-// workload has a single fixed size, threshold, depth, connections and rate.
+// params names a point for results: the procedure (MIX for a mix, NULL@PROGvVERS for another
+// program's NULL), the payload sizes when the workload has a single fixed size, threshold,
+// depth, connections and rate.
 func params(pt workloads.Point) results.Params {
 	w := &pt.Workload
 	p := results.Params{
@@ -91,6 +92,11 @@ func params(pt workloads.Point) results.Params {
 		Depth:           w.Depth,
 		Connections:     w.Connections,
 		RateRPS:         w.Rate,
+	}
+	if w.Program != 0 {
+		// Another program's NULL is a different point from the benchmark program's.
+		p.Procedure = fmt.Sprintf("NULL@%dv%d", w.Program, w.Version)
+		return p
 	}
 	if len(w.Mix) == 1 {
 		e := w.Mix[0]
