@@ -17,7 +17,10 @@ import (
 type fakeConnector struct {
 	latency   time.Duration
 	failEvery int // every failEvery-th RPC fails with errFakeRPC
+	breakAt   int // the connection breaks after this many RPCs (0: never)
 }
+
+var errFakeBroken = errors.New("fake: connection broken: peer vanished")
 
 var errFakeRPC = errors.New("fake: reply checksum mismatch")
 
@@ -35,6 +38,7 @@ func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() point
 		c := workloadstest.New(pt.Workload.Depth * conns)
 		c.Latency, c.Threshold = f.latency, th
 		c.FailEvery, c.RPCErr = f.failEvery, errFakeRPC
+		c.FailAfter, c.Err = f.breakAt, errFakeBroken
 		return c, nil
 	}
 	neg := func() pointReport {
@@ -54,6 +58,10 @@ func init() {
 	register(measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
 		func(*workloadFlags, []workloads.Point) (connector, error) {
 			return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
+		}))
+	register(measureCommand("fakebreakrun", "a run whose connection breaks (tests only)", "[flags]", "  rpcrdma-bench fakebreakrun", false, addrNone,
+		func(*workloadFlags, []workloads.Point) (connector, error) {
+			return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
 		}))
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
 	srv.name = "fakeserver"

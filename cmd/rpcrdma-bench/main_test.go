@@ -383,3 +383,21 @@ func TestProgramFlagMeansNull(t *testing.T) {
 		t.Fatalf("config %+v, params %+v", cfg.Workload, r.Points[0].Params)
 	}
 }
+
+// A connection that breaks mid-run (the server was killed): exit 1, the cause on stderr, and
+// a results file holding the RPCs completed before the break.
+func TestBrokenConnectionKeepsWhatWasMeasured(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "broken.json")
+	code, _, stderr := runMain(t, "fakebreakrun", "--duration", "1h", "--warmup", "0", "--out", out, "-q")
+	if code != exitFailed || !strings.Contains(stderr, "poller 0: run: fake: connection broken: peer vanished") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Points[0]
+	if r.Status.State != results.StateFailed || !strings.Contains(r.Status.Message, "peer vanished") || p.Complete || p.Throughput.RPCs != 5000 {
+		t.Fatalf("status %+v, complete %v, %d RPCs (want the 5000 before the break)", r.Status, p.Complete, p.Throughput.RPCs)
+	}
+}

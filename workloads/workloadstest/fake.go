@@ -43,7 +43,8 @@ type Fake struct {
 	// (SINK call, SOURCE reply) and long otherwise. A rough model of RFC 8166 section 3.5,
 	// good for tests; the engine decides for real.
 	Threshold int
-	// FailAfter, when positive, makes Progress return Err once this many RPCs completed.
+	// FailAfter, when positive, makes Progress return Err once exactly this many RPCs
+	// completed (the connection broke after them).
 	FailAfter int
 	Err       error
 	// FailEvery, when positive, completes every FailEvery-th RPC with RPCErr (a failed RPC,
@@ -136,7 +137,7 @@ func (f *Fake) Progress(done []workloads.Completed) (int, error) {
 		return 0, nil
 	}
 	k := 0
-	for k < len(done) && f.n > 0 {
+	for k < len(done) && f.n > 0 && (f.FailAfter <= 0 || f.completed < f.FailAfter) {
 		p := &f.ring[f.head]
 		if p.due > now {
 			break
