@@ -63,6 +63,10 @@ func init() {
 		func(*workloadFlags, []workloads.Point) (connector, error) {
 			return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
 		}))
+	register(measureCommand("fakeslowrun", "a run on slow fake clients (tests only)", "[flags]", "  rpcrdma-bench fakeslowrun", false, addrNone,
+		func(*workloadFlags, []workloads.Point) (connector, error) {
+			return fakeConnector{latency: time.Millisecond}, nil
+		}))
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
 	srv.name = "fakeserver"
 	register(srv)
