@@ -185,6 +185,25 @@ func Now() int64 { return int64(time.Since(epoch)) }
 // Sub between two converted readings is exact.
 func Time(ns int64) time.Time { return epoch.Add(time.Duration(ns)) }
 
+// missed counts the intended send times of the schedule from next on (gap apart: exactly for
+// constant arrivals, on average for Poisson ones) that lie in [measure, end). It is
+// arithmetic rather than a walk along the schedule because an overloaded run can leave a
+// backlog of billions.
+func missed(next float64, measure, end int64, gap float64, poisson bool) uint64 {
+	lo, hi := next, float64(end)
+	if lo < float64(measure) {
+		if poisson {
+			lo = float64(measure)
+		} else {
+			lo += math.Ceil((float64(measure)-lo)/gap) * gap
+		}
+	}
+	if hi <= lo {
+		return 0
+	}
+	return uint64(math.Ceil((hi - lo) / gap))
+}
+
 // Errors that end a run because the Client broke its contract.
 var (
 	ErrBadTag   = errors.New("workloads: client completed an RPC that is not outstanding")
@@ -260,11 +279,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			if stopping && open {
 				// Intended sends that never went out were measured as nothing; count them
 				// so a backlog shows.
-				for end := min(now, deadline); int64(next) < end; advance() {
-					if int64(next) >= measure {
-						st.Missed++
-					}
-				}
+				st.Missed += missed(next, measure, min(now, deadline), d.gap, d.gaps != nil)
 			}
 		}
 		if !stopping {

@@ -201,6 +201,24 @@ func TestOpenLoopCountsMissedSends(t *testing.T) {
 	}
 }
 
+func TestMissedIsArithmetic(t *testing.T) {
+	c := workloads.Config{
+		Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1, Rate: 1e9,
+		Duration: workloads.Duration(time.Hour), Warmup: workloads.Duration(time.Second),
+	}
+	// An hour at a billion RPC/s, one RPC taking an hour: the run ends on the deadline with
+	// 3.6e12 sends missed, counted without walking the schedule.
+	_, d, _ := fakeRun(t, c, 2*time.Hour, time.Hour)
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(3600e9); st.Missed+st.Sent != want {
+		t.Fatalf("missed %d + sent %d, want %d", st.Missed, st.Sent, want)
+	}
+}
+
 func TestCountEndsRun(t *testing.T) {
 	c := workloads.Config{Mix: workloads.NFSMix(), Depth: 4, Count: 1234, Warmup: workloads.Duration(-1)}
 	f, d, rec := fakeRun(t, c, 3*time.Microsecond, time.Microsecond)
