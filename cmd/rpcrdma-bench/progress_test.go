@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,26 @@ func TestErrorKind(t *testing.T) {
 		if got := errorKind(err); got != want {
 			t.Errorf("errorKind(%v) = %q, want %q", err, got, want)
 		}
+	}
+}
+
+// isTerminal tells a pseudo-terminal from a pipe.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if isTerminal(w) || isTerminal(&bytes.Buffer{}) {
+		t.Fatal("a pipe or a buffer taken for a terminal")
+	}
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	if !isTerminal(ptmx) {
+		t.Fatal("the pty master is not taken for a terminal")
 	}
 }
