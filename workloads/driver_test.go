@@ -418,3 +418,23 @@ func BenchmarkDriverOpenLoop(b *testing.B) {
 		b.Fatal(err, st.Completed)
 	}
 }
+
+// The same with a Live attached, as the CLI runs it: the price of the progress display's
+// atomic counters.
+func BenchmarkDriverClosedLoopLive(b *testing.B) {
+	c := normalized(b, workloads.Config{Mix: workloads.NFSMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.NoWarmup})
+	f := workloadstest.New(64)
+	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 2*time.Microsecond, 500*time.Nanosecond
+	d, err := workloads.NewDriver(c, 0, f, workloads.Discard, new(workloads.Live))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.Clock = f.Clock.Now
+	var stop atomic.Bool
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err := d.Run(&stop)
+	if err != nil || st.Completed != uint64(b.N) {
+		b.Fatal(err, st.Completed)
+	}
+}
