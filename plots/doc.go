@@ -1,0 +1,25 @@
+// Package plots draws the benchmark's charts from results files with gonum/plot, as PNG and
+// SVG: RTT percentiles against message size (one line per inline threshold), the percentile
+// spectrum of each point in the HdrHistogram convention, throughput against message size, a
+// threshold × size heatmap of median RTT marked with the message classes, and throughput over
+// time. Every chart carries a caption naming the provider, the device and the negotiated
+// connection parameters, so a published picture says what it measured.
+//
+// It reads only what package results exposes (the file schema and its HDR histograms) and never
+// imports a datapath provider: charts can be drawn on any machine from files copied off the
+// benchmark hosts. Render writes every chart that applies to a set of runs (Charts builds them
+// without writing); the per-chart functions (Latency, Spectrum, Throughput, Heatmap, Timeline)
+// return a *Chart for callers that want one figure or want to adjust it before saving. A Chart
+// keeps its legend or colour bar beside the data, never over it, and wraps its caption.
+//
+// Input is never trusted: a run without points, a missing or corrupt histogram or a percentile
+// the sample count cannot support (results.Supports) gives a clear error or a caption note
+// naming what was left out, never a panic or a silently empty chart.
+//
+// Output is deterministic: the same runs give byte-identical SVG (no timestamps, sorted series),
+// which is what the golden-file tests compare. Regenerate the goldens, and write every example
+// chart as PNG to look at, with
+//
+//	go test ./plots -update
+//	PLOTS_OUT=/tmp/plots go test ./plots -run TestExamples
+package plots

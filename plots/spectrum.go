@@ -1,0 +1,157 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+)
+
+// spectrumTicks is the HdrHistogram percentile iterator's density: reporting points per half
+// distance to 100%, so the points are evenly spaced on the 1/(1-p) axis.
+const spectrumTicks = 5
+
+// histogram decodes a point's RTT histogram, naming the point when it is missing or corrupt.
+func histogram(f ref) (*hdr.Histogram, error) {
+	if f.p.Histogram == "" {
+		return nil, fmt.Errorf("plots: %s: rtt_histogram missing (count %d)", f.name(), f.p.RTT.Count)
+	}
+	h, err := results.DecodeHistogram(f.p.Histogram)
+	if err != nil {
+		return nil, fmt.Errorf("plots: %s: %w", f.name(), err)
+	}
+	return h, nil
+}
+
+// Spectrum charts the percentile spectrum of every point keep accepts (every point when keep
+// is nil): RTT against percentile on HdrHistogram's axis, x = 1/(1-p), labelled 0%, 90%, 99%,
+// 99.9%, ... One line per point, from its decoded histogram's cumulative distribution. A line
+// stops at the last percentile its sample count supports (results.Supports), so no line
+// extends into a tail made of a handful of samples. Points without samples are left out; a
+// point whose histogram is missing or corrupt is an error.
+func Spectrum(runs []*results.Run, keep func(results.Params) bool) (*Chart, error) {
+	refs, err := collect(runs)
+	if err != nil {
+		return nil, err
+	}
+	var sel []ref
+	empty := 0
+	for _, f := range refs {
+		if keep != nil && !keep(f.p.Params) {
+			continue
+		}
+		if f.p.RTT.Count == 0 {
+			empty++
+			continue
+		}
+		sel = append(sel, f)
+	}
+	var notes []string
+	if empty > 0 {
+		notes = append(notes, fmt.Sprintf("%d point(s) not drawn: no samples", empty))
+	}
+	return spectrumChart(sel, runs, "spectrum", notes)
+}
+
+// spectrumChart draws the spectrum of sel, points that all have samples.
+func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) (*Chart, error) {
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("plots: %s: %w (no selected point has samples)", name, ErrNoData)
+	}
+
+	lo, hi, xmax := math.Inf(1), math.Inf(-1), 1.0 // x at least to 90%
+	all := make([]plotter.XYs, len(sel))
+	for i, f := range sel {
+		h, err := histogram(f)
+		if err != nil {
+			return nil, err
+		}
+		all[i] = spectrum(h)
+		for _, xy := range all[i] {
+			lo, hi, xmax = math.Min(lo, xy.Y), math.Max(hi, xy.Y), math.Max(xmax, xy.X)
+		}
+	}
+	title := "RTT percentile spectrum"
+	if thr, ok := sameThreshold(sel); ok {
+		title += " · inline " + bytesLabel(thr)
+	}
+	p := newPlot(title, "percentile", "round-trip time (µs)")
+	p.X.Tick.Marker = logged(plot.TickerFunc(percentileTicks), 10)
+	p.X.Min, p.X.Max = 0, xmax
+	ty := setValueAxis(&p.Y, lo, hi, trimFloat)
+
+	var lg Legend
+	st := newStyler()
+	type colourKey struct {
+		seriesKey
+		size int
+	}
+	var lines []plot.Plotter
+	for i, f := range sel {
+		k := keyOf(f, false)
+		ls, gs := st.style(colourKey{k, size(f.p.Params)}, f.run)
+		xys := all[i]
+		for j := range xys {
+			xys[j].Y = ty(xys[j].Y)
+		}
+		var th plot.Thumbnailer
+		if len(xys) < 2 {
+			// Too few samples for any percentile but the minimum: a line of one point
+			// would be invisible, so mark it.
+			s, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plots: spectrum: %s: %w", f.name(), err)
+			}
+			s.GlyphStyle = gs
+			lines, th = append(lines, s), s
+		} else {
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plots: spectrum: %s: %w", f.name(), err)
+			}
+			l.LineStyle = ls
+			lines, th = append(lines, l), l
+		}
+		lg.Add(pointLabel(f, sel, runs), th)
+	}
+	p.Add(lines...)
+	notes = append(notes, fmt.Sprintf("Each line ends at the last percentile with at least %d samples beyond it.",
+		results.MinTailSamples))
+	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(sel, notes...)}, nil
+}
+
+// spectrum is the (log10 1/(1-p), RTT µs) points of h's cumulative distribution that its count
+// supports, starting at p = 0 (the minimum).
+func spectrum(h *hdr.Histogram) plotter.XYs {
+	n := uint64(h.TotalCount())
+	var xys plotter.XYs
+	for _, b := range h.CumulativeDistributionWithTicks(spectrumTicks) {
+		q := b.Quantile
+		if q >= 100 || (q > 0 && !results.Supports(n, q)) {
+			break
+		}
+		x := math.Log10(100 / (100 - q))
+		if len(xys) > 0 && x <= xys[len(xys)-1].X {
+			continue
+		}
+		xys = append(xys, plotter.XY{X: x, Y: float64(b.ValueAt) / 1e3})
+	}
+	return xys
+}
+
+func sameThreshold(refs []ref) (int, bool) {
+	if len(refs) == 0 {
+		return 0, false
+	}
+	t := refs[0].p.Params.InlineThreshold
+	for _, f := range refs[1:] {
+		if f.p.Params.InlineThreshold != t {
+			return 0, false
+		}
+	}
+	return t, true
+}
