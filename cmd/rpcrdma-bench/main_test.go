@@ -401,3 +401,30 @@ func TestBrokenConnectionKeepsWhatWasMeasured(t *testing.T) {
 		t.Fatalf("status %+v, complete %v, %d RPCs (want the 5000 before the break)", r.Status, p.Complete, p.Throughput.RPCs)
 	}
 }
+
+// Without --out a measuring command keeps its results in a file named for it; --out= keeps
+// none.
+func TestDefaultResultsFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if code, _, stderr := runMain(t, "fakerun", "--count", "50", "--warmup", "0", "-q"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "rpcrdma-bench-fakerun-*Z.json"))
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	if _, err := results.ReadFile(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(files[0])
+	if code, _, stderr := runMain(t, "fakerun", "--count", "50", "--warmup", "0", "-q", "--out="); code != exitOK || strings.Contains(stderr, "results written") {
+		t.Fatalf("--out=: exit %d: %s", code, stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
+		t.Fatalf("--out= wrote %v", files)
+	}
+	if got := defaultOut("sweep", time.Date(2026, 11, 22, 4, 5, 6, 0, time.UTC)); got != "rpcrdma-bench-sweep-20261122T040506Z.json" {
+		t.Fatalf("defaultOut %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -78,6 +79,11 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 }
 
 func measure(e *env, name string, w *workloadFlags, open newConnector) int {
+	if !w.fs.Changed("out") {
+		// Every measurement is kept unless the user says otherwise: a run is expensive to
+		// repeat, and report, compare and plot work from files.
+		w.out = defaultOut(name, time.Now())
+	}
 	cfg := &runConfig{Command: name, Provider: w.provider, Device: w.device, Addr: w.addr}
 	if cfg.Provider == "" {
 		cfg.Provider = "soft"
@@ -119,6 +125,11 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		printSwitches(e, &s.run)
 	}
 	return code
+}
+
+// defaultOut is the results file of a command run at t without --out.
+func defaultOut(name string, t time.Time) string {
+	return "rpcrdma-bench-" + name + "-" + t.UTC().Format("20060102T150405Z") + ".json"
 }
 
 // printSwitches prints where each size changed message class, per threshold and depth.
