@@ -120,6 +120,13 @@ type QPCaps struct {
 // request completes with its error status, all others outstanding on either side complete
 // with StatusFlushed, and the peer's connection breaks too.
 //
+// The peer may SEND as soon as the connection is established, possibly before this side's
+// first PostRecv: like RC hardware, a provider retries a SEND that finds no receive posted
+// for a bounded receiver-not-ready time (soft: Config.RNRTimeout; verbs: rnr_retry_count ×
+// min_rnr_timer) before failing it with StatusRNRRetryExceeded. Posting on a broken
+// connection either fails with an error wrapping ErrBroken or completes with StatusFlushed.
+// A completion's Op is meaningful only when its Status is StatusSuccess (as in verbs).
+//
 // PostSend and PostRecv may be called concurrently with CQ.Poll but not concurrently with
 // themselves: one poller owns a connection's queues.
 type Conn interface {
@@ -177,7 +184,8 @@ type MR interface {
 // request and invalidated by OpLocalInv or by the peer's OpSendInv. Each bind uses a new key
 // (see NextRKey), so a stale key never reaches memory rebound later.
 type MW interface {
-	// RKey is the key of the latest bind posted (0 before the first).
+	// RKey is the key of the latest bind posted; before the first bind it is the key
+	// AllocMW assigned, as ibv_alloc_mw does, so NextRKey(RKey()) is always the next key.
 	RKey() uint32
 	Close() error
 }

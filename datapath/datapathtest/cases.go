@@ -264,17 +264,15 @@ func inlineActive(h *half) {
 	cfg, cq := h.qp(0, 0)
 	cfg.MaxInlineData = 64
 	c := h.connect(cfg, nil)
-	src := h.reg(64, rw, 5)
-	if c.Caps().MaxInlineData > 64 {
-		h.fatalf("MaxInlineData %d, more than the 64 asked for", c.Caps().MaxInlineData)
-	}
+	inl := c.Caps().MaxInlineData // the effective value: it may differ from what was asked
+	src := h.reg(max(64, inl+1), rw, 5)
 	flags := sig
-	if c.Caps().MaxInlineData >= 64 {
+	if inl >= 64 {
 		flags |= datapath.FlagInline
-		// Too long for inline: refused at post time.
-		big := datapath.SendWR{ID: 9, Op: send, Flags: flags, SGL: []datapath.SGE{sge(src, 0, 64), sge(src, 0, 1)}}
+		// Longer than the effective limit: refused at post time.
+		big := datapath.SendWR{ID: 9, Op: send, Flags: flags, SGL: []datapath.SGE{sge(src, 0, inl+1)}}
 		if n, err := c.PostSend([]datapath.SendWR{big}); err == nil || n != 0 {
-			h.fatalf("inline SEND over MaxInlineData: posted %d, err %v", n, err)
+			h.fatalf("inline SEND of %d bytes with MaxInlineData %d: posted %d, err %v", inl+1, inl, n, err)
 		}
 	}
 	h.sync()

@@ -12,6 +12,18 @@
 // channel (exchange) that carries keys and addresses and works as a barrier: a channel pair
 // in process, the peer's stdin and stdout across processes.
 //
+// What the cases require of a provider beyond the interface comments, so that hardware
+// passes them too: a SEND that finds no receive must fail within the case timeout (a finite
+// rnr_retry_count; the soft provider waits Config.RNRTimeout); any error completion breaks
+// the peer's connection as well (the verbs provider disconnects); Conn.Close flushes
+// outstanding work requests into the CQs before it returns; PostSend and PostRecv beyond
+// the effective Caps fail with an error wrapping datapath.ErrQueueFull; after a break a post
+// either fails or completes with StatusFlushed (both are accepted). Statuses that hardware
+// reports differently are checked as a set (an oversized SEND fails at the sender with a
+// remote invalid request or a remote operation error); opcodes are checked only on success,
+// where verbs defines them. Cases needing memory windows skip when AllocMW returns
+// ErrNotSupported.
+//
 // Typical use, in a provider's test package:
 //
 //	func TestMain(m *testing.M) {

@@ -37,8 +37,7 @@ func (e *Env) timeout() time.Duration {
 }
 
 // Alloc returns n bytes of page-aligned anonymous memory outside the Go heap, as registered
-// memory must be, and the function that unmaps it. It uses the standard library's
-// syscall.Mmap: golang.org/x/sys v0.49.0 would raise the module's go directive to 1.26.
+// memory must be, and the function that unmaps it.
 func Alloc(n int) ([]byte, func() error, error) {
 	page := os.Getpagesize()
 	size := max((n+page-1)&^(page-1), page)

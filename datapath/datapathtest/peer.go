@@ -17,8 +17,8 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
-// The peer process protocol, one line per message on the peer's stdin (from the test) and
-// stdout (to the test); stdout lines without the prefix are passed through as log:
+// The peer process protocol: one line per message, each starting with "DPT ", on the peer's
+// stdin (from the test) and stdout (to the test); other stdout lines are passed through:
 //
 //	test → peer   RUN <case>        listen afresh and run the case's passive half
 //	peer → test   ADDR <addr>       the case's listener address
@@ -80,7 +80,8 @@ func servePeer(env Env, in io.Reader, out io.Writer) int {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		verb, arg, _ := strings.Cut(sc.Text(), " ")
+		line, _ := strings.CutPrefix(sc.Text(), linePrefix)
+		verb, arg, _ := strings.Cut(line, " ")
 		switch verb {
 		case "RUN":
 			tc, found := caseByName(arg)

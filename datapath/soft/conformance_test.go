@@ -37,3 +37,6 @@ func run(t *testing.T, name string) {
 
 func TestConformanceInproc(t *testing.T)          { run(t, "inproc") }
 func TestConformanceInprocOneDevice(t *testing.T) { run(t, "inproc-one-device") }
+func TestConformanceTCP(t *testing.T)             { run(t, "tcp") }
+func TestConformanceTCPOneDevice(t *testing.T)    { run(t, "tcp-one-device") }
+func TestConformanceTCPTwoProcesses(t *testing.T) { run(t, "tcp-processes") }

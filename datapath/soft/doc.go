@@ -47,4 +47,11 @@
 // Close of either end: uncontended except when both ends post at once, and it makes a SEND,
 // the receive it consumes and both completions one step. CQs are lock-free bounded
 // multi-producer single-consumer rings; CQ.Wait sleeps on a channel signalled after a push.
+//
+// Over TCP each connection has a reader and a writer goroutine (see WIRE.md); completions
+// arrive from the reader. A poller that spins on an empty CQ with runtime.Gosched starves
+// them: the Go scheduler polls the network only when a P goes idle or from sysmon every
+// 10 ms, and round trips grow to milliseconds. Pollers of TCP connections should block in
+// CQ.Wait when Poll finds nothing (BenchmarkPingPong/tcp does). In process nothing runs
+// behind the poller's back, and spinning is fine.
 package soft

@@ -56,6 +56,7 @@ func (c *conn) defer1(wr *datapath.SendWR) {
 	e.wr = *wr
 	e.sgl = append(e.sgl[:0], wr.SGL...)
 	e.wr.SGL = e.sgl
+	e.resolved = false
 	e.inline = e.inline[:0]
 	if wr.Flags&datapath.FlagInline != 0 {
 		for _, s := range wr.SGL {
@@ -78,11 +79,14 @@ func (c *conn) drain() {
 		if e.wr.Flags&datapath.FlagInline != 0 {
 			inl = e.inline
 		}
-		if !c.exec(&e.wr, inl) {
+		// Off the queue while it runs, so that a failure flushes only what follows it.
+		wr := e.wr
+		c.sq.pop()
+		if !c.exec(&wr, inl) {
+			c.sq.unpop()
 			c.waitRNR()
 			return
 		}
-		c.sq.pop()
 		c.rnrAt = time.Time{}
 	}
 }

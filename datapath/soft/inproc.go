@@ -21,7 +21,6 @@ type ipListener struct {
 	name   string
 	reqs   chan *ipReq
 	done   chan struct{}
-	once   sync.Once
 	closed bool
 }
 
@@ -79,7 +78,7 @@ func (l *ipListener) Close() error {
 	for {
 		select {
 		case r := <-l.reqs:
-			r.decide(nil, nil)
+			r.decide(nil, nil) // nil private data: refused, not rejected
 		default:
 			l.dev.count(&l.dev.nLn, -1)
 			return nil
@@ -134,7 +133,11 @@ func (r *ipReq) decide(server *conn, pd []byte) error {
 		c.local, c.remote = r.remote, r.ln.Addr()
 		r.ok = true
 	}
-	r.decided <- pad(pd, datapath.MaxAcceptPrivateData)
+	var reply []byte
+	if server != nil || pd != nil {
+		reply = pad(pd, datapath.MaxAcceptPrivateData)
+	}
+	r.decided <- reply
 	return nil
 }
 
@@ -157,6 +160,9 @@ func (r *ipReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error) 
 func (r *ipReq) Reject(pd []byte) error {
 	if len(pd) > datapath.MaxAcceptPrivateData {
 		return &datapath.OpError{Op: "soft: reject", Err: errPrivateDataTooLong}
+	}
+	if pd == nil {
+		pd = []byte{} // a REJ always carries its private data field
 	}
 	if err := r.decide(nil, pd); err != nil {
 		return &datapath.OpError{Op: "soft: reject", Err: err}

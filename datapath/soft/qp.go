@@ -59,9 +59,12 @@ type rqe struct {
 }
 
 type sqe struct {
-	wr     datapath.SendWR // SGL points into sgl's backing array
-	sgl    []datapath.SGE
-	inline []byte // the data of a FlagInline work request, copied at post time
+	wr       datapath.SendWR // SGL points into sgl's backing array
+	sgl      []datapath.SGE
+	inline   []byte   // the data of a FlagInline work request, copied at post time
+	seq      uint32   // over TCP: the request's sequence number
+	segs     [][]byte // over TCP: the SGL resolved when the request was handed to the writer
+	resolved bool
 }
 
 // ring is a fixed-capacity FIFO preallocated at connection setup.
@@ -81,6 +84,23 @@ func (r *ring[T]) back() *T {
 	r.n++
 	return &r.buf[i]
 }
+func (r *ring[T]) at(i int) *T {
+	i += r.head
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	return &r.buf[i]
+}
+
+// unpop puts back the entry pop just removed.
+func (r *ring[T]) unpop() {
+	r.head--
+	if r.head < 0 {
+		r.head = len(r.buf) - 1
+	}
+	r.n++
+}
+
 func (r *ring[T]) pop() {
 	r.head++
 	if r.head == len(r.buf) {
@@ -246,6 +266,9 @@ func (c *conn) breakLocked(cause error) {
 	}
 	c.broken = true
 	c.err.Store(&cause)
+	if c.link != nil {
+		c.link.quiesce()
+	}
 	if c.rnr != nil {
 		c.rnr.Stop()
 	}

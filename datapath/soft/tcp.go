@@ -1,23 +1,917 @@
 package soft
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
-type tcpLink struct{}
+// Between processes a connection is one TCP connection carrying the frames of WIRE.md.
+//
+// The requester keeps every posted send work request in its send queue until the responder
+// acknowledges it (ACK, NAK or the READ response), so completions, and their statuses, come
+// from the responder exactly as on RC hardware. A reader goroutine per connection executes
+// the peer's requests and the responses to ours; a writer goroutine sends frames queued on a
+// channel, so that neither the poster nor the reader ever blocks on the socket and two ends
+// that both send a lot cannot deadlock. The channel is sized for everything that can be in
+// flight (our requests, possibly twice after an RNR rewind, and one response per request
+// the peer may have outstanding). Payloads go straight from the registered memory to the
+// socket and from the socket into the registered memory.
 
-func (l *tcpLink) postSend(c *conn, wrs []datapath.SendWR) (int, error) {
-	return 0, datapath.ErrNotSupported
+const (
+	bufSize          = 64 << 10
+	handshakeTimeout = 10 * time.Second
+	lingerTimeout    = 5 * time.Second
+	// quiesceTimeout bounds how long breaking a connection waits for a payload transfer in
+	// progress before cutting it short.
+	quiesceTimeout = 200 * time.Millisecond
+)
+
+// txd is one frame for the writer.
+type txd struct {
+	h    header
+	e    *sqe   // a request: its payload is e.segs (or e.inline)
+	data []byte // a READ response's payload
 }
-func (l *tcpLink) recvPosted()    {}
-func (l *tcpLink) broken(c *conn) {}
+
+type tcpLink struct {
+	nc    net.Conn
+	br    *bufio.Reader
+	bw    *bufio.Writer
+	tx    chan txd
+	hdr   [headerLen]byte // writer's
+	rhdr  [headerLen]byte // reader's
+	retry time.Duration
+
+	// Guarded by the conn's mu.
+	seq     uint32 // next request sequence number
+	sent    int    // send queue entries from the head handed to the writer
+	reads   int    // RDMA READs handed to the writer and not answered
+	paused  bool   // waiting out an RNR NAK
+	rnrAt   time.Time
+	closing bool // DISCONNECT queued
+
+	// Reader only.
+	rxSeq uint32 // the next request sequence number the responder executes
+	one   [1][]byte
+
+	// A completion, flushed ones included, tells the application that the provider is done
+	// with the work request's memory, which it may then unmap. So the writer holds wmem while
+	// it reads registered memory and the reader holds rmem while it writes it, and breaking
+	// the connection sets dead and waits for both before it flushes anything; once dead,
+	// neither touches registered memory again.
+	wmem, rmem sync.Mutex
+	dead       atomic.Bool
+	done       chan struct{} // closed when the reader has finished
+}
+
+func newLink(c *conn, nc net.Conn, br *bufio.Reader, peerSendWR int) *tcpLink {
+	l := &tcpLink{nc: nc, br: br, bw: bufio.NewWriterSize(nc, bufSize),
+		tx: make(chan txd, 2*c.caps.MaxSendWR+peerSendWR+8), done: make(chan struct{})}
+	d := c.dev.p.cfg.RNRTimeout
+	l.retry = min(max(d/16, 50*time.Microsecond), 5*time.Millisecond)
+	c.link = l
+	for i := range c.sq.buf {
+		c.sq.buf[i].segs = make([][]byte, 0, c.caps.MaxSendSGE)
+	}
+	c.rnr = time.AfterFunc(time.Hour, c.rnrRetry)
+	c.rnr.Stop()
+	go l.write(c)
+	go l.read(c)
+	return l
+}
+
+// queue hands a frame to the writer. The channel is sized so that it never fills; if it
+// did, the peer broke the protocol's bounds and the connection breaks.
+func (l *tcpLink) queue(c *conn, d txd) {
+	select {
+	case l.tx <- d:
+	default:
+		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: transmit queue overflow"))
+	}
+}
+
+// recvPosted needs nothing over TCP: a requester that got an RNR NAK retries on its own.
+func (l *tcpLink) recvPosted() {}
+
+// quiesce stops all access to registered memory before a break flushes work requests.
+// mu is held; neither the reader nor the writer takes mu while it holds rmem or wmem.
+func (l *tcpLink) quiesce() {
+	l.dead.Store(true)
+	if !l.wmem.TryLock() {
+		l.nc.SetWriteDeadline(time.Now().Add(quiesceTimeout))
+		l.wmem.Lock()
+		l.nc.SetWriteDeadline(time.Time{})
+	}
+	l.wmem.Unlock()
+	if !l.rmem.TryLock() {
+		l.nc.SetReadDeadline(time.Now().Add(quiesceTimeout))
+		l.rmem.Lock()
+	}
+	l.rmem.Unlock()
+}
+
+// readMem reads a payload into registered memory, or discards it once the connection broke.
+func (l *tcpLink) readMem(segs [][]byte) error {
+	l.rmem.Lock()
+	defer l.rmem.Unlock()
+	if !l.dead.Load() {
+		return readSegs(l.br, segs)
+	}
+	for _, s := range segs {
+		if _, err := l.br.Discard(len(s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// broken runs when the connection moves to the error state: tell the peer, then let the
+// writer close our direction.
+func (l *tcpLink) broken(c *conn) {
+	if l.closing {
+		return
+	}
+	l.closing = true
+	st := datapath.StatusFlushed
+	if e, ok := (*c.err.Load()).(*BrokenError); ok {
+		st = e.Status
+	}
+	d := txd{h: header{typ: frameDisconnect, flags: uint8(st)}}
+	select {
+	case l.tx <- d:
+	default:
+		// Full only if the protocol broke; the reader's deadline closes the socket.
+		l.nc.SetDeadline(time.Now())
+	}
+	l.nc.SetReadDeadline(time.Now().Add(lingerTimeout))
+}
+
+// write is the writer goroutine.
+func (l *tcpLink) write(c *conn) {
+	failed := false
+	for d := range l.tx {
+		if !failed {
+			if err := l.frameMem(&d); err != nil {
+				failed = true
+				c.mu.Lock()
+				c.breakLocked(brokenBy(datapath.StatusRetryExceeded, false, "TCP write: "+err.Error()))
+				c.mu.Unlock()
+			}
+		}
+		if d.h.typ == frameDisconnect {
+			if !failed {
+				l.bw.Flush()
+			}
+			if tc, ok := l.nc.(*net.TCPConn); ok {
+				tc.CloseWrite()
+			}
+			return
+		}
+		if !failed && len(l.tx) == 0 {
+			if err := l.bw.Flush(); err != nil {
+				failed = true
+				c.mu.Lock()
+				c.breakLocked(brokenBy(datapath.StatusRetryExceeded, false, "TCP write: "+err.Error()))
+				c.mu.Unlock()
+			}
+		}
+	}
+}
+
+// frameMem writes a frame, skipping those that carry registered memory once dead.
+func (l *tcpLink) frameMem(d *txd) error {
+	l.wmem.Lock()
+	defer l.wmem.Unlock()
+	if (d.e != nil || d.data != nil) && l.dead.Load() {
+		return nil
+	}
+	return l.frame(d)
+}
+
+func (l *tcpLink) frame(d *txd) error {
+	d.h.put(l.hdr[:])
+	if _, err := l.bw.Write(l.hdr[:]); err != nil {
+		return err
+	}
+	switch {
+	case d.data != nil:
+		_, err := l.bw.Write(d.data)
+		return err
+	case d.e != nil && d.h.typ != frameReadReq:
+		if d.e.wr.Flags&datapath.FlagInline != 0 {
+			_, err := l.bw.Write(d.e.inline)
+			return err
+		}
+		for _, s := range d.e.segs {
+			if _, err := l.bw.Write(s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// postSend queues work requests; kick hands what may go now to the writer.
+func (l *tcpLink) postSend(c *conn, wrs []datapath.SendWR) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, errPostClosed
+	}
+	if c.broken {
+		return 0, errPostBroken
+	}
+	for i := range wrs {
+		wr := &wrs[i]
+		if err := c.checkSend(wr); err != nil {
+			c.kick()
+			return i, err
+		}
+		if c.sqOut.Load() >= int32(c.caps.MaxSendWR) {
+			c.kick()
+			return i, errQueueFull
+		}
+		c.sqOut.Add(1)
+		if wr.Op == datapath.OpBindMW {
+			wr.MW.(*mw).r.lastKey.Store(wr.RKey)
+		}
+		if c.broken {
+			c.sendDone(wr, datapath.StatusFlushed, 0)
+			continue
+		}
+		c.defer1(wr)
+		if op := wr.Op; op != datapath.OpBindMW && op != datapath.OpLocalInv {
+			c.sq.at(c.sq.n - 1).seq = l.seq
+			l.seq++
+		}
+	}
+	c.kick()
+	return len(wrs), nil
+}
+
+// kick hands the send queue's next work requests to the writer as far as ordering allows:
+// local operations and fenced ones wait for everything before them, READs for a free
+// initiator slot, everything for the end of an RNR pause. mu is held.
+func (c *conn) kick() {
+	l := c.link
+	for !c.broken && !l.paused && l.sent < c.sq.n {
+		e := c.sq.at(l.sent)
+		op := e.wr.Op
+		if op == datapath.OpBindMW || op == datapath.OpLocalInv {
+			if l.sent != 0 {
+				return
+			}
+			wr := e.wr
+			c.sq.pop()
+			c.localOp(&wr)
+			continue
+		}
+		if e.wr.Flags&datapath.FlagFence != 0 && l.sent != 0 {
+			return
+		}
+		if op == datapath.OpRead && l.reads >= c.caps.RDMAReadDepth {
+			return
+		}
+		d := txd{h: header{seq: e.seq}, e: e}
+		var n uint64
+		switch {
+		case e.wr.Flags&datapath.FlagInline != 0:
+			n = uint64(len(e.inline))
+		case e.resolved:
+			// Sent before an RNR NAK: the writer may still be writing the first copy from
+			// segs, so they stay as they are.
+			for _, s := range e.segs {
+				n += uint64(len(s))
+			}
+		default:
+			need := datapath.Access(0)
+			if op == datapath.OpRead {
+				need = datapath.AccessLocalWrite
+			}
+			var ok bool
+			if n, ok = c.gather(&e.segs, c.dev, e.wr.SGL, need); !ok {
+				c.failQueued(l.sent, datapath.StatusLocalProtection, "bad local key, range or access")
+				return
+			}
+			e.resolved = true
+		}
+		if n > maxFrame {
+			c.failQueued(l.sent, datapath.StatusLocalLength, "message over 2 GiB")
+			return
+		}
+		d.h.len = uint32(n)
+		switch op {
+		case datapath.OpSend:
+			d.h.typ = frameSend
+		case datapath.OpSendInv:
+			d.h.typ, d.h.flags, d.h.rkey = frameSend, flagInvalidate, e.wr.InvRKey
+		case datapath.OpWrite:
+			d.h.typ, d.h.addr, d.h.rkey = frameWrite, e.wr.RemoteAddr, e.wr.RKey
+		case datapath.OpRead:
+			d.h.typ, d.h.addr, d.h.rkey = frameReadReq, e.wr.RemoteAddr, e.wr.RKey
+			l.reads++
+		}
+		l.sent++
+		l.queue(c, d)
+	}
+}
+
+// failQueued fails the send queue entry i with st: the ones before it (handed to the
+// writer, not yet answered) are flushed first so completions stay in order.
+func (c *conn) failQueued(i int, st datapath.Status, reason string) {
+	for range i {
+		wr := c.sq.front().wr
+		c.sq.pop()
+		c.sendDone(&wr, datapath.StatusFlushed, 0)
+	}
+	wr := c.sq.front().wr
+	c.sq.pop()
+	c.fail(&wr, st, reason)
+}
+
+// rnrRetry ends an RNR pause: the requester sends again from the head of the queue.
+func (c *conn) rnrRetry() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.link.paused {
+		c.link.paused = false
+		c.kick()
+	}
+}
+
+// read is the reader goroutine: it executes the peer's requests and completes ours.
+func (l *tcpLink) read(c *conn) {
+	var err error
+	for err == nil {
+		err = l.frameIn(c)
+	}
+	c.mu.Lock()
+	if !c.broken {
+		reason := "connection lost: " + err.Error()
+		if errors.Is(err, io.EOF) {
+			reason = "connection lost: peer closed the TCP connection"
+		}
+		c.breakLocked(brokenBy(datapath.StatusRetryExceeded, true, reason))
+	}
+	c.mu.Unlock()
+	l.nc.Close()
+	close(l.done)
+}
+
+var errDisconnected = errors.New("disconnected")
+
+func (l *tcpLink) frameIn(c *conn) error {
+	if _, err := io.ReadFull(l.br, l.rhdr[:]); err != nil {
+		return err
+	}
+	var h header
+	if err := h.parse(l.rhdr[:]); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.broken {
+		// Linger until the peer closes: keep reading so that our close sends a FIN, not an
+		// RST that could destroy the frames the peer has yet to read.
+		c.mu.Unlock()
+		if h.hasPayload() {
+			_, err := l.br.Discard(int(h.len))
+			return err
+		}
+		if h.typ == frameDisconnect {
+			return errDisconnected
+		}
+		return nil
+	}
+	switch h.typ {
+	case frameSend:
+		return l.sendIn(c, &h)
+	case frameWrite:
+		return l.writeIn(c, &h)
+	case frameReadReq:
+		l.readReqIn(c, &h)
+	case frameAck:
+		l.ackIn(c, &h)
+	case frameReadResp:
+		return l.readRespIn(c, &h)
+	case frameNak:
+		l.nakIn(c, &h)
+	case frameDisconnect:
+		st := datapath.Status(h.flags)
+		reason := "peer disconnected"
+		if st != datapath.StatusFlushed && st != datapath.StatusSuccess {
+			reason = "peer failed: " + st.String()
+		}
+		c.breakLocked(brokenBy(datapath.StatusFlushed, true, reason))
+		c.mu.Unlock()
+		return errDisconnected
+	default:
+		c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: unexpected frame"))
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// respond queues an ACK, or a NAK with st, for request seq.
+func (l *tcpLink) respond(c *conn, seq uint32, st datapath.Status) {
+	h := header{typ: frameAck, seq: seq}
+	if st != datapath.StatusSuccess {
+		h.typ, h.flags = frameNak, uint8(st)
+	}
+	l.queue(c, txd{h: h})
+}
+
+// nakBreak answers the request with a NAK and breaks the connection: the responder's half of
+// every failure except RNR.
+func (l *tcpLink) nakBreak(c *conn, seq uint32, st, local datapath.Status, reason string) {
+	l.respond(c, seq, st)
+	c.breakLocked(brokenBy(local, false, reason))
+}
+
+// inOrder reports whether the request is the next one; requests after one that got an RNR
+// NAK are dropped until the requester sends that one again (go-back-N, as RC does).
+func (l *tcpLink) inOrder(h *header) bool { return h.seq == l.rxSeq }
+
+func (l *tcpLink) sendIn(c *conn, h *header) error {
+	n := uint64(h.len)
+	if !l.inOrder(h) {
+		c.mu.Unlock()
+		_, err := l.br.Discard(int(n))
+		return err
+	}
+	if c.rq.n == 0 {
+		l.respond(c, h.seq, datapath.StatusRNRRetryExceeded) // an RNR NAK: the requester retries
+		c.mu.Unlock()
+		_, err := l.br.Discard(int(n))
+		return err
+	}
+	r := c.rq.front()
+	var room uint64
+	for _, s := range r.sgl {
+		room += uint64(s.Length)
+	}
+	fail := func(rst, sst datapath.Status, reason string) error {
+		id := r.id
+		c.rq.pop()
+		c.recvDone(id, rst, 0, 0, false)
+		l.nakBreak(c, h.seq, sst, rst, reason)
+		c.mu.Unlock()
+		_, err := l.br.Discard(int(n))
+		return err
+	}
+	if n > room {
+		return fail(datapath.StatusLocalLength, datapath.StatusRemoteInvalidRequest, "SEND larger than the receive buffer")
+	}
+	c.dst = c.dst[:0]
+	left := n
+	for _, s := range r.sgl {
+		if left == 0 {
+			break
+		}
+		k := min(uint64(s.Length), left)
+		b, ok := c.dev.local(s.LKey, s.Addr, uint32(k), datapath.AccessLocalWrite)
+		if !ok {
+			return fail(datapath.StatusLocalProtection, datapath.StatusRemoteOperation, "bad local key or range in a receive")
+		}
+		c.dst = append(c.dst, b)
+		left -= k
+	}
+	id := r.id
+	c.rq.pop()
+	c.mu.Unlock()
+	err := l.readMem(c.dst)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if c.broken {
+		c.recvDone(id, datapath.StatusFlushed, 0, 0, false)
+		return nil
+	}
+	var inv uint32
+	invalidated := h.flags&flagInvalidate != 0
+	if invalidated {
+		inv = h.rkey
+		if !c.dev.invalidate(inv) {
+			c.recvDone(id, datapath.StatusLocalProtection, 0, 0, false)
+			l.nakBreak(c, h.seq, datapath.StatusRemoteOperation, datapath.StatusLocalProtection,
+				"SEND_WITH_INV names no valid memory window")
+			return nil
+		}
+	}
+	c.recvDone(id, datapath.StatusSuccess, uint32(n), inv, invalidated)
+	l.respond(c, h.seq, datapath.StatusSuccess)
+	l.rxSeq++
+	return nil
+}
+
+func (l *tcpLink) writeIn(c *conn, h *header) error {
+	var dst []byte
+	ok := l.inOrder(h)
+	if ok && h.len > 0 {
+		if dst, ok = c.dev.remote(h.rkey, h.addr, h.len, datapath.AccessRemoteWrite); !ok {
+			l.nakBreak(c, h.seq, datapath.StatusRemoteAccess, datapath.StatusFlushed, "peer's RDMA WRITE outside a writable region")
+		}
+	}
+	c.mu.Unlock()
+	if !ok {
+		_, err := l.br.Discard(int(h.len))
+		return err
+	}
+	l.one[0] = dst
+	if err := l.readMem(l.one[:]); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if !c.broken {
+		l.respond(c, h.seq, datapath.StatusSuccess)
+		l.rxSeq++
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// readReqIn answers an RDMA READ: the response's payload is written from the region by the
+// writer.
+func (l *tcpLink) readReqIn(c *conn, h *header) {
+	if !l.inOrder(h) {
+		return
+	}
+	var src []byte
+	if h.len > 0 {
+		var ok bool
+		if src, ok = c.dev.remote(h.rkey, h.addr, h.len, datapath.AccessRemoteRead); !ok {
+			l.nakBreak(c, h.seq, datapath.StatusRemoteAccess, datapath.StatusFlushed, "peer's RDMA READ outside a readable region")
+			return
+		}
+	} else {
+		src = []byte{}
+	}
+	l.queue(c, txd{h: header{typ: frameReadResp, seq: h.seq, len: h.len}, data: src})
+	l.rxSeq++
+}
+
+// head returns the oldest outstanding request if h answers it.
+func (l *tcpLink) head(c *conn, h *header) (*sqe, bool) {
+	if l.sent == 0 || c.sq.front().seq != h.seq {
+		c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: response out of order"))
+		return nil, false
+	}
+	return c.sq.front(), true
+}
+
+func (l *tcpLink) complete(c *conn, st datapath.Status, n uint32) {
+	wr := c.sq.front().wr
+	c.sq.pop()
+	l.sent--
+	if wr.Op == datapath.OpRead {
+		l.reads--
+	}
+	c.sendDone(&wr, st, n)
+}
+
+func (l *tcpLink) ackIn(c *conn, h *header) {
+	e, ok := l.head(c, h)
+	if !ok {
+		return
+	}
+	if e.wr.Op == datapath.OpRead {
+		c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: ACK for an RDMA READ"))
+		return
+	}
+	var n uint32
+	if e.wr.Flags&datapath.FlagInline != 0 {
+		n = uint32(len(e.inline))
+	} else {
+		for _, s := range e.segs {
+			n += uint32(len(s))
+		}
+	}
+	l.rnrAt = time.Time{}
+	l.complete(c, datapath.StatusSuccess, n)
+	c.kick()
+}
+
+func (l *tcpLink) readRespIn(c *conn, h *header) error {
+	e, ok := l.head(c, h)
+	var want uint64
+	if ok {
+		if e.wr.Op != datapath.OpRead {
+			c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: READ response for another operation"))
+			ok = false
+		} else {
+			for _, s := range e.segs {
+				want += uint64(len(s))
+			}
+			if want != uint64(h.len) {
+				c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: READ response of the wrong length"))
+				ok = false
+			}
+		}
+	}
+	c.mu.Unlock()
+	if !ok {
+		_, err := l.br.Discard(int(h.len))
+		return err
+	}
+	// Only this goroutine completes the head, so e stays ours while the lock is released.
+	if err := l.readMem(e.segs); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if !c.broken {
+		l.complete(c, datapath.StatusSuccess, h.len)
+		c.kick()
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+func (l *tcpLink) nakIn(c *conn, h *header) {
+	if _, ok := l.head(c, h); !ok {
+		return
+	}
+	st := datapath.Status(h.flags)
+	if st == datapath.StatusRNRRetryExceeded {
+		// RNR NAK: wait, then send again from this request on.
+		now := time.Now()
+		if l.rnrAt.IsZero() {
+			l.rnrAt = now.Add(c.dev.p.cfg.RNRTimeout)
+		}
+		if !now.Before(l.rnrAt) {
+			l.complete(c, st, 0)
+			c.breakLocked(brokenBy(st, false, "RNR retry exceeded: no receive posted"))
+			return
+		}
+		l.sent, l.reads, l.paused = 0, 0, true
+		c.rnr.Reset(l.retry)
+		return
+	}
+	l.complete(c, st, 0)
+	c.breakLocked(brokenBy(st, true, "peer refused: "+st.String()))
+}
+
+// readSegs fills segs from r.
+func readSegs(r io.Reader, segs [][]byte) error {
+	for _, s := range segs {
+		if _, err := io.ReadFull(r, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---- connection setup
+
+type tcpListener struct {
+	dev  *device
+	nl   net.Listener
+	reqs chan *tcpReq
+	done chan struct{}
+	once sync.Once
+}
+
+var _ datapath.Listener = (*tcpListener)(nil)
 
 func listenTCP(d *device, addr string) (datapath.Listener, error) {
-	return nil, datapath.ErrNotSupported
+	nl, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, &datapath.OpError{Op: "soft: listen " + addr, Err: err}
+	}
+	l := &tcpListener{dev: d, nl: nl, reqs: make(chan *tcpReq, 16), done: make(chan struct{})}
+	d.count(&d.nLn, 1)
+	go l.loop()
+	return l, nil
+}
+
+func (l *tcpListener) Addr() string { return l.nl.Addr().String() }
+
+// loop accepts TCP connections and reads their CONNECT frames off the Accept path, so a
+// slow or silent client holds up nobody.
+func (l *tcpListener) loop() {
+	for {
+		nc, err := l.nl.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			r, err := readConnect(nc)
+			if err != nil {
+				nc.Close()
+				return
+			}
+			r.ln = l
+			select {
+			case l.reqs <- r:
+			case <-l.done:
+				nc.Close()
+			}
+		}()
+	}
+}
+
+func readConnect(nc net.Conn) (*tcpReq, error) {
+	nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	br := bufio.NewReaderSize(nc, bufSize)
+	var b [headerLen]byte
+	var h header
+	if _, err := io.ReadFull(br, b[:]); err != nil {
+		return nil, err
+	}
+	if err := h.parse(b[:]); err != nil {
+		return nil, err
+	}
+	if h.typ != frameConnect || h.len != helloLen+datapath.MaxConnectPrivateData {
+		return nil, errHelloLength
+	}
+	p := make([]byte, h.len)
+	if _, err := io.ReadFull(br, p); err != nil {
+		return nil, err
+	}
+	m, err := parseHello(p, datapath.MaxConnectPrivateData)
+	if err != nil {
+		return nil, err
+	}
+	nc.SetDeadline(time.Time{}) // the application takes its time to Accept
+	return &tcpReq{nc: nc, br: br, hello: m}, nil
+}
+
+func (l *tcpListener) Accept(ctx context.Context) (datapath.ConnRequest, error) {
+	select {
+	case r := <-l.reqs:
+		return r, nil
+	case <-l.done:
+		return nil, &datapath.OpError{Op: "soft: accept", Err: datapath.ErrClosed}
+	case <-ctx.Done():
+		return nil, &datapath.OpError{Op: "soft: accept", Err: ctx.Err()}
+	}
+}
+
+func (l *tcpListener) Close() error {
+	err := error(&datapath.OpError{Op: "soft: close listener", Err: datapath.ErrClosed})
+	l.once.Do(func() {
+		close(l.done)
+		err = l.nl.Close()
+		for {
+			select {
+			case r := <-l.reqs:
+				r.nc.Close()
+			default:
+				l.dev.count(&l.dev.nLn, -1)
+				return
+			}
+		}
+	})
+	return err
+}
+
+type tcpReq struct {
+	ln    *tcpListener
+	nc    net.Conn
+	br    *bufio.Reader
+	hello hello
+	mu    sync.Mutex
+	done  bool
+}
+
+var _ datapath.ConnRequest = (*tcpReq)(nil)
+
+func (r *tcpReq) PrivateData() []byte { return r.hello.pd }
+func (r *tcpReq) RemoteAddr() string  { return r.nc.RemoteAddr().String() }
+
+func (r *tcpReq) decide() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return errDecided
+	}
+	r.done = true
+	return nil
+}
+
+func writeFrame(nc net.Conn, typ uint8, payload []byte) error {
+	b := make([]byte, headerLen+len(payload))
+	h := header{typ: typ, len: uint32(len(payload))}
+	h.put(b)
+	copy(b[headerLen:], payload)
+	_, err := nc.Write(b)
+	return err
+}
+
+func (r *tcpReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error) {
+	const op = "soft: accept"
+	if len(pd) > datapath.MaxAcceptPrivateData {
+		return nil, &datapath.OpError{Op: op, Err: errPrivateDataTooLong}
+	}
+	c, err := newConn(r.ln.dev, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.decide(); err != nil {
+		return nil, &datapath.OpError{Op: op, Err: err}
+	}
+	m := hello{maxSendWR: uint32(c.caps.MaxSendWR), maxRecvWR: uint32(c.caps.MaxRecvWR), pd: pd}
+	if err := writeFrame(r.nc, frameAccept, m.bytes(datapath.MaxAcceptPrivateData)); err != nil {
+		r.nc.Close()
+		return nil, &datapath.OpError{Op: op, Err: err}
+	}
+	c.peerPD = r.hello.pd
+	c.local, c.remote = r.nc.LocalAddr().String(), r.nc.RemoteAddr().String()
+	c.dev.count(&c.dev.nConn, 1)
+	newLink(c, r.nc, r.br, int(r.hello.maxSendWR))
+	return c, nil
+}
+
+func (r *tcpReq) Reject(pd []byte) error {
+	const op = "soft: reject"
+	if len(pd) > datapath.MaxAcceptPrivateData {
+		return &datapath.OpError{Op: op, Err: errPrivateDataTooLong}
+	}
+	if err := r.decide(); err != nil {
+		return &datapath.OpError{Op: op, Err: err}
+	}
+	defer r.nc.Close()
+	if err := writeFrame(r.nc, frameReject, pad(pd, datapath.MaxAcceptPrivateData)); err != nil {
+		return &datapath.OpError{Op: op, Err: err}
+	}
+	return nil
 }
 
 func connectTCP(ctx context.Context, d *device, addr string, cfg datapath.QPConfig, pd []byte) (datapath.Conn, error) {
-	return nil, datapath.ErrNotSupported
+	op := "soft: connect " + addr
+	c, err := newConn(d, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var dialer net.Dialer
+	nc, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, &datapath.OpError{Op: op, Err: err}
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	// The context bounds the handshake.
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+	defer stop()
+	m := hello{maxSendWR: uint32(c.caps.MaxSendWR), maxRecvWR: uint32(c.caps.MaxRecvWR), pd: pd}
+	br := bufio.NewReaderSize(nc, bufSize)
+	reply, typ, err := func() ([]byte, uint8, error) {
+		if err := writeFrame(nc, frameConnect, m.bytes(datapath.MaxConnectPrivateData)); err != nil {
+			return nil, 0, err
+		}
+		var b [headerLen]byte
+		var h header
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return nil, 0, err
+		}
+		if err := h.parse(b[:]); err != nil {
+			return nil, 0, err
+		}
+		if (h.typ != frameAccept || h.len != helloLen+datapath.MaxAcceptPrivateData) &&
+			(h.typ != frameReject || h.len != datapath.MaxAcceptPrivateData) {
+			return nil, 0, errHelloLength
+		}
+		p := make([]byte, h.len)
+		_, err := io.ReadFull(br, p)
+		return p, h.typ, err
+	}()
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		nc.Close()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		} else if errors.Is(err, io.EOF) {
+			err = errConnRefused
+		}
+		return nil, &datapath.OpError{Op: op, Err: err}
+	}
+	if typ == frameReject {
+		nc.Close()
+		return nil, &datapath.OpError{Op: op, Err: &RejectError{PrivateData: reply}}
+	}
+	am, err := parseHello(reply, datapath.MaxAcceptPrivateData)
+	if err != nil {
+		nc.Close()
+		return nil, &datapath.OpError{Op: op, Err: err}
+	}
+	if !stop() {
+		nc.Close()
+		return nil, &datapath.OpError{Op: op, Err: ctx.Err()}
+	}
+	c.peerPD = am.pd
+	c.local, c.remote = nc.LocalAddr().String(), nc.RemoteAddr().String()
+	d.count(&d.nConn, 1)
+	newLink(c, nc, br, int(am.maxSendWR))
+	return c, nil
 }
