@@ -1,0 +1,560 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	htmltemplate "html/template"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/plots"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+)
+
+// Missing is how the report shows a value that is not available: a percentile the sample
+// count cannot support, a field the results file leaves empty.
+const Missing = "–"
+
+// page is what both templates render. Every string in it is plain text, escaped by the
+// template that writes it; only chart.SVG and chart.URI are markup, and they pass safeSVG.
+type page struct {
+	Title     string
+	Generated string
+	Summary   string
+	Overview  table
+	Charts    []*chart
+	Notes     []string
+	Runs      []*runView
+}
+
+type chart struct {
+	ID, Title, PNGFile string
+	PNGLink            string            // PNGFile as a relative URL, for the Markdown
+	SVG                htmltemplate.HTML // inline SVG, or empty when URI is used
+	URI                htmltemplate.URL  // PNG data URI when Config.PNG
+	png                []byte
+}
+
+type runView struct {
+	ID, Name   string
+	Source     string
+	State      string // complete, interrupted, failed
+	Class      string // State's CSS class: complete, interrupted, failed or unknown
+	Message    string
+	Env        []kv
+	Device     []kv
+	Ports      table
+	Summary    table
+	Ops        table
+	Neg        table
+	Errors     table
+	Config     string
+	Incomplete bool
+	NoPoints   bool
+}
+
+type kv struct{ Key, Value string }
+
+// table is a table of plain-text cells. Num marks the right-aligned (numeric) columns.
+type table struct {
+	Head []string
+	Num  []bool
+	Rows []row
+}
+
+// row is one table row. Class is a CSS class ("all" for a point's total over its classes,
+// "cut" for a point cut short, "used" for the port the run used); Odd stripes the row, by row
+// or, in the summary, by point, so that a point's rows read as one.
+type row struct {
+	Cells []string
+	Class string
+	Odd   bool
+}
+
+func (t *table) add(class string, cells ...string) {
+	t.Rows = append(t.Rows, row{Cells: cells, Class: class, Odd: len(t.Rows)%2 == 1})
+}
+
+// build makes the page of runs. It returns a nil page with the error when the input cannot be
+// reported at all; otherwise the page, the charts, and the errors of charts left out.
+func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
+	if len(runs) == 0 {
+		return nil, nil, ErrNoRuns
+	}
+	for k, r := range runs {
+		if r == nil {
+			return nil, nil, fmt.Errorf("report: run %d is nil", k+1)
+		}
+	}
+	if len(cfg.Sources) != 0 && len(cfg.Sources) != len(runs) {
+		return nil, nil, fmt.Errorf("report: %d sources given for %d runs", len(cfg.Sources), len(runs))
+	}
+	pg := &page{Title: cfg.Title}
+	if pg.Title == "" {
+		pg.Title = DefaultTitle
+	}
+	if !cfg.Generated.IsZero() {
+		pg.Generated = cfg.Generated.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	npoints, nfailed := 0, 0
+	pg.Overview = table{
+		Head: []string{"run", "source", "provider", "device", "host", "start", "duration", "points", "status"},
+		Num:  []bool{false, false, false, false, false, false, true, true, false},
+	}
+	for k, r := range runs {
+		src := ""
+		if len(cfg.Sources) > 0 {
+			src = cfg.Sources[k]
+		}
+		rv := runOf(k, r, src)
+		pg.Runs = append(pg.Runs, rv)
+		npoints += len(r.Points)
+		if r.Status.State != results.StateComplete {
+			nfailed++
+		}
+		st := rv.State
+		if r.Status.Message != "" {
+			st += ": " + r.Status.Message
+		}
+		dev := Missing
+		if d := r.Environment.Device; d != nil {
+			dev = or(d.Name)
+		}
+		pg.Overview.add(rv.Class, rv.Name, or(src), or(r.Environment.Provider), dev, or(r.Environment.Hostname),
+			stamp(r.Start), span(r.Start, r.End), strconv.Itoa(len(r.Points)), st)
+	}
+	pg.Summary = fmt.Sprintf("%d run(s), %d point(s)", len(runs), npoints)
+	if nfailed > 0 {
+		pg.Summary += fmt.Sprintf("; %d run(s) did not complete", nfailed)
+	}
+
+	if cfg.NoCharts {
+		return pg, nil, nil
+	}
+	// plots refuses a run without points; chart the others and say which were left out.
+	var charted []*results.Run
+	var left, mapping []string
+	for k, r := range runs {
+		if len(r.Points) == 0 {
+			left = append(left, strconv.Itoa(k+1))
+			continue
+		}
+		charted = append(charted, r)
+		mapping = append(mapping, "chart run "+strconv.Itoa(len(charted))+" is run "+strconv.Itoa(k+1))
+	}
+	if len(left) > 0 {
+		note := "run(s) " + strings.Join(left, ", ") + " have no points and are not charted"
+		if len(charted) > 1 {
+			note += "; the charts number the others among themselves: " + strings.Join(mapping, ", ")
+		}
+		pg.Notes = append(pg.Notes, note)
+	}
+	if len(charted) == 0 {
+		pg.Notes = append(pg.Notes, "no chart: no run has points")
+		return pg, nil, nil
+	}
+	cs, err := plots.Charts(charted)
+	var errs []error
+	if err != nil {
+		if errors.Is(err, plots.ErrNoData) && len(cs) == 0 {
+			pg.Notes = append(pg.Notes, "no chart applies to these runs")
+		} else {
+			errs = append(errs, err)
+			pg.Notes = append(pg.Notes, "charts left out: "+err.Error())
+		}
+	}
+	for _, c := range cs {
+		v, err := encode(c, cfg.PNG)
+		if err != nil {
+			errs = append(errs, err)
+			pg.Notes = append(pg.Notes, "chart "+c.Name+" left out: "+err.Error())
+			continue
+		}
+		pg.Charts = append(pg.Charts, v)
+	}
+	// A chart split in parts (a spectrum with many lines) repeats its title: number the parts
+	// so that the contents tell them apart.
+	seen := map[string]int{}
+	for _, c := range pg.Charts {
+		seen[c.Title]++
+	}
+	part := map[string]int{}
+	for _, c := range pg.Charts {
+		if n := seen[c.Title]; n > 1 {
+			part[c.Title]++
+			c.Title += " (part " + strconv.Itoa(part[c.Title]) + " of " + strconv.Itoa(n) + ")"
+		}
+	}
+	return pg, pg.Charts, errors.Join(errs...)
+}
+
+// encode draws c as PNG (always: the Markdown links it) and as SVG for the page.
+func encode(c *plots.Chart, usePNG bool) (*chart, error) {
+	v := &chart{ID: "chart-" + c.Name, Title: c.Name, PNGFile: c.Name + ".png", PNGLink: url.PathEscape(c.Name + ".png")}
+	if c.Plot != nil && c.Plot.Title.Text != "" {
+		v.Title = c.Plot.Title.Text
+	}
+	var b bytes.Buffer
+	if err := c.Encode(&b, "png"); err != nil {
+		return nil, err
+	}
+	v.png = bytes.Clone(b.Bytes())
+	if usePNG {
+		v.URI = htmltemplate.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(v.png))
+		return v, nil
+	}
+	b.Reset()
+	if err := c.Encode(&b, "svg"); err != nil {
+		return nil, err
+	}
+	s, err := safeSVG(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("report: chart %s: %w", c.Name, err)
+	}
+	v.SVG = htmltemplate.HTML(s)
+	return v, nil
+}
+
+func runOf(k int, r *results.Run, src string) *runView {
+	rv := &runView{
+		ID: "run-" + strconv.Itoa(k+1), Name: "run " + strconv.Itoa(k+1), Source: src,
+		State: string(r.Status.State), Class: string(r.Status.State), Message: r.Status.Message,
+		NoPoints: len(r.Points) == 0,
+	}
+	switch r.Status.State {
+	case results.StateComplete, results.StateInterrupted, results.StateFailed:
+	default:
+		rv.State, rv.Class = "unknown state "+strconv.Quote(string(r.Status.State)), "unknown"
+	}
+	e := &r.Environment
+	rv.Env = []kv{
+		{"tool", or(r.Tool)},
+		{"start", stamp(r.Start)},
+		{"end", stamp(r.End)},
+		{"host", or(e.Hostname)},
+		{"OS / arch", or(strings.Trim(e.OS+" / "+e.Arch, " /"))},
+		{"kernel", or(strings.TrimSpace(e.Kernel + " " + e.KernelVersion))},
+		{"CPU", or(e.CPUModel) + " × " + strconv.Itoa(e.NumCPU)},
+		{"Go", or(e.GoVersion) + ", GOMAXPROCS " + strconv.Itoa(e.GOMAXPROCS)},
+		{"provider", or(e.Provider)},
+		{"port", num(e.Port)},
+	}
+	if d := e.Device; d != nil {
+		vendor := Missing
+		if d.VendorID != 0 || d.VendorPartID != 0 {
+			vendor = fmt.Sprintf("0x%04x:0x%04x", d.VendorID, d.VendorPartID)
+		}
+		rv.Device = []kv{
+			{"name", or(d.Name)},
+			{"provider", or(d.Provider)},
+			{"node type", or(d.NodeType)},
+			{"firmware", or(d.FirmwareVersion)},
+			{"node GUID", or(d.NodeGUID)},
+			{"vendor:part", vendor},
+			{"max_inline_data", strconv.Itoa(d.MaxInlineData) + " B"},
+			{"max_sge", num(d.MaxSGE)},
+			{"max_qp_wr", num(d.MaxQPWR)},
+			{"max_cqe", num(d.MaxCQE)},
+			{"max_qp_rd_atom", num(d.MaxQPRdAtom)},
+			{"max_mr_size", mrSize(d.MaxMRSize)},
+			{"max_mw", num(d.MaxMW)},
+		}
+		rv.Ports = table{Head: []string{"port", "state", "active MTU", "link layer", "GIDs"}, Num: []bool{true, false, true, false, false}}
+		for _, p := range d.Ports {
+			n := strconv.Itoa(p.Num)
+			cls := ""
+			if p.Num == e.Port {
+				n += " (used)"
+				cls = "used"
+			}
+			var gids []string
+			for _, g := range p.GIDs {
+				s := strconv.Itoa(g.Index) + ": " + g.GID
+				if g.Type != "" {
+					s += " " + g.Type
+				}
+				if g.NetDev != "" {
+					s += " " + g.NetDev
+				}
+				gids = append(gids, s)
+			}
+			rv.Ports.add(cls, n, or(p.State), num(p.ActiveMTU), or(p.LinkLayer), or(strings.Join(gids, "; ")))
+		}
+	}
+	rv.Summary, rv.Incomplete = summaryTable(r)
+	rv.Ops = opsTable(r)
+	rv.Neg = negTable(r)
+	rv.Errors = errorsTable(r)
+	rv.Config = configText(r.Config)
+	return rv
+}
+
+// summaryTable has a row per point and message class, as results.WriteText: a point whose
+// RPCs all fell in one class gets one row named after it, a point with several gets a row per
+// class and an "all" row carrying the throughput.
+func summaryTable(r *results.Run) (table, bool) {
+	open := false
+	for _, p := range r.Points {
+		if p.Params.RateRPS != 0 {
+			open = true
+		}
+	}
+	t := table{Head: []string{"#", "proc", "call B", "reply B", "inline B", "depth", "conns"}}
+	if open {
+		t.Head = append(t.Head, "rate RPC/s")
+	}
+	t.Head = append(t.Head, "class", "count", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs", "RPC/s", "Gb/s", "errors")
+	t.Num = make([]bool, len(t.Head))
+	for i, h := range t.Head {
+		t.Num[i] = h != "proc" && h != "class"
+	}
+	cut := false
+	for i, p := range r.Points {
+		n := strconv.Itoa(i + 1)
+		cls := ""
+		if !p.Complete {
+			n += "*"
+			cls = "cut"
+			cut = true
+		}
+		pre := []string{n, p.Params.Procedure, strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes),
+			strconv.Itoa(p.Params.InlineThreshold), strconv.Itoa(p.Params.Depth), strconv.Itoa(p.Params.Connections)}
+		if open {
+			pre = append(pre, rate(p.Params.RateRPS))
+		}
+		var nerr uint64
+		for _, e := range p.Errors {
+			nerr += e.Count
+		}
+		first := true
+		line := func(cls, class string, s *results.Summary, tput bool) {
+			lead := pre
+			if !first {
+				// The point's parameters once, on its first row: the rows after it are its
+				// classes and its total.
+				lead = make([]string, len(pre))
+				lead[0] = pre[0]
+			}
+			first = false
+			cells := append(append([]string(nil), lead...), class, strconv.FormatUint(s.Count, 10),
+				micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max))
+			if tput {
+				cells = append(cells, strconv.FormatFloat(p.Throughput.RPCPerSec, 'f', 0, 64),
+					strconv.FormatFloat(p.Throughput.PayloadGbps, 'f', 3, 64), strconv.FormatUint(nerr, 10))
+			} else {
+				cells = append(cells, "", "", "")
+			}
+			t.Rows = append(t.Rows, row{Cells: cells, Class: cls, Odd: i%2 == 1})
+		}
+		var used []*results.ClassStats
+		for j := range p.Classes {
+			if p.Classes[j].RTT.Count > 0 {
+				used = append(used, &p.Classes[j])
+			}
+		}
+		switch len(used) {
+		case 0:
+			line(cls, Missing, &p.RTT, true)
+		case 1:
+			line(cls, used[0].Class, &p.RTT, true)
+		default:
+			for _, c := range used {
+				line(cls, c.Class, &c.RTT, false)
+			}
+			line(strings.TrimSpace(cls+" all"), "all", &p.RTT, true)
+		}
+	}
+	return t, cut
+}
+
+func opsTable(r *results.Run) table {
+	t := table{Head: []string{"#", "Send", "Send w/ Inv", "RDMA Write", "RDMA Read", "Recv", "Local Inv", "Bind MW"}}
+	t.Num = []bool{true, true, true, true, true, true, true, true}
+	for i, p := range r.Points {
+		o := p.Ops
+		t.add("", strconv.Itoa(i+1), opc(o.Send), opc(o.SendInv), opc(o.Write), opc(o.Read), opc(o.Recv), opc(o.LocalInv), opc(o.BindMW))
+	}
+	return t
+}
+
+func opc(c results.OpCount) string {
+	if c.Count == 0 && c.Bytes == 0 {
+		return "0"
+	}
+	return strconv.FormatUint(c.Count, 10) + " (" + bytesText(c.Bytes) + ")"
+}
+
+// negTable has a row per distinct set of negotiated parameters, naming the points that ran
+// with it: a sweep usually renegotiates the same few values at every point.
+func negTable(r *results.Run) table {
+	t := table{
+		Head: []string{"points", "role", "local private data", "peer private data", "inline send B", "inline recv B",
+			"credits requested", "credits granted", "remote invalidation"},
+		Num: []bool{false, false, false, false, true, true, true, true, false},
+	}
+	var groups []*results.Negotiated
+	var members [][]int
+	for i := range r.Points {
+		n := r.Points[i].Negotiated
+		found := false
+		for g := range groups {
+			if reflect.DeepEqual(groups[g], n) {
+				members[g] = append(members[g], i+1)
+				found = true
+				break
+			}
+		}
+		if !found {
+			groups = append(groups, n)
+			members = append(members, []int{i + 1})
+		}
+	}
+	for g, n := range groups {
+		pts := ranges(members[g])
+		if n == nil {
+			t.add("", pts, Missing, "none: no connection", Missing, Missing, Missing, Missing, Missing, Missing)
+			continue
+		}
+		peer := "none sent: RFC 8797 §5.2 defaults (1024 B each way)"
+		if n.Peer != nil {
+			peer = privData(*n.Peer)
+		}
+		t.add("", pts, or(n.Role), privData(n.Local), peer, strconv.Itoa(n.InlineSendBytes), strconv.Itoa(n.InlineRecvBytes),
+			strconv.Itoa(n.CreditsRequested), strconv.Itoa(n.CreditsGranted), onOff(n.RemoteInvalidation))
+	}
+	return t
+}
+
+func privData(p results.PrivateData) string {
+	s := "not RPC-over-RDMA v1"
+	if p.Valid {
+		s = fmt.Sprintf("v%d, send %d B, recv %d B, R=%s", p.Version, p.SendBytes, p.RecvBytes, bit(p.RemoteInvalidate))
+	}
+	if p.Hex != "" {
+		s += " [" + p.Hex + "]"
+	}
+	return s
+}
+
+func errorsTable(r *results.Run) table {
+	t := table{Head: []string{"#", "kind", "count", "first messages"}, Num: []bool{true, false, true, false}}
+	for i, p := range r.Points {
+		for _, e := range p.Errors {
+			t.add("", strconv.Itoa(i+1), or(e.Kind), strconv.FormatUint(e.Count, 10), or(strings.Join(e.Messages, " | ")))
+		}
+	}
+	return t
+}
+
+// configText indents the run's configuration for reading; a config that is not valid JSON is
+// shown as it is.
+func configText(c json.RawMessage) string {
+	if len(bytes.TrimSpace(c)) == 0 || string(bytes.TrimSpace(c)) == "null" {
+		return ""
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, c, "", "  "); err != nil {
+		return string(c)
+	}
+	return b.String()
+}
+
+// ranges writes sorted point numbers compactly: "1–3, 5".
+func ranges(ns []int) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, strconv.Itoa(ns[i])+"–"+strconv.Itoa(ns[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(ns[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+func mrSize(n uint64) string {
+	if n == 0 {
+		return Missing
+	}
+	return strconv.FormatUint(n, 10) + " B (" + bytesText(n) + ")"
+}
+
+func micros(v *int64) string {
+	if v == nil {
+		return Missing
+	}
+	return strconv.FormatFloat(float64(*v)/1e3, 'f', 2, 64)
+}
+
+func bytesText(n uint64) string {
+	const u = "KMGTPE"
+	if n < 1024 {
+		return strconv.FormatUint(n, 10) + " B"
+	}
+	v, i := float64(n)/1024, 0
+	for v >= 1024 && i < len(u)-1 {
+		v /= 1024
+		i++
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + u[i:i+1] + "iB"
+}
+
+func rate(r float64) string {
+	if r == 0 {
+		return "closed"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return Missing
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func span(a, b time.Time) string {
+	if a.IsZero() || b.IsZero() {
+		return Missing
+	}
+	return b.Sub(a).Round(time.Millisecond).String()
+}
+
+func or(s string) string {
+	if s == "" {
+		return Missing
+	}
+	return s
+}
+
+func num(n int) string {
+	if n == 0 {
+		return Missing
+	}
+	return strconv.Itoa(n)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func bit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

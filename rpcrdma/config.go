@@ -1,0 +1,191 @@
+package rpcrdma
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// MemoryMode says how chunk memory is made visible to the peer.
+type MemoryMode uint8
+
+const (
+	// MemoryPreregistered exposes every chunk through the one registration of the
+	// connection's buffer region, made at setup: no registration work per RPC, and the peer
+	// holds a key that stays valid for the connection's life (the zero-copy mode).
+	MemoryPreregistered MemoryMode = iota
+	// MemoryWindows binds a memory window with a freshly rotated key over each chunk of
+	// each RPC and invalidates it when the RPC ends, locally (LOCAL_INV) or, when remote
+	// invalidation was negotiated, by the responder's Send With Invalidate. This is what the
+	// Linux client does with FRWR and what it costs; the region itself carries no remote
+	// rights in this mode, so a stale key always fails.
+	MemoryWindows
+)
+
+// MarshalText and UnmarshalText make a MemoryMode read as its name in configs and results
+// files.
+func (m MemoryMode) MarshalText() ([]byte, error) {
+	if m > MemoryWindows {
+		return nil, &ConfigError{Field: "Memory", Reason: "unknown memory mode"}
+	}
+	return []byte(m.String()), nil
+}
+
+func (m *MemoryMode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "preregistered", "":
+		*m = MemoryPreregistered
+	case "windows":
+		*m = MemoryWindows
+	default:
+		return &ConfigError{Field: "Memory", Reason: "unknown memory mode " + strconv.Quote(string(b))}
+	}
+	return nil
+}
+
+func (m MemoryMode) String() string {
+	switch m {
+	case MemoryPreregistered:
+		return "preregistered"
+	case MemoryWindows:
+		return "windows"
+	}
+	return "memory(invalid)"
+}
+
+// Config configures one endpoint. The zero value is usable: every zero field means the
+// default given in its comment.
+type Config struct {
+	// SendSize and RecvSize are the inline sizes this endpoint advertises in its RFC 8797
+	// private data: the largest Send it will make and the largest it can receive. Multiples
+	// of 1024 from 1024 to 262144; default 4096 (the Linux client's default). Receive
+	// buffers are exactly RecvSize bytes.
+	SendSize int `json:"send_size"`
+	RecvSize int `json:"recv_size"`
+	// NoPrivateData sends no RFC 8797 message, as an RFC 8166-only peer would; the peer then
+	// uses the 1024-byte defaults for this side.
+	NoPrivateData bool `json:"no_private_data,omitempty"`
+	// RemoteInvalidate sets the R bit. A requester sets it only in MemoryWindows mode,
+	// because in MemoryPreregistered mode every chunk shares the region's key and
+	// invalidating it would end the connection; the bit is silently cleared there.
+	RemoteInvalidate bool `json:"remote_invalidate"`
+	// ResponderRead enables responder-provided Position Zero Read chunks for replies that do
+	// not fit the requester's reply resources (draft-cel-nfsv4-rpcrdma-reliable-reply). It
+	// takes effect only when both ends enable it (advertised in the private data extension
+	// block, see TRANSPORT.md).
+	ResponderRead bool `json:"responder_read"`
+	// DoneTimeout is how long a responder keeps a responder-provided Read chunk exposed
+	// waiting for RDMA_DONE before it releases it anyway. Default 1s.
+	DoneTimeout time.Duration `json:"done_timeout_ns"`
+
+	// Credits is, for a requester, the credit value it requests and so the most calls it
+	// can ever have outstanding; for a responder, the most credits it grants (it grants
+	// min(requested, Credits), never 0) and so the receives it keeps posted for calls.
+	// Default 64.
+	Credits int `json:"credits"`
+	// ReverseCredits enables RFC 8167 reverse-direction calls. For a requester, it is the
+	// credit it grants to the responder's calls, for which it posts that many extra
+	// receives; for a responder, the credit it requests for its own calls to the requester.
+	// Reverse calls flow only when both ends set it. 0 disables the reverse direction.
+	ReverseCredits int `json:"reverse_credits"`
+
+	// Memory selects how chunks are registered; default MemoryPreregistered.
+	Memory MemoryMode `json:"memory"`
+	// MaxPayload is the largest DDP-eligible payload (ECHO, SINK or SOURCE data) one RPC
+	// carries, which sizes the chunk buffers. Default 256 KiB.
+	MaxPayload int `json:"max_payload"`
+	// Verify fills outgoing payloads with a per-RPC pattern and checks incoming ones: a
+	// requester checks ECHO and SOURCE replies, a responder checks ECHO and SINK arguments
+	// and fills SOURCE results. An RPC whose data does not match fails with ErrVerify.
+	Verify bool `json:"verify"`
+
+	// Limits bound the chunk lists accepted from the peer; zero fields take the defaults of
+	// DefaultEndpointLimits.
+	Limits Limits `json:"limits"`
+
+	// CQ, when set, is a completion queue shared with other connections (one poller serving
+	// many): it must be deep enough for all of them, the connection does not close it, and
+	// its completions are fed to Conn.Handle (see Mux) instead of polled by Progress. Nil
+	// gives the connection its own CQ.
+	CQ datapath.CQ `json:"-"`
+}
+
+// DefaultEndpointLimits are the Limits an endpoint applies when Config.Limits fields are
+// zero: enough for any sender that keeps one chunk per list in a few segments, as Linux
+// does, while bounding the send buffer that echoes the Write list in a reply.
+var DefaultEndpointLimits = Limits{ReadSegments: 8, WriteChunks: 2, WriteSegments: 8, ReplySegments: 8}
+
+// Defaults.
+const (
+	DefaultInline      = 4096
+	DefaultCredits     = 64
+	DefaultMaxPayload  = 256 << 10
+	DefaultDoneTimeout = time.Second
+)
+
+func (c Config) withDefaults() Config {
+	if c.SendSize == 0 {
+		c.SendSize = DefaultInline
+	}
+	if c.RecvSize == 0 {
+		c.RecvSize = DefaultInline
+	}
+	if c.Credits == 0 {
+		c.Credits = DefaultCredits
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = DefaultMaxPayload
+	}
+	if c.DoneTimeout == 0 {
+		c.DoneTimeout = DefaultDoneTimeout
+	}
+	d := DefaultEndpointLimits
+	if c.Limits.ReadSegments <= 0 {
+		c.Limits.ReadSegments = d.ReadSegments
+	}
+	if c.Limits.WriteChunks <= 0 {
+		c.Limits.WriteChunks = d.WriteChunks
+	}
+	if c.Limits.WriteSegments <= 0 {
+		c.Limits.WriteSegments = d.WriteSegments
+	}
+	if c.Limits.ReplySegments <= 0 {
+		c.Limits.ReplySegments = d.ReplySegments
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	for _, s := range []struct {
+		name string
+		v    int
+	}{{"SendSize", c.SendSize}, {"RecvSize", c.RecvSize}} {
+		if s.v < MinInline || s.v > MaxInline || s.v%1024 != 0 {
+			return &ConfigError{Field: s.name, Reason: "must be a multiple of 1024 from 1024 to 262144"}
+		}
+	}
+	if c.Credits < 1 || c.Credits > maxSlots/4 {
+		return &ConfigError{Field: "Credits", Reason: "must be from 1 to 8192"}
+	}
+	if c.ReverseCredits < 0 || c.ReverseCredits > maxSlots/4 {
+		return &ConfigError{Field: "ReverseCredits", Reason: "must be from 0 to 8192"}
+	}
+	if c.MaxPayload < 0 || c.MaxPayload > 1<<30 {
+		return &ConfigError{Field: "MaxPayload", Reason: "must be from 0 to 1 GiB"}
+	}
+	if c.Memory > MemoryWindows {
+		return &ConfigError{Field: "Memory", Reason: "unknown memory mode"}
+	}
+	if c.DoneTimeout < 0 {
+		return &ConfigError{Field: "DoneTimeout", Reason: "must not be negative"}
+	}
+	return nil
+}
+
+// ConfigError is a Config field with an unusable value.
+type ConfigError struct {
+	Field, Reason string
+}
+
+func (e *ConfigError) Error() string { return "rpcrdma: config: " + e.Field + " " + e.Reason }

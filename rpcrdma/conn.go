@@ -1,0 +1,760 @@
+package rpcrdma
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
+)
+
+// Role says which end of the connection an endpoint is: the requester connects and sends
+// forward-direction calls; the responder accepts and serves them. Either may do the other's
+// job in the reverse direction (RFC 8167).
+type Role uint8
+
+const (
+	RoleRequester Role = iota
+	RoleResponder
+)
+
+func (r Role) String() string {
+	if r == RoleResponder {
+		return "responder"
+	}
+	return "requester"
+}
+
+// MarshalText makes a Role read as a word in results files.
+func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// Endpoint errors. They are preallocated: the hot path returns them without allocating.
+var (
+	// ErrNoCredit: Submit would exceed the credits the peer granted (or, before the first
+	// reply, the single credit RFC 8166 section 3.3.1 allows). Call Progress and retry.
+	ErrNoCredit = errors.New("rpcrdma: no credit available")
+	// ErrReverseDisabled: reverse-direction calls were submitted on a connection where the
+	// peer did not offer to take them (RFC 8167 section 6), or before its first forward call
+	// proved its receives are posted.
+	ErrReverseDisabled = errors.New("rpcrdma: reverse direction not enabled by the peer")
+	// ErrTooLarge: the call's payload exceeds Config.MaxPayload, or a forced class cannot
+	// carry it (a short call bigger than the inline threshold).
+	ErrTooLarge = errors.New("rpcrdma: message too large for the requested class")
+	// ErrClassNotApplicable: the forced class needs a DDP-eligible item the procedure has
+	// not (a Read chunk for ECHO, a Write chunk for SINK).
+	ErrClassNotApplicable = errors.New("rpcrdma: message class not applicable to this procedure")
+	// ErrBadProc: the procedure is not one of the benchmark program's.
+	ErrBadProc = errors.New("rpcrdma: unknown benchmark procedure")
+	// ErrVersionRejected: the peer answered RDMA_ERROR ERR_VERS.
+	ErrVersionRejected = errors.New("rpcrdma: peer rejected the RPC-over-RDMA version (ERR_VERS)")
+	// ErrChunkRejected: the peer answered RDMA_ERROR ERR_CHUNK: it could not parse the
+	// chunk lists, or the reply did not fit the reply resources the call provided.
+	ErrChunkRejected = errors.New("rpcrdma: peer answered ERR_CHUNK (bad chunks or reply too large for the reply resources)")
+	// ErrBadReply: a reply could not be decoded or does not match its call.
+	ErrBadReply = errors.New("rpcrdma: malformed reply")
+	// ErrRPCRejected: the RPC reply was not an accepted SUCCESS.
+	ErrRPCRejected = errors.New("rpcrdma: RPC not accepted with SUCCESS")
+	// ErrVerify: payload verification failed: the data received is not the pattern sent.
+	ErrVerify = errors.New("rpcrdma: payload verification failed")
+	// ErrSourceTooBig: the responder refused a SOURCE larger than its MaxPayload.
+	ErrSourceTooBig = errors.New("rpcrdma: SOURCE size exceeds the responder's limit")
+	// ErrCreditOverrun: the peer sent more calls than the credits granted to it.
+	ErrCreditOverrun = errors.New("rpcrdma: peer exceeded its credits")
+	// ErrClosed: the endpoint was closed.
+	ErrClosed = errors.New("rpcrdma: endpoint closed")
+)
+
+// BrokenError ends every RPC outstanding on a connection that broke: Op names what failed
+// ("completion RECV", "post send", ...) and Err is the cause (a datapath.StatusError, a
+// provider error, ErrCreditOverrun). errors.Is(err, datapath.ErrBroken) holds.
+type BrokenError struct {
+	Op  string
+	Err error
+}
+
+func (e *BrokenError) Error() string {
+	return "rpcrdma: connection broken: " + e.Op + ": " + e.Err.Error()
+}
+func (e *BrokenError) Unwrap() []error { return []error{datapath.ErrBroken, e.Err} }
+
+// SetupError is a failed connection setup step.
+type SetupError struct {
+	Op  string
+	Err error
+}
+
+func (e *SetupError) Error() string { return "rpcrdma: " + e.Op + ": " + e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// Params are what connection setup negotiated, for the results file.
+type Params struct {
+	Role Role `json:"role"`
+	// Local is the RFC 8797 message this side sent (meaningless when LocalSent is false);
+	// Peer is the peer's, or DefaultPrivateData when PeerSent is false.
+	Local     PrivateData `json:"local"`
+	Peer      PrivateData `json:"peer"`
+	LocalSent bool        `json:"local_sent"`
+	PeerSent  bool        `json:"peer_sent"`
+	// Inline holds the effective thresholds (RFC 8797 section 4.2): SendSize for messages
+	// this side sends, RecvSize for messages it receives, and whether remote invalidation
+	// is in effect.
+	Inline Inline `json:"inline"`
+	// ResponderRead: both ends enabled responder-provided Read chunks.
+	ResponderRead bool `json:"responder_read"`
+	// Reverse: both ends enabled the reverse direction.
+	Reverse bool `json:"reverse"`
+	// Memory is this side's memory mode.
+	Memory MemoryMode `json:"memory"`
+	// Credits is the credit value this side requests for its calls (requester: forward;
+	// responder: reverse, 0 if disabled); Grant the most it grants for the peer's calls.
+	Credits int `json:"credits"`
+	Grant   int `json:"grant"`
+}
+
+// Conn is one RPC-over-RDMA endpoint on one connection.
+//
+// Threading: a Conn belongs to one goroutine (its poller). Submit, Progress and the Stats
+// read after the run are never called concurrently; nothing inside takes a lock or
+// allocates per RPC.
+type Conn struct {
+	cfg    Config
+	params Params
+	qp     datapath.Conn
+	cq     datapath.CQ
+	region *mempool.Region
+	lkey   uint32
+
+	sendPool, recvPool, outPool, inPool, sinkPool *mempool.Pool
+
+	// Receives: recvTarget are kept posted; held ones are being processed or viewed.
+	recvTarget, recvPosted int
+	recvWRs                []datapath.RecvWR
+	recvSGEs               []datapath.SGE
+
+	// Send queue batch: WRs and the SGEs they point into, posted by flush.
+	sendWRs  []datapath.SendWR
+	sendSGEs []datapath.SGE
+
+	wcs []datapath.Completion
+	hdr Header // scratch for decoding an incoming message
+
+	cl client
+	sv server
+
+	// Stats are the connection's counters; read them after the run (plain fields, owned by
+	// the poller goroutine).
+	Stats Stats
+
+	qpn      uint32
+	inline   int // the queue pair's effective MaxInlineData
+	sharedCQ bool
+	err      error
+	closed   bool
+
+	// Test hooks.
+	suppressDone bool         // never send RDMA_DONE (exercises the responder's timeout)
+	corrupt      bool         // flip the first payload byte after filling it
+	mangle       func([]byte) // rewrite the next call's encoded transport header
+}
+
+// wr ids: kind in the top byte, an index below.
+const (
+	kindRecv      = iota + 1 // index: region buffer index of the receive buffer
+	kindCallSend             // index: slot
+	kindDoneSend             // index: slot
+	kindInv                  // index: slot (last LOCAL_INV of an RPC)
+	kindReplySend            // index: ctx
+	kindCtxRead              // index: ctx (last READ pulling a chunk)
+	kindCtxInv               // index: ctx (LOCAL_INV of a responder Read chunk window)
+	kindErrSend              // index: region buffer index of the send buffer
+	kindUnsignaled
+)
+
+// kindOps name the work request kinds in a *BrokenError.
+var kindOps = [...]string{
+	kindRecv:       "receive",
+	kindCallSend:   "call Send",
+	kindDoneSend:   "RDMA_DONE Send",
+	kindInv:        "LOCAL_INV",
+	kindReplySend:  "reply Send",
+	kindCtxRead:    "RDMA READ",
+	kindCtxInv:     "LOCAL_INV of a Read chunk window",
+	kindErrSend:    "RDMA_ERROR Send",
+	kindUnsignaled: "unsignalled work request",
+}
+
+func wrID(kind int, idx uint32) uint64 { return uint64(kind)<<56 | uint64(idx) }
+
+// headroom is reserved before the payload in slot and sink buffers: room to encode the RPC
+// header and the argument or result prefix in place, right before the payload, so that the
+// whole RPC message is contiguous in registered memory with no copy.
+const headroom = 256
+
+// maxSlots bounds slots and contexts: their index must fit the XID's low 16 bits.
+const maxSlots = 1 << 15
+
+// Dial connects to a responder at addr on dev and sets up a requester endpoint.
+func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*Conn, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Memory == MemoryPreregistered {
+		cfg.RemoteInvalidate = false // see Config.RemoteInvalidate
+	}
+	var pd [PrivateDataSize + extSize]byte
+	local, n := ownPrivateData(cfg, pd[:])
+	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
+	c.params.Role = RoleRequester
+	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
+	cq, qpc, err := newCQ(dev, cfg, cfg.Credits, cfg.ReverseCredits)
+	if err != nil {
+		return nil, err
+	}
+	c.cq = cq
+	qp, err := dev.Connect(ctx, addr, qpc, pd[:n])
+	if err != nil {
+		c.Close()
+		return nil, &SetupError{"connect", err}
+	}
+	c.qp = qp
+	peer, ok := FindPrivateData(qp.PeerPrivateData())
+	pext := findExt(qp.PeerPrivateData())
+	if err := c.prepare(dev, peer, ok, pext, cfg.Credits, cfg.ReverseCredits); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.start(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ownPrivateData encodes into b what this side sends while connecting: the RFC 8797
+// message (unless NoPrivateData) and the extension block. cfg is validated, so the sizes
+// encode.
+func ownPrivateData(cfg Config, b []byte) (PrivateData, int) {
+	local := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.SendSize, RecvSize: cfg.RecvSize}
+	n := 0
+	if !cfg.NoPrivateData {
+		n, _ = local.Encode(b)
+	}
+	return local, n + encodeExt(b[n:], ext{responderRead: cfg.ResponderRead, reverse: cfg.ReverseCredits > 0})
+}
+
+// Accept waits for one connection request on l and sets up a responder endpoint for it.
+func Accept(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg Config) (*Conn, error) {
+	req, err := l.Accept(ctx)
+	if err != nil {
+		return nil, &SetupError{"accept", err}
+	}
+	return AcceptRequest(dev, req, cfg)
+}
+
+// AcceptRequest sets up a responder endpoint for a pending connection request.
+func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*Conn, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		req.Reject(nil)
+		return nil, err
+	}
+	peer, ok := FindPrivateData(req.PrivateData())
+	pext := findExt(req.PrivateData())
+	reverse := 0
+	if pext.reverse {
+		reverse = cfg.ReverseCredits
+	}
+	var pd [PrivateDataSize + extSize]byte
+	local, n := ownPrivateData(cfg, pd[:])
+	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
+	c.params.Role = RoleResponder
+	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
+	cq, qpc, err := newCQ(dev, cfg, reverse, cfg.Credits)
+	if err != nil {
+		req.Reject(nil)
+		return nil, err
+	}
+	c.cq = cq
+	// Memory is set up before accepting, so that the receives are posted the moment the
+	// connection exists: the requester may send its first call as soon as it is
+	// established, and a Send that finds no receive is only retried for so long (RNR).
+	if err := c.prepare(dev, peer, ok, pext, reverse, cfg.Credits); err != nil {
+		req.Reject(nil)
+		c.Close()
+		return nil, err
+	}
+	qp, err := req.Accept(qpc, pd[:n])
+	if err != nil {
+		c.Close()
+		return nil, &SetupError{"accept", err}
+	}
+	c.qp = qp
+	if err := c.start(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// sizing computes the queue depths for a side that sends calls with up to out credits and
+// grants up to in credits.
+type sizing struct {
+	slots, ctxs, recvTarget, recvBufs, sends, sqDepth int
+}
+
+func plan(cfg Config, out, in int, responderRead bool) sizing {
+	var s sizing
+	// A slot is busy from Submit until its Result is returned: one per credit.
+	s.slots = out
+	// Contexts serve the peer's calls (one per credit, and as many again for calls that
+	// arrive before our reply's Send completion is polled) and pull responder-provided
+	// Read chunks of replies to our own calls.
+	s.ctxs = 2*in + out
+	if responderRead {
+		// Replies waiting for RDMA_DONE keep their context: at most in of them.
+		s.ctxs += in
+	}
+	// Contexts whose unsignalled reply Send is not yet known complete.
+	s.ctxs += signalEvery(in)
+	// Receives for the peer's calls, for replies to ours, and, with responder-provided Read
+	// chunks, for the RDMA_DONE each such reply may bring.
+	s.recvTarget = in + out
+	if responderRead {
+		s.recvTarget += in
+	}
+	if s.recvTarget == 0 {
+		s.recvTarget = 1
+	}
+	// Held receives: calls being served (ctxs) and replies not yet returned.
+	s.recvBufs = s.recvTarget + s.ctxs + out
+	s.sends = s.slots + s.ctxs + 16
+	// Per call: two binds, the Send, a READ and RDMA_DONE, two LOCAL_INVs; per served call:
+	// its READs or WRITEs (one per segment), a bind, the Send, a LOCAL_INV.
+	s.sqDepth = 8*s.slots + (cfg.Limits.ReadSegments+cfg.Limits.WriteSegments+cfg.Limits.ReplySegments+4)*s.ctxs + 16
+	return s
+}
+
+func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.QPConfig, error) {
+	s := plan(cfg, out, in, cfg.ResponderRead)
+	maxWR := dev.Info().MaxQPWR
+	sq, rq := s.sqDepth, s.recvTarget+8
+	if maxWR > 0 {
+		sq, rq = min(sq, maxWR), min(rq, maxWR)
+	}
+	cq := cfg.CQ
+	if cq == nil {
+		var err error
+		if cq, err = dev.NewCQ(sq + rq); err != nil {
+			return nil, datapath.QPConfig{}, &SetupError{"create CQ", err}
+		}
+	}
+	return cq, datapath.QPConfig{
+		SendCQ: cq, RecvCQ: cq,
+		MaxSendWR: sq, MaxRecvWR: rq,
+		MaxSendSGE: 2, MaxRecvSGE: 1,
+		RDMAReadDepth: 16,
+		// Small Sends (headers, NULL calls and replies) go inline in the work request:
+		// the NIC then need not read them from memory.
+		MaxInlineData: maxInline,
+	}, nil
+}
+
+// prepare derives the negotiated parameters and sets up the memory, slots and contexts: all
+// of a connection's setup that does not need its queue pair.
+func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pext ext, out, in int) error {
+	cfg := c.cfg
+	p := &c.params
+	p.Peer, p.PeerSent = peer, peerSent
+	local := p.Local
+	if !p.LocalSent {
+		local = DefaultPrivateData // what the peer assumes of us (RFC 8797 section 5.1)
+	}
+	p.Inline = Negotiate(local, peer)
+	p.ResponderRead = cfg.ResponderRead && pext.responderRead
+	p.Reverse = cfg.ReverseCredits > 0 && pext.reverse
+	p.Memory = cfg.Memory
+	p.Credits, p.Grant = out, in
+	if c.params.Role == RoleRequester && !p.Reverse {
+		in = 0 // the responder will never call us: post nothing for it
+		p.Grant = 0
+	}
+	s := plan(cfg, out, in, p.ResponderRead)
+
+	access := mempool.DefaultAccess
+	if cfg.Memory == MemoryWindows {
+		access = datapath.AccessLocalWrite | datapath.AccessMWBind
+	}
+	big := headroom + cfg.MaxPayload + 8
+	pools := []mempool.PoolConfig{
+		{Name: "send", Size: sendBufSize, Count: s.sends},
+		{Name: "recv", Size: cfg.RecvSize, Count: s.recvBufs},
+	}
+	if s.slots > 0 {
+		pools = append(pools,
+			mempool.PoolConfig{Name: "out", Size: big, Count: s.slots},
+			mempool.PoolConfig{Name: "in", Size: big, Count: s.slots})
+	}
+	if s.ctxs > 0 {
+		pools = append(pools, mempool.PoolConfig{Name: "sink", Size: big, Count: s.ctxs})
+	}
+	region, err := mempool.New(dev, mempool.Config{Pools: pools, Access: access})
+	if err != nil {
+		return &SetupError{"register memory", err}
+	}
+	c.region = region
+	c.lkey = region.MR().LKey()
+	c.sendPool = region.Pool("send")
+	c.recvPool = region.Pool("recv")
+	c.outPool = region.Pool("out")
+	c.inPool = region.Pool("in")
+	c.sinkPool = region.Pool("sink")
+
+	c.recvTarget = s.recvTarget
+	c.recvWRs = make([]datapath.RecvWR, 0, s.recvBufs)
+	c.recvSGEs = make([]datapath.SGE, s.recvBufs)
+	c.sendWRs = make([]datapath.SendWR, 0, 64)
+	c.sendSGEs = make([]datapath.SGE, 0, 128)
+	c.wcs = make([]datapath.Completion, 64)
+	c.hdr = newHeader(cfg.Limits)
+
+	if err := c.cl.init(c, s.slots, out, dev); err != nil {
+		return err
+	}
+	if err := c.sv.init(c, s.ctxs, in, dev); err != nil {
+		return err
+	}
+	c.Stats.Params = c.params
+	return nil
+}
+
+// start begins work on the established queue pair: every receive this side may need is
+// posted before it sends anything (RFC 8167 section 4.3).
+func (c *Conn) start() error {
+	c.qpn = c.qp.QPN()
+	c.inline = c.qp.Caps().MaxInlineData
+	c.replenish()
+	if err := c.flush(); err != nil {
+		return &SetupError{"post receives", err}
+	}
+	return nil
+}
+
+// maxInline is the inline data size asked of the queue pair.
+const maxInline = 256
+
+// sendBufSize holds any transport header this endpoint sends (including a reply echoing a
+// Write list at Limits) plus the small RPC messages built in it.
+const sendBufSize = 2048
+
+func newHeader(l Limits) Header {
+	return Header{
+		ReadList:    make([]ReadSegment, 0, l.ReadSegments+1),
+		WriteList:   make([]Segment, 0, l.WriteSegments+1),
+		WriteCounts: make([]int, 0, l.WriteChunks+1),
+		Reply:       make([]Segment, 0, l.ReplySegments+1),
+	}
+}
+
+// Params returns what connection setup negotiated.
+func (c *Conn) Params() Params { return c.params }
+
+// Err is nil while the connection works and the *BrokenError once it broke.
+func (c *Conn) Err() error { return c.err }
+
+// Close disconnects and releases the endpoint. Outstanding RPCs are not reported.
+func (c *Conn) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if c.err == nil {
+		c.err = ErrClosed
+	}
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	c.cl.closeMWs()
+	c.sv.closeMWs()
+	if c.qp != nil {
+		keep(c.qp.Close())
+	}
+	if c.cq != nil && !c.sharedCQ {
+		keep(c.cq.Close())
+	}
+	if c.region != nil {
+		// Buffers still out (held by flushed work) are expected here; only the unmap and
+		// deregistration failures matter.
+		if err := c.region.Close(); err != nil {
+			var leak *mempool.LeakError
+			if !errors.As(err, &leak) {
+				keep(err)
+			}
+		}
+	}
+	return first
+}
+
+// Progress polls the connection's completion queue, handles every completion in place
+// (decoding headers, starting RDMA Reads and Writes, serving calls, sending replies), posts
+// receives and sends in batches, and copies the RPCs that finished into done. It returns how
+// many Results it wrote, and the *BrokenError once the connection broke (the RPCs that were
+// outstanding then are returned as Results carrying that error first).
+//
+// Result.Data views registered memory that stays valid until the caller's next call into
+// this Conn. With a shared CQ (Config.CQ) use Handle, Idle and Results instead.
+func (c *Conn) Progress(done []Result) (int, error) {
+	if c.closed {
+		return 0, ErrClosed
+	}
+	if c.sharedCQ {
+		return 0, errSharedCQ
+	}
+	for range 4 {
+		if c.err != nil {
+			break
+		}
+		n, err := c.cq.Poll(c.wcs)
+		if err != nil {
+			c.fail("poll CQ", err)
+			break
+		}
+		for i := range c.wcs[:n] {
+			c.handle(&c.wcs[i])
+		}
+		if n < len(c.wcs) {
+			break
+		}
+	}
+	c.Idle()
+	return c.Results(done)
+}
+
+var errSharedCQ = errors.New("rpcrdma: Progress on a connection with a shared CQ: use Handle, Idle and Results")
+
+// Handle processes completions polled by someone else (a datapath.Poller), skipping those
+// of other queue pairs, then posts what they caused, like Idle. Together with Idle it
+// implements datapath.Handler; it returns the *BrokenError once the connection broke.
+func (c *Conn) Handle(wcs []datapath.Completion) error {
+	for i := range wcs {
+		if c.err != nil {
+			break
+		}
+		if wcs[i].QPN == c.qpn {
+			c.handle(&wcs[i])
+		}
+	}
+	return c.Idle()
+}
+
+// Idle expires responder-provided Read chunks whose RDMA_DONE is overdue and posts the
+// queued receives and sends. It returns the *BrokenError once the connection broke.
+func (c *Conn) Idle() error {
+	if c.err == nil {
+		if c.sv.pendingDone > 0 {
+			c.sv.expireDone(time.Now())
+		}
+		c.replenish()
+		if err := c.flush(); err != nil {
+			c.fail("post", err)
+		}
+	}
+	return c.err
+}
+
+// Results copies finished RPCs into done and returns how many, with the *BrokenError once
+// the connection broke and every failed RPC was returned. Their Data stays valid until the
+// caller's next call into this Conn.
+func (c *Conn) Results(done []Result) (int, error) {
+	n := c.cl.emit(done)
+	if c.err != nil && c.cl.readyLen() == 0 {
+		return n, c.err
+	}
+	return n, nil
+}
+
+// QPN is the connection's queue pair number, which its completions carry.
+func (c *Conn) QPN() uint32 { return c.qpn }
+
+// CQ is the completion queue the connection's work completes on.
+func (c *Conn) CQ() datapath.CQ { return c.cq }
+
+func (c *Conn) handle(wc *datapath.Completion) {
+	kind, idx := int(wc.ID>>56), uint32(wc.ID&(1<<56-1))
+	if wc.Status != datapath.StatusSuccess {
+		// The completion's Op is not meaningful on failure; the id says what it was.
+		op := "completion"
+		if kind < len(kindOps) {
+			op = kindOps[kind]
+		}
+		c.fail(op, wc.Status.Err())
+		return
+	}
+	switch kind {
+	case kindRecv:
+		c.recvPosted--
+		c.Stats.Recv.add(int(wc.ByteLen))
+		c.onRecv(c.region.Buf(idx), wc)
+	case kindCallSend:
+		c.cl.onSendDone(idx)
+	case kindDoneSend:
+		c.cl.onDoneSent(idx)
+	case kindInv:
+		c.cl.onInvDone(idx)
+	case kindReplySend:
+		c.sv.onReplySent(idx)
+	case kindCtxRead:
+		c.sv.onReadDone(idx)
+	case kindCtxInv:
+		c.sv.onInvDone(idx)
+	case kindErrSend:
+		c.sendPool.Put(c.region.Buf(idx))
+	}
+}
+
+// onRecv routes one received message: RDMA_DONE and calls to the serving side, replies and
+// RDMA_ERROR to the calling side. A message whose direction is not known from its header
+// (RDMA_NOMSG with a Position Zero Read chunk: a long call, or a reply in a
+// responder-provided Read chunk) is pulled first and routed by its msg_type (RFC 8167
+// section 4.1).
+func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
+	b := buf.Bytes()[:wc.ByteLen]
+	h := &c.hdr
+	msg, err := h.Decode(b, &c.cfg.Limits)
+	if err != nil {
+		c.sv.onBadHeader(buf, err)
+		return
+	}
+	switch h.Proc {
+	case ProcDone:
+		c.sv.onDone(h.XID)
+		c.recvPool.Put(buf)
+		return
+	case ProcError:
+		c.cl.onReply(buf, wc, nil)
+		return
+	case ProcMsg:
+		if len(msg) < 8 {
+			c.sv.onBadHeader(buf, ErrTruncated)
+			return
+		}
+		if be32(msg[4:]) == 0 { // msg_type CALL
+			c.sv.onCall(buf, msg)
+			return
+		}
+		c.cl.onReply(buf, wc, msg)
+		return
+	}
+	// RDMA_NOMSG.
+	if len(h.ReadList) > 0 && h.ReadList[0].Position == 0 {
+		c.sv.onPositionZero(buf, wc)
+		return
+	}
+	if len(h.ReadList) > 0 {
+		// Read chunks at other positions need an inline message to insert into.
+		c.sv.onBadHeader(buf, errNoMsgRead)
+		return
+	}
+	c.cl.onReply(buf, wc, nil)
+}
+
+var errNoMsgRead = &HeaderError{ErrCodeChunk, "rpcrdma: RDMA_NOMSG with a Read chunk not at position zero"}
+
+func be32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// replenish queues receives until recvTarget are posted.
+func (c *Conn) replenish() {
+	for c.recvPosted+len(c.recvWRs) < c.recvTarget {
+		buf := c.recvPool.Get()
+		if buf == nil {
+			c.fail("replenish receives", ErrCreditOverrun)
+			return
+		}
+		i := len(c.recvWRs)
+		c.recvSGEs[i] = buf.SGE(c.cfg.RecvSize)
+		c.recvWRs = append(c.recvWRs, datapath.RecvWR{ID: wrID(kindRecv, buf.Index()), SGL: c.recvSGEs[i : i+1]})
+	}
+}
+
+// queue appends a send-queue work request whose SGL is copied into the batch's SGE arena.
+func (c *Conn) queue(wr datapath.SendWR, sgl ...datapath.SGE) {
+	if len(c.sendWRs) == cap(c.sendWRs) || len(c.sendSGEs)+len(sgl) > cap(c.sendSGEs) {
+		if err := c.flush(); err != nil {
+			c.fail("post", err)
+			return
+		}
+	}
+	start := len(c.sendSGEs)
+	c.sendSGEs = append(c.sendSGEs, sgl...)
+	wr.SGL = c.sendSGEs[start:len(c.sendSGEs):len(c.sendSGEs)]
+	var n int
+	for _, s := range sgl {
+		n += int(s.Length)
+	}
+	switch wr.Op {
+	case datapath.OpSend:
+		c.Stats.Send.add(n)
+		if n <= c.inline {
+			wr.Flags |= datapath.FlagInline
+		}
+	case datapath.OpSendInv:
+		c.Stats.SendInv.add(n)
+		if n <= c.inline {
+			wr.Flags |= datapath.FlagInline
+		}
+	case datapath.OpWrite:
+		c.Stats.Write.add(n)
+	case datapath.OpRead:
+		c.Stats.Read.add(n)
+	case datapath.OpBindMW:
+		c.Stats.Binds++
+	case datapath.OpLocalInv:
+		c.Stats.LocalInvs++
+	}
+	c.sendWRs = append(c.sendWRs, wr)
+}
+
+// flush posts the queued receives, then the queued sends: receives first, so that every
+// receive our replies promise (their credit grant) is posted before the reply leaves.
+func (c *Conn) flush() error {
+	if len(c.recvWRs) > 0 {
+		n, err := c.qp.PostRecv(c.recvWRs)
+		c.recvPosted += n
+		c.recvWRs = c.recvWRs[:0]
+		if err != nil {
+			return err
+		}
+	}
+	if len(c.sendWRs) > 0 {
+		_, err := c.qp.PostSend(c.sendWRs)
+		clear(c.sendWRs) // drop MW references
+		c.sendWRs = c.sendWRs[:0]
+		c.sendSGEs = c.sendSGEs[:0]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fail breaks the endpoint: every outstanding RPC ends with a *BrokenError.
+func (c *Conn) fail(op string, err error) {
+	if c.err != nil {
+		return
+	}
+	c.err = &BrokenError{Op: op, Err: err}
+	c.Stats.Broken = true
+	c.cl.failAll(c.err)
+	c.sendWRs = c.sendWRs[:0]
+	c.sendSGEs = c.sendSGEs[:0]
+	c.recvWRs = c.recvWRs[:0]
+}
+
+// nanotime seeds XIDs and payload patterns at setup.
+func nanotime() int64 { return time.Now().UnixNano() }

@@ -1,0 +1,145 @@
+package rpcrdma
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+)
+
+// pair is a requester and a responder connected over the soft provider in process (or, with
+// RPCRDMA_TEST_TCP set, over its TCP mode), each on its own device (as on two hosts: neither
+// can use the other's keys), both driven by the test goroutine.
+type pair struct {
+	t        testing.TB
+	req, rsp *Conn
+}
+
+func newPair(t testing.TB, reqCfg, rspCfg Config) *pair {
+	t.Helper()
+	prov := soft.New(soft.Config{})
+	dev, err := prov.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdev, err := prov.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := soft.InprocPrefix + "0"
+	if os.Getenv("RPCRDMA_TEST_TCP") != "" {
+		addr = "127.0.0.1:0" // the soft provider's between-process mode
+	}
+	l, err := rdev.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		c   *Conn
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		c, err := Accept(context.Background(), rdev, l, rspCfg)
+		ch <- res{c, err}
+	}()
+	req, err := Dial(context.Background(), dev, l.Addr(), reqCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	p := &pair{t: t, req: req, rsp: r.c}
+	t.Cleanup(func() {
+		p.req.Close()
+		p.rsp.Close()
+		l.Close()
+		for _, d := range []datapath.Device{dev, rdev} {
+			if err := d.Close(); err != nil {
+				t.Errorf("device close: %v", err)
+			}
+		}
+	})
+	return p
+}
+
+// run submits calls on both endpoints as credits allow (reqCalls from the requester,
+// rspCalls as reverse calls from the responder), interleaved, and drives both until every
+// call finished. It returns the Results in completion order, per side.
+func (p *pair) run(reqCalls, rspCalls []Call) (reqRes, rspRes []Result) {
+	p.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var buf [64]Result
+	type side struct {
+		c     *Conn
+		calls []Call
+		res   *[]Result
+	}
+	sides := [2]side{{p.req, reqCalls, &reqRes}, {p.rsp, rspCalls, &rspRes}}
+	for len(reqRes) < len(reqCalls) || len(rspRes) < len(rspCalls) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("calls did not finish: %d/%d forward, %d/%d reverse", len(reqRes), len(reqCalls), len(rspRes), len(rspCalls))
+		}
+		for k := range sides {
+			s := &sides[k]
+			for len(s.calls) > 0 {
+				err := s.c.Submit(s.calls[0])
+				if errors.Is(err, ErrNoCredit) || errors.Is(err, ErrReverseDisabled) && s.c == p.rsp {
+					break
+				}
+				if err != nil {
+					*s.res = append(*s.res, Result{Tag: s.calls[0].Tag, Err: err})
+				}
+				s.calls = s.calls[1:]
+			}
+			n, err := s.c.Progress(buf[:])
+			*s.res = append(*s.res, buf[:n]...)
+			if err != nil && n == 0 {
+				p.t.Fatalf("%s Progress: %v", s.c.params.Role, err)
+			}
+		}
+	}
+	return reqRes, rspRes
+}
+
+// call runs one RPC from `from` to completion and returns its Result.
+func (p *pair) call(from *Conn, c Call) Result {
+	p.t.Helper()
+	var rs []Result
+	if from == p.req {
+		rs, _ = p.run([]Call{c}, nil)
+	} else {
+		_, rs = p.run(nil, []Call{c})
+	}
+	return rs[0]
+}
+
+func testCfg(threshold int) Config {
+	return Config{SendSize: threshold, RecvSize: threshold, Credits: 8, MaxPayload: 192 << 10, Verify: true}
+}
+
+func TestNullShort(t *testing.T) {
+	p := newPair(t, testCfg(4096), testCfg(4096))
+	for i := range 3 {
+		r := p.call(p.req, Call{Proc: benchprog.ProcNull, Tag: uint64(i)})
+		if r.Err != nil || r.CallClass != ClassShort || r.ReplyClass != ClassShort {
+			t.Fatalf("NULL: %+v", r)
+		}
+	}
+	if got := p.req.Stats.Calls.Short; got != 3 {
+		t.Errorf("short calls = %d", got)
+	}
+	if got := p.rsp.Stats.Replies.Short; got != 3 {
+		t.Errorf("short replies = %d", got)
+	}
+	if got := p.req.Stats.Credit; got != 8 {
+		t.Errorf("credit = %d, want 8", got)
+	}
+}

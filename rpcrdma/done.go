@@ -1,0 +1,68 @@
+package rpcrdma
+
+import (
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// Responder-provided Read chunks waiting for RDMA_DONE (draft-cel-nfsv4-rpcrdma-reliable-reply
+// section 4.1.3): the server half keeps the context of each such reply, oldest first in
+// server.waiting, until the requester's pull completion notification or DoneTimeout.
+
+// onDone handles RDMA_DONE: the requester finished pulling the Read chunk of the reply to
+// xid. A notification for no waiting chunk is dropped silently (draft section 4.1.3).
+func (sv *server) onDone(xid uint32) {
+	c := sv.c
+	for k, i := range sv.waiting {
+		x := &sv.ctxs[i]
+		if x.hdr.XID != xid {
+			continue
+		}
+		sv.waiting = append(sv.waiting[:k], sv.waiting[k+1:]...)
+		sv.pendingDone--
+		c.Stats.DoneReceived++
+		sv.unexpose(i, x)
+		return
+	}
+	c.Stats.DoneStray++
+}
+
+// expireDone releases the Read chunks whose requester sent no RDMA_DONE in time.
+func (sv *server) expireDone(now time.Time) {
+	for len(sv.waiting) > 0 {
+		i := sv.waiting[0]
+		x := &sv.ctxs[i]
+		if now.Before(x.deadline) {
+			return
+		}
+		copy(sv.waiting, sv.waiting[1:])
+		sv.waiting = sv.waiting[:len(sv.waiting)-1]
+		sv.pendingDone--
+		sv.c.Stats.DoneTimeouts++
+		sv.unexpose(i, x)
+	}
+}
+
+// unexpose ends a responder-provided Read chunk: its window is invalidated, so a late READ
+// fails, and the context is released once that and the reply's Send have completed.
+func (sv *server) unexpose(i int32, x *sctx) {
+	x.waits &^= ctxWaitDone
+	if x.mwUsed {
+		x.mwUsed = false
+		x.waits |= ctxWaitInv
+		sv.c.queue(datapath.SendWR{ID: wrID(kindCtxInv, uint32(i)), Op: datapath.OpLocalInv, Flags: datapath.FlagSignaled, InvRKey: x.mwKey})
+		return
+	}
+	if x.waits == 0 {
+		sv.release(i)
+	}
+}
+
+func (sv *server) onInvDone(i uint32) {
+	x := &sv.ctxs[i]
+	x.waits &^= ctxWaitInv
+	if x.waits == 0 {
+		sv.release(int32(i))
+	}
+}

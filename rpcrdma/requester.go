@@ -1,0 +1,741 @@
+package rpcrdma
+
+import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+)
+
+// Call is one RPC of the benchmark program (package oncrpc/benchprog) to send, or a NULL
+// procedure of another program (to measure against servers such as the Linux NFS server).
+type Call struct {
+	// Prog and Vers select another program's NULL procedure (for example NFS, 100003 and
+	// 3): the call has no arguments and the reply's results are not examined. Zero means
+	// the benchmark program.
+	Prog, Vers uint32
+	// Proc is benchprog.ProcNull, ProcEcho, ProcSink or ProcSource; 0 for another program.
+	Proc uint32
+	// Size is the payload: ECHO's and SINK's argument data, SOURCE's result data, in bytes,
+	// at most Config.MaxPayload. Ignored for NULL.
+	Size int
+	// Class forces a message class (see Class); ClassAuto chooses as RFC 8166 section 3.5
+	// and the Linux client do.
+	Class Class
+	// Tag is returned in the Result, for the caller's bookkeeping.
+	Tag uint64
+}
+
+// Result is a finished RPC.
+type Result struct {
+	Tag uint64
+	// Err is nil on success; otherwise one of the Err* sentinels of this package, or the
+	// *BrokenError that ended the connection.
+	Err error
+	// CallClass and ReplyClass are how the call and its reply travelled (ReplyClass as it
+	// actually came back, which may differ from what the call offered: a responder may
+	// answer inline although a Reply chunk was provided, and with ClassResponderRead a
+	// reply that fits comes inline).
+	CallClass, ReplyClass Class
+	// Data is the reply's payload (ECHO and SOURCE), in registered memory that stays valid
+	// until the caller's next call into the Conn (the buffer is free for reuse from then on:
+	// nothing can write it before the caller submits or progresses again).
+	Data []byte
+}
+
+// Slot states.
+const (
+	slotFree = iota
+	slotBusy
+	slotReady // finished, waiting in the ready queue for Progress to return it
+	slotDead  // ended by a broken connection: its buffers may still be named by flushed work
+)
+
+// What a busy slot still waits for.
+const (
+	waitSend  = 1 << iota // the call's Send completion
+	waitReply             // the reply
+	waitDone              // the RDMA_DONE Send completion
+	waitInv               // the LOCAL_INV completion
+)
+
+// slot is one call in flight. Its buffers are fixed: send holds the transport header, out
+// the RPC call (header, arguments and payload contiguous, the payload at headroom), in the
+// Write or Reply chunk the responder fills.
+type slot struct {
+	state, waits          uint8
+	callClass, replyClass Class
+	remoteInv             bool
+	xid                   uint32
+	gen                   uint16
+	invKey                uint32
+	call                  Call
+	seed                  uint64
+	send, out, in         *mempool.Buf
+	recv                  *mempool.Buf // receive buffer of an inline reply, held for Data
+	ctx                   int32        // context holding a pulled responder-provided reply, or -1
+	err                   error
+	data                  []byte
+	mw                    [2]datapath.MW // call chunk, reply chunk (MemoryWindows)
+	mwKey                 [2]uint32
+	mwUsed                [2]bool
+}
+
+// client is the side of a Conn that sends calls: forward for a requester, reverse (RFC
+// 8167) for a responder, with its own credit accounting (RFC 8167 section 4.1).
+type client struct {
+	c           *Conn
+	slots       []slot
+	free        []int32
+	ready       []int32
+	readyHead   int
+	enabled     bool // calls may be sent
+	canEnable   bool // becomes enabled at the peer's first call (responder)
+	max         uint32
+	credits     uint32
+	outstanding int
+	base        uint32 // XID whitening
+	// Call Sends are signalled every sigEvery; unsig counts those since the last.
+	sigEvery, unsig int
+	seedBase        uint64
+	hdr             Header
+	rpc             oncrpc.Call
+	rep             oncrpc.Reply
+}
+
+func (cl *client) init(c *Conn, n, credits int, dev datapath.Device) error {
+	cl.c = c
+	cl.max = uint32(credits)
+	cl.credits = 1 // RFC 8166 section 3.3.1: one credit until the first reply grants more
+	cl.sigEvery = signalEvery(credits)
+	cl.hdr = newHeader(c.cfg.Limits)
+	cl.rpc = oncrpc.Call{Prog: benchprog.Program, Vers: benchprog.Version}
+	cl.base = uint32(nanotime()) &^ 0xffff
+	cl.seedBase = uint64(nanotime()) << 20
+	if credits == 0 {
+		return nil
+	}
+	if c.params.Role == RoleRequester {
+		cl.enabled = true
+	} else {
+		cl.canEnable = c.params.Reverse
+	}
+	cl.slots = make([]slot, n)
+	cl.free = make([]int32, 0, n)
+	cl.ready = make([]int32, 0, n)
+	for i := n - 1; i >= 0; i-- {
+		s := &cl.slots[i]
+		s.send = c.sendPool.Get()
+		s.out = c.outPool.Get()
+		s.in = c.inPool.Get()
+		s.ctx = -1
+		if c.cfg.Memory == MemoryWindows {
+			for k := range s.mw {
+				mw, err := dev.AllocMW()
+				if err != nil {
+					return &SetupError{"allocate memory window", err}
+				}
+				s.mw[k] = mw
+			}
+		}
+		cl.free = append(cl.free, int32(i))
+	}
+	return nil
+}
+
+func (cl *client) closeMWs() {
+	for i := range cl.slots {
+		for _, mw := range cl.slots[i].mw {
+			if mw != nil {
+				mw.Close()
+			}
+		}
+	}
+}
+
+// Sizes of the RPC headers this endpoint sends: AUTH_NONE credential and verifier.
+var (
+	callHeaderSize  = oncrpc.CallHeaderSize(oncrpc.OpaqueAuth{}, oncrpc.OpaqueAuth{})
+	replyHeaderSize = oncrpc.ReplyHeaderSize(oncrpc.OpaqueAuth{}, oncrpc.Success)
+)
+
+const (
+	sinkArgsPrefix  = 16 // seed, verify, length (benchprog SinkArgs.ReducedSize)
+	sourceResPrefix = 8  // stat, length (benchprog SourceRes.ReducedSize)
+)
+
+func pad4(n int) int { return (n + 3) &^ 3 }
+
+// Submit sends one call. It never blocks: ErrNoCredit means the granted credits (or the
+// slots) are in use, and Progress must run first. On success the RPC's Result comes out of
+// a later Progress call. Errors other than ErrNoCredit are final for this call and leave
+// the connection as it was.
+func (c *Conn) Submit(call Call) error {
+	cl := &c.cl
+	if c.err != nil {
+		return c.err
+	}
+	if !cl.enabled {
+		return ErrReverseDisabled
+	}
+	if cl.outstanding >= int(cl.credits) || len(cl.free) == 0 {
+		return ErrNoCredit
+	}
+	size := call.Size
+	foreign := call.Prog != 0 && call.Prog != benchprog.Program
+	if call.Proc == benchprog.ProcNull || foreign {
+		size = 0
+	}
+	if foreign && call.Proc != 0 {
+		return ErrBadProc
+	}
+	if size < 0 || size > c.cfg.MaxPayload {
+		return ErrTooLarge
+	}
+	// The RPC message sizes: arguments after the call header, largest possible results.
+	var args, results int
+	var callDDP, replyDDP bool
+	switch {
+	case foreign, call.Proc == benchprog.ProcNull:
+	case call.Proc == benchprog.ProcEcho:
+		args, results = 4+pad4(size), 4+pad4(size)
+	case call.Proc == benchprog.ProcSink:
+		args, results, callDDP = sinkArgsPrefix+pad4(size), benchprog.SinkResSize, true
+	case call.Proc == benchprog.ProcSource:
+		args, results, replyDDP = benchprog.SourceArgsSize, sourceResPrefix+pad4(size), true
+	default:
+		return ErrBadProc
+	}
+	msgLen := callHeaderSize + args
+	replyLen := replyHeaderSize + results
+
+	// The reply's class first: it decides which chunks the call header carries, and so the
+	// call header's exact size (RFC 8166 section 3.5; Linux rpcrdma_marshal_req).
+	var rc Class
+	switch call.Class {
+	case ClassShort:
+		rc = ClassShort
+	case ClassWriteChunk:
+		if !replyDDP {
+			return ErrClassNotApplicable
+		}
+		rc = ClassWriteChunk
+	case ClassReplyChunk:
+		rc = ClassReplyChunk
+	case ClassResponderRead:
+		if !c.params.ResponderRead {
+			return ErrClassNotApplicable
+		}
+		rc = ClassResponderRead
+	default:
+		switch {
+		case MinHeaderSize+replyLen <= c.params.Inline.RecvSize:
+			rc = ClassShort
+		case replyDDP:
+			rc = ClassWriteChunk
+		default:
+			rc = ClassReplyChunk
+		}
+	}
+	var lay Layout
+	switch rc {
+	case ClassWriteChunk:
+		lay.WriteChunks, lay.WriteSegments = 1, 1
+	case ClassReplyChunk:
+		lay.Reply, lay.ReplySegments = true, 1
+	}
+	sendT := c.params.Inline.SendSize
+	var cc Class
+	switch call.Class {
+	case ClassShort:
+		if lay.Size()+msgLen > sendT {
+			return ErrTooLarge
+		}
+		cc = ClassShort
+	case ClassReadChunk:
+		if !callDDP {
+			return ErrClassNotApplicable
+		}
+		cc = ClassReadChunk
+	case ClassPosZeroRead:
+		cc = ClassPosZeroRead
+	default:
+		switch {
+		case lay.Size()+msgLen <= sendT:
+			cc = ClassShort
+		case callDDP:
+			cc = ClassReadChunk
+		default:
+			cc = ClassPosZeroRead
+		}
+	}
+
+	i := cl.free[len(cl.free)-1]
+	cl.free = cl.free[:len(cl.free)-1]
+	s := &cl.slots[i]
+	s.gen++
+	s.xid = cl.base ^ (uint32(s.gen)<<16 | uint32(i))
+	s.call, s.callClass, s.replyClass = call, cc, rc
+	s.seed = cl.seedBase + uint64(s.xid)
+	s.err, s.data, s.remoteInv = nil, nil, false
+	verify := c.cfg.Verify
+
+	// The RPC call, contiguous in out: header and argument prefix right before the payload
+	// at headroom, zero pad after it.
+	ob := s.out.Bytes()
+	data := ob[headroom : headroom+size]
+	body := headroom
+	switch {
+	case foreign:
+	case call.Proc == benchprog.ProcEcho:
+		body -= 4
+		if verify {
+			benchprog.Fill(data, s.seed, 0)
+		}
+		e := benchprog.Echo{Data: data}
+		e.Encode(ob[body:])
+	case call.Proc == benchprog.ProcSink:
+		body -= sinkArgsPrefix
+		if verify {
+			benchprog.Fill(data, s.seed, 0)
+		}
+		a := benchprog.SinkArgs{Seed: s.seed, Verify: verify, Data: data}
+		a.Encode(ob[body:])
+	case call.Proc == benchprog.ProcSource:
+		body -= benchprog.SourceArgsSize
+		a := benchprog.SourceArgs{Seed: s.seed, Size: uint32(size), Fill: verify}
+		a.Encode(ob[body:])
+	}
+	if c.corrupt && size > 0 {
+		data[0] ^= 0xff
+	}
+	msgOff := body - callHeaderSize
+	cl.rpc.XID, cl.rpc.Prog, cl.rpc.Vers, cl.rpc.Proc = s.xid, benchprog.Program, benchprog.Version, call.Proc
+	if foreign {
+		cl.rpc.Prog, cl.rpc.Vers = call.Prog, call.Vers
+	}
+	cl.rpc.Encode(ob[msgOff:])
+
+	h := &cl.hdr
+	h.Reset()
+	h.XID, h.Vers, h.Credit, h.Proc = s.xid, Version, cl.max, ProcMsg
+	var sgl [2]datapath.SGE
+	nsge := 1
+	switch cc {
+	case ClassShort:
+		sgl[1] = s.out.Sub(msgOff, msgLen)
+		nsge = 2
+	case ClassReadChunk:
+		// RFC 8166 section 3.4.5: the payload leaves the stream and its pad with it; the
+		// chunk's position is where it would have started.
+		sgl[1] = s.out.Sub(msgOff, headroom-msgOff)
+		nsge = 2
+		key := cl.expose(s, 0, s.out.Sub(headroom, size), datapath.AccessRemoteRead)
+		h.ReadList = append(h.ReadList, ReadSegment{Position: uint32(headroom - msgOff),
+			Segment: Segment{Handle: key, Length: uint32(size), Offset: s.out.Addr() + headroom}})
+	case ClassPosZeroRead:
+		h.Proc = ProcNoMsg
+		key := cl.expose(s, 0, s.out.Sub(msgOff, msgLen), datapath.AccessRemoteRead)
+		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
+			Segment: Segment{Handle: key, Length: uint32(msgLen), Offset: s.out.Addr() + uint64(msgOff)}})
+	}
+	switch rc {
+	case ClassWriteChunk:
+		key := cl.expose(s, 1, s.in.Sub(0, size), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
+		h.WriteList = append(h.WriteList, Segment{Handle: key, Length: uint32(size), Offset: s.in.Addr()})
+		h.WriteCounts = append(h.WriteCounts, 1)
+	case ClassReplyChunk:
+		key := cl.expose(s, 1, s.in.Sub(0, replyLen), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
+		h.HasReply = true
+		h.Reply = append(h.Reply, Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
+	}
+	hl, _ := h.Encode(s.send.Bytes())
+	if c.mangle != nil {
+		c.mangle(s.send.Bytes()[:hl])
+		c.mangle = nil
+	}
+	sgl[0] = s.send.SGE(hl)
+	// The reply proves the Send done, so the call waits for its completion only when the
+	// Send is signalled, every sigEvery calls, to retire the send queue's entries.
+	wr := datapath.SendWR{ID: wrID(kindCallSend, uint32(i)), Op: datapath.OpSend}
+	s.state, s.waits = slotBusy, waitReply
+	if cl.unsig+1 >= cl.sigEvery {
+		cl.unsig = 0
+		wr.Flags = datapath.FlagSignaled
+		s.waits |= waitSend
+	} else {
+		cl.unsig++
+	}
+	c.queue(wr, sgl[:nsge]...)
+	cl.outstanding++
+	c.Stats.MaxOutstanding = max(c.Stats.MaxOutstanding, cl.outstanding)
+	c.Stats.Calls.add(cc)
+	if err := c.flush(); err != nil {
+		c.fail("post send", err)
+		return c.err
+	}
+	return nil
+}
+
+// expose returns the key under which the peer may access sge: the region's key, or in
+// MemoryWindows mode a freshly bound window's. The bind is queued before the Send that
+// names the key, and the send queue executes in order.
+func (cl *client) expose(s *slot, k int, sge datapath.SGE, acc datapath.Access) uint32 {
+	c := cl.c
+	if c.cfg.Memory != MemoryWindows {
+		return c.region.MR().RKey()
+	}
+	mw := s.mw[k]
+	key := datapath.NextRKey(mw.RKey())
+	c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: mw, RKey: key, BindAccess: acc}, sge)
+	s.mwKey[k], s.mwUsed[k] = key, true
+	return key
+}
+
+// lookup finds the busy slot waiting for the reply to xid.
+func (cl *client) lookup(xid uint32) *slot {
+	i := int((xid ^ cl.base) & 0xffff)
+	if i >= len(cl.slots) {
+		return nil
+	}
+	s := &cl.slots[i]
+	if s.state != slotBusy || s.xid != xid || s.waits&waitReply == 0 {
+		return nil
+	}
+	return s
+}
+
+func (cl *client) grant(credit uint32) {
+	// RFC 8166 section 3.3.1: a grant is never 0; a requester that gets 0 keeps one credit
+	// so that it cannot deadlock, as Linux does.
+	credit = min(max(credit, 1), cl.max)
+	cl.credits = credit
+	st := &cl.c.Stats
+	st.Credit = credit
+	st.MaxCredit = max(st.MaxCredit, credit)
+}
+
+func (cl *client) onSendDone(i uint32) {
+	s := &cl.slots[i]
+	if s.state != slotBusy {
+		return
+	}
+	s.waits &^= waitSend
+	cl.maybeFinish(s, i)
+}
+
+// onReply handles a reply that arrived inline (RDMA_MSG, msg is the RPC reply), in the
+// Reply chunk (RDMA_NOMSG) or as RDMA_ERROR. c.hdr holds its decoded transport header.
+func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte) {
+	c := cl.c
+	h := &c.hdr
+	s := cl.lookup(h.XID)
+	if s == nil {
+		c.Stats.StrayReplies++
+		c.recvPool.Put(buf)
+		return
+	}
+	i := uint32((h.XID ^ cl.base) & 0xffff)
+	s.waits &^= waitReply
+	cl.outstanding--
+	cl.grant(h.Credit)
+	if wc.Invalidated {
+		s.remoteInv, s.invKey = true, wc.InvRKey
+		c.Stats.RemoteInvalidated++
+	}
+	switch h.Proc {
+	case ProcError:
+		c.Stats.ErrorsReceived++
+		s.err = ErrChunkRejected
+		if h.Err == ErrCodeVers {
+			s.err = ErrVersionRejected
+		}
+		c.recvPool.Put(buf)
+	case ProcMsg:
+		s.recv = buf
+		var chunk []byte
+		used := false
+		if len(h.WriteCounts) > 0 {
+			if s.replyClass != ClassWriteChunk {
+				s.err = ErrBadReply
+				break
+			}
+			used = true
+			var n uint64
+			for _, seg := range h.WriteChunk(0) {
+				n += uint64(seg.Length)
+			}
+			if n > uint64(s.call.Size) {
+				s.err = ErrBadReply
+				break
+			}
+			chunk = s.in.Bytes()[:n]
+		}
+		cl.parse(s, msg, chunk, used)
+		s.replyClass = ClassShort
+		if used {
+			s.replyClass = ClassWriteChunk
+		}
+		c.Stats.RepliesReceived.add(s.replyClass)
+	default: // RDMA_NOMSG: the reply is in our Reply chunk
+		c.recvPool.Put(buf)
+		if !h.HasReply || s.replyClass != ClassReplyChunk {
+			s.err = ErrBadReply
+			break
+		}
+		var n uint64
+		for _, seg := range h.Reply {
+			n += uint64(seg.Length)
+		}
+		if n > uint64(len(s.in.Bytes())) {
+			s.err = ErrBadReply
+			break
+		}
+		cl.parse(s, s.in.Bytes()[:n], nil, false)
+		c.Stats.RepliesReceived.add(ClassReplyChunk)
+	}
+	cl.invalidate(s, i)
+	cl.maybeFinish(s, i)
+}
+
+// onPulledReply handles a reply the serving side pulled from a responder-provided Position
+// Zero Read chunk into context ctx's buffer: msg is the RPC reply. It sends RDMA_DONE.
+func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
+	c := cl.c
+	s := cl.lookup(xid)
+	if s == nil {
+		c.Stats.StrayReplies++
+		cl.sendDone(nil, xid)
+		return false
+	}
+	i := uint32((xid ^ cl.base) & 0xffff)
+	s.waits &^= waitReply
+	cl.outstanding--
+	x := &c.sv.ctxs[ctx]
+	cl.grant(x.credit)
+	if x.invalidated {
+		s.remoteInv, s.invKey = true, x.invKey
+		c.Stats.RemoteInvalidated++
+	}
+	s.ctx = ctx
+	s.replyClass = ClassResponderRead
+	cl.parse(s, msg, nil, false)
+	c.Stats.RepliesReceived.add(ClassResponderRead)
+	cl.sendDone(s, xid)
+	cl.invalidate(s, i)
+	cl.maybeFinish(s, i)
+	return true
+}
+
+// sendDone sends RDMA_DONE for xid: the pull completion notification of the draft's
+// section 4.1.3, also owed for replies whose XID is unknown.
+func (cl *client) sendDone(s *slot, xid uint32) {
+	c := cl.c
+	if c.suppressDone {
+		return
+	}
+	var buf *mempool.Buf
+	id := uint64(0)
+	if s != nil {
+		buf = s.send
+		id = wrID(kindDoneSend, uint32((xid^cl.base)&0xffff))
+		s.waits |= waitDone
+	} else {
+		buf = c.sendPool.Get()
+		if buf == nil {
+			return
+		}
+		id = wrID(kindErrSend, buf.Index())
+	}
+	h := &cl.hdr
+	h.Reset()
+	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, cl.max, ProcDone
+	n, _ := h.Encode(buf.Bytes())
+	c.queue(datapath.SendWR{ID: id, Op: datapath.OpSend, Flags: datapath.FlagSignaled}, buf.SGE(n))
+	c.Stats.DoneSent++
+}
+
+func (cl *client) onDoneSent(i uint32) {
+	s := &cl.slots[i]
+	if s.state != slotBusy {
+		return
+	}
+	s.waits &^= waitDone
+	cl.maybeFinish(s, i)
+}
+
+// parse decodes the RPC reply msg of slot s; chunk is the Write chunk data when used.
+func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
+	if s.err != nil {
+		return
+	}
+	r := &cl.rep
+	off, err := r.Decode(msg)
+	if err != nil || r.XID != s.xid {
+		s.err = ErrBadReply
+		return
+	}
+	if r.Stat != oncrpc.Accepted || r.Accept != oncrpc.Success {
+		s.err = ErrRPCRejected
+		return
+	}
+	body := msg[off:]
+	verify := cl.c.cfg.Verify
+	size := s.call.Size
+	if s.call.Prog != 0 && s.call.Prog != benchprog.Program {
+		return // another program's NULL: results not examined
+	}
+	switch s.call.Proc {
+	case benchprog.ProcEcho:
+		var e benchprog.Echo
+		if _, err := e.Decode(body); err != nil || len(e.Data) != size {
+			s.err = ErrBadReply
+			return
+		}
+		s.data = e.Data
+	case benchprog.ProcSink:
+		var res benchprog.SinkRes
+		if _, err := res.Decode(body); err != nil {
+			s.err = ErrBadReply
+			return
+		}
+		if int(res.Count) != size {
+			s.err = ErrBadReply
+			return
+		}
+		if verify && res.Check != benchprog.CheckOK {
+			s.err = ErrVerify
+			return
+		}
+	case benchprog.ProcSource:
+		var res benchprog.SourceRes
+		if writeChunk {
+			_, err = res.DecodeReduced(body, chunk)
+		} else {
+			_, err = res.Decode(body)
+		}
+		if err != nil {
+			s.err = ErrBadReply
+			return
+		}
+		if res.Stat == benchprog.SourceTooBig {
+			s.err = ErrSourceTooBig
+			return
+		}
+		if len(res.Data) != size {
+			s.err = ErrBadReply
+			return
+		}
+		s.data = res.Data
+	}
+	if verify && s.data != nil && benchprog.Verify(s.data, s.seed, 0) >= 0 {
+		s.err = ErrVerify
+	}
+}
+
+// invalidate ends the exposure of the slot's windows: those the responder did not
+// invalidate with Send With Invalidate get a LOCAL_INV, and the RPC finishes only when it
+// completes, as Linux's frwr_unmap_sync makes it.
+func (cl *client) invalidate(s *slot, i uint32) {
+	c := cl.c
+	last := -1
+	for k := range s.mwUsed {
+		if s.mwUsed[k] && !(s.remoteInv && s.invKey == s.mwKey[k]) {
+			last = k
+		}
+	}
+	for k := range s.mwUsed {
+		if !s.mwUsed[k] {
+			continue
+		}
+		s.mwUsed[k] = false
+		if s.remoteInv && s.invKey == s.mwKey[k] {
+			continue
+		}
+		wr := datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpLocalInv, InvRKey: s.mwKey[k]}
+		if k == last {
+			wr.ID, wr.Flags = wrID(kindInv, i), datapath.FlagSignaled
+			s.waits |= waitInv
+		}
+		c.queue(wr)
+	}
+}
+
+func (cl *client) onInvDone(i uint32) {
+	s := &cl.slots[i]
+	if s.state != slotBusy {
+		return
+	}
+	s.waits &^= waitInv
+	cl.maybeFinish(s, i)
+}
+
+func (cl *client) maybeFinish(s *slot, i uint32) {
+	if s.waits != 0 {
+		return
+	}
+	s.state = slotReady
+	cl.ready = append(cl.ready, int32(i))
+}
+
+func (cl *client) readyLen() int { return len(cl.ready) - cl.readyHead }
+
+// emit moves finished RPCs into done.
+func (cl *client) emit(done []Result) int {
+	c := cl.c
+	n := 0
+	for n < len(done) && cl.readyHead < len(cl.ready) {
+		i := cl.ready[cl.readyHead]
+		cl.readyHead++
+		s := &cl.slots[i]
+		done[n] = Result{Tag: s.call.Tag, Err: s.err, CallClass: s.callClass, ReplyClass: s.replyClass, Data: s.data}
+		n++
+		if s.err != nil {
+			c.Stats.Failed++
+		} else {
+			c.Stats.Completed++
+		}
+		cl.release(i)
+	}
+	if cl.readyHead == len(cl.ready) {
+		cl.ready, cl.readyHead = cl.ready[:0], 0
+	}
+	return n
+}
+
+// release makes a slot free again once its Result was returned.
+func (cl *client) release(i int32) {
+	c := cl.c
+	s := &cl.slots[i]
+	if s.recv != nil {
+		c.recvPool.Put(s.recv)
+		s.recv = nil
+	}
+	if s.ctx >= 0 {
+		c.sv.release(s.ctx)
+		s.ctx = -1
+	}
+	s.data = nil
+	if c.err != nil {
+		// Buffers may still be named by flushed work requests; the slot is never reused.
+		s.state = slotDead
+		return
+	}
+	s.state = slotFree
+	cl.free = append(cl.free, i)
+}
+
+// failAll ends every busy RPC with err.
+func (cl *client) failAll(err error) {
+	for i := range cl.slots {
+		s := &cl.slots[i]
+		if s.state != slotBusy {
+			continue
+		}
+		if s.waits&waitReply != 0 {
+			cl.outstanding--
+		}
+		s.err, s.waits, s.state = err, 0, slotReady
+		cl.ready = append(cl.ready, int32(i))
+	}
+}

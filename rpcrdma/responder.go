@@ -1,0 +1,500 @@
+package rpcrdma
+
+import (
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+)
+
+// Context states.
+const (
+	ctxFree    = iota
+	ctxPulling // READs of a Read chunk or Position Zero Read chunk outstanding
+	ctxReplying
+	ctxAwaitDone // reply sent in a responder-provided Read chunk, waiting for RDMA_DONE
+	ctxPulled    // holds a pulled reply to one of our own calls, until its slot is released
+)
+
+// What a context waits for.
+const (
+	ctxWaitRead = 1 << iota
+	ctxWaitSend
+	ctxWaitDone
+	ctxWaitInv
+)
+
+// sctx serves one incoming call (or holds a reply pulled from a responder-provided Read
+// chunk). hdr is the call's transport header, swapped in from the receive path without a
+// copy of its lists.
+type sctx struct {
+	state, waits uint8
+	pos0         bool // the message came in a Position Zero Read chunk
+	recv         *mempool.Buf
+	sink         *mempool.Buf // chunk data or the whole pulled message; SOURCE results
+	send         *mempool.Buf // reply transport header (and small replies)
+	hdr          Header
+	msg          []byte // the RPC message (inline part)
+	chunk        []byte // Read chunk data at a non-zero position
+	credit       uint32
+	deadline     time.Time
+	mw           datapath.MW
+	mwKey        uint32
+	mwUsed       bool
+	serving      bool // counted in server.serving
+	invalidated  bool // the message's receive invalidated invKey (Send With Invalidate)
+	invKey       uint32
+	seq          uint64 // number of its reply Send, in posting order
+}
+
+// server is the side of a Conn that serves calls: forward for a responder, reverse for a
+// requester.
+type server struct {
+	c       *Conn
+	ctxs    []sctx
+	free    []int32
+	grant   uint32 // most credits granted
+	rh      Header // reply header scratch
+	rpc     oncrpc.Call
+	rep     oncrpc.Reply
+	waiting []int32 // contexts in ctxAwaitDone, oldest first
+	// pendingDone counts waiting; awaitCap bounds it (receives are reserved for that many
+	// RDMA_DONE messages).
+	pendingDone, awaitCap int
+	// serving counts calls received and not yet answered.
+	serving int
+	// Reply Sends are signalled only every sigEvery (as Linux does): an unsignalled one is
+	// known complete when a later signalled one completes, so its context waits in retire
+	// until then. seq numbers reply Sends in posting order.
+	sigEvery, unsig int
+	seq             uint64
+	retire          []int32
+}
+
+// signalEvery is how often Sends are signalled for an endpoint with n credits: often
+// enough that the contexts or slots waiting for a completion stay few.
+func signalEvery(n int) int { return max(1, min(16, n/2)) }
+
+// startServing counts x as a call received and not yet answered.
+func (sv *server) startServing(x *sctx) {
+	x.serving = true
+	sv.serving++
+	st := &sv.c.Stats
+	st.MaxServing = max(st.MaxServing, sv.serving)
+}
+
+// answered ends what startServing began, when the answer is queued.
+func (sv *server) answered(x *sctx) {
+	if x.serving {
+		x.serving = false
+		sv.serving--
+	}
+}
+
+func (sv *server) init(c *Conn, n, grant int, dev datapath.Device) error {
+	sv.c = c
+	sv.grant = uint32(grant)
+	sv.rh = newHeader(c.cfg.Limits)
+	sv.rpc = oncrpc.Call{}
+	if c.params.ResponderRead {
+		sv.awaitCap = grant
+	}
+	sv.ctxs = make([]sctx, n)
+	sv.free = make([]int32, 0, n)
+	sv.waiting = make([]int32, 0, n)
+	sv.retire = make([]int32, 0, n)
+	sv.sigEvery = signalEvery(grant)
+	for i := n - 1; i >= 0; i-- {
+		x := &sv.ctxs[i]
+		x.sink = c.sinkPool.Get()
+		x.send = c.sendPool.Get()
+		x.hdr = newHeader(c.cfg.Limits)
+		if c.cfg.Memory == MemoryWindows && c.params.ResponderRead {
+			mw, err := dev.AllocMW()
+			if err != nil {
+				return &SetupError{"allocate memory window", err}
+			}
+			x.mw = mw
+		}
+		sv.free = append(sv.free, int32(i))
+	}
+	return nil
+}
+
+func (sv *server) closeMWs() {
+	for i := range sv.ctxs {
+		if mw := sv.ctxs[i].mw; mw != nil {
+			mw.Close()
+		}
+	}
+}
+
+// take claims a context for the message just decoded into c.hdr, swapping the header in.
+func (sv *server) take(buf *mempool.Buf) (int32, *sctx) {
+	c := sv.c
+	if len(sv.free) == 0 {
+		c.recvPool.Put(buf)
+		c.fail("serve call", ErrCreditOverrun)
+		return -1, nil
+	}
+	i := sv.free[len(sv.free)-1]
+	sv.free = sv.free[:len(sv.free)-1]
+	x := &sv.ctxs[i]
+	x.hdr, c.hdr = c.hdr, x.hdr
+	x.recv, x.msg, x.chunk, x.pos0, x.waits = buf, nil, nil, false, 0
+	x.credit = x.hdr.Credit
+	return i, x
+}
+
+// release returns a context to the free list.
+func (sv *server) release(i int32) {
+	c := sv.c
+	x := &sv.ctxs[i]
+	if x.recv != nil {
+		c.recvPool.Put(x.recv)
+		x.recv = nil
+	}
+	x.msg, x.chunk = nil, nil
+	x.state = ctxFree
+	sv.free = append(sv.free, i)
+}
+
+func (sv *server) grantFor(requested uint32) uint32 {
+	g := min(requested, sv.grant)
+	if g == 0 {
+		g = 1 // RFC 8166 section 3.3.1: never grant zero
+	}
+	sv.c.Stats.Granted = g
+	return g
+}
+
+// onBadHeader answers a message whose transport header failed to decode with RDMA_ERROR
+// (RFC 8166 section 4.5): ERR_VERS for an unknown version, ERR_CHUNK otherwise. RDMA_ERROR
+// messages are never answered.
+func (sv *server) onBadHeader(buf *mempool.Buf, err error) {
+	c := sv.c
+	c.recvPool.Put(buf)
+	if !c.hdr.ErrorReply(err, sv.grantFor(c.hdr.Credit), &sv.rh) {
+		return
+	}
+	sb := c.sendPool.Get()
+	if sb == nil {
+		return
+	}
+	n, _ := sv.rh.Encode(sb.Bytes())
+	c.queue(datapath.SendWR{ID: wrID(kindErrSend, sb.Index()), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, sb.SGE(n))
+	c.Stats.ErrorsSent++
+}
+
+// checkEnable lets a responder's reverse calls flow once the requester has sent a call:
+// the requester posts all its receives before its first Send (RFC 8167 section 6 leaves
+// this signal to the upper layer; here it is the first forward call).
+func (sv *server) checkEnable() {
+	cl := &sv.c.cl
+	if cl.canEnable && !cl.enabled {
+		cl.enabled = true
+	}
+}
+
+// onCall starts serving an RDMA_MSG call; msg is its inline RPC message.
+func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
+	c := sv.c
+	if sv.grant == 0 {
+		c.recvPool.Put(buf)
+		c.fail("serve call", ErrCreditOverrun)
+		return
+	}
+	sv.checkEnable()
+	i, x := sv.take(buf)
+	if x == nil {
+		return
+	}
+	sv.startServing(x)
+	x.msg = msg
+	if len(x.hdr.ReadList) == 0 {
+		sv.serve(i, x)
+		return
+	}
+	// A Read chunk: this program's DDP-eligible item is the last of its body, so the one
+	// chunk must sit at the end of the inline part (RFC 8166 section 3.4.5).
+	pos := x.hdr.ReadList[0].Position
+	total := 0
+	for _, r := range x.hdr.ReadList {
+		if r.Position != pos {
+			sv.errorReply(i, x, ErrCodeChunk)
+			return
+		}
+		total += int(r.Length)
+	}
+	if int(pos) != len(msg) || total > c.cfg.MaxPayload+4 {
+		sv.errorReply(i, x, ErrCodeChunk)
+		return
+	}
+	x.chunk = x.sink.Bytes()[headroom : headroom+total]
+	sv.pull(i, x, headroom)
+}
+
+// onPositionZero starts pulling an RDMA_NOMSG message's Position Zero Read chunk.
+func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
+	i, x := sv.take(buf)
+	if x == nil {
+		return
+	}
+	x.pos0 = true
+	total := 0
+	for _, r := range x.hdr.ReadList {
+		if r.Position != 0 {
+			sv.errorReply(i, x, ErrCodeChunk)
+			return
+		}
+		total += int(r.Length)
+	}
+	if total > len(x.sink.Bytes()) || total < 8 {
+		sv.errorReply(i, x, ErrCodeChunk)
+		return
+	}
+	x.msg = x.sink.Bytes()[:total]
+	// If this is a reply in a responder-provided Read chunk, the responder may have
+	// invalidated one of the call's keys with it: the calling half needs to know.
+	x.invalidated, x.invKey = wc.Invalidated, wc.InvRKey
+	sv.pull(i, x, 0)
+}
+
+// pull posts the RDMA READs of x's Read list into its sink buffer at off; the last one is
+// signalled (READs complete in order on a reliable connection).
+func (sv *server) pull(i int32, x *sctx, off int) {
+	c := sv.c
+	list := x.hdr.ReadList
+	for k, r := range list {
+		wr := datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpRead, RemoteAddr: r.Offset, RKey: r.Handle}
+		if k == len(list)-1 {
+			wr.ID, wr.Flags = wrID(kindCtxRead, uint32(i)), datapath.FlagSignaled
+		}
+		c.queue(wr, x.sink.Sub(off, int(r.Length)))
+		off += int(r.Length)
+	}
+	x.state, x.waits = ctxPulling, ctxWaitRead
+}
+
+func (sv *server) onReadDone(i uint32) {
+	c := sv.c
+	x := &sv.ctxs[i]
+	if x.state != ctxPulling {
+		return
+	}
+	x.waits &^= ctxWaitRead
+	if !x.pos0 {
+		sv.serve(int32(i), x)
+		return
+	}
+	// The whole message: a long call, or a reply to one of our calls in a
+	// responder-provided Read chunk.
+	if be32(x.msg[4:]) == uint32(oncrpc.CallMsg) {
+		if sv.grant == 0 {
+			c.fail("serve call", ErrCreditOverrun)
+			return
+		}
+		sv.checkEnable()
+		sv.startServing(x)
+		sv.serve(int32(i), x)
+		return
+	}
+	x.state = ctxPulled
+	c.recvPool.Put(x.recv)
+	x.recv = nil
+	if !c.cl.onPulledReply(int32(i), x.hdr.XID, x.msg) {
+		sv.release(int32(i))
+	}
+}
+
+// smallOff is where small replies are built in a send buffer: past any transport header.
+const smallOff = sendBufSize / 2
+
+// reply sends the RPC reply held contiguously in buf[off:off+n]. If the reply has a
+// DDP-eligible item, it lies at buf[ddp:ddp+ddpLen] (ddp < 0: none) and is the end of the
+// message but for its pad. The class follows RFC 8166 section 3.5 and svcrdma: the Write
+// chunk for the item when the call provided one; the Reply chunk when provided; inline when
+// it fits; otherwise a responder-provided Read chunk when negotiated, else ERR_CHUNK.
+func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen int) {
+	c := sv.c
+	ch := &x.hdr
+	h := &sv.rh
+	h.Reset()
+	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, Version, sv.grantFor(ch.Credit), ProcMsg
+	// The Write list comes back with its segment count unchanged and the lengths used
+	// (RFC 8166 section 4.4.6.1: zero for unused chunks).
+	h.WriteList = append(h.WriteList, ch.WriteList...)
+	h.WriteCounts = append(h.WriteCounts, ch.WriteCounts...)
+	for k := range h.WriteList {
+		h.WriteList[k].Length = 0
+	}
+	sendT := c.params.Inline.SendSize
+	var sgl [2]datapath.SGE
+	nsge := 1
+	var class Class
+	switch {
+	case ddp >= 0 && len(ch.WriteCounts) > 0:
+		segs := ch.WriteChunk(0)
+		if !sv.scatter(segs, h.WriteList[:len(segs)], buf, ddp, ddpLen) {
+			sv.overrun(i, x)
+			return
+		}
+		sgl[1] = buf.Sub(off, ddp-off)
+		nsge, class = 2, ClassWriteChunk
+	case ch.HasReply:
+		h.Proc = ProcNoMsg
+		h.HasReply = true
+		h.Reply = append(h.Reply, ch.Reply...)
+		if !sv.scatter(ch.Reply, h.Reply, buf, off, n) {
+			sv.overrun(i, x)
+			return
+		}
+		class = ClassReplyChunk
+	case h.Layout().Size()+n <= sendT:
+		sgl[1] = buf.Sub(off, n)
+		nsge, class = 2, ClassShort
+	case c.params.ResponderRead && sv.pendingDone < sv.awaitCap:
+		h.Proc = ProcNoMsg
+		h.WriteList, h.WriteCounts = h.WriteList[:0], h.WriteCounts[:0]
+		key := c.region.MR().RKey()
+		if x.mw != nil {
+			key = datapath.NextRKey(x.mw.RKey())
+			c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: x.mw, RKey: key,
+				BindAccess: datapath.AccessRemoteRead}, buf.Sub(off, n))
+			x.mwKey, x.mwUsed = key, true
+		}
+		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
+			Segment: Segment{Handle: key, Length: uint32(n), Offset: buf.Addr() + uint64(off)}})
+		class = ClassResponderRead
+		x.waits |= ctxWaitDone
+		x.deadline = time.Now().Add(c.cfg.DoneTimeout)
+		sv.waiting = append(sv.waiting, i)
+		sv.pendingDone++
+	default:
+		sv.overrun(i, x)
+		return
+	}
+	hl, err := h.Encode(x.send.Bytes()[:smallOff])
+	if err != nil {
+		sv.overrun(i, x)
+		return
+	}
+	sgl[0] = x.send.SGE(hl)
+	wr := datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}
+	if key, ok := sv.invalidateKey(ch); ok {
+		wr.Op, wr.InvRKey = datapath.OpSendInv, key
+	}
+	// A reply waiting for RDMA_DONE is tracked through its own completion.
+	sv.post(i, x, wr, sgl[:nsge], class == ClassResponderRead)
+	c.Stats.Replies.add(class)
+	c.Stats.Served++
+}
+
+// post queues the reply Send of context i, signalled when force is set or its turn has
+// come, and ends the call's service.
+func (sv *server) post(i int32, x *sctx, wr datapath.SendWR, sgl []datapath.SGE, force bool) {
+	sv.seq++
+	x.seq = sv.seq
+	if force || sv.unsig+1 >= sv.sigEvery {
+		sv.unsig = 0
+		wr.Flags |= datapath.FlagSignaled
+		x.waits |= ctxWaitSend
+	} else {
+		sv.unsig++
+		sv.retire = append(sv.retire, i)
+	}
+	sv.c.queue(wr, sgl...)
+	sv.answered(x)
+	x.state = ctxReplying
+}
+
+// invalidateKey picks the requester key a reply invalidates with Send With Invalidate
+// (RFC 8797 section 4.1): one of this XID's chunks, preferring the reply-side chunk, as
+// svcrdma does. The requester invalidates the others itself.
+func (sv *server) invalidateKey(ch *Header) (uint32, bool) {
+	if !sv.c.params.Inline.RemoteInvalidate {
+		return 0, false
+	}
+	switch {
+	case len(ch.WriteList) > 0:
+		return ch.WriteList[0].Handle, true
+	case ch.HasReply && len(ch.Reply) > 0:
+		return ch.Reply[0].Handle, true
+	case len(ch.ReadList) > 0:
+		return ch.ReadList[0].Handle, true
+	}
+	return 0, false
+}
+
+// scatter queues RDMA WRITEs of buf[off:off+n] across the segments segs (in order) and
+// records the lengths written in out. It reports false, queueing nothing, if the segments
+// are too short (the requester's reply resources cannot hold the reply).
+func (sv *server) scatter(segs []Segment, out []Segment, buf *mempool.Buf, off, n int) bool {
+	var room uint64
+	for _, s := range segs {
+		room += uint64(s.Length)
+	}
+	if room < uint64(n) {
+		return false
+	}
+	c := sv.c
+	for k, s := range segs {
+		m := min(int(s.Length), n)
+		out[k].Length = uint32(m)
+		if m == 0 {
+			continue
+		}
+		c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpWrite, RemoteAddr: s.Offset, RKey: s.Handle},
+			buf.Sub(off, m))
+		off += m
+		n -= m
+	}
+	return true
+}
+
+// overrun answers a reply that does not fit the requester's reply resources with RDMA_ERROR
+// ERR_CHUNK, as svcrdma does; the requester fails that RPC.
+func (sv *server) overrun(i int32, x *sctx) {
+	sv.c.Stats.ReplyOverruns++
+	sv.errorReply(i, x, ErrCodeChunk)
+}
+
+// errorReply answers the call in x with RDMA_ERROR.
+func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
+	c := sv.c
+	h := &sv.rh
+	h.Reset()
+	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, Version, sv.grantFor(x.hdr.Credit), ProcError, code
+	if code == ErrCodeVers {
+		h.VersLow, h.VersHigh = Version, Version
+	}
+	n, _ := h.Encode(x.send.Bytes())
+	sge := [1]datapath.SGE{x.send.SGE(n)}
+	sv.post(i, x, datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}, sge[:], true)
+	c.Stats.ErrorsSent++
+}
+
+func (sv *server) onReplySent(i uint32) {
+	x := &sv.ctxs[i]
+	if x.state != ctxReplying && x.state != ctxAwaitDone {
+		return
+	}
+	// The send queue executes in order: every reply Send posted before this one is done.
+	k := 0
+	for ; k < len(sv.retire) && sv.ctxs[sv.retire[k]].seq < x.seq; k++ {
+		sv.release(sv.retire[k])
+	}
+	if k > 0 {
+		n := copy(sv.retire, sv.retire[k:])
+		sv.retire = sv.retire[:n]
+	}
+	x.waits &^= ctxWaitSend
+	if x.waits&ctxWaitDone != 0 {
+		x.state = ctxAwaitDone
+		return
+	}
+	if x.waits == 0 {
+		sv.release(int32(i))
+	}
+}

@@ -1,0 +1,262 @@
+package rpcrdma
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+)
+
+// TestServe runs the responder side on Serve's pollers (other goroutines, as in a real
+// server) and two requesters in this goroutine, with every class and verification on.
+func TestServe(t *testing.T) {
+	dev, err := soft.New(soft.Config{}).Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	l, err := dev.Listen(soft.InprocPrefix + "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var served []uint64
+	cfg := testCfg(4096)
+	cfg.ResponderRead = true
+	serveErr := make(chan error, 1)
+	go func() {
+		serveErr <- Serve(ctx, dev, l, ServeConfig{
+			Endpoint: cfg,
+			Poller:   datapath.PollerConfig{Mode: datapath.PollEvent, EventTimeout: time.Millisecond},
+			Done: func(c *Conn, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if c != nil {
+					served = append(served, c.Stats.Served)
+				}
+			},
+		})
+	}()
+	var reqs []*Conn
+	for range 2 {
+		c, err := Dial(context.Background(), dev, l.Addr(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, c)
+	}
+	calls := []Call{
+		{Proc: benchprog.ProcNull},
+		{Proc: benchprog.ProcEcho, Size: 100},
+		{Proc: benchprog.ProcEcho, Size: 20000},
+		{Proc: benchprog.ProcSink, Size: 20000},
+		{Proc: benchprog.ProcSource, Size: 20000},
+		{Proc: benchprog.ProcSource, Size: 20000, Class: ClassReplyChunk},
+		{Proc: benchprog.ProcSource, Size: 20000, Class: ClassResponderRead},
+		{Proc: benchprog.ProcSink, Size: 3, Class: ClassPosZeroRead},
+	}
+	const rounds = 50
+	var done [16]Result
+	deadline := time.Now().Add(10 * time.Second)
+	for k, c := range reqs {
+		sent, got := 0, 0
+		for got < rounds*len(calls) {
+			if time.Now().After(deadline) {
+				t.Fatalf("requester %d: %d of %d done", k, got, rounds*len(calls))
+			}
+			for sent < rounds*len(calls) {
+				if err := c.Submit(calls[sent%len(calls)]); errors.Is(err, ErrNoCredit) {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				sent++
+			}
+			n, err := c.Progress(done[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range done[:n] {
+				if r.Err != nil {
+					t.Fatal(r.Err)
+				}
+			}
+			got += n
+		}
+	}
+	for _, c := range reqs {
+		c.Close()
+	}
+	// The responders see their connections break and report them.
+	for {
+		mu.Lock()
+		n := len(served)
+		mu.Unlock()
+		if n == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-serveErr; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(served) != 2 || served[0] != rounds*uint64(len(calls)) || served[1] != served[0] {
+		t.Fatalf("served %v, want 2 × %d", served, rounds*len(calls))
+	}
+}
+
+// TestMux serves two connections that share one CQ from one poller.
+func TestMux(t *testing.T) {
+	prov := soft.New(soft.Config{})
+	cdev, _ := prov.Open("")
+	sdev, _ := prov.Open("")
+	defer cdev.Close()
+	defer sdev.Close()
+	l, err := sdev.Listen(soft.InprocPrefix + "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cq, err := sdev.NewCQ(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cq.Close()
+	scfg := testCfg(4096)
+	scfg.CQ = cq
+	var mux Mux
+	var reqs []*Conn
+	for range 2 {
+		ch := make(chan *Conn, 1)
+		go func() {
+			c, err := Accept(context.Background(), sdev, l, scfg)
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- c
+		}()
+		c, err := Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, c)
+		rc := <-ch
+		if rc == nil {
+			t.FailNow()
+		}
+		if _, err := rc.Progress(nil); err == nil {
+			t.Error("Progress on a shared CQ must be refused")
+		}
+		mux.Add(rc)
+	}
+	p := datapath.NewPoller(datapath.PollerConfig{})
+	p.Start(cq, &mux)
+	var done [8]Result
+	deadline := time.Now().Add(10 * time.Second)
+	for i := range 200 {
+		for _, c := range reqs {
+			for {
+				err := c.Submit(Call{Proc: benchprog.ProcSource, Size: 100 * i, Tag: uint64(i)})
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, ErrNoCredit) || time.Now().After(deadline) {
+					t.Fatal(err)
+				}
+				c.Progress(done[:])
+			}
+		}
+	}
+	for _, c := range reqs {
+		for c.Stats.Completed < 200 && time.Now().Before(deadline) {
+			n, err := c.Progress(done[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range done[:n] {
+				if r.Err != nil {
+					t.Fatal(r.Err)
+				}
+			}
+		}
+	}
+	for i, c := range reqs {
+		if c.Stats.Completed != 200 || c.Stats.Failed != 0 {
+			t.Errorf("requester %d: %d completed, %d failed", i, c.Stats.Completed, c.Stats.Failed)
+		}
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range mux.Conns() {
+		if c.Stats.Served != 200 {
+			t.Errorf("responder %d served %d", i, c.Stats.Served)
+		}
+		c.Close()
+	}
+	for _, c := range reqs {
+		c.Close()
+	}
+}
+
+// TestOverTCP runs the class matrix with the responder and the requester on separate soft
+// devices joined by a TCP connection (the soft provider's between-process mode), where
+// completions arrive from the provider's own goroutines, not from the poster's.
+func TestOverTCP(t *testing.T) {
+	prov := soft.New(soft.Config{})
+	cdev, _ := prov.Open("")
+	sdev, _ := prov.Open("")
+	defer cdev.Close()
+	defer sdev.Close()
+	l, err := sdev.Listen("127.0.0.1:0")
+	if errors.Is(err, datapath.ErrNotSupported) {
+		t.Skip("soft provider without TCP mode")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, mem := range []MemoryMode{MemoryPreregistered, MemoryWindows} {
+		cfg := testCfg(4096)
+		cfg.Memory, cfg.ResponderRead, cfg.RemoteInvalidate, cfg.ReverseCredits = mem, true, true, 2
+		ch := make(chan *Conn, 1)
+		go func() {
+			c, err := Accept(context.Background(), sdev, l, cfg)
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- c
+		}()
+		req, err := Dial(context.Background(), cdev, l.Addr(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rsp := <-ch
+		if rsp == nil {
+			t.FailNow()
+		}
+		p := &pair{t: t, req: req, rsp: rsp}
+		p.call(p.req, Call{Proc: benchprog.ProcNull})
+		for _, from := range []*Conn{p.req, p.rsp} {
+			for i, tc := range classCases(4096) {
+				tc.call.Tag = uint64(i)
+				r := p.call(from, tc.call)
+				if r.Err != nil || r.CallClass != tc.wantCall || r.ReplyClass != tc.wantReply {
+					t.Errorf("%s %s %s: err %v, classes %s/%s, want %s/%s", mem, from.params.Role, tc.name, r.Err, r.CallClass, r.ReplyClass, tc.wantCall, tc.wantReply)
+				}
+			}
+		}
+		req.Close()
+		rsp.Close()
+	}
+}

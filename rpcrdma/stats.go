@@ -1,0 +1,133 @@
+package rpcrdma
+
+// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5; DESIGN.md).
+//
+// A Call can force one: ClassShort forces both the call and the reply inline; ClassReadChunk
+// and ClassPosZeroRead force how the call travels; ClassWriteChunk, ClassReplyChunk and
+// ClassResponderRead force how the reply travels (ClassResponderRead by offering no reply
+// resources, so that a reply too large for an inline Send comes back in a responder-provided
+// Read chunk). The other half is then chosen as for ClassAuto.
+type Class uint8
+
+const (
+	ClassAuto Class = iota
+	// ClassShort: the message goes inline in one Send (RDMA_MSG, no chunks).
+	ClassShort
+	// ClassReadChunk: the call's DDP-eligible data in a Read chunk, the rest inline.
+	ClassReadChunk
+	// ClassWriteChunk: the reply's DDP-eligible data in a Write chunk, the rest inline.
+	ClassWriteChunk
+	// ClassPosZeroRead: the whole call in a Position Zero Read chunk (RDMA_NOMSG).
+	ClassPosZeroRead
+	// ClassReplyChunk: the whole reply in the Reply chunk (RDMA_NOMSG).
+	ClassReplyChunk
+	// ClassResponderRead: the whole reply in a responder-provided Position Zero Read chunk
+	// (RDMA_NOMSG), acknowledged by RDMA_DONE.
+	ClassResponderRead
+	numClasses
+)
+
+var classNames = [...]string{"auto", "short", "read-chunk", "write-chunk", "pos0-read", "reply-chunk", "responder-read"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "class(invalid)"
+}
+
+// ClassCounts count messages by class.
+type ClassCounts struct {
+	Short         uint64 `json:"short"`
+	ReadChunk     uint64 `json:"read_chunk"`
+	WriteChunk    uint64 `json:"write_chunk"`
+	PosZeroRead   uint64 `json:"pos0_read"`
+	ReplyChunk    uint64 `json:"reply_chunk"`
+	ResponderRead uint64 `json:"responder_read"`
+}
+
+func (cc *ClassCounts) add(c Class) {
+	switch c {
+	case ClassShort:
+		cc.Short++
+	case ClassReadChunk:
+		cc.ReadChunk++
+	case ClassWriteChunk:
+		cc.WriteChunk++
+	case ClassPosZeroRead:
+		cc.PosZeroRead++
+	case ClassReplyChunk:
+		cc.ReplyChunk++
+	case ClassResponderRead:
+		cc.ResponderRead++
+	}
+}
+
+// OpCount counts work requests of one RDMA operation and the bytes they moved.
+type OpCount struct {
+	Count uint64 `json:"count"`
+	Bytes uint64 `json:"bytes"`
+}
+
+func (o *OpCount) add(n int) {
+	o.Count++
+	o.Bytes += uint64(n)
+}
+
+// Stats are an endpoint's counters. They are plain fields updated by the poller goroutine;
+// read them after the run.
+type Stats struct {
+	// Params are the negotiated connection parameters.
+	Params Params `json:"params"`
+
+	// Calls counts the calls this side sent by class (Short, ReadChunk, PosZeroRead);
+	// Replies the replies it sent (Short, WriteChunk, ReplyChunk, ResponderRead).
+	Calls   ClassCounts `json:"calls"`
+	Replies ClassCounts `json:"replies"`
+	// RepliesReceived counts the replies to this side's calls by the class they came in.
+	RepliesReceived ClassCounts `json:"replies_received"`
+	// Completed and Failed count this side's RPCs by outcome; Served the peer's calls
+	// answered with an RPC reply.
+	Completed uint64 `json:"completed"`
+	Failed    uint64 `json:"failed"`
+	Served    uint64 `json:"served"`
+
+	// RDMA operations posted (Recv: completed) and their bytes.
+	Send    OpCount `json:"send"`
+	SendInv OpCount `json:"send_inv"`
+	Write   OpCount `json:"write"`
+	Read    OpCount `json:"read"`
+	Recv    OpCount `json:"recv"`
+	// Memory window work: binds, local invalidations, and receives the peer invalidated
+	// for us (Send With Invalidate).
+	Binds             uint64 `json:"binds"`
+	LocalInvs         uint64 `json:"local_invs"`
+	RemoteInvalidated uint64 `json:"remote_invalidated"`
+
+	// Credit is the latest credit grant received for this side's calls, MaxCredit the
+	// largest; Granted the latest grant this side sent, MaxOutstanding the most calls it
+	// ever had outstanding at once.
+	Credit         uint32 `json:"credit"`
+	MaxCredit      uint32 `json:"max_credit"`
+	Granted        uint32 `json:"granted"`
+	MaxOutstanding int    `json:"max_outstanding"`
+	// MaxServing is the most of the peer's calls this side held at once, received and not
+	// yet answered: never more than the credits it granted.
+	MaxServing int `json:"max_serving"`
+
+	// RDMA_ERROR messages sent and received; ReplyOverruns are replies this side could not
+	// fit into the requester's reply resources (answered with ERR_CHUNK).
+	ErrorsSent     uint64 `json:"errors_sent"`
+	ErrorsReceived uint64 `json:"errors_received"`
+	ReplyOverruns  uint64 `json:"reply_overruns"`
+	// RDMA_DONE: sent, received for a waiting Read chunk, received for none (dropped, as
+	// the draft requires), and Read chunks released by DoneTimeout instead.
+	DoneSent     uint64 `json:"done_sent"`
+	DoneReceived uint64 `json:"done_received"`
+	DoneStray    uint64 `json:"done_stray"`
+	DoneTimeouts uint64 `json:"done_timeouts"`
+	// StrayReplies are replies whose XID matched no outstanding call (dropped).
+	StrayReplies uint64 `json:"stray_replies"`
+	// Broken is set once the connection broke.
+	Broken bool `json:"broken"`
+}
