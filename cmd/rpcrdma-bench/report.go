@@ -2,35 +2,71 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/report"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 func init() {
 	register(&command{
 		name:    "report",
-		summary: "Re-render results files as a table, CSV, HdrHistogram log, Go benchmark lines or class switches",
-		usage:   "[--format text|csv|hlog|bench|switches] [--out FILE] RESULTS.json...",
+		summary: "Re-render results files: a table, CSV, HdrHistogram log, Go benchmark lines, class switches or an HTML/Markdown page",
+		usage:   "[--format text|csv|hlog|bench|switches|html] [--out FILE | --dir DIR] RESULTS.json...",
 		examples: `  rpcrdma-bench report run.json                        # the table 'run' printed
   rpcrdma-bench report --format csv sweep.json > sweep.csv
   rpcrdma-bench report --format bench old*.json > old.txt   # then: benchstat old.txt new.txt
   rpcrdma-bench report --format hlog run.json > run.hlog    # HdrHistogram interval log
-  rpcrdma-bench report --format switches sweep.json        # where each size changed class`,
+  rpcrdma-bench report --format switches sweep.json        # where each size changed class
+  rpcrdma-bench report --format html --dir page --title "rxe vs soft" a.json b.json  # page/report.html and .md`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			format := fs.String("format", "text", "output: text, csv, hlog (one file only), bench (benchstat input) or switches (a sweep's class changes)")
-			out := fs.String("out", "", "write to `FILE` instead of stdout")
+			format := fs.String("format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes) or html (a page with charts, and its Markdown twin)")
+			out := fs.String("out", "", "write to `FILE` instead of stdout (not for html)")
+			var page report.Config
+			dir := fs.String("dir", "report", "html: directory for report.html, report.md and the charts")
+			fs.StringVar(&page.Title, "title", "", "html: the page's title (default \""+report.DefaultTitle+"\")")
+			fs.BoolVar(&page.PNG, "png", false, "html: embed charts as PNG rather than SVG")
+			fs.BoolVar(&page.NoCharts, "no-charts", false, "html: tables only")
 			return func(e *env, args []string) int {
-				return report(e, *format, *out, args)
+				if *format == "html" {
+					if fs.Changed("out") {
+						return fail(e, "report", usageErrorf("--format html writes a directory: use --dir"))
+					}
+					return reportPage(e, *dir, page, args)
+				}
+				return reportFiles(e, *format, *out, args)
 			}
 		},
 	})
 }
 
-func report(e *env, format, out string, files []string) int {
+// reportPage writes the HTML and Markdown report of files into dir.
+func reportPage(e *env, dir string, cfg report.Config, files []string) int {
+	if len(files) == 0 {
+		return fail(e, "report", usageErrorf("no results file given"))
+	}
+	runs, err := results.ReadFiles(files...)
+	if err != nil {
+		return fail(e, "report", usageError{err.Error()})
+	}
+	cfg.Sources = files
+	html, md, err := report.Write(runs, dir, cfg)
+	for _, p := range []string{html, md} {
+		if p != "" {
+			fmt.Fprintln(e.stdout, p)
+		}
+	}
+	if err != nil {
+		return fail(e, "report", err)
+	}
+	return exitOK
+}
+
+func reportFiles(e *env, format, out string, files []string) int {
 	if len(files) == 0 {
 		return fail(e, "report", usageErrorf("no results file given"))
 	}
@@ -41,7 +77,7 @@ func report(e *env, format, out string, files []string) int {
 			return fail(e, "report", usageErrorf("--format hlog writes one run; got %d files", len(files)))
 		}
 	default:
-		return fail(e, "report", usageErrorf("unknown --format %q (want text, csv, hlog, bench or switches)", format))
+		return fail(e, "report", usageErrorf("unknown --format %q (want text, csv, hlog, bench, switches or html)", format))
 	}
 	runs := make([]*results.Run, 0, len(files))
 	for _, f := range files {

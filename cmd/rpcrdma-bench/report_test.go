@@ -56,11 +56,30 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", filepath.Join(dir, "missing.json")}, "missing.json"},
 		{[]string{"report", bad}, "bogus"},
 		{[]string{"report", "--format", "xml", f}, `unknown --format "xml"`},
+		{[]string{"report", "--format", "html", "--out", "x.html", f}, "--dir"},
+		{[]string{"report", "--format", "html"}, "no results file"},
 		{[]string{"report", "--format", "hlog", f, f}, "one run"},
 	} {
 		code, _, errOut := runMain(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 mentioning %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+func TestReportPage(t *testing.T) {
+	f := sweepFile(t)
+	dir := filepath.Join(t.TempDir(), "page")
+	code, out, errOut := runMain(t, "report", "--format", "html", "--dir", dir, "--title", "soft sweep", f)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	paths := strings.Fields(out)
+	if len(paths) != 2 || !strings.HasSuffix(paths[0], "report.html") || !strings.HasSuffix(paths[1], "report.md") {
+		t.Fatalf("paths %q", paths)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil || !strings.Contains(string(b), "soft sweep") || !strings.Contains(string(b), "<svg") {
+		t.Fatalf("page: %v", err)
 	}
 }
