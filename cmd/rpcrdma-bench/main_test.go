@@ -51,19 +51,6 @@ func TestHelpForEveryCommand(t *testing.T) {
 	}
 }
 
-// The commands that need the transport engine are not offered until it is wired in.
-func TestNoPlaceholderCommands(t *testing.T) {
-	_, out, _ := runMain(t, "help")
-	for _, name := range []string{"run", "server", "client", "sweep"} {
-		if _, ok := commands[name]; ok {
-			continue // wired in: it runs for real
-		}
-		if strings.Contains(out, "\n  "+name+" ") {
-			t.Errorf("help lists %q, which is not registered", name)
-		}
-	}
-}
-
 func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
