@@ -10,8 +10,9 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build ./...
 
-# The whole suite: unit tests (no cgo, no RDMA hardware) and, once it exists, the soft-RoCE VM suite.
-test: unit
+# The whole suite: unit tests (no cgo, no RDMA hardware), then the soft-RoCE VM suite
+# (test/vm: real verbs on rxe0 under QEMU; installs its Debian packages when run as root).
+test: unit vmtest
 
 unit:
 	CGO_ENABLED=0 $(GO) vet ./...
@@ -28,3 +29,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt'd: $$out"; exit 1; fi
 	CGO_ENABLED=0 $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# The soft-RoCE VM suite (test/vm): boots Debian's kernel under QEMU (TCG) with rxe0 and runs
+# the verbs provider's tests and the datapath conformance suite, the knfsd-over-RDMA interop
+# test and perftest's ib_send_lat next to our ping-pong. As root it installs what it needs.
+.PHONY: vmtest
+vmtest:
+	./test/vm/vmtest.sh

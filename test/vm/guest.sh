@@ -1,0 +1,125 @@
+#!/bin/sh
+# The suite run inside the guest. Every step prints "VMTEST: PASS <name>" or
+# "VMTEST: FAIL <name> ..." (the host's summary greps them); the exit code is the number of
+# failures. Measurements are printed as "VMTEST: LAT ..." and "PINGPONG ..." lines.
+IP=10.0.2.15
+DEV=rxe0
+T=/opt/vmtest
+FAILS=0
+ts() { echo "[T+$(cut -d' ' -f1 /proc/uptime)s] $*"; }
+result() { # name rc
+	if [ "$2" -eq 0 ]; then echo "VMTEST: PASS $1"; else echo "VMTEST: FAIL $1 (rc=$2)"; FAILS=$((FAILS + 1)); fi
+}
+
+ts "device"
+rdma link show
+ibv_devinfo -v -d $DEV | grep -E 'hca_id|fw_ver|max_qp_wr|max_sge:|max_cqe:|max_mw|max_qp_rd_atom|state|active_mtu|link_layer|GID\['
+
+if [ -n "$VMTEST_RUN" ]; then
+	VMTEST_REQUIRE_DEVICE=1 timeout 300 $T/verbs.test -test.v -test.count=1 -test.run "$VMTEST_RUN"
+	result "verbs-tests -run $VMTEST_RUN" $?
+	exit $FAILS
+fi
+
+# (a) the verbs provider's own tests and the datapath conformance suite (in one process and
+# across two) on rxe0. Tests that need a device fail rather than skip here.
+export VMTEST_REQUIRE_DEVICE=1
+# Conformance cases where rdma_rxe (kernel 6.1) itself departs from RC hardware; they run
+# separately and are expected to fail (XFAIL), so a fix in rxe shows up as XPASS:
+#   SendTooLarge     the receive completes with IBV_WC_LOC_QP_OP_ERR, not LOC_LEN_ERR
+#                    (rxe_resp.c, RESPST_ERR_LENGTH)
+#   LocalProtection  a SEND naming a deregistered lkey completes with LOC_QP_OP_ERR, not
+#                    LOC_PROT_ERR
+#   MWRange          an access through a memory window is checked against the MR's range,
+#                    not the window's (rxe_resp.c check_rkey)
+RXE_XFAIL='TestConformance[A-Za-z]*/(SendTooLarge|LocalProtection|MWRange)$'
+ts "=== verbs provider tests and conformance suite on $DEV"
+timeout 400 $T/verbs.test -test.v -test.count=1 -test.timeout 380s -test.skip "$RXE_XFAIL"
+result verbs-tests $?
+ts "=== conformance cases rxe is known to fail"
+timeout 120 $T/verbs.test -test.v -test.count=1 -test.run "$RXE_XFAIL" >/tmp/xfail.out 2>&1
+xrc=$?
+sed "s/^/xfail: /" /tmp/xfail.out # prefixed: these failures are expected
+for c in SendTooLarge LocalProtection MWRange; do
+	if grep -q -- "--- FAIL: TestConformance/$c " /tmp/xfail.out; then
+		echo "VMTEST: XFAIL conformance/$c (rxe deviation)"
+	elif grep -q -- "--- PASS: TestConformance/$c " /tmp/xfail.out; then
+		echo "VMTEST: XPASS conformance/$c (rxe no longer deviates: drop it from RXE_XFAIL)"
+	else
+		result "conformance/$c (did not run, rc=$xrc)" 1
+	fi
+done
+
+ts "=== BenchmarkPostPoll with and without the #cgo noescape/nocallback annotations"
+for b in verbs verbs-noannot; do
+	echo "VMTEST: BENCH $b.test"
+	timeout 120 $T/$b.test -test.run '^$' -test.bench PostPoll -test.benchtime 3000x -test.count 3
+	result "bench-$b" $?
+done
+
+# (b) knfsd over RDMA: the kernel's NFS server with an RDMA listener on port 20049.
+ts "=== starting knfsd with an RDMA listener"
+modprobe nfsd && modprobe rpcrdma
+mount -t nfsd nfsd /proc/fs/nfsd
+mkdir -p /export /var/lib/nfs/v4recovery
+mount -t tmpfs -o size=16m tmpfs /export
+rpcbind -w
+sleep 0.3
+exportfs -ra
+rpc.mountd --no-udp -p 20048
+rpc.nfsd -G 10 -L 10 4
+echo "rdma 20049" >/proc/fs/nfsd/portlist
+echo "nfsd ports: $(cat /proc/fs/nfsd/portlist | tr '\n' ' ') threads: $(cat /proc/fs/nfsd/threads)"
+ts "=== knfsd interop test"
+KNFSD_ADDR=$IP:20049 timeout 120 $T/knfsd.test -test.v -test.count=1
+result knfsd-interop $?
+
+# (c) latency side by side: perftest's ib_send_lat and our ping-pong, same device, same boot.
+# ib_send_lat reports half round trips (t_typical = median of RTT/2).
+perftest_lat() { # size; prints t_typical in microseconds; one retry (its TSC calibration
+	# sometimes gives up under TCG: "Correlation coefficient r^2 < 0.9")
+	for attempt in 1 2 3; do
+		timeout 60 ib_send_lat -d $DEV -R -s $1 -n 1000 >/tmp/srv.out 2>&1 &
+		spid=$!
+		i=0 # until the server listens (the machine may be slow)
+		while ! grep -q "Waiting for client" /tmp/srv.out 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		timeout 60 ib_send_lat -d $DEV -R -s $1 -n 1000 $IP >/tmp/cli.out 2>&1
+		crc=$?
+		wait $spid
+		src=$?
+		cat /tmp/cli.out >&2
+		t=$(awk -v s=$1 '$1 == s && NF >= 5 { print $5 }' /tmp/cli.out)
+		m=$(awk -v s=$1 '$1 == s && NF >= 5 { print $3 }' /tmp/cli.out)
+		# A failed clock calibration shows as "inf" or nothing.
+		case "$crc$src:$t:$m" in
+		00:[0-9]*:[0-9]*) case "$t$m" in *[!0-9.]*) ;; *) echo "t_typical_us=$t t_min_us=$m"; return 0 ;; esac ;;
+		esac
+		echo "ib_send_lat -s $1 attempt $attempt failed (client rc=$crc server rc=$src t_typical=$t)" >&2
+		cat /tmp/srv.out >&2
+		sleep 1
+	done
+	return 1
+}
+# Interleaved per size, so both see the same background load, in two rounds: the host's
+# table keeps each tool's best round (background load only ever adds time).
+for round in 1 2; do
+	for s in 64 1024 4096; do
+		ts "=== latency $s B, round $round: ib_send_lat -R"
+		# perftest is the yardstick, not under test: if its clock calibration keeps failing
+		# (it does under TCG on a loaded host), the table shows n/a rather than vmtest failing.
+		if t=$(perftest_lat $s); then
+			echo "VMTEST: PASS ib_send_lat-$s/round$round"
+			echo "VMTEST: LAT perftest size=$s $t"
+		else
+			echo "VMTEST: WARN ib_send_lat-$s/round$round gave no result (see above)"
+		fi
+		ts "=== latency $s B, round $round: pingpong (verbs provider)"
+		timeout 120 $T/pingpong -sizes $s -iters 1000
+		result "pingpong-$s/round$round" $?
+	done
+done
+ts "=== latency, event-driven (CQ.Wait on the completion channel), for comparison"
+timeout 120 $T/pingpong -sizes 64,4096 -iters 500 -events
+result pingpong-events $?
+ts "suite done: $FAILS failures"
+exit $FAILS

@@ -1,0 +1,34 @@
+#!/bin/sh
+# PID 1 of the test guest (busybox sh): mounts, network on eth0 (virtio-net), the RDMA stack
+# with a soft-RoCE device rxe0 on eth0, then the suite (/opt/vmtest/guest.sh), then power off.
+# busybox sh runs its own applets before $PATH, so the real ip is called by path.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mkdir -p /run/rpcbind
+ts() { echo "[T+$(cut -d' ' -f1 /proc/uptime)s] $*"; }
+ts "init"
+modprobe virtio_pci
+modprobe virtio_net
+/usr/sbin/ip link set lo up
+i=0
+while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+/usr/sbin/ip addr add 10.0.2.15/24 dev eth0
+/usr/sbin/ip link set eth0 up
+modprobe crc32_generic
+modprobe rdma_rxe && modprobe ib_uverbs && modprobe rdma_ucm
+rdma link add rxe0 type rxe netdev eth0 || echo "VMTEST: FAIL rdma-link-add"
+ts "rxe0 ready"
+# vmtest.run=REGEX on the kernel command line (VMTEST_RUN on the host) runs only the verbs
+# tests matching it, for quick iterations.
+case "$(cat /proc/cmdline)" in *vmtest.run=*) export VMTEST_RUN=$(sed 's/.*vmtest.run=\([^ ]*\).*/\1/' /proc/cmdline) ;; esac
+/opt/vmtest/guest.sh 2>&1
+echo "VMTEST: EXIT rc=$?"
+sync
+poweroff -f

@@ -1,0 +1,255 @@
+// Command pingpong measures the round trip of a SEND/RECV ping-pong over the verbs provider,
+// the project's counterpart of perftest's ib_send_lat, for the side-by-side table of make
+// vmtest. Client and server run in this process on one device (the device talking to itself
+// at its own address, as ib_send_lat -R does in the VM), each on its own locked OS thread,
+// busy-polling its own CQ.
+//
+//	pingpong -sizes 64,1024,4096 -iters 1000
+//
+// prints one line per size:
+//
+//	PINGPONG size=64 iters=1000 events=0 inline=1 rtt_min_us=.. rtt_p50_us=.. rtt_mean_us=.. rtt_p99_us=..
+//
+// With -events both sides sleep in CQ.Wait (the completion channel) instead of busy polling.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/verbs"
+	"golang.org/x/sys/unix"
+)
+
+const (
+	slots   = 16
+	slotLen = 64 << 10
+)
+
+func main() {
+	sizes := flag.String("sizes", "64,1024,4096", "message sizes in bytes, comma separated")
+	iters := flag.Int("iters", 1000, "measured round trips per size")
+	warmup := flag.Int("warmup", 100, "unmeasured round trips before each size")
+	dev := flag.String("dev", "", "device (default: the first)")
+	spin := flag.Int("spin", 64, "verbs.Config.PollSpin")
+	inline := flag.Int("inline", 256, "QPConfig.MaxInlineData (clamped by the device)")
+	events := flag.Bool("events", false, "sleep in CQ.Wait (completion channel) instead of busy polling")
+	flag.Parse()
+	var ns []int
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 || n > slotLen {
+			fatal(fmt.Errorf("bad size %q", s))
+		}
+		ns = append(ns, n)
+	}
+	if err := run(*dev, ns, *iters, *warmup, *spin, *inline, *events); err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "pingpong:", err)
+	os.Exit(1)
+}
+
+type side struct {
+	events bool // wait on the completion channel when the CQ is empty
+	conn   datapath.Conn
+	cq     datapath.CQ
+	mr     datapath.MR
+	base   uint64 // send buffer at base, receive slots after it
+}
+
+func run(devName string, sizes []int, iters, warmup, spin, inline int, events bool) error {
+	d, err := verbs.New(verbs.Config{PollSpin: spin}).Open(devName)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	mem, err := unix.Mmap(-1, 0, 2*(slots+1)*slotLen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(mem)
+	mr, err := d.Register(mem, datapath.AccessLocalWrite)
+	if err != nil {
+		return err
+	}
+	defer mr.Close()
+	var cli, srv side
+	for i, s := range []*side{&cli, &srv} {
+		if s.cq, err = d.NewCQ(4 * slots); err != nil {
+			return err
+		}
+		defer s.cq.Close()
+		s.mr = mr
+		s.events = events
+		s.base = mr.Addr() + uint64(i*(slots+1)*slotLen)
+	}
+	l, err := d.Listen(":0")
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	qc := func(cq datapath.CQ) datapath.QPConfig {
+		return datapath.QPConfig{SendCQ: cq, RecvCQ: cq, MaxSendWR: 2 * slots, MaxRecvWR: slots, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: inline}
+	}
+	accepted := make(chan error, 1)
+	go func() {
+		r, err := l.Accept(context.Background())
+		if err == nil {
+			srv.conn, err = r.Accept(qc(srv.cq), nil)
+		}
+		accepted <- err
+	}()
+	if cli.conn, err = d.Connect(context.Background(), l.Addr(), qc(cli.cq), nil); err != nil {
+		return err
+	}
+	defer cli.conn.Close()
+	if err := <-accepted; err != nil {
+		return err
+	}
+	defer srv.conn.Close()
+	for _, s := range []*side{&cli, &srv} {
+		for i := 0; i < slots; i++ {
+			if err := s.postRecv(uint64(i)); err != nil {
+				return err
+			}
+		}
+	}
+	mode := "busy polling"
+	if events {
+		mode = "events (CQ.Wait)"
+	}
+	fmt.Printf("# device %s, inline limit %d, poll spin %d, %s\n", d.Info().Name, cli.conn.Caps().MaxInlineData, spin, mode)
+	for _, size := range sizes {
+		rtts := make([]time.Duration, iters)
+		done := make(chan error, 1)
+		go func() { done <- srv.serve(size, warmup+iters) }()
+		cerr := cli.ping(size, warmup, rtts)
+		if err := <-done; err != nil {
+			return err
+		}
+		if cerr != nil {
+			return cerr
+		}
+		slices.Sort(rtts)
+		var sum time.Duration
+		for _, r := range rtts {
+			sum += r
+		}
+		us := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 2, 64) }
+		fmt.Printf("PINGPONG size=%d iters=%d events=%d inline=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s\n",
+			size, iters, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), us(rtts[0]), us(rtts[len(rtts)/2]),
+			us(sum/time.Duration(len(rtts))), us(rtts[len(rtts)*99/100]))
+	}
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (s *side) postRecv(slot uint64) error {
+	wr := [1]datapath.RecvWR{{ID: slot, SGL: []datapath.SGE{{Addr: s.base + (slot+1)*slotLen, Length: slotLen, LKey: s.mr.LKey()}}}}
+	_, err := s.conn.PostRecv(wr[:])
+	return err
+}
+
+func (s *side) send(wr []datapath.SendWR) error {
+	_, err := s.conn.PostSend(wr)
+	return err
+}
+
+func (s *side) awaitRecv(wcs []datapath.Completion) error {
+	for {
+		n, err := s.cq.Poll(wcs)
+		if err != nil {
+			return err
+		}
+		for _, wc := range wcs[:n] {
+			if wc.Status != datapath.StatusSuccess {
+				return fmt.Errorf("%v completion: %v (%v)", wc.Op, wc.Status, s.conn.Err())
+			}
+			if wc.Op == datapath.OpRecv {
+				return s.postRecv(wc.ID)
+			}
+		}
+		if n == 0 && s.events {
+			if err := s.cq.Wait(10 * time.Second); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// signalEvery is how often a SEND asks for a completion: often enough to free the send queue,
+// rarely enough that send completions cost little next to the round trip.
+const signalEvery = 8
+
+// sendWRs returns the SEND to post for each round trip i: wrs[i%signalEvery].
+func (s *side) sendWRs(size int) [][]datapath.SendWR {
+	var flags datapath.SendFlags
+	if size <= s.conn.Caps().MaxInlineData {
+		flags |= datapath.FlagInline
+	}
+	wrs := make([][]datapath.SendWR, signalEvery)
+	for i := range wrs {
+		f := flags
+		if i == signalEvery-1 {
+			f |= datapath.FlagSignaled
+		}
+		wrs[i] = []datapath.SendWR{{ID: 1 << 20, Op: datapath.OpSend, Flags: f, SGL: []datapath.SGE{{Addr: s.base, Length: uint32(size), LKey: s.mr.LKey()}}}}
+	}
+	return wrs
+}
+
+// serve answers n pings.
+func (s *side) serve(size, n int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	wrs := s.sendWRs(size)
+	wcs := make([]datapath.Completion, 16)
+	for i := 0; i < n; i++ {
+		if err := s.awaitRecv(wcs); err != nil {
+			return err
+		}
+		if err := s.send(wrs[i%signalEvery]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ping runs warmup unmeasured and len(rtts) measured round trips.
+func (s *side) ping(size, warmup int, rtts []time.Duration) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	wrs := s.sendWRs(size)
+	wcs := make([]datapath.Completion, 16)
+	for i := -warmup; i < len(rtts); i++ {
+		t0 := time.Now()
+		if err := s.send(wrs[(i+warmup)%signalEvery]); err != nil {
+			return err
+		}
+		if err := s.awaitRecv(wcs); err != nil {
+			return err
+		}
+		if i >= 0 {
+			rtts[i] = time.Since(t0)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# make vmtest: real RDMA without RDMA hardware. Boots Debian's kernel under QEMU (TCG) with an
+# initramfs holding this project's test binaries, creates a soft-RoCE device (rdma_rxe) in the
+# guest and runs there: the verbs provider's tests, the knfsd-over-RDMA interop test, and
+# perftest's ib_send_lat next to the project's own ping-pong. Exits non-zero on any failure.
+#
+# Needs root on a fresh machine (it installs the Debian packages of deps.sh); caches the
+# kernel under $VMDIR. The guest's console goes to $VMDIR/guest.log.
+#
+# env: VMDIR (default build/vm)  VMTIMEOUT (seconds, default 900)  VERBOSE=1 (whole console)
+#      QEMU_MEM (MiB, default 1024)  QEMU_SMP (default 2)
+#      VMTEST_RUN=REGEX (only the verbs provider tests matching it, for quick iterations)
+#      VMTEST_RACE=1 (the verbs provider tests with the race detector)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+HERE=test/vm
+export VMDIR=${VMDIR:-build/vm}
+start=$(date +%s)
+mkdir -p "$VMDIR/bin"
+
+"$HERE/deps.sh"
+"$HERE/fetch-kernel.sh"
+
+echo "vmtest: building test binaries (cgo, -tags verbs)"
+export CGO_ENABLED=1
+GO=${GO:-go}
+# VMTEST_RACE=1 builds the provider's tests with the race detector.
+$GO test -c -tags verbs ${VMTEST_RACE:+-race} -o "$VMDIR/bin/verbs.test" ./datapath/verbs
+$GO test -c -tags verbs,verbs_noannot -o "$VMDIR/bin/verbs-noannot.test" ./datapath/verbs
+$GO test -c -tags verbs -o "$VMDIR/bin/knfsd.test" ./test/vm/knfsd
+$GO build -tags verbs -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
+
+"$HERE/initramfs.sh"
+
+KROOT=$VMDIR/kernel/root
+KVER=$(ls "$KROOT/lib/modules" | head -1)
+LOG=$VMDIR/guest.log
+echo "vmtest: booting $KVER under QEMU TCG (console: $LOG)"
+# KVM cannot boot a stock kernel on this machine kind (paravirtual KVM host), hence TCG.
+set +e
+timeout "${VMTIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_MEM:-1024}" -smp "${QEMU_SMP:-2}" \
+	-nographic -no-reboot -nodefaults -serial stdio \
+	-kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$VMDIR/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4${VMTEST_RUN:+ vmtest.run=$VMTEST_RUN}" \
+	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^panic|Kernel panic'; fi
+qrc=${PIPESTATUS[0]}
+set -e
+
+echo
+echo "=== vmtest summary (guest log: $LOG)"
+grep -E '^VMTEST: (PASS|FAIL|XFAIL|XPASS|WARN)' "$LOG" | sed 's/^VMTEST: /  /' || true
+tests=$(grep -cE '^(    )*--- PASS' "$LOG" || true)
+echo "  ($tests Go tests and subtests passed in the guest)"
+fails=$(grep -c '^VMTEST: FAIL' "$LOG" || true)
+if ! grep -q '^VMTEST: EXIT' "$LOG"; then
+	echo "  FAIL guest did not finish (qemu exit $qrc; timeout is ${VMTIMEOUT:-900}s)"
+	fails=$((fails + 1))
+fi
+echo
+echo "=== latency, rxe0 under TCG (same boot): our SEND/RECV ping-pong vs perftest ib_send_lat -R"
+echo "    RTT in microseconds. perftest reports half round trips, so its RTT is 2 x t_typical"
+echo "    (median) and 2 x t_min; ratio = ours / perftest; each the best of two interleaved rounds."
+echo "    Under TCG on a busy host both vary a lot between rounds: see the guest log for every run."
+awk '
+	function low(a, k, v) { if (!(k in a) || v + 0 < a[k] + 0) a[k] = v }
+	/^VMTEST: LAT perftest/ { for (i = 4; i <= NF; i++) { split($i, kv, "="); p[kv[1]] = kv[2] } low(pt, p["size"], p["t_typical_us"]); low(pm, p["size"], p["t_min_us"]) }
+	/^PINGPONG.* events=1/ { next }
+	/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } z = f["size"]; if (!(z in ours)) order[++n] = z; low(ours, z, f["rtt_p50_us"]); low(omin, z, f["rtt_min_us"]) }
+	function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
+	function us(x) { return x > 0 ? sprintf("%.2f", x) : "n/a" }
+	END {
+		printf "    %6s | %14s %14s %6s | %14s %14s %6s\n", "bytes", "perftest 2xtyp", "ours p50", "ratio", "perftest 2xmin", "ours min", "ratio"
+		for (i = 1; i <= n; i++) {
+			z = order[i]
+			printf "    %6s | %14s %14s %6s | %14s %14s %6s\n", z, us(2 * pt[z]), us(ours[z]), ratio(ours[z], 2 * pt[z]), us(2 * pm[z]), us(omin[z]), ratio(omin[z], 2 * pm[z])
+		}
+	}' "$LOG"
+grep -E '^PINGPONG.* events=1' "$LOG" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } printf "    event-driven (CQ.Wait), %s B: RTT p50 %s us, min %s us\n", f["size"], f["rtt_p50_us"], f["rtt_min_us"] }' || true
+echo
+echo "=== BenchmarkPostPoll on rxe0 (one SEND/RECV through one CQ), with and without #cgo noescape/nocallback"
+grep -E '^(VMTEST: BENCH|BenchmarkPostPoll)' "$LOG" | sed 's/^VMTEST: BENCH /    /; s/^Benchmark/      Benchmark/' || true
+echo
+echo "vmtest: $((fails)) failure(s), wall time $(($(date +%s) - start)) s"
+[ "$fails" -eq 0 ]
