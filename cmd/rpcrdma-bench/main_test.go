@@ -320,8 +320,12 @@ func TestDevicesSoft(t *testing.T) {
 		t.Fatalf("default provider %v, %v", p, err)
 	}
 	_, vout, _ := runMain(t, "version")
-	if !strings.Contains(vout, "providers: soft") {
+	if !strings.Contains(vout, "providers: soft verbs") {
 		t.Fatalf("version: %s", vout)
+	}
+	// verbs is always listed; without -tags verbs it says how to get it.
+	if p, err := lookupProvider("verbs"); err != nil || p.Name() != "verbs" {
+		t.Fatalf("verbs provider: %v", err)
 	}
 }
 
