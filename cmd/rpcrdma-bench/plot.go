@@ -15,12 +15,15 @@ func init() {
 	register(&command{
 		name:    "plot",
 		summary: "Draw charts (PNG, SVG) from results files: latency and throughput vs size, spectra, heatmaps, timelines",
-		usage:   "[--dir DIR] [--format png,svg] RESULTS.json...",
+		usage:   "[--out DIR] [--format png,svg] RESULTS.json...",
 		examples: `  rpcrdma-bench plot sweep.json                      # every chart that applies, into ./plots
-  rpcrdma-bench plot --dir charts --format svg old.json new.json
-  rpcrdma-bench sweep --out sweep.json && rpcrdma-bench plot --dir sweep-charts sweep.json`,
+  rpcrdma-bench plot --out charts --format svg old.json new.json
+  rpcrdma-bench sweep --out sweep.json && rpcrdma-bench plot --out sweep-charts sweep.json`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			dir := fs.String("dir", "plots", "directory to write the charts into (created if needed)")
+			dir := fs.String("out", "plots", "directory to write the charts into (created if needed)")
+			// --dir is what 'report --format html' calls its directory; accept it here too.
+			fs.StringVar(dir, "dir", "plots", "same as --out")
+			_ = fs.MarkHidden("dir")
 			formats := fs.String("format", "png,svg", "chart formats, comma-separated: png, svg")
 			return func(e *env, args []string) int {
 				return plot(e, *dir, *formats, args)

@@ -10,7 +10,7 @@ import (
 func TestPlotWritesCharts(t *testing.T) {
 	f := sweepFile(t)
 	dir := filepath.Join(t.TempDir(), "charts")
-	code, out, errOut := runMain(t, "plot", "--dir", dir, "--format", "svg", f)
+	code, out, errOut := runMain(t, "plot", "--out", dir, "--format", "svg", f)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
