@@ -40,8 +40,11 @@ type engineClient struct {
 	conns []*rpcrdma.Conn
 	// prog and vers name another program whose NULL to call (Config.Program), 0: benchprog.
 	prog, vers uint32
-	next       int
-	res        []rpcrdma.Result
+	// responderRead lets replies that would need a Reply chunk come back in a
+	// responder-provided Read chunk instead (--responder-read).
+	responderRead bool
+	next          int
+	res           []rpcrdma.Result
 	// done collects the connections' final Stats when the poller closes the client.
 	done func(st []rpcrdma.Stats)
 }
@@ -94,6 +97,12 @@ func (c *engineClient) Submit(r *workloads.Request) error {
 		size = int(r.ReplySize)
 	}
 	call := rpcrdma.Call{Prog: c.prog, Vers: c.vers, Proc: engineProcs[r.Proc], Size: size, Class: engineClass(r.Proc, r.Class), Tag: r.Tag}
+	if c.responderRead && (call.Class == rpcrdma.ClassReplyChunk || call.Class == rpcrdma.ClassAuto && r.Proc != workloads.ProcSource) {
+		// Offer no reply resources where the engine would offer a Reply chunk: a reply
+		// that fits inline still comes inline, a longer one in a responder-provided Read
+		// chunk. SOURCE keeps its Write chunk, as an NFS READ would.
+		call.Class = rpcrdma.ClassResponderRead
+	}
 	for range c.conns {
 		k := c.next
 		if c.next++; c.next == len(c.conns) {
@@ -147,6 +156,7 @@ type engineConnector struct {
 	dev   datapath.Device
 	addr  string
 	cfg   rpcrdma.Config // Verify; per point: SendSize, RecvSize, Credits, MaxPayload
+	tr    transportConfig
 	local *localServer
 }
 
@@ -198,17 +208,21 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		dev.Close()
 		return nil, err
 	}
-	credits, payload := rpcrdma.DefaultCredits, 0
+	credits, payload := max(rpcrdma.DefaultCredits, w.tr.Credits), 0
 	for _, pt := range pts {
 		credits = max(credits, pt.Workload.Depth)
 		payload = max(payload, pt.Workload.MaxPayload())
 	}
 	scfg := rpcrdma.Config{SendSize: rpcrdma.MaxInline, RecvSize: rpcrdma.MaxInline, Credits: credits,
-		MaxPayload: payloadSize(payload), Verify: w.cfg.Verify}
+		MaxPayload: payloadSize(payload), Verify: w.cfg.Verify,
+		// The client's choices decide: the R bit and responder Read chunks take effect only
+		// when both ends offer them, and the memory mode applies to the responder's own
+		// exposed replies (responder-provided Read chunks).
+		Memory: w.tr.Memory, RemoteInvalidate: w.tr.RemoteInvalidate, ResponderRead: w.tr.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
 	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1)}
 	go func() { ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg}) }()
-	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), local: ls}, nil
+	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), tr: w.tr, local: ls}, nil
 }
 
 // localAddr is an address to listen on for a server in this process: the device's first
@@ -231,7 +245,7 @@ func openRemote(w *workloadFlags, pts []workloads.Point) (connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engineConnector{dev: dev, addr: w.addr, cfg: engineConfig(w)}, nil
+	return &engineConnector{dev: dev, addr: w.addr, cfg: engineConfig(w), tr: w.tr}, nil
 }
 
 // payloadSize rounds a payload bound up to XDR's 4-byte unit, at least 4 KiB.
@@ -246,13 +260,17 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 	cfg := c.cfg
 	cfg.SendSize, cfg.RecvSize = pt.Threshold, pt.Threshold
 	cfg.Credits = pt.Workload.Depth
+	if c.tr.Credits != 0 {
+		cfg.Credits = c.tr.Credits
+	}
+	c.tr.apply(&cfg)
 	cfg.MaxPayload = payloadSize(pt.Workload.MaxPayload())
 	var (
 		mu    sync.Mutex
 		stats []rpcrdma.Stats
 	)
 	open := func(poller, conns int) (workloads.Client, error) {
-		cl := &engineClient{res: make([]rpcrdma.Result, 64), prog: pt.Workload.Program, vers: pt.Workload.Version}
+		cl := &engineClient{res: make([]rpcrdma.Result, 64), prog: pt.Workload.Program, vers: pt.Workload.Version, responderRead: c.tr.ResponderRead}
 		cl.done = func(st []rpcrdma.Stats) {
 			mu.Lock()
 			stats = append(stats, st...)
@@ -277,10 +295,12 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 		var ops results.Ops
 		for _, s := range stats {
 			addOp(&ops.Send, s.Send)
-			addOp(&ops.SendInv, s.SendInv)
 			addOp(&ops.Write, s.Write)
 			addOp(&ops.Read, s.Read)
 			addOp(&ops.Recv, s.Recv)
+			// A requester posts no Send With Invalidate: its count here is the replies the
+			// peer sent that way, each of which spared this side a LOCAL_INV (CONFIG.md).
+			ops.SendInv.Count += s.RemoteInvalidated
 			ops.LocalInv.Count += s.LocalInvs
 			ops.BindMW.Count += s.Binds
 		}
@@ -365,6 +385,10 @@ func openServer(f *serverFlags) (server, error) {
 	th := f.Threshold
 	cfg := rpcrdma.ServeConfig{Endpoint: rpcrdma.Config{SendSize: th, RecvSize: th, Credits: f.Credits,
 		MaxPayload: payloadSize(f.MaxPayload), Verify: f.Verify}}
+	if th == 0 {
+		cfg.Endpoint.SendSize, cfg.Endpoint.RecvSize = rpcrdma.DefaultInline, rpcrdma.DefaultInline
+	}
+	f.Transport.apply(&cfg.Endpoint)
 	if len(f.CPUs) > 0 {
 		picker, err := datapath.NewCPUPicker(f.CPUs...)
 		if err != nil {

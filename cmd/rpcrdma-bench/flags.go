@@ -146,6 +146,7 @@ type workloadFlags struct {
 	sweep bool
 
 	cfg        workloads.Config
+	tr         transportConfig
 	depths     []int
 	sizes      []int
 	thresholds []int
@@ -190,6 +191,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")
 	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads, each busy-polling its own connections")
 	fs.Var(cpusValue{&c.CPUs}, "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
+	addTransportFlags(fs, &w.tr, true)
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
 	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")
 	fs.BoolVarP(&w.quiet, "quiet", "q", false, "no progress display")
@@ -221,6 +223,12 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	}
 	if len(w.thresholds) > 1 && !w.sweep {
 		return c, usageErrorf("--thresholds takes one value here (%d given); 'sweep' takes a list", len(w.thresholds))
+	}
+	if err := w.tr.check(true); err != nil {
+		return c, err
+	}
+	if w.sweep && w.tr.SendSize != 0 && w.tr.RecvSize != 0 && w.fs.Changed("thresholds") {
+		return c, usageErrorf("--send-size and --recv-size leave --thresholds nothing to vary")
 	}
 	n, err := c.Normalized()
 	if err != nil {

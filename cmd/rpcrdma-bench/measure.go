@@ -84,7 +84,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		// repeat, and report, compare and plot work from files.
 		w.out = defaultOut(name, time.Now())
 	}
-	cfg := &runConfig{Command: name, Provider: w.provider, Device: w.device, Addr: w.addr}
+	cfg := &runConfig{Command: name, Provider: w.provider, Device: w.device, Addr: w.addr, Transport: w.tr}
 	if cfg.Provider == "" {
 		cfg.Provider = "soft"
 	}

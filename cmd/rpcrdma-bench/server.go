@@ -31,6 +31,8 @@ type serverFlags struct {
 	Verify bool `json:"verify,omitempty"`
 	// Once makes the server exit after its first connection closes.
 	Once bool `json:"once,omitempty"`
+	// Transport is the engine's knobs (its Credits unused: see Credits above).
+	Transport transportConfig `json:"transport"`
 }
 
 // server is the responder side of the engine: it listens, accepts connections (negotiating
@@ -54,7 +56,8 @@ func serverCommand(open newServer) *command {
 		usage:   "[--listen HOST:PORT] [flags]",
 		examples: `  rpcrdma-bench server --listen 0.0.0.0:20049               # soft provider over TCP
   rpcrdma-bench server --provider verbs --device rxe0 --listen 10.0.2.15:20049
-  rpcrdma-bench server --thresholds 16k --cpus 3 --verify   # offer 16 KiB inline, pin the poller`,
+  rpcrdma-bench server --thresholds 16k --cpus 3 --verify   # offer 16 KiB inline, pin the poller
+  rpcrdma-bench server --remote-invalidate --responder-read # Send With Invalidate, responder Read chunks`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			f := &serverFlags{}
 			var thresholds []int
@@ -69,6 +72,7 @@ func serverCommand(open newServer) *command {
 			fs.Var(cpusValue{&f.CPUs}, "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
 			fs.BoolVar(&f.Verify, "verify", false, "check every payload received")
 			fs.BoolVar(&f.Once, "once", false, "exit after the first connection closes")
+			addTransportFlags(fs, &f.Transport, false)
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
 					return fail(e, "server", usageErrorf("unexpected arguments %q", args))
@@ -80,8 +84,11 @@ func serverCommand(open newServer) *command {
 					f.Threshold = thresholds[0]
 				}
 				f.MaxPayload = maxPayload
-				if f.Pollers < 1 || f.Credits < 0 {
-					return fail(e, "server", usageErrorf("--pollers must be at least 1 and --credits not negative"))
+				if f.Pollers < 1 || f.Credits < 0 || f.Credits > maxCredits {
+					return fail(e, "server", usageErrorf("--pollers must be at least 1 and --credits from 0 (the default) to %d", maxCredits))
+				}
+				if err := f.Transport.check(false); err != nil {
+					return fail(e, "server", err)
 				}
 				if _, err := (workloads.Config{CPUs: f.CPUs}).Normalized(); err != nil {
 					return fail(e, "server", usageError{err.Error()})
@@ -131,6 +138,7 @@ func registerEngineCommands(local, remote newConnector, srv newServer) {
   rpcrdma-bench run --mix echo --sizes 64 --depth 1  # latency of small inline ECHOs
   rpcrdma-bench run --mix source/1m --class long     # force a Reply chunk for 1 MiB READs
   rpcrdma-bench run --rate 50000 --out run.json      # open loop, RTT from the intended send
+  rpcrdma-bench run --mix sink/64k --memory windows --remote-invalidate  # bind and invalidate per RPC, as FRWR
   rpcrdma-bench run --provider verbs --device rxe0 --cpus 2,3`, false, addrNone, local))
 	register(measureCommand("client", "Drive a server in another process ('rpcrdma-bench server') and record the results",
 		"--addr HOST:PORT [flags]",

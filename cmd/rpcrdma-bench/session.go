@@ -28,6 +28,8 @@ type runConfig struct {
 	Workload *workloads.Config `json:"workload,omitempty"`
 	// Sweep is the sweep, Points its expansion, of a sweep.
 	Sweep *workloads.Sweep `json:"sweep,omitempty"`
+	// Transport is the engine's knobs the run set, the same for every point.
+	Transport transportConfig `json:"transport"`
 }
 
 // session is one measuring invocation (run, client or sweep): it runs points one after the

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+)
+
+// transportConfig is the transport engine's own knobs as the command line sets them: the
+// "transport" member of a results file's config (CONFIG.md). They are deliberately not part
+// of results.Params, which identifies a point for compare: runs that differ only here (say
+// pre-registered against windows memory) measure the same points and compare as such.
+type transportConfig struct {
+	// Memory is how chunk memory is exposed: "preregistered" (the connection's one
+	// registration, no work per RPC) or "windows" (a memory window bound and invalidated
+	// per chunk of each RPC, as the Linux client does with FRWR).
+	Memory rpcrdma.MemoryMode `json:"memory"`
+	// RemoteInvalidate sets the R bit of the RFC 8797 private data: replies may then
+	// invalidate the requester's window by Send With Invalidate. A requester offers it only
+	// with windows memory.
+	RemoteInvalidate bool `json:"remote_invalidate,omitempty"`
+	// ResponderRead offers responder-provided Read chunks (long replies pulled by the
+	// requester, acknowledged with RDMA_DONE); both ends must offer it.
+	ResponderRead bool `json:"responder_read,omitempty"`
+	// Credits is the credit value a requester requests (0: each point's depth); a server's
+	// grant is serverFlags.Credits.
+	Credits int `json:"credits,omitempty"`
+	// SendSize and RecvSize, when not zero, are the inline sizes advertised for sending and
+	// receiving instead of the threshold (which then sets only the other direction).
+	SendSize int `json:"send_size,omitempty"`
+	RecvSize int `json:"recv_size,omitempty"`
+}
+
+// memoryValue parses --memory.
+type memoryValue struct{ v *rpcrdma.MemoryMode }
+
+func (m memoryValue) String() string {
+	if m.v == nil {
+		return rpcrdma.MemoryPreregistered.String()
+	}
+	return m.v.String()
+}
+
+func (m memoryValue) Set(x string) error {
+	switch x {
+	case "preregistered":
+		*m.v = rpcrdma.MemoryPreregistered
+	case "windows":
+		*m.v = rpcrdma.MemoryWindows
+	default:
+		return usageErrorf("unknown memory mode %q (want preregistered or windows)", x)
+	}
+	return nil
+}
+
+func (memoryValue) Type() string { return "mode" }
+
+// inlineSizeValue parses --send-size and --recv-size: an RFC 8797 inline size, a multiple
+// of 1 KiB from 1 KiB to 256 KiB.
+type inlineSizeValue struct{ v *int }
+
+func (s inlineSizeValue) String() string {
+	if s.v == nil || *s.v == 0 {
+		return ""
+	}
+	return sizeValue(s).String()
+}
+
+func (s inlineSizeValue) Set(x string) error {
+	var n int
+	if err := (sizeValue{&n}).Set(x); err != nil {
+		return err
+	}
+	if n < rpcrdma.MinInline || n > rpcrdma.MaxInline || n%1024 != 0 {
+		return usageErrorf("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
+	}
+	*s.v = n
+	return nil
+}
+
+func (inlineSizeValue) Type() string { return "size" }
+
+// addTransportFlags declares the engine's knobs on fs. requester selects the requester's
+// wording (run, client, sweep) over the server's.
+func addTransportFlags(fs *pflag.FlagSet, t *transportConfig, requester bool) {
+	fs.Var(memoryValue{&t.Memory}, "memory", "chunk memory: preregistered (one registration per connection, zero-copy, no per-RPC work) or windows (a memory window bound and invalidated per chunk of each RPC, as Linux FRWR)")
+	if requester {
+		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "offer remote invalidation (RFC 8797 R bit): replies end the RPC's window by Send With Invalidate, saving a LOCAL_INV; needs --memory windows")
+		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer no Reply chunk: replies that would need one (long ECHO, --class long SOURCE) come back in a responder-provided Read chunk, pulled by RDMA Read and acknowledged with RDMA_DONE")
+		fs.IntVar(&t.Credits, "credits", 0, "credits to request, the most RPCs a connection may have outstanding (default: --depth)")
+	} else {
+		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "set the R bit: reply with Send With Invalidate to clients that set it too (their windows memory)")
+		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer responder-provided Read chunks for replies too long for the client's reply resources (to clients that accept them)")
+		// The server's --credits is its own (serverFlags.Credits), declared with its flags.
+	}
+	fs.Var(inlineSizeValue{&t.SendSize}, "send-size", "inline send size to advertise instead of the threshold (asymmetric thresholds)")
+	fs.Var(inlineSizeValue{&t.RecvSize}, "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")
+}
+
+// check reports knob combinations that cannot mean what they say.
+func (t *transportConfig) check(requester bool) error {
+	if t.Credits < 0 || t.Credits > maxCredits {
+		return usageErrorf("--credits %d out of range [1, %s]", t.Credits, strconv.Itoa(maxCredits))
+	}
+	if requester && t.RemoteInvalidate && t.Memory != rpcrdma.MemoryWindows {
+		// The engine would silently clear the bit: in pre-registered mode every chunk shares
+		// the connection's key, and invalidating it would end the connection.
+		return usageErrorf("--remote-invalidate needs --memory windows: pre-registered chunks share the connection's key, which a Send With Invalidate would destroy")
+	}
+	return nil
+}
+
+// maxCredits is the engine's bound on a credit value (rpcrdma.Config.Credits).
+const maxCredits = 8192
+
+// apply sets the knobs on an endpoint config whose inline sizes are already the threshold's.
+func (t *transportConfig) apply(c *rpcrdma.Config) {
+	c.Memory = t.Memory
+	c.RemoteInvalidate = t.RemoteInvalidate
+	c.ResponderRead = t.ResponderRead
+	if t.SendSize != 0 {
+		c.SendSize = t.SendSize
+	}
+	if t.RecvSize != 0 {
+		c.RecvSize = t.RecvSize
+	}
+}
