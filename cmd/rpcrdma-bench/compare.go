@@ -13,10 +13,11 @@ func init() {
 	register(&command{
 		name:    "compare",
 		summary: "Compare base and current results: changes beyond noise and thresholds fail (the CI gate)",
-		usage:   "[flags] BASE.json... -- CURRENT.json...   (or: BASE.json CURRENT.json)",
+		usage:   "[flags] BASE.json|DIR... -- CURRENT.json|DIR...   (or: BASE CURRENT)",
 		examples: `  rpcrdma-bench compare old.json new.json
   rpcrdma-bench compare --threshold 'p99=+10%,throughput=-5%' old-*.json -- new-*.json
   rpcrdma-bench compare --threshold all=5% --metrics p50,p99,rps --format markdown base/*.json -- head/*.json
+  rpcrdma-bench compare build/demo/preregistered -- build/demo/windows   # directories: their *.json
 
 Runs of the same point are samples: with 3 or more runs per side a Mann-Whitney U test decides
 what is beyond noise (as benchstat does); with fewer, the thresholds alone decide. Exit status
@@ -42,6 +43,13 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 		base, cur = args[:1], args[1:]
 	default:
 		return fail(e, "compare", usageErrorf("want BASE CURRENT, or BASE... -- CURRENT... (got %d files and no --)", len(args)))
+	}
+	var err error
+	if base, _, err = expandDirs(base); err != nil {
+		return fail(e, "compare", err)
+	}
+	if cur, _, err = expandDirs(cur); err != nil {
+		return fail(e, "compare", err)
 	}
 	if len(base) == 0 || len(cur) == 0 {
 		return fail(e, "compare", usageErrorf("need at least one base and one current results file"))

@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "plot",
 		summary: "Draw charts (PNG, SVG) from results files: latency and throughput vs size, spectra, heatmaps, timelines",
-		usage:   "[--out DIR] [--format png,svg] RESULTS.json...",
+		usage:   "[--out DIR] [--format png,svg] RESULTS.json|DIR...",
 		examples: `  rpcrdma-bench plot sweep.json                      # every chart that applies, into ./plots
   rpcrdma-bench plot --out charts --format svg old.json new.json
   rpcrdma-bench sweep --out sweep.json && rpcrdma-bench plot --out sweep-charts sweep.json`,
@@ -33,6 +33,10 @@ func init() {
 }
 
 func plot(e *env, dir, formats string, files []string) int {
+	files, _, err := expandDirs(files)
+	if err != nil {
+		return fail(e, "plot", err)
+	}
 	if len(files) == 0 {
 		return fail(e, "plot", usageErrorf("no results file given"))
 	}

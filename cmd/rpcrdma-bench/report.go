@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 
 	"github.com/spf13/pflag"
 
@@ -16,32 +18,68 @@ func init() {
 	register(&command{
 		name:    "report",
 		summary: "Re-render results files: a table, CSV, HdrHistogram log, Go benchmark lines, class switches or an HTML/Markdown page",
-		usage:   "[--format text|csv|hlog|bench|switches|html] [--out FILE | --dir DIR] RESULTS.json...",
+		usage:   "[--format text|csv|hlog|bench|switches|html] [--out FILE | --dir DIR] RESULTS.json|DIR...",
 		examples: `  rpcrdma-bench report run.json                        # the table 'run' printed
   rpcrdma-bench report --format csv sweep.json > sweep.csv
   rpcrdma-bench report --format bench old*.json > old.txt   # then: benchstat old.txt new.txt
   rpcrdma-bench report --format hlog run.json > run.hlog    # HdrHistogram interval log
   rpcrdma-bench report --format switches sweep.json        # where each size changed class
-  rpcrdma-bench report --format html --dir page --title "rxe vs soft" a.json b.json  # page/report.html and .md`,
+  rpcrdma-bench report --format html --dir page --title "rxe vs soft" a.json b.json  # page/report.html and .md
+  rpcrdma-bench report --format html build/demo/sweep      # every *.json there; the page goes there too
+
+A directory argument stands for the *.json results files in it, in name order. With --format
+html and no --dir, a single directory argument also receives the page.`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			format := fs.String("format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes) or html (a page with charts, and its Markdown twin)")
 			out := fs.String("out", "", "write to `FILE` instead of stdout (not for html)")
 			var page report.Config
-			dir := fs.String("dir", "report", "html: directory for report.html, report.md and the charts")
+			dir := fs.String("dir", "report", "html: directory for report.html, report.md and the charts (default: the one directory given, else report)")
 			fs.StringVar(&page.Title, "title", "", "html: the page's title (default \""+report.DefaultTitle+"\")")
 			fs.BoolVar(&page.PNG, "png", false, "html: embed charts as PNG rather than SVG")
 			fs.BoolVar(&page.NoCharts, "no-charts", false, "html: tables only")
 			return func(e *env, args []string) int {
+				files, dirs, err := expandDirs(args)
+				if err != nil {
+					return fail(e, "report", err)
+				}
 				if *format == "html" {
 					if fs.Changed("out") {
 						return fail(e, "report", usageErrorf("--format html writes a directory: use --dir"))
 					}
-					return reportPage(e, *dir, page, args)
+					if !fs.Changed("dir") && len(dirs) == 1 {
+						*dir = dirs[0]
+					}
+					return reportPage(e, *dir, page, files)
 				}
-				return reportFiles(e, *format, *out, args)
+				return reportFiles(e, *format, *out, files)
 			}
 		},
 	})
+}
+
+// expandDirs replaces each directory among args by the *.json files in it, sorted by name
+// (results files, by convention; a directory of a report page holds no other JSON), and
+// returns the directories found. Other arguments pass through unchanged: reading them says
+// what is wrong with them.
+func expandDirs(args []string) (files, dirs []string, err error) {
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(a, "*.json"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(m) == 0 {
+			return nil, nil, usageErrorf("%s: no *.json results files in this directory", a)
+		}
+		sort.Strings(m)
+		files = append(files, m...)
+		dirs = append(dirs, a)
+	}
+	return files, dirs, nil
 }
 
 // reportPage writes the HTML and Markdown report of files into dir.

@@ -83,3 +83,59 @@ func TestReportPage(t *testing.T) {
 		t.Fatalf("page: %v", err)
 	}
 }
+
+// report DIR reads every *.json in DIR in name order; --format html then writes the page
+// into DIR unless --dir says otherwise. plot and compare take directories the same way.
+func TestReportDir(t *testing.T) {
+	dir := t.TempDir()
+	// b.json is written first, with the larger threshold: name order must put a.json first.
+	for _, f := range []struct{ name, th string }{{"b.json", "16k"}, {"a.json", "1k"}} {
+		if code, _, stderr := runMain(t, "fakesweep", "--thresholds", f.th, "--sizes", "64,4k", "--depth", "1",
+			"--count", "50", "--warmup", "0", "--out", filepath.Join(dir, f.name), "-q"); code != exitOK {
+			t.Fatalf("fakesweep: %d %s", code, stderr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not results"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runMain(t, "report", "--format", "csv", dir)
+	if code != exitOK {
+		t.Fatalf("csv: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1+2*2 || !strings.Contains(lines[1], ",1024,") || !strings.Contains(lines[4], ",16384,") {
+		t.Fatalf("csv of a.json then b.json:\n%s", out)
+	}
+
+	code, out, errOut = runMain(t, "report", "--format", "html", "--title", "dir page", dir)
+	if code != exitOK || strings.TrimSpace(out) != filepath.Join(dir, "report.html")+"\n"+filepath.Join(dir, "report.md") {
+		t.Fatalf("html: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(b), "dir page") || !strings.Contains(string(b), "a.json") {
+		t.Fatalf("page in DIR: %v", err)
+	}
+	// The page's own files are not results: reading the directory again still works.
+	other := filepath.Join(t.TempDir(), "elsewhere")
+	if code, _, errOut := runMain(t, "report", "--format", "html", "--dir", other, dir); code != exitOK {
+		t.Fatalf("html --dir: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(other, "report.html")); err != nil {
+		t.Fatal(err)
+	}
+
+	if code, _, errOut := runMain(t, "compare", dir, "--", dir); code != exitOK {
+		t.Fatalf("compare DIR -- DIR: exit %d: %s", code, errOut)
+	}
+	if code, out, errOut := runMain(t, "plot", "--out", filepath.Join(t.TempDir(), "charts"), "--format", "svg", dir); code != exitOK || !strings.Contains(out, ".svg") {
+		t.Fatalf("plot DIR: exit %d, %q, %s", code, out, errOut)
+	}
+
+	empty := t.TempDir()
+	for _, args := range [][]string{{"report", empty}, {"report", "--format", "html", empty}, {"plot", empty}, {"compare", empty, dir}} {
+		code, _, errOut := runMain(t, args...)
+		if code != exitUsage || !strings.Contains(errOut, empty+": no *.json results files") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
