@@ -43,6 +43,16 @@ for i in $(seq 1 "$RUNS"); do
 		done
 	done
 done
+# The memory work each mode did (first run's points): windows binds and invalidates a window
+# per RPC, pre-registered none.
+for mode in preregistered windows; do
+	for proc in sink source; do
+		printf '%-13s %-6s ' "$mode" "$proc"
+		awk '/"(bind_mw|local_inv)": \{/ { name = $1 } /"count"/ && name != "" { printf "%s %s ", name, $2; name = "" }' \
+			"$OUT/$mode/$proc-1.json"
+		echo
+	done
+done
 set +e
 "$BIN" compare --metrics p50,p99,rps "$OUT/preregistered" -- "$OUT/windows"
 code=$?
