@@ -67,6 +67,10 @@ func init() {
 		func(*workloadFlags, []workloads.Point) (connector, error) {
 			return fakeConnector{latency: time.Millisecond}, nil
 		}))
+	register(measureCommand("fakestallrun", "a run whose client never takes an RPC (tests only)", "[flags]", "  rpcrdma-bench fakestallrun", false, addrNone,
+		func(*workloadFlags, []workloads.Point) (connector, error) {
+			return stalledConnector{}, nil
+		}))
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
 	srv.name = "fakeserver"
 	register(srv)
@@ -84,3 +88,17 @@ func (s *fakeServer) Serve(stop *atomic.Bool) error {
 	return nil
 }
 func (s *fakeServer) Close() error { return nil }
+
+// stalledConnector's clients never take an RPC (no credit, ever): a point that measures
+// nothing at all.
+type stalledConnector struct{ fakeConnector }
+
+type stalledClient struct{}
+
+func (stalledClient) Submit(*workloads.Request) error             { return workloads.ErrBusy }
+func (stalledClient) Progress([]workloads.Completed) (int, error) { return 0, nil }
+
+func (stalledConnector) Point(pt workloads.Point) (workloads.Opener, func() pointReport, error) {
+	open := func(int, int) (workloads.Client, error) { return stalledClient{}, nil }
+	return open, nil, nil
+}

@@ -419,3 +419,15 @@ func TestDefaultResultsFile(t *testing.T) {
 		t.Fatalf("defaultOut %q", got)
 	}
 }
+
+func TestPointWithoutRPCsFails(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.json")
+	code, _, stderr := runMain(t, "fakestallrun", "--duration", "20ms", "--warmup", "0", "--depth", "1", "--out", out, "-q")
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != exitFailed || r.Status.State != results.StateFailed || !strings.Contains(stderr, "measured no RPC") {
+		t.Fatalf("a point that measured nothing: exit %d, status %+v, stderr %q", code, r.Status, stderr)
+	}
+}

@@ -242,6 +242,12 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 			Messages: []string{fmt.Sprintf("%d open-loop sends never went out: the server could not keep up with the rate", st.Missed)}})
 	}
 	rp.Complete = err == nil && !st.Interrupted
+	if rp.Complete && rp.RTT.Count == 0 {
+		// A point that ran its whole time without one round trip measured nothing: saying
+		// "complete" with a zero rate would pass a stalled poller off as a result.
+		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "no_rpcs", Count: 1,
+			Messages: []string{"no RPC completed in the measured time (a stalled poller, or a duration shorter than one round trip)"}})
+	}
 	s.run.Points = append(s.run.Points, rp)
 	if werr := s.save(); werr != nil && err == nil {
 		err = werr
@@ -337,6 +343,8 @@ func errorKindText(kind string) string {
 		return "open-loop sends never went out: the server did not keep up with the rate"
 	case "abandoned":
 		return "RPCs still outstanding when draining timed out"
+	case "no_rpcs":
+		return "point(s) measured no RPC at all"
 	}
 	return "RPCs failed (" + kind + ")"
 }
