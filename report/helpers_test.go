@@ -2,8 +2,6 @@ package report
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,21 +29,5 @@ var (
 // golden compares got with testdata/name, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (%d bytes, want %d); run go test ./report -update if the change is intended",
-			name, len(got), len(want))
-	}
+	resultstest.Golden(t, name, got, *update)
 }

@@ -2,8 +2,6 @@ package results_test
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -34,17 +32,5 @@ func makeRun(tb testing.TB, seed uint64, scale float64, n, workers int) *results
 // golden compares got with testdata/name, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n--- got:\n%s\n--- want:\n%s", name, got, want)
-	}
+	resultstest.Golden(t, name, got, *update)
 }
