@@ -21,13 +21,13 @@ func TestExamples(t *testing.T) {
 	}
 	s, x := testRuns(t)
 	wide := soft
-	wide.thresholds = []int{1024, 2048, 4096, 8192, 16384}
-	wide.sizes = nil
+	wide.Thresholds = []int{1024, 2048, 4096, 8192, 16384}
+	wide.Sizes = nil
 	for n := 16; n <= 1<<20; n *= 2 {
-		wide.sizes = append(wide.sizes, n)
+		wide.Sizes = append(wide.Sizes, n)
 	}
-	wide.point = 20 * time.Millisecond
-	w := wide.run(t)
+	wide.Time = 20 * time.Millisecond
+	w := wide.Run(t)
 	for name, runs := range map[string][]*results.Run{"soft": {s}, "two-runs": {s, x}, "wide": {w}, "wide-twice": {w, w}} {
 		paths, err := Render(runs, filepath.Join(dir, name), "png")
 		t.Log(name, paths, err)

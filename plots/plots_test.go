@@ -27,7 +27,7 @@ var (
 
 func testRuns(t testing.TB) (*results.Run, *results.Run) {
 	runsOnce.Do(func() {
-		softRun, rxeRun = soft.run(t), rxe.run(t)
+		softRun, rxeRun = soft.Run(t), rxe.Run(t)
 	})
 	return softRun, rxeRun
 }

@@ -18,17 +18,17 @@ func TestExample(t *testing.T) {
 		t.Skip("set REPORT_OUT=dir to write an example report")
 	}
 	wide := soft
-	wide.thresholds = []int{1024, 4096, 16384}
-	wide.sizes = []int{64, 512, 4096, 32768, 262144, 1 << 20}
-	wide.point = 60 * time.Millisecond
+	wide.Thresholds = []int{1024, 4096, 16384}
+	wide.Sizes = []int{64, 512, 4096, 32768, 262144, 1 << 20}
+	wide.Time = 60 * time.Millisecond
 	x := rxe
-	x.sizes = wide.sizes
-	x.point = 60 * time.Millisecond
-	failed := x.run(t)
+	x.Sizes = wide.Sizes
+	x.Time = 60 * time.Millisecond
+	failed := x.Run(t)
 	failed.Points = failed.Points[:2]
 	failed.Points[1].Complete = false
 	failed.Status = results.Status{State: results.StateFailed, Message: "rpc: remote access error (status 10) on RDMA READ"}
-	h, m, err := Write([]*results.Run{wide.run(t), x.run(t), failed}, dir, Config{
+	h, m, err := Write([]*results.Run{wide.Run(t), x.Run(t), failed}, dir, Config{
 		Title:   "rpcrdma-bench: soft vs rxe (synthetic)",
 		Sources: []string{"soft-sweep.json", "rxe-sweep.json", "rxe-failed.json"},
 	})

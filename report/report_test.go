@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results/resultstest"
 )
 
 var (
@@ -24,7 +25,7 @@ var (
 
 // testRuns are built once: recording the sweeps is the slow part of these tests.
 func testRuns(t testing.TB) (*results.Run, *results.Run) {
-	runsOnce.Do(func() { softRun, rxeRun = soft.run(t), rxe.run(t) })
+	runsOnce.Do(func() { softRun, rxeRun = soft.Run(t), rxe.Run(t) })
 	return softRun, rxeRun
 }
 
@@ -326,7 +327,7 @@ func TestFailedRuns(t *testing.T) {
 	odd.Status = results.Status{State: "paused"}
 	odd.Environment.Device = nil
 	odd.Points[0].Params.RateRPS = 25000
-	h, m, err = Write([]*results.Run{odd}, dir, Config{Name: "odd", NoCharts: true, Generated: t0})
+	h, m, err = Write([]*results.Run{odd}, dir, Config{Name: "odd", NoCharts: true, Generated: resultstest.T0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package results
+package results_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 func TestParseThresholds(t *testing.T) {
@@ -23,7 +24,7 @@ func TestParseThresholds(t *testing.T) {
 		{"latency=+2.5%,rtt=+1%", "p50=+2.5%,p90=+2.5%,p99=+2.5%,p99.9=+2.5%,mean=+1%"},
 		{"p999=0%,gbps=-1e1%", "p99.9=+0%,gbps=-10%"},
 	} {
-		got, err := ParseThresholds(c.in)
+		got, err := results.ParseThresholds(c.in)
 		if c.in == " p99.9 = +20% " {
 			if err == nil {
 				t.Errorf("%q accepted", c.in)
@@ -37,7 +38,7 @@ func TestParseThresholds(t *testing.T) {
 		if got.String() != c.want {
 			t.Errorf("ParseThresholds(%q) = %s, want %s", c.in, got, c.want)
 		}
-		if again, err := ParseThresholds(got.String()); err != nil || again.String() != got.String() {
+		if again, err := results.ParseThresholds(got.String()); err != nil || again.String() != got.String() {
 			t.Errorf("String() of %q does not parse back: %v", c.in, err)
 		}
 	}
@@ -55,7 +56,7 @@ func TestParseThresholds(t *testing.T) {
 		{"p99=NaN%", `"NaN%" is not a percentage`},
 		{"p50=+1%,p90=+2%,bogus=1%", `threshold "bogus=1%"`},
 	} {
-		_, err := ParseThresholds(c.in)
+		_, err := results.ParseThresholds(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseThresholds(%q) error = %v, want %q", c.in, err, c.want)
 		}
@@ -64,25 +65,25 @@ func TestParseThresholds(t *testing.T) {
 
 // runs makes n repeated runs: each run's scale varies by 2% (run-to-run noise, the larger
 // part of real benchmark noise) around scale.
-func runs(t *testing.T, seed uint64, n int, scale float64) []*Run {
+func runs(t *testing.T, seed uint64, n int, scale float64) []*results.Run {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	var rs []*Run
+	var rs []*results.Run
 	for i := range n {
 		rs = append(rs, makeRun(t, seed*100+uint64(i), scale*(1+0.02*rng.NormFloat64()), 2000, 1))
 	}
 	return rs
 }
 
-func mustThresholds(t *testing.T, s string) Thresholds {
-	th, err := ParseThresholds(s)
+func mustThresholds(t *testing.T, s string) results.Thresholds {
+	th, err := results.ParseThresholds(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return th
 }
 
-func verdicts(c *Comparison) map[Verdict]int {
-	m := map[Verdict]int{}
+func verdicts(c *results.Comparison) map[results.Verdict]int {
+	m := map[results.Verdict]int{}
 	for _, p := range c.Points {
 		for _, r := range p.Metrics {
 			m[r.Verdict]++
@@ -93,19 +94,19 @@ func verdicts(c *Comparison) map[Verdict]int {
 
 func TestCompareIdentical(t *testing.T) {
 	base := runs(t, 1, 5, 1)
-	c, err := Compare(base, base, CompareConfig{})
+	c, err := results.Compare(base, base, results.CompareConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != OK || c.ExitCode() != ExitOK {
+	if c.Verdict != results.OK || c.ExitCode() != results.ExitOK {
 		t.Errorf("identical sets: verdict %v exit %d", c.Verdict, c.ExitCode())
 	}
 	// 3 points, 7 metrics, minus the p99.9 that 2000 samples cannot support.
-	if v := verdicts(c); v[OK] != 3*6 || v[NotCompared] != 3 {
+	if v := verdicts(c); v[results.OK] != 3*6 || v[results.NotCompared] != 3 {
 		t.Errorf("verdicts %v", v)
 	}
 	for _, r := range c.Points[0].Metrics {
-		if r.Verdict == OK && (r.P != 1 || r.Delta != 0 || !r.NoiseEstimate) {
+		if r.Verdict == results.OK && (r.P != 1 || r.Delta != 0 || !r.NoiseEstimate) {
 			t.Errorf("%v: p %v delta %v", r.Metric, r.P, r.Delta)
 		}
 	}
@@ -115,24 +116,24 @@ func TestCompareSlowed(t *testing.T) {
 	base, slow := runs(t, 1, 5, 1), runs(t, 2, 5, 1.2)
 	for _, c := range []struct {
 		thresholds string
-		want       Verdict
+		want       results.Verdict
 	}{
-		{"", Regressed},
-		{"latency=+10%,throughput=-10%", Regressed},
-		{"all=25%", OK}, // beyond noise but within what the user tolerates
+		{"", results.Regressed},
+		{"latency=+10%,throughput=-10%", results.Regressed},
+		{"all=25%", results.OK}, // beyond noise but within what the user tolerates
 	} {
-		cmp, err := Compare(base, slow, CompareConfig{Thresholds: mustThresholds(t, c.thresholds)})
+		cmp, err := results.Compare(base, slow, results.CompareConfig{Thresholds: mustThresholds(t, c.thresholds)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if cmp.Verdict != c.want {
 			t.Errorf("thresholds %q: verdict %v, want %v\n%v", c.thresholds, cmp.Verdict, c.want, verdicts(cmp))
 		}
-		if c.want == Regressed && (cmp.ExitCode() != ExitRegression || verdicts(cmp)[Regressed] != 18) {
+		if c.want == results.Regressed && (cmp.ExitCode() != results.ExitRegression || verdicts(cmp)[results.Regressed] != 18) {
 			t.Errorf("thresholds %q: exit %d, verdicts %v; want exit 1 and all 18 comparable metrics regressed", c.thresholds, cmp.ExitCode(), verdicts(cmp))
 		}
 		for _, r := range cmp.Points[1].Metrics {
-			if r.Verdict == NotCompared {
+			if r.Verdict == results.NotCompared {
 				continue
 			}
 			// 5 runs a side, fully separated: p = 2/C(10,5).
@@ -142,13 +143,13 @@ func TestCompareSlowed(t *testing.T) {
 		}
 	}
 	// And the other way round it is an improvement.
-	cmp, _ := Compare(slow, base, CompareConfig{})
-	if cmp.Verdict != Improved || cmp.ExitCode() != ExitOK {
+	cmp, _ := results.Compare(slow, base, results.CompareConfig{})
+	if cmp.Verdict != results.Improved || cmp.ExitCode() != results.ExitOK {
 		t.Errorf("speed-up: verdict %v exit %d", cmp.Verdict, cmp.ExitCode())
 	}
 }
 
-func sign(m Metric) float64 {
+func sign(m results.Metric) float64 {
 	if m.HigherIsBetter() {
 		return -1 // a 20% slowdown is a 16.7% throughput fall
 	}
@@ -158,13 +159,13 @@ func sign(m Metric) float64 {
 func TestCompareNoise(t *testing.T) {
 	// Two independent sets from the same distribution: differences are run-to-run noise.
 	base, again := runs(t, 3, 6, 1), runs(t, 4, 6, 1)
-	c, err := Compare(base, again, CompareConfig{Thresholds: mustThresholds(t, "all=5%")})
+	c, err := results.Compare(base, again, results.CompareConfig{Thresholds: mustThresholds(t, "all=5%")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict == Regressed || c.ExitCode() != ExitOK {
+	if c.Verdict == results.Regressed || c.ExitCode() != results.ExitOK {
 		var b bytes.Buffer
-		WriteCompareText(&b, c)
+		results.WriteCompareText(&b, c)
 		t.Errorf("noise flagged as regression:\n%s", b.String())
 	}
 	// The noise is real: the medians differ, so the pass is not an identity.
@@ -175,30 +176,30 @@ func TestCompareNoise(t *testing.T) {
 
 func TestCompareSingleRun(t *testing.T) {
 	base, slow := runs(t, 1, 1, 1), runs(t, 2, 1, 1.2)
-	c, err := Compare(base, slow, CompareConfig{})
+	c, err := results.Compare(base, slow, results.CompareConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Verdict != NoEstimate || c.ExitCode() != ExitOK || verdicts(c)[NoEstimate] != 18 {
+	if c.Verdict != results.NoEstimate || c.ExitCode() != results.ExitOK || verdicts(c)[results.NoEstimate] != 18 {
 		t.Errorf("1 vs 1 without thresholds: verdict %v exit %d %v", c.Verdict, c.ExitCode(), verdicts(c))
 	}
 	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "need >= 4 runs per side to detect a difference at alpha 0.05 (have 1 and 1)") {
 		t.Errorf("notes %q", c.Notes)
 	}
-	c, _ = Compare(base, slow, CompareConfig{Thresholds: mustThresholds(t, "p99=+10%")})
-	if c.Verdict != Regressed || c.ExitCode() != ExitRegression {
+	c, _ = results.Compare(base, slow, results.CompareConfig{Thresholds: mustThresholds(t, "p99=+10%")})
+	if c.Verdict != results.Regressed || c.ExitCode() != results.ExitRegression {
 		t.Errorf("1 vs 1 with p99=+10%%: verdict %v", c.Verdict)
 	}
-	r := c.Points[0].Metrics[MetricP99]
-	if r.Verdict != Regressed || r.NoiseEstimate || r.String() != "regressed (no noise estimate)" {
+	r := c.Points[0].Metrics[results.MetricP99]
+	if r.Verdict != results.Regressed || r.NoiseEstimate || r.String() != "regressed (no noise estimate)" {
 		t.Errorf("p99: %v noise %v", r.String(), r.NoiseEstimate)
 	}
-	if r := c.Points[0].Metrics[MetricP50]; r.Verdict != NoEstimate {
+	if r := c.Points[0].Metrics[results.MetricP50]; r.Verdict != results.NoEstimate {
 		t.Errorf("p50 without a threshold: %v", r.String())
 	}
 	// 3 a side is still too few at 0.05 (min p 0.1), as benchstat warns.
-	c, _ = Compare(runs(t, 1, 3, 1), runs(t, 2, 3, 1.2), CompareConfig{})
-	if c.Verdict != NoEstimate {
+	c, _ = results.Compare(runs(t, 1, 3, 1), runs(t, 2, 3, 1.2), results.CompareConfig{})
+	if c.Verdict != results.NoEstimate {
 		t.Errorf("3 vs 3: %v", c.Verdict)
 	}
 }
@@ -212,16 +213,16 @@ func TestCompareMatching(t *testing.T) {
 		r.Points[2].Params.Depth = 8 // a new point
 	}
 	cur[0].Points[0].Complete = false
-	cur[0].Status = Status{State: StateInterrupted}
+	cur[0].Status = results.Status{State: results.StateInterrupted}
 	cur[1].Environment.Device = &datapath.DeviceInfo{Name: "mlx5_0"}
-	c, err := Compare(base, cur, CompareConfig{})
+	c, err := results.Compare(base, cur, results.CompareConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.MissingInCurrent) != 1 || c.MissingInCurrent[0].Procedure != "SOURCE" || len(c.NewInCurrent) != 1 || c.NewInCurrent[0].Depth != 8 {
 		t.Errorf("missing %v new %v", c.MissingInCurrent, c.NewInCurrent)
 	}
-	if c.Verdict != Regressed {
+	if c.Verdict != results.Regressed {
 		t.Errorf("a lost point must fail the gate, verdict %v", c.Verdict)
 	}
 	if n := len(c.Points[0].Metrics[0].Current); n != 3 {
@@ -236,27 +237,27 @@ func TestCompareMatching(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		base, cur []*Run
-	}{{nil, cur}, {base, nil}, {base[:1], []*Run{{Points: []Point{}}}}} {
-		if _, err := Compare(c.base, c.cur, CompareConfig{}); !errors.Is(err, ErrNothingToCompare) {
+		base, cur []*results.Run
+	}{{nil, cur}, {base, nil}, {base[:1], []*results.Run{{Points: []results.Point{}}}}} {
+		if _, err := results.Compare(c.base, c.cur, results.CompareConfig{}); !errors.Is(err, results.ErrNothingToCompare) {
 			t.Errorf("bad input: err %v", err)
 		}
 	}
-	if _, err := Compare(base, cur, CompareConfig{Alpha: 2}); err == nil {
+	if _, err := results.Compare(base, cur, results.CompareConfig{Alpha: 2}); err == nil {
 		t.Error("alpha 2 accepted")
 	}
 }
 
 func TestCompareReports(t *testing.T) {
-	c, err := Compare(runs(t, 1, 4, 1), runs(t, 2, 4, 1.2), CompareConfig{Thresholds: mustThresholds(t, "p99=+10%,throughput=-25%")})
+	c, err := results.Compare(runs(t, 1, 4, 1), runs(t, 2, 4, 1.2), results.CompareConfig{Thresholds: mustThresholds(t, "p99=+10%,throughput=-25%")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var txt, md bytes.Buffer
-	if err := WriteCompareText(&txt, c); err != nil {
+	if err := results.WriteCompareText(&txt, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteCompareMarkdown(&md, c); err != nil {
+	if err := results.WriteCompareMarkdown(&md, c); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "compare.txt", txt.Bytes())

@@ -1,4 +1,4 @@
-package results
+package results_test
 
 import (
 	"bytes"
@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
-func marshalT(t testing.TB, r *Run) []byte {
+func marshalT(t testing.TB, r *results.Run) []byte {
 	t.Helper()
-	b, err := Marshal(r)
+	b, err := results.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func marshalT(t testing.TB, r *Run) []byte {
 func TestRoundTrip(t *testing.T) {
 	run := makeRun(t, 1, 1, 20000, 2)
 	b := marshalT(t, run)
-	got, err := Read(bytes.NewReader(b))
+	got, err := results.Read(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +38,11 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("read back a different run")
 	}
 	// The stored histogram re-analyses to the stored percentiles.
-	h, err := DecodeHistogram(got.Points[1].Histogram)
+	h, err := results.DecodeHistogram(got.Points[1].Histogram)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := Percentile(h, 99); v != *got.Points[1].RTT.P99 {
+	if v, _ := results.Percentile(h, 99); v != *got.Points[1].RTT.P99 {
 		t.Errorf("histogram p99 %d, summary p99 %d", v, *got.Points[1].RTT.P99)
 	}
 }
@@ -70,10 +71,10 @@ func TestReadRejects(t *testing.T) {
 		name, in, want string
 		is             error
 	}{
-		{"unknown top-level", strings.Replace(good, `"tool":`, `"color": 1, "tool":`, 1), `color: unknown field`, ErrUnknownField},
-		{"unknown nested", strings.Replace(good, `"p50_ns":`, `"p95_ns": 5, "p50_ns":`, 1), `points[0].rtt.p95_ns: unknown field`, ErrUnknownField},
-		{"newer version", strings.Replace(good, `"schema_version": 1`, `"schema_version": 2`, 1), `schema_version 2, this build reads up to 1: upgrade`, ErrVersion},
-		{"version 0", strings.Replace(good, `"schema_version": 1`, `"schema_version": 0`, 1), `schema_version 0`, ErrVersion},
+		{"unknown top-level", strings.Replace(good, `"tool":`, `"color": 1, "tool":`, 1), `color: unknown field`, results.ErrUnknownField},
+		{"unknown nested", strings.Replace(good, `"p50_ns":`, `"p95_ns": 5, "p50_ns":`, 1), `points[0].rtt.p95_ns: unknown field`, results.ErrUnknownField},
+		{"newer version", strings.Replace(good, `"schema_version": 1`, `"schema_version": 2`, 1), `schema_version 2, this build reads up to 1: upgrade`, results.ErrVersion},
+		{"version 0", strings.Replace(good, `"schema_version": 1`, `"schema_version": 0`, 1), `schema_version 0`, results.ErrVersion},
 		{"version string", strings.Replace(good, `"schema_version": 1`, `"schema_version": "1"`, 1), `schema_version: "1" is not an integer`, nil},
 		{"no version", strings.Replace(good, `"schema_version": 1,`, ``, 1), `schema_version: missing`, nil},
 		{"empty", "", "empty file", nil},
@@ -94,7 +95,7 @@ func TestReadRejects(t *testing.T) {
 			if c.in == good {
 				t.Fatal("test case did not change the input")
 			}
-			_, err := Read(strings.NewReader(c.in))
+			_, err := results.Read(strings.NewReader(c.in))
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -104,7 +105,7 @@ func TestReadRejects(t *testing.T) {
 			if c.is != nil && !errors.Is(err, c.is) {
 				t.Errorf("error %q is not %v", err, c.is)
 			}
-			var fe *FileError
+			var fe *results.FileError
 			if !errors.As(err, &fe) {
 				t.Errorf("error %T is not a *FileError", err)
 			}
@@ -116,7 +117,7 @@ func TestReadRejects(t *testing.T) {
 func TestReadTruncatedPrefixes(t *testing.T) {
 	good := marshalT(t, makeRun(t, 1, 1, 100, 1))
 	for n := 0; n < len(good)-1; n += 1 + n/50 {
-		if _, err := Read(bytes.NewReader(good[:n])); err == nil {
+		if _, err := results.Read(bytes.NewReader(good[:n])); err == nil {
 			t.Fatalf("prefix of %d bytes accepted", n)
 		}
 	}
@@ -124,8 +125,9 @@ func TestReadTruncatedPrefixes(t *testing.T) {
 
 func TestMarshalValidates(t *testing.T) {
 	r := makeRun(t, 1, 1, 1000, 1)
-	r.Points[0].RTT.P9999 = ptr(5)
-	if _, err := Marshal(r); err == nil || !strings.Contains(err.Error(), "points[0].rtt.p9999_ns") {
+	p9999 := int64(5)
+	r.Points[0].RTT.P9999 = &p9999
+	if _, err := results.Marshal(r); err == nil || !strings.Contains(err.Error(), "points[0].rtt.p9999_ns") {
 		t.Errorf("Marshal of an unsupported percentile: %v", err)
 	}
 }
@@ -147,11 +149,11 @@ func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.json")
 	first := makeRun(t, 1, 1, 100, 1)
-	if err := WriteFile(path, first); err != nil {
+	if err := results.WriteFile(path, first); err != nil {
 		t.Fatal(err)
 	}
 	old, _ := os.ReadFile(path)
-	if _, err := ReadFile(path); err != nil {
+	if _, err := results.ReadFile(path); err != nil {
 		t.Fatal(err)
 	}
 
@@ -159,12 +161,11 @@ func TestWriteFileAtomic(t *testing.T) {
 	fail := errors.New("disk on fire")
 	for _, hook := range []string{"sync", "rename"} {
 		t.Run(hook, func(t *testing.T) {
-			saveSync, saveRename := syncFile, rename
-			defer func() { syncFile, rename = saveSync, saveRename }()
 			var tmp string
+			sync, ren := (*os.File).Sync, os.Rename
 			switch hook {
 			case "sync":
-				syncFile = func(f *os.File) error {
+				sync = func(f *os.File) error {
 					tmp = f.Name()
 					// The temporary file holds the new run by now: the failure is mid-way.
 					if fi, _ := f.Stat(); fi.Size() == 0 {
@@ -173,9 +174,10 @@ func TestWriteFileAtomic(t *testing.T) {
 					return fail
 				}
 			case "rename":
-				rename = func(from, to string) error { tmp = from; return fail }
+				ren = func(from, to string) error { tmp = from; return fail }
 			}
-			err := WriteFile(path, second)
+			defer results.SetFileHooks(sync, ren)()
+			err := results.WriteFile(path, second)
 			if !errors.Is(err, fail) || !strings.Contains(err.Error(), path) {
 				t.Errorf("WriteFile error = %v, want the cause and the path", err)
 			}
@@ -191,10 +193,10 @@ func TestWriteFileAtomic(t *testing.T) {
 		})
 	}
 
-	if err := WriteFile(path, second); err != nil {
+	if err := results.WriteFile(path, second); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadFile(path)
+	got, err := results.ReadFile(path)
 	if err != nil || got.Points[0].RTT.Count != second.Points[0].RTT.Count || *got.Points[0].RTT.P50 == *first.Points[0].RTT.P50 {
 		t.Errorf("rewrite did not replace the file: %v", err)
 	}
@@ -202,20 +204,20 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
 	}
 
-	if err := WriteFile(filepath.Join(dir, "nodir", "x.json"), second); err == nil {
+	if err := results.WriteFile(filepath.Join(dir, "nodir", "x.json"), second); err == nil {
 		t.Error("write into a missing directory succeeded")
 	}
-	if _, err := ReadFile(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
+	if _, err := results.ReadFile(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("ReadFile of a missing file: %v", err)
 	}
 }
 
 func TestCaptureEnvironment(t *testing.T) {
-	e := CaptureEnvironment()
+	e := results.CaptureEnvironment()
 	if e.GoVersion == "" || e.NumCPU < 1 || e.GOMAXPROCS < 1 || e.OS == "" {
 		t.Errorf("environment = %+v", e)
 	}
-	c, err := ReadCPU()
+	c, err := results.ReadCPU()
 	if err != nil {
 		t.Skipf("no getrusage here: %v", err)
 	}
@@ -223,7 +225,7 @@ func TestCaptureEnvironment(t *testing.T) {
 	for i := range 20_000_000 {
 		x += i * i
 	}
-	c2, _ := ReadCPU()
+	c2, _ := results.ReadCPU()
 	if d := c2.Sub(c); d.UserNs+d.SysNs <= 0 || x == 1 {
 		t.Errorf("CPU time did not advance: %+v -> %+v", c, c2)
 	}
@@ -238,11 +240,11 @@ func TestCPUModel(t *testing.T) {
 	} {
 		p := filepath.Join(dir, "cpuinfo")
 		os.WriteFile(p, []byte(c.text), 0o644)
-		if got := cpuModel(p); got != c.want {
+		if got := results.CPUModel(p); got != c.want {
 			t.Errorf("cpuModel(%q) = %q, want %q", c.text, got, c.want)
 		}
 	}
-	if got := cpuModel(filepath.Join(dir, "none")); got != "" {
+	if got := results.CPUModel(filepath.Join(dir, "none")); got != "" {
 		t.Errorf("missing file: %q", got)
 	}
 }
@@ -252,12 +254,12 @@ func TestCPUModel(t *testing.T) {
 func TestFuzzCorpus(t *testing.T) {
 	good := marshalT(t, makeRun(t, 3, 1, 100, 1))
 	minimal := []byte(`{"schema_version":1,"tool":"","start":"2026-01-01T00:00:00Z","end":"2026-01-01T00:00:00Z","config":null,"environment":{},"points":[],"status":{"state":"complete"}}`)
-	h := NewHistogram()
+	h := results.NewHistogram()
 	h.RecordValue(1234)
-	hist, _ := EncodeHistogram(h)
+	hist, _ := results.EncodeHistogram(h)
 	wide := hdr.New(1, 1<<62, 5)
 	wide.RecordValue(1)
-	wideHist, _ := EncodeHistogram(wide)
+	wideHist, _ := results.EncodeHistogram(wide)
 	corpora := map[string]map[string]string{
 		"FuzzRead": {
 			"valid":     string(good),
@@ -303,21 +305,21 @@ func TestFuzzCorpus(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Read(bytes.NewReader(minimal)); err != nil {
+	if _, err := results.Read(bytes.NewReader(minimal)); err != nil {
 		t.Errorf("minimal file rejected: %v", err)
 	}
-	if _, err := DecodeHistogram(wideHist); err == nil || !strings.Contains(err.Error(), "geometry") {
+	if _, err := results.DecodeHistogram(wideHist); err == nil || !strings.Contains(err.Error(), "geometry") {
 		t.Errorf("a histogram of another geometry: %v", err)
 	}
 }
 
 func FuzzDecodeHistogram(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
-		h, err := DecodeHistogram(s)
+		h, err := results.DecodeHistogram(s)
 		if err != nil {
 			return
 		}
-		if h.LowestTrackableValue() != HistogramLowest || h.HighestTrackableValue() != HistogramHighest || h.SignificantFigures() != HistogramDigits {
+		if h.LowestTrackableValue() != results.HistogramLowest || h.HighestTrackableValue() != results.HistogramHighest || h.SignificantFigures() != results.HistogramDigits {
 			t.Fatal("accepted another geometry")
 		}
 	})
@@ -325,19 +327,19 @@ func FuzzDecodeHistogram(f *testing.F) {
 
 func FuzzParseThresholds(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
-		th, err := ParseThresholds(s)
+		th, err := results.ParseThresholds(s)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "threshold ") {
 				t.Fatalf("error does not name the token: %v", err)
 			}
 			return
 		}
-		back, err := ParseThresholds(th.String())
+		back, err := results.ParseThresholds(th.String())
 		if err != nil || back.String() != th.String() {
 			t.Fatalf("%q -> %q does not parse back: %v", s, th.String(), err)
 		}
 		for m, v := range th {
-			if v < 0 || m >= NumMetrics {
+			if v < 0 || m >= results.NumMetrics {
 				t.Fatalf("%q: %v=%v", s, m, v)
 			}
 		}
@@ -346,7 +348,7 @@ func FuzzParseThresholds(f *testing.F) {
 
 func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := Read(bytes.NewReader(b))
+		r, err := results.Read(bytes.NewReader(b))
 		if err != nil {
 			if r != nil {
 				t.Fatal("a run and an error")
@@ -354,15 +356,15 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		// What was accepted must write back and read back the same.
-		out, err := Marshal(r)
+		out, err := results.Marshal(r)
 		if err != nil {
 			t.Fatalf("accepted run does not marshal: %v", err)
 		}
-		r2, err := Read(bytes.NewReader(out))
+		r2, err := results.Read(bytes.NewReader(out))
 		if err != nil {
 			t.Fatalf("re-read: %v", err)
 		}
-		if out2, _ := Marshal(r2); !bytes.Equal(out, out2) {
+		if out2, _ := results.Marshal(r2); !bytes.Equal(out, out2) {
 			t.Fatal("not stable across a round trip")
 		}
 	})
@@ -373,17 +375,17 @@ func TestReadFiles(t *testing.T) {
 	var paths []string
 	for i := range uint64(3) {
 		p := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
-		if err := WriteFile(p, makeRun(t, i, 1, 50, 1)); err != nil {
+		if err := results.WriteFile(p, makeRun(t, i, 1, 50, 1)); err != nil {
 			t.Fatal(err)
 		}
 		paths = append(paths, p)
 	}
-	runs, err := ReadFiles(paths...)
+	runs, err := results.ReadFiles(paths...)
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("ReadFiles: %d runs, %v", len(runs), err)
 	}
 	os.WriteFile(paths[1], []byte(`{"schema_version": 1, "tool": `), 0o644)
-	if _, err := ReadFiles(paths...); err == nil || !strings.Contains(err.Error(), paths[1]) || !strings.Contains(err.Error(), "truncated") {
+	if _, err := results.ReadFiles(paths...); err == nil || !strings.Contains(err.Error(), paths[1]) || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("ReadFiles with a truncated file: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package results
+package results_test
 
 import (
 	"bytes"
@@ -13,28 +13,29 @@ import (
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 // goldenRun is the run behind every golden file: 1000 RPCs on the first point (so p99.9 is
 // "-"), 20000 on the others, a failed status, an incomplete last point and one point with
 // per-interval histograms.
-func goldenRun(t *testing.T) *Run {
+func goldenRun(t *testing.T) *results.Run {
 	r := makeRun(t, 1, 1, 20000, 2)
 	small := makeRun(t, 1, 1, 1000, 1)
 	r.Points[0] = small.Points[0]
 	r.Points[2].Complete = false
-	r.Status = Status{State: StateFailed, Message: "rpc 20001: connection broken"}
+	r.Status = results.Status{State: results.StateFailed, Message: "rpc 20001: connection broken"}
 	// Mixed classes on point 1: its own RPCs plus 300 with long replies.
-	rec := NewRecorder()
+	rec := results.NewRecorder()
 	rng := rand.New(rand.NewPCG(5, 5))
 	for i := range 20000 {
-		rec.Record(Chunked, Chunked, 4000+rng.Int64N(1000)+int64(i%7)*100, 8192)
+		rec.Record(results.Chunked, results.Chunked, 4000+rng.Int64N(1000)+int64(i%7)*100, 8192)
 	}
 	for i := range 300 {
-		rec.Record(Short, Long, int64(40000+i*10), 70000)
+		rec.Record(results.Short, results.Long, int64(40000+i*10), 70000)
 	}
 	p1 := &r.Points[1]
-	p, err := Summarize(p1.Params, p1.Start, p1.End, rec)
+	p, err := results.Summarize(p1.Params, p1.Start, p1.End, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func goldenRun(t *testing.T) *Run {
 	for i := range r.Points[0].Intervals {
 		r.Points[0].Intervals[i].Histogram = small.Points[0].Classes[0].Histogram
 	}
-	if _, err := Marshal(r); err != nil {
+	if _, err := results.Marshal(r); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -52,7 +53,7 @@ func goldenRun(t *testing.T) *Run {
 
 func TestWriteText(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteText(&b, goldenRun(t)); err != nil {
+	if err := results.WriteText(&b, goldenRun(t)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.txt", b.Bytes())
@@ -76,7 +77,7 @@ func TestWriteText(t *testing.T) {
 func TestWriteCSV(t *testing.T) {
 	r := goldenRun(t)
 	var b bytes.Buffer
-	if err := WriteCSV(&b, r); err != nil {
+	if err := results.WriteCSV(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.csv", b.Bytes())
@@ -96,7 +97,7 @@ func TestWriteCSV(t *testing.T) {
 		if got := row[col["p99_ns"]]; got != strconv.FormatInt(*p.RTT.P99, 10) {
 			t.Errorf("point %d p99_ns %s, want %d", i, got, *p.RTT.P99)
 		}
-		if got, want := row[col["p999_ns"]], csvInt(p.RTT.P999); got != want {
+		if got, want := row[col["p999_ns"]], results.CSVInt(p.RTT.P999); got != want {
 			t.Errorf("point %d p999_ns %q, want %q", i, got, want)
 		}
 	}
@@ -108,7 +109,7 @@ func TestWriteCSV(t *testing.T) {
 func TestWriteHlog(t *testing.T) {
 	r := goldenRun(t)
 	var b bytes.Buffer
-	if err := WriteHlog(&b, r); err != nil {
+	if err := results.WriteHlog(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.hlog", b.Bytes())
@@ -124,9 +125,10 @@ func TestWriteHlog(t *testing.T) {
 		want = append(want, line{p.Params.Key(), p.Start.Sub(r.Start).Seconds(), p.Histogram})
 	}
 	p0 := r.Points[0]
+	s0 := p0.Start.Sub(r.Start).Seconds()
 	want = append([]line{
-		{p0.Params.Key(), 0, p0.Intervals[0].Histogram},
-		{p0.Params.Key(), float64(p0.Intervals[1].OffsetNs) / 1e9, p0.Intervals[1].Histogram},
+		{p0.Params.Key(), s0, p0.Intervals[0].Histogram},
+		{p0.Params.Key(), s0 + float64(p0.Intervals[1].OffsetNs)/1e9, p0.Intervals[1].Histogram},
 	}, want...)
 	lr := hdr.NewHistogramLogReader(&b)
 	for i, w := range want {
@@ -134,7 +136,7 @@ func TestWriteHlog(t *testing.T) {
 		if err != nil || h == nil {
 			t.Fatalf("interval %d: %v %v", i, h, err)
 		}
-		wh, _ := DecodeHistogram(w.hist)
+		wh, _ := results.DecodeHistogram(w.hist)
 		if !h.Equals(wh) || h.Tag() != w.tag {
 			t.Errorf("interval %d: tag %q, want %q; histograms equal: %v", i, h.Tag(), w.tag, h.Equals(wh))
 		}
@@ -154,7 +156,7 @@ var benchLine = regexp.MustCompile(`^Benchmark[^\s]+-\d+\t\d+(\t\d+(\.\d+)? [^\s
 func TestWriteBench(t *testing.T) {
 	r := goldenRun(t)
 	var b bytes.Buffer
-	if err := WriteBench(&b, r, r); err != nil {
+	if err := results.WriteBench(&b, r, r); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "report.bench", b.Bytes())
@@ -193,13 +195,13 @@ func TestBenchstat(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var base, slow bytes.Buffer
-	var baseRuns, slowRuns []*Run
+	var baseRuns, slowRuns []*results.Run
 	for i := range uint64(5) {
 		baseRuns = append(baseRuns, makeRun(t, 10+i, 1, 2000, 1))
 		slowRuns = append(slowRuns, makeRun(t, 20+i, 1.3, 2000, 1))
 	}
-	WriteBench(&base, baseRuns...)
-	WriteBench(&slow, slowRuns...)
+	results.WriteBench(&base, baseRuns...)
+	results.WriteBench(&slow, slowRuns...)
 	os.WriteFile(filepath.Join(dir, "base.txt"), base.Bytes(), 0o644)
 	os.WriteFile(filepath.Join(dir, "slow.txt"), slow.Bytes(), 0o644)
 	out, err := exec.Command(bs, filepath.Join(dir, "base.txt"), filepath.Join(dir, "slow.txt")).CombinedOutput()

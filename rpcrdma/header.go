@@ -506,19 +506,16 @@ func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 func (h *Header) decodeChunks(b []byte, lim Limits) (int, error) {
 	be := binary.BigEndian
 	off := fixedSize
+	var err error
 
 	// Read list.
 	for {
-		if len(b)-off < word {
-			return 0, ErrTruncated
+		var more bool
+		if more, off, err = present(b, off); err != nil {
+			return 0, err
 		}
-		d := be.Uint32(b[off:])
-		off += word
-		if d == 0 {
+		if !more {
 			break
-		}
-		if d != 1 {
-			return 0, ErrDiscriminator
 		}
 		if len(h.ReadList) == lim.ReadSegments {
 			return 0, ErrTooManySegments
@@ -539,21 +536,16 @@ func (h *Header) decodeChunks(b []byte, lim Limits) (int, error) {
 
 	// Write list.
 	for {
-		if len(b)-off < word {
-			return 0, ErrTruncated
+		var more bool
+		if more, off, err = present(b, off); err != nil {
+			return 0, err
 		}
-		d := be.Uint32(b[off:])
-		off += word
-		if d == 0 {
+		if !more {
 			break
-		}
-		if d != 1 {
-			return 0, ErrDiscriminator
 		}
 		if len(h.WriteCounts) == lim.WriteChunks {
 			return 0, ErrTooManyChunks
 		}
-		var err error
 		start := len(h.WriteList)
 		h.WriteList, off, err = decodeArray(b, off, h.WriteList, lim.WriteSegments-start)
 		if err != nil {
@@ -563,24 +555,30 @@ func (h *Header) decodeChunks(b []byte, lim Limits) (int, error) {
 	}
 
 	// Reply chunk.
-	if len(b)-off < word {
-		return 0, ErrTruncated
+	if h.HasReply, off, err = present(b, off); err != nil {
+		return 0, err
 	}
-	d := be.Uint32(b[off:])
-	off += word
-	switch d {
-	case 0:
-	case 1:
-		var err error
-		h.HasReply = true
-		h.Reply, off, err = decodeArray(b, off, h.Reply, lim.ReplySegments)
-		if err != nil {
+	if h.HasReply {
+		if h.Reply, off, err = decodeArray(b, off, h.Reply, lim.ReplySegments); err != nil {
 			return 0, err
 		}
-	default:
-		return 0, ErrDiscriminator
 	}
 	return off, nil
+}
+
+// present reads the XDR optional-data discriminator at b[off:] (RFC 4506 section 4.19) that
+// precedes each chunk list entry and the reply chunk: 1, an item follows; 0, none does.
+func present(b []byte, off int) (bool, int, error) {
+	if len(b)-off < word {
+		return false, off, ErrTruncated
+	}
+	switch binary.BigEndian.Uint32(b[off:]) {
+	case 0:
+		return false, off + word, nil
+	case 1:
+		return true, off + word, nil
+	}
+	return false, off, ErrDiscriminator
 }
 
 // decodeArray appends the counted array of segments at b[off:] to segs, accepting at most

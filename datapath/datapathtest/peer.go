@@ -156,21 +156,7 @@ func (x *procX) exchange(b []byte, deadline time.Time) ([]byte, error) {
 	if err := x.w.line("X", hex.EncodeToString(b)); err != nil {
 		return nil, err
 	}
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case got := <-x.in:
-		return got, nil
-	case <-x.other:
-		select {
-		case got := <-x.in:
-			return got, nil
-		default:
-			return nil, errOtherEnded
-		}
-	case <-timer.C:
-		return nil, errTimeout
-	}
+	return await(x.in, x.other, deadline)
 }
 
 // peer is the test's handle on a peer process.

@@ -90,14 +90,21 @@ type chanX struct {
 
 func (x *chanX) exchange(b []byte, deadline time.Time) ([]byte, error) {
 	x.out <- b
+	return await(x.in, x.other, deadline)
+}
+
+// await waits for the other half's next message until the deadline. A message sent just
+// before the other half returned still counts: only an empty in after other closed is
+// errOtherEnded.
+func await(in <-chan []byte, other <-chan struct{}, deadline time.Time) ([]byte, error) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
-	case got := <-x.in:
+	case got := <-in:
 		return got, nil
-	case <-x.other:
+	case <-other:
 		select {
-		case got := <-x.in:
+		case got := <-in:
 			return got, nil
 		default:
 			return nil, errOtherEnded

@@ -17,23 +17,13 @@ func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return 0, errPostClosed
-	}
-	if c.broken {
-		return 0, errPostBroken
+	if err := c.postable(); err != nil {
+		return 0, err
 	}
 	for i := range wrs {
 		wr := &wrs[i]
-		if err := c.checkSend(wr); err != nil {
+		if err := c.admit(wr); err != nil {
 			return i, err
-		}
-		if c.sqOut.Load() >= int32(c.caps.MaxSendWR) {
-			return i, errQueueFull
-		}
-		c.sqOut.Add(1)
-		if wr.Op == datapath.OpBindMW {
-			wr.MW.(*mw).r.lastKey.Store(wr.RKey)
 		}
 		switch {
 		case c.broken:
@@ -47,6 +37,33 @@ func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
 		}
 	}
 	return len(wrs), nil
+}
+
+// postable says why nothing can be posted on c, if anything. mu is held.
+func (c *conn) postable() error {
+	if c.closed {
+		return errPostClosed
+	}
+	if c.broken {
+		return errPostBroken
+	}
+	return nil
+}
+
+// admit checks wr and takes a send queue slot for it. A window bind records its new key at
+// post time, not when it executes. mu is held.
+func (c *conn) admit(wr *datapath.SendWR) error {
+	if err := c.checkSend(wr); err != nil {
+		return err
+	}
+	if c.sqOut.Load() >= int32(c.caps.MaxSendWR) {
+		return errQueueFull
+	}
+	c.sqOut.Add(1)
+	if wr.Op == datapath.OpBindMW {
+		wr.MW.(*mw).r.lastKey.Store(wr.RKey)
+	}
+	return nil
 }
 
 // defer1 copies wr into the pending send queue; inline data is copied now, as FlagInline
@@ -159,6 +176,42 @@ func (c *conn) gather(out *[][]byte, d *device, sgl []datapath.SGE, need datapat
 	return n, true
 }
 
+// source points c.src at the bytes wr sends or writes: the copy PostSend made of inline data,
+// else wr's SGL, which must be valid local memory.
+func (c *conn) source(wr *datapath.SendWR, inline []byte) (uint64, bool) {
+	if inline != nil {
+		c.src = append(c.src[:0], inline)
+		return uint64(len(inline)), true
+	}
+	return c.gather(&c.src, c.dev, wr.SGL, 0)
+}
+
+// land points *out at the first n bytes of a receive's SGL. fits is false when the receive is
+// shorter than n; ok is false when those bytes are not writable local memory of d.
+func land(out *[][]byte, d *device, sgl []datapath.SGE, n uint64) (fits, ok bool) {
+	var room uint64
+	for _, s := range sgl {
+		room += uint64(s.Length)
+	}
+	if n > room {
+		return false, true
+	}
+	*out = (*out)[:0]
+	for _, s := range sgl {
+		if n == 0 {
+			break
+		}
+		k := min(uint64(s.Length), n)
+		b, ok := d.local(s.LKey, s.Addr, uint32(k), datapath.AccessLocalWrite)
+		if !ok {
+			return true, false
+		}
+		*out = append(*out, b)
+		n -= k
+	}
+	return true, true
+}
+
 // sgcopy copies the concatenation of src into the concatenation of dst, the emulated wire.
 func sgcopy(dst, src [][]byte) {
 	var d []byte
@@ -179,16 +232,10 @@ func (c *conn) exec(wr *datapath.SendWR, inline []byte) bool {
 	p := c.peer
 	switch wr.Op {
 	case datapath.OpSend, datapath.OpSendInv:
-		var n uint64
-		if inline != nil {
-			c.src = append(c.src[:0], inline)
-			n = uint64(len(inline))
-		} else {
-			var ok bool
-			if n, ok = c.gather(&c.src, c.dev, wr.SGL, 0); !ok {
-				c.fail(wr, datapath.StatusLocalProtection, "bad local key or range in a SEND")
-				return true
-			}
+		n, ok := c.source(wr, inline)
+		if !ok {
+			c.fail(wr, datapath.StatusLocalProtection, "bad local key or range in a SEND")
+			return true
 		}
 		if p.rq.n == 0 {
 			if p.closed || p.broken {
@@ -198,31 +245,15 @@ func (c *conn) exec(wr *datapath.SendWR, inline []byte) bool {
 			return false
 		}
 		r := p.rq.front()
-		var room uint64
-		for _, s := range r.sgl {
-			room += uint64(s.Length)
-		}
-		if n > room {
+		switch fits, ok := land(&c.dst, p.dev, r.sgl, n); {
+		case !fits:
 			c.failRecv(wr, datapath.StatusRemoteInvalidRequest, datapath.StatusLocalLength,
 				"SEND larger than the receive buffer")
 			return true
-		}
-		// The receive's SGL up to n bytes must be writable local memory.
-		c.dst = c.dst[:0]
-		left := n
-		for _, s := range r.sgl {
-			if left == 0 {
-				break
-			}
-			l := min(uint64(s.Length), left)
-			b, ok := p.dev.local(s.LKey, s.Addr, uint32(l), datapath.AccessLocalWrite)
-			if !ok {
-				c.failRecv(wr, datapath.StatusRemoteOperation, datapath.StatusLocalProtection,
-					"bad local key or range in a receive")
-				return true
-			}
-			c.dst = append(c.dst, b)
-			left -= l
+		case !ok:
+			c.failRecv(wr, datapath.StatusRemoteOperation, datapath.StatusLocalProtection,
+				"bad local key or range in a receive")
+			return true
 		}
 		sgcopy(c.dst, c.src)
 		var inv uint32
@@ -241,27 +272,12 @@ func (c *conn) exec(wr *datapath.SendWR, inline []byte) bool {
 		c.sendDone(wr, datapath.StatusSuccess, uint32(n))
 
 	case datapath.OpWrite:
-		var n uint64
-		if inline != nil {
-			c.src = append(c.src[:0], inline)
-			n = uint64(len(inline))
-		} else {
-			var ok bool
-			if n, ok = c.gather(&c.src, c.dev, wr.SGL, 0); !ok {
-				c.fail(wr, datapath.StatusLocalProtection, "bad local key or range in an RDMA WRITE")
-				return true
-			}
+		n, ok := c.source(wr, inline)
+		if !ok {
+			c.fail(wr, datapath.StatusLocalProtection, "bad local key or range in an RDMA WRITE")
+			return true
 		}
-		if n > 0 {
-			b, ok := p.dev.remote(wr.RKey, wr.RemoteAddr, uint32(n), datapath.AccessRemoteWrite)
-			if !ok || n > 1<<31 {
-				c.fail(wr, datapath.StatusRemoteAccess, "RDMA WRITE outside a writable region")
-				return true
-			}
-			c.dst = append(c.dst[:0], b)
-			sgcopy(c.dst, c.src)
-		}
-		c.sendDone(wr, datapath.StatusSuccess, uint32(n))
+		c.rdma(p, wr, n)
 
 	case datapath.OpRead:
 		n, ok := c.gather(&c.dst, c.dev, wr.SGL, datapath.AccessLocalWrite)
@@ -269,21 +285,32 @@ func (c *conn) exec(wr *datapath.SendWR, inline []byte) bool {
 			c.fail(wr, datapath.StatusLocalProtection, "bad local key, range or access in an RDMA READ")
 			return true
 		}
-		if n > 0 {
-			b, ok := p.dev.remote(wr.RKey, wr.RemoteAddr, uint32(n), datapath.AccessRemoteRead)
-			if !ok || n > 1<<31 {
-				c.fail(wr, datapath.StatusRemoteAccess, "RDMA READ outside a readable region")
-				return true
-			}
-			c.src = append(c.src[:0], b)
-			sgcopy(c.dst, c.src)
-		}
-		c.sendDone(wr, datapath.StatusSuccess, uint32(n))
+		c.rdma(p, wr, n)
 
 	default:
 		c.localOp(wr)
 	}
 	return true
+}
+
+// rdma completes an RDMA WRITE or READ whose n local bytes are gathered (c.src for a WRITE,
+// c.dst for a READ): it checks the peer's region and copies, or fails wr with a remote access
+// error when the region does not exist, lacks the access or is too short.
+func (c *conn) rdma(p *conn, wr *datapath.SendWR, n uint64) {
+	if n > 0 {
+		need, remote, reason := datapath.AccessRemoteWrite, &c.dst, "RDMA WRITE outside a writable region"
+		if wr.Op == datapath.OpRead {
+			need, remote, reason = datapath.AccessRemoteRead, &c.src, "RDMA READ outside a readable region"
+		}
+		b, ok := p.dev.remote(wr.RKey, wr.RemoteAddr, uint32(n), need)
+		if !ok || n > 1<<31 {
+			c.fail(wr, datapath.StatusRemoteAccess, reason)
+			return
+		}
+		*remote = append((*remote)[:0], b)
+		sgcopy(c.dst, c.src)
+	}
+	c.sendDone(wr, datapath.StatusSuccess, uint32(n))
 }
 
 // local runs the work requests that never leave the host: window bind and invalidation.

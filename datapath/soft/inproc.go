@@ -51,17 +51,23 @@ func listenInproc(d *device, name string) (datapath.Listener, error) {
 	return l, nil
 }
 
-func (l *ipListener) Addr() string { return InprocPrefix + l.name }
-
-func (l *ipListener) Accept(ctx context.Context) (datapath.ConnRequest, error) {
+// accept waits for the next connection request a listener queued until it closes (done) or
+// ctx ends.
+func accept[R datapath.ConnRequest](ctx context.Context, reqs <-chan R, done <-chan struct{}) (datapath.ConnRequest, error) {
 	select {
-	case r := <-l.reqs:
+	case r := <-reqs:
 		return r, nil
-	case <-l.done:
+	case <-done:
 		return nil, &datapath.OpError{Op: "soft: accept", Err: datapath.ErrClosed}
 	case <-ctx.Done():
 		return nil, &datapath.OpError{Op: "soft: accept", Err: ctx.Err()}
 	}
+}
+
+func (l *ipListener) Addr() string { return InprocPrefix + l.name }
+
+func (l *ipListener) Accept(ctx context.Context) (datapath.ConnRequest, error) {
+	return accept(ctx, l.reqs, l.done)
 }
 
 // Close unbinds the name and rejects the requests nobody accepted.

@@ -213,11 +213,8 @@ func (c *conn) checkSend(wr *datapath.SendWR) error {
 func (c *conn) PostRecv(wrs []datapath.RecvWR) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return 0, errPostClosed
-	}
-	if c.broken {
-		return 0, errPostBroken
+	if err := c.postable(); err != nil {
+		return 0, err
 	}
 	for i := range wrs {
 		wr := &wrs[i]

@@ -223,25 +223,14 @@ func (l *tcpLink) frame(d *txd) error {
 func (l *tcpLink) postSend(c *conn, wrs []datapath.SendWR) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
-		return 0, errPostClosed
-	}
-	if c.broken {
-		return 0, errPostBroken
+	if err := c.postable(); err != nil {
+		return 0, err
 	}
 	for i := range wrs {
 		wr := &wrs[i]
-		if err := c.checkSend(wr); err != nil {
+		if err := c.admit(wr); err != nil {
 			c.kick()
 			return i, err
-		}
-		if c.sqOut.Load() >= int32(c.caps.MaxSendWR) {
-			c.kick()
-			return i, errQueueFull
-		}
-		c.sqOut.Add(1)
-		if wr.Op == datapath.OpBindMW {
-			wr.MW.(*mw).r.lastKey.Store(wr.RKey)
 		}
 		if c.broken {
 			c.sendDone(wr, datapath.StatusFlushed, 0)
@@ -453,10 +442,6 @@ func (l *tcpLink) sendIn(c *conn, h *header) error {
 		return err
 	}
 	r := c.rq.front()
-	var room uint64
-	for _, s := range r.sgl {
-		room += uint64(s.Length)
-	}
 	fail := func(rst, sst datapath.Status, reason string) error {
 		id := r.id
 		c.rq.pop()
@@ -466,22 +451,11 @@ func (l *tcpLink) sendIn(c *conn, h *header) error {
 		_, err := l.br.Discard(int(n))
 		return err
 	}
-	if n > room {
+	switch fits, ok := land(&c.dst, c.dev, r.sgl, n); {
+	case !fits:
 		return fail(datapath.StatusLocalLength, datapath.StatusRemoteInvalidRequest, "SEND larger than the receive buffer")
-	}
-	c.dst = c.dst[:0]
-	left := n
-	for _, s := range r.sgl {
-		if left == 0 {
-			break
-		}
-		k := min(uint64(s.Length), left)
-		b, ok := c.dev.local(s.LKey, s.Addr, uint32(k), datapath.AccessLocalWrite)
-		if !ok {
-			return fail(datapath.StatusLocalProtection, datapath.StatusRemoteOperation, "bad local key or range in a receive")
-		}
-		c.dst = append(c.dst, b)
-		left -= k
+	case !ok:
+		return fail(datapath.StatusLocalProtection, datapath.StatusRemoteOperation, "bad local key or range in a receive")
 	}
 	id := r.id
 	c.rq.pop()
@@ -745,14 +719,7 @@ func readConnect(nc net.Conn) (*tcpReq, error) {
 }
 
 func (l *tcpListener) Accept(ctx context.Context) (datapath.ConnRequest, error) {
-	select {
-	case r := <-l.reqs:
-		return r, nil
-	case <-l.done:
-		return nil, &datapath.OpError{Op: "soft: accept", Err: datapath.ErrClosed}
-	case <-ctx.Done():
-		return nil, &datapath.OpError{Op: "soft: accept", Err: ctx.Err()}
-	}
+	return accept(ctx, l.reqs, l.done)
 }
 
 func (l *tcpListener) Close() error {

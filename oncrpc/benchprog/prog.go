@@ -142,26 +142,25 @@ func DDPData(proc uint32, reply bool, body []byte) (off, n int, err error) {
 		if reply {
 			return 0, 0, errNoDDP
 		}
-		if len(body) < sinkPrefix {
-			return 0, 0, errSinkTrunc
-		}
-		l := get32(body, sinkPrefix-4)
-		if l > MaxData {
-			return 0, 0, errSinkLong
-		}
-		return sinkPrefix, int(l), nil
+		return dataItem(body, sinkPrefix, errSinkTrunc, errSinkLong)
 	case ProcSource:
 		if !reply {
 			return 0, 0, errNoDDP
 		}
-		if len(body) < sourcePrefix {
-			return 0, 0, errSrcResTrunc
-		}
-		l := get32(body, sourcePrefix-4)
-		if l > MaxData {
-			return 0, 0, errSrcResLong
-		}
-		return sourcePrefix, int(l), nil
+		return dataItem(body, sourcePrefix, errSrcResTrunc, errSrcResLong)
 	}
 	return 0, 0, errProc
+}
+
+// dataItem locates the data item whose length word ends a body's fixed prefix; trunc and long
+// are the body type's errors for a short prefix and a length over MaxData.
+func dataItem(body []byte, prefix int, trunc, long error) (off, n int, err error) {
+	if len(body) < prefix {
+		return 0, 0, trunc
+	}
+	l := get32(body, prefix-4)
+	if l > MaxData {
+		return 0, 0, long
+	}
+	return prefix, int(l), nil
 }
