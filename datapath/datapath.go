@@ -254,6 +254,7 @@ const (
 // SendWR is a send-queue work request.
 type SendWR struct {
 	// ID comes back in the Completion; by convention an index into the caller's slot table.
+	// It must be below MaxWRID.
 	ID    uint64
 	Op    Opcode
 	Flags SendFlags
@@ -266,14 +267,19 @@ type SendWR struct {
 	RKey       uint32
 	// InvRKey is the key OpSendInv invalidates at the peer and OpLocalInv invalidates here.
 	InvRKey uint32
-	// MW and BindAccess are the window and its rights for OpBindMW.
+	// MW and BindAccess are the window and its rights for OpBindMW. A bind covers at least
+	// one byte: zero-length type 2 binds are invalid.
 	MW         MW
 	BindAccess Access
 }
 
+// MaxWRID bounds work request ids: the verbs provider keeps the top 16 bits of the 64-bit
+// wr_id for its own bookkeeping (the opcode an errored completion lacks, queue slots).
+const MaxWRID = 1 << 48
+
 // RecvWR is a receive-queue work request: the buffer the next incoming SEND lands in.
 type RecvWR struct {
-	ID  uint64
+	ID  uint64 // below MaxWRID
 	SGL []SGE
 }
 

@@ -188,7 +188,12 @@ var kindOps = [...]string{
 	kindUnsignaled: "unsignalled work request",
 }
 
-func wrID(kind int, idx uint32) uint64 { return uint64(kind)<<56 | uint64(idx) }
+// wrID packs what a completion is for into its work request id: the kind in bits 40..47,
+// the slot index below. Ids stay under datapath.MaxWRID (the verbs provider keeps the top
+// bits for itself).
+func wrID(kind int, idx uint32) uint64 { return uint64(kind)<<wrKindShift | uint64(idx) }
+
+const wrKindShift = 40
 
 // headroom is reserved before the payload in slot and sink buffers: room to encode the RPC
 // header and the argument or result prefix in place, right before the payload, so that the
@@ -597,7 +602,7 @@ func (c *Conn) QPN() uint32 { return c.qpn }
 func (c *Conn) CQ() datapath.CQ { return c.cq }
 
 func (c *Conn) handle(wc *datapath.Completion) {
-	kind, idx := int(wc.ID>>56), uint32(wc.ID&(1<<56-1))
+	kind, idx := int(wc.ID>>wrKindShift), uint32(wc.ID&(1<<wrKindShift-1))
 	if wc.Status != datapath.StatusSuccess {
 		// The completion's Op is not meaningful on failure; the id says what it was.
 		op := "completion"

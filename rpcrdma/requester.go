@@ -396,6 +396,12 @@ func (cl *client) expose(s *slot, k int, sge datapath.SGE, acc datapath.Access) 
 	if c.cfg.Memory != MemoryWindows {
 		return c.region.MR().RKey()
 	}
+	if sge.Length == 0 {
+		// A zero-length type 2 window bind is invalid (InfiniBand spec; rxe rejects it and
+		// breaks the connection). The window covers the byte at the chunk's address, inside
+		// the slot's registered buffer; the segment still tells the peer 0 bytes.
+		sge.Length = 1
+	}
 	mw := s.mw[k]
 	key := datapath.NextRKey(mw.RKey())
 	c.queue(&datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: mw, RKey: key, BindAccess: acc}, sge)
