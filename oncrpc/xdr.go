@@ -13,6 +13,11 @@ func put32(b []byte, off int, v uint32) { binary.BigEndian.PutUint32(b[off:], v)
 // putOpaque writes the data of an opaque and zeroes its pad; b must hold pad4(len(data)) bytes
 // from off. Returns the offset after the pad.
 func putOpaque(b []byte, off int, data []byte) int {
+	if len(data) == 0 {
+		// AUTH_NONE bodies, on every call and reply: skip the copy and the clear, which
+		// cost a runtime call each even when empty (~100 instructions per RPC).
+		return off
+	}
 	n := copy(b[off:], data)
 	end := off + pad4(n)
 	clear(b[off+n : end])

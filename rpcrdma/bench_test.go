@@ -139,10 +139,59 @@ func BenchmarkNullRPCSides(b *testing.B) {
 // way, each consuming a posted receive, every completion polled, receives reposted. The
 // difference to BenchmarkNullRPC is the engine's own cost (both sides).
 func BenchmarkRawPingPong(b *testing.B) {
+	step := rawPingPong(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		step()
+	}
+}
+
+// BenchmarkEngine prints the figure /work/shared/ANCHORS.md sets its target on: the protocol
+// engine's own CPU per RPC per side, engine-ns/side = (NullRPC − RawPingPong) / 2. Both are
+// measured in the same run on two pairs, alternating in blocks, so that load from other work
+// on the machine falls on both alike instead of skewing their difference. ns/op is one of
+// each together; rpc-ns/op and raw-ns/op are the two halves.
+func BenchmarkEngine(b *testing.B) {
 	cfg := testCfg(4096)
 	cfg.Verify = false
 	p := newPair(b, cfg, cfg)
-	// Borrow the pair's queue pairs and memory: quiesce the engines first.
+	done := make([]Result, 16)
+	c := Call{Proc: benchprog.ProcNull}
+	roundTrip(p, c, done)
+	raw := rawPingPong(b)
+	const block = 512
+	var rpcT, rawT time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; {
+		k := min(block, b.N-n)
+		t0 := time.Now()
+		for range k {
+			roundTrip(p, c, done)
+		}
+		t1 := time.Now()
+		for range k {
+			raw()
+		}
+		rawT += time.Since(t1)
+		rpcT += t1.Sub(t0)
+		n += k
+	}
+	rpc, rw := float64(rpcT)/float64(b.N), float64(rawT)/float64(b.N)
+	b.ReportMetric(rpc, "rpc-ns/op")
+	b.ReportMetric(rw, "raw-ns/op")
+	b.ReportMetric((rpc-rw)/2, "engine-ns/side")
+}
+
+// rawPingPong sets up a pair and returns one raw round trip on it: the requester posts a
+// receive and Sends, the responder polls for it, posts a receive and Sends back, the
+// requester polls for that. The engines are quiesced first; their queue pairs and memory
+// are borrowed, so the pair is not used for RPCs afterwards.
+func rawPingPong(b *testing.B) func() {
+	cfg := testCfg(4096)
+	cfg.Verify = false
+	p := newPair(b, cfg, cfg)
 	roundTrip(p, Call{Proc: benchprog.ProcNull}, make([]Result, 4))
 	type end struct {
 		c   *Conn
@@ -191,9 +240,7 @@ func BenchmarkRawPingPong(b *testing.B) {
 			}
 		}
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
+	return func() {
 		post(a, rbufA)
 		sendOne(a)
 		wait(z)

@@ -143,3 +143,31 @@ func TestNullShort(t *testing.T) {
 		t.Errorf("credit = %d, want 8", got)
 	}
 }
+
+// TestRecvBatch: receives are refilled in batches, about one refill per recvBatch+1
+// messages at depth 1, and no side is left with fewer than recvTarget posted after an RPC
+// (the credit it grants is backed by posted receives).
+func TestRecvBatch(t *testing.T) {
+	p := newPair(t, testCfg(4096), testCfg(4096))
+	done := make([]Result, 16)
+	const rpcs = 80
+	refills := 0
+	for range rpcs {
+		before := p.rsp.recvPosted
+		roundTrip(p, Call{Proc: benchprog.ProcNull}, done)
+		for _, c := range []*Conn{p.req, p.rsp} {
+			if c.recvMax != c.recvTarget+recvBatch {
+				t.Fatalf("%s: refills up to %d, want %d", c.params.Role, c.recvMax, c.recvTarget+recvBatch)
+			}
+			if c.recvPosted < c.recvTarget || c.recvPosted > c.recvMax {
+				t.Fatalf("%s: %d receives posted, want %d..%d", c.params.Role, c.recvPosted, c.recvTarget, c.recvMax)
+			}
+		}
+		if p.rsp.recvPosted > before {
+			refills++
+		}
+	}
+	if most := rpcs/(recvBatch+1) + 1; refills == 0 || refills > most {
+		t.Errorf("responder refilled its receives %d times in %d RPCs, want 1..%d", refills, rpcs, most)
+	}
+}

@@ -51,7 +51,7 @@ func (sv *server) unexpose(i int32, x *sctx) {
 	if x.mwUsed {
 		x.mwUsed = false
 		x.waits |= ctxWaitInv
-		sv.c.queue(datapath.SendWR{ID: wrID(kindCtxInv, uint32(i)), Op: datapath.OpLocalInv, Flags: datapath.FlagSignaled, InvRKey: x.mwKey})
+		sv.c.queue(&datapath.SendWR{ID: wrID(kindCtxInv, uint32(i)), Op: datapath.OpLocalInv, Flags: datapath.FlagSignaled, InvRKey: x.mwKey})
 		return
 	}
 	if x.waits == 0 {

@@ -236,8 +236,18 @@ func (h *Header) Layout() Layout {
 // header can be represented: ErrEncodeProc, ErrEncodeErrCode, ErrWriteCounts, and
 // ErrShortBuffer if b is shorter than EncodedSize. Nothing is written on error.
 func (h *Header) Encode(b []byte) (int, error) {
+	var n int
 	switch h.Proc {
 	case ProcMsg, ProcNoMsg:
+		if len(h.ReadList)|len(h.WriteList)|len(h.WriteCounts) == 0 && !h.HasReply {
+			// No chunks: every short call and reply. Written in one piece with a single
+			// bounds check; the general path below costs about twice the instructions.
+			if len(b) < MinHeaderSize {
+				return 0, ErrShortBuffer
+			}
+			putNoChunks(b, h.XID, h.Vers, h.Credit, h.Proc)
+			return MinHeaderSize, nil
+		}
 		total := 0
 		for _, c := range h.WriteCounts {
 			if c < 0 {
@@ -248,24 +258,23 @@ func (h *Header) Encode(b []byte) (int, error) {
 		if total != len(h.WriteList) {
 			return 0, ErrWriteCounts
 		}
+		n = h.Layout().Size()
 	case ProcDone:
+		n = DoneSize
 	case ProcError:
 		if h.Err != ErrCodeVers && h.Err != ErrCodeChunk {
 			return 0, ErrEncodeErrCode
 		}
+		n = ErrorSize(h.Err)
 	default:
 		return 0, ErrEncodeProc
 	}
-	n := h.EncodedSize()
 	if len(b) < n {
 		return 0, ErrShortBuffer
 	}
 	b = b[:n]
 	be := binary.BigEndian
-	be.PutUint32(b[0:], h.XID)
-	be.PutUint32(b[4:], h.Vers)
-	be.PutUint32(b[8:], h.Credit)
-	be.PutUint32(b[12:], uint32(h.Proc))
+	h.putFixed(b)
 	off := fixedSize
 	switch h.Proc {
 	case ProcDone:
@@ -320,6 +329,32 @@ func (h *Header) Encode(b []byte) (int, error) {
 		off += segmentSize
 	}
 	return off, nil
+}
+
+// putFixed writes the four fixed fields at the start of b, which holds at least fixedSize
+// bytes.
+func (h *Header) putFixed(b []byte) {
+	_ = b[fixedSize-1]
+	be := binary.BigEndian
+	be.PutUint32(b[0:], h.XID)
+	be.PutUint32(b[4:], h.Vers)
+	be.PutUint32(b[8:], h.Credit)
+	be.PutUint32(b[12:], uint32(h.Proc))
+}
+
+// putNoChunks writes an RDMA_MSG or RDMA_NOMSG header without chunks, the fixed fields
+// and three empty lists, at the start of b, which holds at least MinHeaderSize bytes. It is
+// Encode's chunkless case without a Header, for senders that know they have no chunks.
+func putNoChunks(b []byte, xid, vers, credit uint32, proc Proc) {
+	_ = b[MinHeaderSize-1]
+	be := binary.BigEndian
+	be.PutUint32(b[0:], xid)
+	be.PutUint32(b[4:], vers)
+	be.PutUint32(b[8:], credit)
+	be.PutUint32(b[12:], uint32(proc))
+	be.PutUint32(b[16:], 0) // Read list
+	be.PutUint32(b[20:], 0) // Write list
+	be.PutUint32(b[24:], 0) // Reply chunk
 }
 
 func putSegment(b []byte, s *Segment) {
@@ -397,8 +432,19 @@ func (l *Limits) resolve() Limits {
 // RDMA_DONE is accepted (see ProcDone); RFC 8166 receivers that do not use the
 // responder-provided Read chunk draft answer it with ERR_CHUNK themselves.
 func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
-	h.Reset()
 	be := binary.BigEndian
+	if len(b) >= MinHeaderSize && be.Uint32(b[4:]) == Version && be.Uint32(b[12:]) == uint32(ProcMsg) &&
+		be.Uint32(b[16:])|be.Uint32(b[20:])|be.Uint32(b[24:]) == 0 {
+		// Version 1 RDMA_MSG with three empty lists: every short call and reply. Decided
+		// from five words and filled in one pass, without resolving the limits or walking
+		// the lists, which cost about as much again as the rest of Decode. Any other
+		// header takes the full path, which also rejects bad discriminators.
+		h.Reset()
+		h.XID, h.Vers, h.Credit, h.Proc = be.Uint32(b), Version, be.Uint32(b[8:]), ProcMsg
+		h.fixed = fixedSize
+		return b[MinHeaderSize:], nil
+	}
+	h.Reset()
 	if len(b) < word {
 		return nil, ErrTruncated
 	}

@@ -15,7 +15,7 @@ import (
 func (sv *server) serve(i int32, x *sctx) {
 	c := sv.c
 	call := &sv.rpc
-	off, err := call.Decode(x.msg)
+	off, err := decodeCall(x.msg, call)
 	rep := &sv.rep
 	*rep = oncrpc.Reply{XID: call.XID, Stat: oncrpc.Accepted, Accept: oncrpc.Success}
 	switch {
@@ -60,7 +60,7 @@ func (sv *server) serve(i int32, x *sctx) {
 		dataOff := start + off + 4
 		msgOff := dataOff - 4 - replyHeaderSize
 		b := buf.Bytes()
-		rep.Encode(b[msgOff:])
+		putReply(b[msgOff:], rep)
 		ee := benchprog.Echo{Data: b[dataOff : dataOff+len(e.Data)]}
 		ee.Encode(b[dataOff-4:])
 		sv.reply(i, x, buf, msgOff, replyHeaderSize+ee.Size(), -1, 0)
@@ -105,7 +105,7 @@ func (sv *server) serve(i int32, x *sctx) {
 			}
 		}
 		msgOff := headroom - sourceResPrefix - replyHeaderSize
-		rep.Encode(b[msgOff:])
+		putReply(b[msgOff:], rep)
 		res.Encode(b[headroom-sourceResPrefix:])
 		sv.reply(i, x, x.sink, msgOff, replyHeaderSize+res.Size(), headroom, len(res.Data))
 	}
@@ -123,7 +123,7 @@ func (x *sctx) recvOff() int {
 // transport header): the RPC reply header and, for SINK, its result.
 func (sv *server) replySmall(i int32, x *sctx, res *benchprog.SinkRes) {
 	b := x.send.Bytes()
-	n, _ := sv.rep.Encode(b[smallOff:])
+	n := putReply(b[smallOff:], &sv.rep)
 	if res != nil {
 		m, _ := res.Encode(b[smallOff+n:])
 		n += m

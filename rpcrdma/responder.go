@@ -26,15 +26,15 @@ const (
 )
 
 // sctx serves one incoming call (or holds a reply pulled from a responder-provided Read
-// chunk). hdr is the call's transport header, swapped in from the receive path without a
-// copy of its lists.
+// chunk). hdr is the call's transport header, swapped in from the receive path by a pointer
+// swap, without a copy of its lists.
 type sctx struct {
 	state, waits uint8
 	pos0         bool // the message came in a Position Zero Read chunk
 	recv         *mempool.Buf
 	sink         *mempool.Buf // chunk data or the whole pulled message; SOURCE results
 	send         *mempool.Buf // reply transport header (and small replies)
-	hdr          Header
+	hdr          *Header
 	msg          []byte // the RPC message (inline part)
 	chunk        []byte // Read chunk data at a non-zero position
 	credit       uint32
@@ -54,8 +54,8 @@ type server struct {
 	c       *Conn
 	ctxs    []sctx
 	free    []int32
-	grant   uint32 // most credits granted
-	rh      Header // reply header scratch
+	grant   uint32  // most credits granted
+	rh      *Header // reply header scratch
 	rpc     oncrpc.Call
 	rep     oncrpc.Reply
 	waiting []int32 // contexts in ctxAwaitDone, oldest first
@@ -175,7 +175,7 @@ func (sv *server) grantFor(requested uint32) uint32 {
 func (sv *server) onBadHeader(buf *mempool.Buf, err error) {
 	c := sv.c
 	c.recvPool.Put(buf)
-	if !c.hdr.ErrorReply(err, sv.grantFor(c.hdr.Credit), &sv.rh) {
+	if !c.hdr.ErrorReply(err, sv.grantFor(c.hdr.Credit), sv.rh) {
 		return
 	}
 	sb := c.sendPool.Get()
@@ -183,7 +183,7 @@ func (sv *server) onBadHeader(buf *mempool.Buf, err error) {
 		return
 	}
 	n, _ := sv.rh.Encode(sb.Bytes())
-	c.queue(datapath.SendWR{ID: wrID(kindErrSend, sb.Index()), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, sb.SGE(n))
+	c.queue(&datapath.SendWR{ID: wrID(kindErrSend, sb.Index()), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, sb.SGE(n))
 	c.Stats.ErrorsSent++
 }
 
@@ -271,7 +271,7 @@ func (sv *server) pull(i int32, x *sctx, off int) {
 		if k == len(list)-1 {
 			wr.ID, wr.Flags = wrID(kindCtxRead, uint32(i)), datapath.FlagSignaled
 		}
-		c.queue(wr, x.sink.Sub(off, int(r.Length)))
+		c.queue(&wr, x.sink.Sub(off, int(r.Length)))
 		off += int(r.Length)
 	}
 	x.state, x.waits = ctxPulling, ctxWaitRead
@@ -318,16 +318,20 @@ const smallOff = sendBufSize / 2
 // it fits; otherwise a responder-provided Read chunk when negotiated, else ERR_CHUNK.
 func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen int) {
 	c := sv.c
-	ch := &x.hdr
-	h := &sv.rh
+	ch := x.hdr
+	h := sv.rh
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, Version, sv.grantFor(ch.Credit), ProcMsg
 	// The Write list comes back with its segment count unchanged and the lengths used
 	// (RFC 8166 section 4.4.6.1: zero for unused chunks).
-	h.WriteList = append(h.WriteList, ch.WriteList...)
-	h.WriteCounts = append(h.WriteCounts, ch.WriteCounts...)
-	for k := range h.WriteList {
-		h.WriteList[k].Length = 0
+	// The length test skips two empty appends (runtime calls) on every reply to a call
+	// without a Write list.
+	if len(ch.WriteCounts) > 0 {
+		h.WriteList = append(h.WriteList, ch.WriteList...)
+		h.WriteCounts = append(h.WriteCounts, ch.WriteCounts...)
+		for k := range h.WriteList {
+			h.WriteList[k].Length = 0
+		}
 	}
 	sendT := c.params.Inline.SendSize
 	var sgl [2]datapath.SGE
@@ -360,7 +364,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		key := c.region.MR().RKey()
 		if x.mw != nil {
 			key = datapath.NextRKey(x.mw.RKey())
-			c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: x.mw, RKey: key,
+			c.queue(&datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpBindMW, MW: x.mw, RKey: key,
 				BindAccess: datapath.AccessRemoteRead}, buf.Sub(off, n))
 			x.mwKey, x.mwUsed = key, true
 		}
@@ -386,14 +390,14 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		wr.Op, wr.InvRKey = datapath.OpSendInv, key
 	}
 	// A reply waiting for RDMA_DONE is tracked through its own completion.
-	sv.post(i, x, wr, sgl[:nsge], class == ClassResponderRead)
+	sv.post(i, x, &wr, sgl[:nsge], class == ClassResponderRead)
 	c.Stats.Replies.add(class)
 	c.Stats.Served++
 }
 
 // post queues the reply Send of context i, signalled when force is set or its turn has
 // come, and ends the call's service.
-func (sv *server) post(i int32, x *sctx, wr datapath.SendWR, sgl []datapath.SGE, force bool) {
+func (sv *server) post(i int32, x *sctx, wr *datapath.SendWR, sgl []datapath.SGE, force bool) {
 	sv.seq++
 	x.seq = sv.seq
 	if force || sv.unsig+1 >= sv.sigEvery {
@@ -445,7 +449,7 @@ func (sv *server) scatter(segs []Segment, out []Segment, buf *mempool.Buf, off, 
 		if m == 0 {
 			continue
 		}
-		c.queue(datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpWrite, RemoteAddr: s.Offset, RKey: s.Handle},
+		c.queue(&datapath.SendWR{ID: wrID(kindUnsignaled, 0), Op: datapath.OpWrite, RemoteAddr: s.Offset, RKey: s.Handle},
 			buf.Sub(off, m))
 		off += m
 		n -= m
@@ -463,7 +467,7 @@ func (sv *server) overrun(i int32, x *sctx) {
 // errorReply answers the call in x with RDMA_ERROR.
 func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	c := sv.c
-	h := &sv.rh
+	h := sv.rh
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, Version, sv.grantFor(x.hdr.Credit), ProcError, code
 	if code == ErrCodeVers {
@@ -471,7 +475,7 @@ func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	}
 	n, _ := h.Encode(x.send.Bytes())
 	sge := [1]datapath.SGE{x.send.SGE(n)}
-	sv.post(i, x, datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}, sge[:], true)
+	sv.post(i, x, &datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}, sge[:], true)
 	c.Stats.ErrorsSent++
 }
 

@@ -11,6 +11,11 @@ import (
 
 // TestOverSoft runs the checks against this project's responder (Serve) over the soft
 // provider, as the VM harness does over verbs.
+// hangGuard only catches a hung engine: it is no performance bound, so it stays generous
+// enough for a machine oversubscribed by busy pollers (depth 1 then costs a scheduler
+// time slice per round trip).
+const hangGuard = 2 * time.Minute
+
 func TestOverSoft(t *testing.T) {
 	prov := soft.New(soft.Config{})
 	cdev, _ := prov.Open("")
@@ -34,7 +39,7 @@ func TestOverSoft(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bad, err := Check(c, Cases(th, th == 1024), 5*time.Second)
+		bad, err := Check(c, Cases(th, th == 1024), hangGuard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +49,7 @@ func TestOverSoft(t *testing.T) {
 		// A stream of NULL calls at depth 1 and 32.
 		calls := make([]rpcrdma.Call, 2000)
 		for _, depth := range []int{1, 32} {
-			rs, err := Drive(c, calls, depth, 10*time.Second)
+			rs, err := Drive(c, calls, depth, hangGuard)
 			if err != nil || len(rs) != len(calls) {
 				t.Fatalf("depth %d: %d results, %v", depth, len(rs), err)
 			}

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// This file wires the transport engine (package rpcrdma) into the commands: run, client,
+// sweep and server exist from here on.
+func init() {
+	registerEngineCommands(openLocal, openRemote, openServer)
+	errorKinds = append(errorKinds, []struct {
+		err  error
+		kind string
+	}{
+		{rpcrdma.ErrVerify, "verify"}, {rpcrdma.ErrChunkRejected, "err_chunk"}, {rpcrdma.ErrVersionRejected, "err_vers"},
+		{rpcrdma.ErrBadReply, "bad_reply"}, {rpcrdma.ErrRPCRejected, "rpc_rejected"}, {rpcrdma.ErrSourceTooBig, "source_too_big"},
+		{datapath.ErrBroken, "broken"},
+	}...)
+}
+
+// engineClient is one poller's share of a point's connections as a workloads.Client: Submit
+// goes to the next connection with a free credit, Progress polls every connection. It
+// allocates nothing per RPC.
+type engineClient struct {
+	conns []*rpcrdma.Conn
+	// prog and vers name another program whose NULL to call (Config.Program), 0: benchprog.
+	prog, vers uint32
+	next       int
+	res        []rpcrdma.Result
+	// done collects the connections' final Stats when the poller closes the client.
+	done func(st []rpcrdma.Stats)
+}
+
+var _ workloads.Client = (*engineClient)(nil)
+
+var engineProcs = [workloads.NumProcs]uint32{
+	workloads.ProcNull: benchprog.ProcNull, workloads.ProcEcho: benchprog.ProcEcho,
+	workloads.ProcSink: benchprog.ProcSink, workloads.ProcSource: benchprog.ProcSource,
+}
+
+// engineClass maps a forced workloads class to the engine's, per procedure: chunked means
+// the DDP item's chunk (Read chunk for SINK, Write chunk for SOURCE); long means the whole
+// message by RDMA in the direction that carries the payload (a Position Zero Read chunk for
+// a call, a Reply chunk for SOURCE's reply).
+func engineClass(p workloads.Proc, c workloads.Class) rpcrdma.Class {
+	switch c {
+	case workloads.ClassShort:
+		return rpcrdma.ClassShort
+	case workloads.ClassChunked:
+		if p == workloads.ProcSource {
+			return rpcrdma.ClassWriteChunk
+		}
+		return rpcrdma.ClassReadChunk
+	case workloads.ClassLong:
+		if p == workloads.ProcSource {
+			return rpcrdma.ClassReplyChunk
+		}
+		return rpcrdma.ClassPosZeroRead
+	}
+	return rpcrdma.ClassAuto
+}
+
+// workloadClass folds the engine's six ways of moving a message into the three classes.
+func workloadClass(c rpcrdma.Class) workloads.Class {
+	switch c {
+	case rpcrdma.ClassShort:
+		return workloads.ClassShort
+	case rpcrdma.ClassReadChunk, rpcrdma.ClassWriteChunk:
+		return workloads.ClassChunked
+	case rpcrdma.ClassPosZeroRead, rpcrdma.ClassReplyChunk, rpcrdma.ClassResponderRead:
+		return workloads.ClassLong
+	}
+	return workloads.ClassAuto
+}
+
+func (c *engineClient) Submit(r *workloads.Request) error {
+	size := int(r.CallSize)
+	if r.Proc == workloads.ProcSource {
+		size = int(r.ReplySize)
+	}
+	call := rpcrdma.Call{Prog: c.prog, Vers: c.vers, Proc: engineProcs[r.Proc], Size: size, Class: engineClass(r.Proc, r.Class), Tag: r.Tag}
+	for range c.conns {
+		k := c.next
+		if c.next++; c.next == len(c.conns) {
+			c.next = 0
+		}
+		err := c.conns[k].Submit(call)
+		if err != rpcrdma.ErrNoCredit {
+			return err
+		}
+	}
+	return workloads.ErrBusy
+}
+
+func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
+	n := 0
+	for _, conn := range c.conns {
+		if n == len(done) {
+			break
+		}
+		k, err := conn.Progress(c.res[:min(len(c.res), len(done)-n)])
+		for _, r := range c.res[:k] {
+			done[n] = workloads.Completed{Tag: r.Tag, Err: r.Err, CallClass: workloadClass(r.CallClass), ReplyClass: workloadClass(r.ReplyClass)}
+			n++
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Close hands the connections' counters over and closes them.
+func (c *engineClient) Close() error {
+	st := make([]rpcrdma.Stats, len(c.conns))
+	var first error
+	for i, conn := range c.conns {
+		st[i] = conn.Stats
+		if err := conn.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if c.done != nil {
+		c.done(st)
+	}
+	return first
+}
+
+// engineConnector dials each point's connections over a provider's device, to a server
+// in this process (local) or elsewhere.
+type engineConnector struct {
+	dev   datapath.Device
+	addr  string
+	cfg   rpcrdma.Config // Verify; per point: SendSize, RecvSize, Credits, MaxPayload
+	local *localServer
+}
+
+// localServer is the responder of run and of sweep without --addr.
+type localServer struct {
+	dev    datapath.Device
+	l      datapath.Listener
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func openDevice(w *workloadFlags) (datapath.Provider, datapath.Device, error) {
+	p, err := lookupProvider(w.provider)
+	if err != nil {
+		return nil, nil, err
+	}
+	dev, err := p.Open(w.device)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, dev, nil
+}
+
+func engineConfig(w *workloadFlags) rpcrdma.Config {
+	return rpcrdma.Config{Verify: w.cfg.Verify}
+}
+
+// openLocal starts a responder in this process, advertising the largest inline sizes so
+// that the client's offer alone sets each point's thresholds (RFC 8797: each way the minimum
+// of the sender's send and the receiver's receive size), and sized for every point's depth
+// and payload.
+func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
+	p, dev, err := openDevice(w)
+	if err != nil {
+		return nil, err
+	}
+	sdev, err := p.Open(w.device)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	addr := localAddr(sdev.Info())
+	if p.Name() == soft.Name {
+		addr = fmt.Sprintf("%srpcrdma-bench-%d", soft.InprocPrefix, os.Getpid())
+	}
+	l, err := sdev.Listen(addr)
+	if err != nil {
+		sdev.Close()
+		dev.Close()
+		return nil, err
+	}
+	credits, payload := rpcrdma.DefaultCredits, 0
+	for _, pt := range pts {
+		credits = max(credits, pt.Workload.Depth)
+		payload = max(payload, pt.Workload.MaxPayload())
+	}
+	scfg := rpcrdma.Config{SendSize: rpcrdma.MaxInline, RecvSize: rpcrdma.MaxInline, Credits: credits,
+		MaxPayload: payloadSize(payload), Verify: w.cfg.Verify}
+	ctx, cancel := context.WithCancel(context.Background())
+	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1)}
+	go func() { ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg}) }()
+	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), local: ls}, nil
+}
+
+// localAddr is an address to listen on for a server in this process: the device's first
+// IPv4 address (from an IPv4-mapped GID: RDMA-CM binds to an address of the device's
+// netdev, not to loopback), else 127.0.0.1; port 0 picks a free port.
+func localAddr(info datapath.DeviceInfo) string {
+	for _, p := range info.Ports {
+		for _, g := range p.GIDs {
+			ip := net.ParseIP(g.GID)
+			if ip4 := ip.To4(); ip4 != nil && !ip4.IsUnspecified() {
+				return net.JoinHostPort(ip4.String(), "0")
+			}
+		}
+	}
+	return "127.0.0.1:0"
+}
+
+func openRemote(w *workloadFlags, pts []workloads.Point) (connector, error) {
+	_, dev, err := openDevice(w)
+	if err != nil {
+		return nil, err
+	}
+	return &engineConnector{dev: dev, addr: w.addr, cfg: engineConfig(w)}, nil
+}
+
+// payloadSize rounds a payload bound up to XDR's 4-byte unit, at least 4 KiB.
+func payloadSize(n int) int { return max(4096, (n+3)&^3) }
+
+func (c *engineConnector) Device() *datapath.DeviceInfo {
+	info := c.dev.Info()
+	return &info
+}
+
+func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() pointReport, error) {
+	cfg := c.cfg
+	cfg.SendSize, cfg.RecvSize = pt.Threshold, pt.Threshold
+	cfg.Credits = pt.Workload.Depth
+	cfg.MaxPayload = payloadSize(pt.Workload.MaxPayload())
+	var (
+		mu    sync.Mutex
+		stats []rpcrdma.Stats
+	)
+	open := func(poller, conns int) (workloads.Client, error) {
+		cl := &engineClient{res: make([]rpcrdma.Result, 64), prog: pt.Workload.Program, vers: pt.Workload.Version}
+		cl.done = func(st []rpcrdma.Stats) {
+			mu.Lock()
+			stats = append(stats, st...)
+			mu.Unlock()
+		}
+		for range conns {
+			conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cfg)
+			if err != nil {
+				cl.Close()
+				return nil, err
+			}
+			cl.conns = append(cl.conns, conn)
+		}
+		return cl, nil
+	}
+	report := func() pointReport {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(stats) == 0 {
+			return pointReport{}
+		}
+		var ops results.Ops
+		for _, s := range stats {
+			addOp(&ops.Send, s.Send)
+			addOp(&ops.SendInv, s.SendInv)
+			addOp(&ops.Write, s.Write)
+			addOp(&ops.Read, s.Read)
+			addOp(&ops.Recv, s.Recv)
+			ops.LocalInv.Count += s.LocalInvs
+			ops.BindMW.Count += s.Binds
+		}
+		return pointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
+	}
+	return open, report, nil
+}
+
+func addOp(dst *results.OpCount, src rpcrdma.OpCount) {
+	dst.Count += src.Count
+	dst.Bytes += src.Bytes
+}
+
+// negotiated maps one connection's negotiated parameters to the results schema.
+func negotiated(s *rpcrdma.Stats) *results.Negotiated {
+	p := &s.Params
+	n := &results.Negotiated{
+		Role:               p.Role.String(),
+		Local:              privateData(p.Local, p.LocalSent),
+		InlineSendBytes:    p.Inline.SendSize,
+		InlineRecvBytes:    p.Inline.RecvSize,
+		CreditsRequested:   p.Credits,
+		CreditsGranted:     int(s.MaxCredit),
+		RemoteInvalidation: p.Inline.RemoteInvalidate,
+	}
+	if p.PeerSent {
+		pd := privateData(p.Peer, true)
+		n.Peer = &pd
+	}
+	return n
+}
+
+func privateData(d rpcrdma.PrivateData, sent bool) results.PrivateData {
+	if !sent {
+		return results.PrivateData{}
+	}
+	var b [rpcrdma.PrivateDataSize]byte
+	k, err := d.Encode(b[:])
+	if err != nil {
+		return results.PrivateData{}
+	}
+	v := d.Version
+	if v == 0 {
+		v = rpcrdma.PrivateDataVersion
+	}
+	return results.PrivateData{Hex: hex.EncodeToString(b[:k]), Valid: true, Version: int(v),
+		RemoteInvalidate: d.RemoteInvalidate, SendBytes: d.SendSize, RecvBytes: d.RecvSize}
+}
+
+func (c *engineConnector) Close() error {
+	var errs []error
+	if c.local != nil {
+		c.local.cancel()
+		errs = append(errs, <-c.local.done, c.local.l.Close(), c.local.dev.Close())
+	}
+	errs = append(errs, c.dev.Close())
+	return errors.Join(errs...)
+}
+
+// engineServer is the server command's responder.
+type engineServer struct {
+	dev  datapath.Device
+	l    datapath.Listener
+	cfg  rpcrdma.ServeConfig
+	once bool
+}
+
+func openServer(f *serverFlags) (server, error) {
+	p, err := lookupProvider(f.Provider)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := p.Open(f.Device)
+	if err != nil {
+		return nil, err
+	}
+	l, err := dev.Listen(f.Listen)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	th := f.Threshold
+	cfg := rpcrdma.ServeConfig{Endpoint: rpcrdma.Config{SendSize: th, RecvSize: th, Credits: f.Credits,
+		MaxPayload: payloadSize(f.MaxPayload), Verify: f.Verify}}
+	if len(f.CPUs) > 0 {
+		picker, err := datapath.NewCPUPicker(f.CPUs...)
+		if err != nil {
+			l.Close()
+			dev.Close()
+			return nil, err
+		}
+		cfg.Poller.Pin, cfg.CPUs = true, picker
+	}
+	return &engineServer{dev: dev, l: l, cfg: cfg, once: f.Once}, nil
+}
+
+func (s *engineServer) Addr() string { return s.l.Addr() }
+
+// Serve serves until stop is set (checked every few milliseconds by a watcher: the engine's
+// Serve ends with its context), or, with once, until the first connection ends.
+func (s *engineServer) Serve(stop *atomic.Bool) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := s.cfg
+	if s.once {
+		cfg.Done = func(*rpcrdma.Conn, error) { cancel() }
+	}
+	go func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if stop.Load() {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return rpcrdma.Serve(ctx, s.dev, s.l, cfg)
+}
+
+func (s *engineServer) Close() error {
+	return errors.Join(s.l.Close(), s.dev.Close())
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// The default run on the real engine over soft: every message class is used, and the file
+// holds what the connection negotiated and the RDMA operations it posted.
+func TestEngineRunUsesEveryClass(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, _, stderr := runMain(t, "run", "--count", "3000", "--warmup", "0", "--depth", "4", "--out", out, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Points[0]
+	used := map[string]uint64{}
+	for _, c := range p.Classes {
+		used[c.Class] = c.Calls + c.Replies
+	}
+	if used["short"] == 0 || used["chunked"] == 0 || used["long"] == 0 || p.Throughput.RPCs != 3000 {
+		t.Fatalf("classes %v, %d RPCs", used, p.Throughput.RPCs)
+	}
+	n := p.Negotiated
+	if n == nil || n.Role != "requester" || n.InlineSendBytes != 4096 || n.Peer == nil || !n.Peer.Valid || p.Ops.Send.Count == 0 {
+		t.Fatalf("negotiated %+v, ops %+v", n, p.Ops)
+	}
+}
+
+// A sweep of ECHO over thresholds 1k..64k and sizes 64 B..1 MiB changes class exactly where
+// the negotiated thresholds put it: a size T/4 goes inline under threshold T, a size T with
+// its headers does not (ECHO data is not DDP-eligible, so it goes long).
+func TestEngineSweepSwitchesAtThresholds(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, _, stderr := runMain(t, "sweep", "--thresholds", "1k,4k,16k,64k", "--sizes", "64,256,1k,4k,16k,64k,256k,1m",
+		"--depth", "2", "--count", "20", "--warmup", "0", "--out", out, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := switchesOf(r)
+	if len(got) != 4 {
+		t.Fatalf("switches %+v, want one per threshold", got)
+	}
+	for i, th := range []int{1 << 10, 4 << 10, 16 << 10, 64 << 10} {
+		want := workloads.Switch{Threshold: th, Depth: 2, From: workloads.ClassShort, To: workloads.ClassLong, Below: th / 4, At: th}
+		if got[i] != want {
+			t.Errorf("switch %d = %+v, want %+v", i, got[i], want)
+		}
+	}
+	for _, p := range r.Points {
+		if p.Negotiated == nil || p.Negotiated.InlineSendBytes != p.Params.InlineThreshold {
+			t.Fatalf("point %+v negotiated %+v", p.Params, p.Negotiated)
+		}
+	}
+}
+
+// The driver over the real engine allocates nothing per RPC: a run of 4000 RPCs allocates
+// no more than a run of 1000, give or take the background. (testing.AllocsPerRun would set GOMAXPROCS to 1, where the
+// in-process server's busy poller and this one take turns by preemption: measure directly.)
+func TestEngineDriverAllocs(t *testing.T) {
+	w := &workloadFlags{}
+	c, err := workloads.Config{Mix: workloads.NFSMix(), Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := workloads.Point{Threshold: 4096, Depth: 8, Workload: c}
+	conn, err := openLocal(w, []workloads.Point{pt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	open, _, err := conn.Point(pt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := open(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.(*engineClient).Close()
+	var stop atomic.Bool
+	mallocs := func(count int64) uint64 {
+		c.Count = count
+		d, err := workloads.NewDriver(c, 0, cl, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		st, err := d.Run(&stop)
+		runtime.ReadMemStats(&after)
+		if err != nil || st.Completed != uint64(count) {
+			t.Fatalf("run: %v, %d completed", err, st.Completed)
+		}
+		return after.Mallocs - before.Mallocs
+	}
+	mallocs(100) // warm the connection up
+	a, b := mallocs(1000), mallocs(4000)
+	t.Logf("mallocs: %d for 1000 RPCs, %d for 4000", a, b)
+	// 3000 more RPCs: one allocation per RPC would be 3000 more; other goroutines (the
+	// server's, the runtime's) account for a few.
+	if b > a+100 {
+		t.Fatalf("%d allocations for 1000 RPCs, %d for 4000: the hot path allocates", a, b)
+	}
+}
+
+func TestLocalAddr(t *testing.T) {
+	rxe := datapath.DeviceInfo{Ports: []datapath.PortInfo{{GIDs: []datapath.GIDInfo{
+		{GID: "fe80::5054:ff:fe12:3456"}, {GID: "::ffff:10.0.2.15"}}}}}
+	if got := localAddr(rxe); got != "10.0.2.15:0" {
+		t.Fatalf("rxe: %q", got)
+	}
+	if got := localAddr(datapath.DeviceInfo{}); got != "127.0.0.1:0" {
+		t.Fatalf("no GIDs: %q", got)
+	}
+}
+
+// Killing the server mid-run (two processes, soft over TCP) leaves the client with exit 1, a
+// message naming the broken connection, and a results file holding the RPCs completed before
+// the break.
+func TestEngineServerKilledMidRun(t *testing.T) {
+	srv := exec.Command(os.Args[0], "-test.run=^$")
+	srv.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN=server\n--listen\n127.0.0.1:0")
+	srvErr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	sc := bufio.NewScanner(srvErr)
+	addr := ""
+	for sc.Scan() {
+		if _, a, ok := strings.Cut(sc.Text(), "listening on "); ok {
+			addr, _, _ = strings.Cut(a, " ")
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatal("the server never said where it listens")
+	}
+	go io.Copy(io.Discard, srvErr)
+
+	out := filepath.Join(t.TempDir(), "client.json")
+	cl := exec.Command(os.Args[0], "-test.run=^$")
+	cl.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join([]string{"client", "--addr", addr, "--duration", "1h", "--warmup", "0", "--out", out}, "\n"))
+	clErr, err := cl.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Process.Kill()
+	csc := bufio.NewScanner(clErr)
+	var log strings.Builder
+	for csc.Scan() {
+		log.WriteString(csc.Text() + "\n")
+		if strings.HasPrefix(csc.Text(), "client point") {
+			break
+		}
+	}
+	time.Sleep(time.Second) // let it complete some RPCs; the file says how many
+	if err := srv.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for csc.Scan() {
+		log.WriteString(csc.Text() + "\n")
+	}
+	err = cl.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
+		t.Fatalf("client exit: %v, want %d\n%s", err, exitFailed, log.String())
+	}
+	if !strings.Contains(log.String(), "broken") {
+		t.Fatalf("no clear message:\n%s", log.String())
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status.State != results.StateFailed || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
+		t.Fatalf("status %+v, points %+v", r.Status, r.Points)
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
+)
+
+// fakeConnector connects every point to in-memory fake Clients on the real clock: the
+// commands run end to end (flags, pollers, progress, signals, results files) without the
+// transport engine. Each point's fake uses the point's threshold in its class model.
+type fakeConnector struct {
+	latency   time.Duration
+	failEvery int // every failEvery-th RPC fails with errFakeRPC
+	breakAt   int // the connection breaks after this many RPCs (0: never)
+}
+
+var errFakeBroken = errors.New("fake: connection broken: peer vanished")
+
+var errFakeRPC = errors.New("fake: reply checksum mismatch")
+
+func (fakeConnector) Device() *datapath.DeviceInfo {
+	return &datapath.DeviceInfo{Name: "fake0", Provider: "fake", NodeType: "soft", MaxInlineData: 64, MaxSGE: 2, MaxQPWR: 1024,
+		Ports: []datapath.PortInfo{{Num: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "soft"}}}
+}
+
+func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() pointReport, error) {
+	th := pt.Threshold
+	if th == 0 {
+		th = 4096
+	}
+	open := func(poller, conns int) (workloads.Client, error) {
+		c := workloadstest.New(pt.Workload.Depth * conns)
+		c.Latency, c.Threshold = f.latency, th
+		c.FailEvery, c.RPCErr = f.failEvery, errFakeRPC
+		c.FailAfter, c.Err = f.breakAt, errFakeBroken
+		return c, nil
+	}
+	neg := func() pointReport {
+		return pointReport{Negotiated: &results.Negotiated{Role: "requester", InlineSendBytes: th, InlineRecvBytes: th, CreditsGranted: pt.Workload.Depth}}
+	}
+	return open, neg, nil
+}
+
+func (fakeConnector) Close() error { return nil }
+
+func init() {
+	open := func(*workloadFlags, []workloads.Point) (connector, error) {
+		return fakeConnector{latency: 20 * time.Microsecond}, nil
+	}
+	register(measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open))
+	register(measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open))
+	register(measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
+		func(*workloadFlags, []workloads.Point) (connector, error) {
+			return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
+		}))
+	register(measureCommand("fakebreakrun", "a run whose connection breaks (tests only)", "[flags]", "  rpcrdma-bench fakebreakrun", false, addrNone,
+		func(*workloadFlags, []workloads.Point) (connector, error) {
+			return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
+		}))
+	register(measureCommand("fakeslowrun", "a run on slow fake clients (tests only)", "[flags]", "  rpcrdma-bench fakeslowrun", false, addrNone,
+		func(*workloadFlags, []workloads.Point) (connector, error) {
+			return fakeConnector{latency: time.Millisecond}, nil
+		}))
+	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
+	srv.name = "fakeserver"
+	register(srv)
+	register(measureCommand("fakeclient", "a client of a fake server (tests only)", "--addr HOST:PORT [flags]", "  rpcrdma-bench fakeclient --addr h:1", false, addrRequired, open))
+}
+
+// fakeServer serves nothing: it waits for stop, as a responder does.
+type fakeServer struct{ addr string }
+
+func (s *fakeServer) Addr() string { return s.addr }
+func (s *fakeServer) Serve(stop *atomic.Bool) error {
+	for !stop.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+func (s *fakeServer) Close() error { return nil }

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// The pflag.Value types below parse with the workloads parsers, so a bad value fails flag
+// parsing with pflag's `invalid argument "4q" for "--sizes" flag: bad size "4q": ...`:
+// the flag and the token are both named.
+
+type sizeSpecValue struct{ v *workloads.Sizes }
+
+func (s sizeSpecValue) String() string {
+	if s.v == nil || s.v.IsZero() {
+		return ""
+	}
+	if s.v.Dist == "" || s.v.Dist == "list" {
+		return joinSizes(s.v.Values)
+	}
+	return s.v.Dist
+}
+func (s sizeSpecValue) Set(x string) (err error) { *s.v, err = workloads.ParseSizeSpec(x); return err }
+func (sizeSpecValue) Type() string               { return "sizes" }
+
+type programValue struct{ prog, vers *uint32 }
+
+func (p programValue) String() string {
+	if p.prog == nil || *p.prog == 0 {
+		return ""
+	}
+	return strconv.FormatUint(uint64(*p.prog), 10) + ":" + strconv.FormatUint(uint64(*p.vers), 10)
+}
+func (p programValue) Set(x string) (err error) {
+	*p.prog, *p.vers, err = workloads.ParseProgram(x)
+	return err
+}
+func (programValue) Type() string { return "prog[:vers]" }
+
+type sizeValue struct{ v *int }
+
+func (s sizeValue) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return workloads.FormatSize(*s.v)
+}
+func (s sizeValue) Set(x string) (err error) { *s.v, err = workloads.ParseSize(x); return err }
+func (sizeValue) Type() string               { return "size" }
+
+type sizeListValue struct {
+	v    *[]int
+	kind string // "sizes" or "thresholds"
+}
+
+func (s sizeListValue) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return joinSizes(*s.v)
+}
+func (s sizeListValue) Set(x string) (err error) {
+	if s.kind == "thresholds" {
+		*s.v, err = workloads.ParseThresholds(x)
+	} else {
+		*s.v, err = workloads.ParseSizes(x)
+	}
+	return err
+}
+func (s sizeListValue) Type() string { return s.kind }
+
+type depthsValue struct{ v *[]int }
+
+func (d depthsValue) String() string {
+	if d.v == nil {
+		return ""
+	}
+	s := make([]string, len(*d.v))
+	for i, n := range *d.v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+func (d depthsValue) Set(x string) (err error) { *d.v, err = workloads.ParseDepths(x); return err }
+func (depthsValue) Type() string               { return "depths" }
+
+type mixValue struct{ v *[]workloads.MixEntry }
+
+func (m mixValue) String() string {
+	if m.v == nil || *m.v == nil {
+		return ""
+	}
+	s := make([]string, len(*m.v))
+	for i, e := range *m.v {
+		s[i] = e.Proc.String()
+		if len(e.Size.Values) == 1 {
+			s[i] += "/" + workloads.FormatSize(e.Size.Values[0])
+		}
+		s[i] += ":" + strconv.Itoa(e.Weight)
+	}
+	return strings.Join(s, ",")
+}
+func (m mixValue) Set(x string) (err error) { *m.v, err = workloads.ParseMix(x); return err }
+func (mixValue) Type() string               { return "mix" }
+
+type cpusValue struct{ v *[]int }
+
+func (c cpusValue) String() string {
+	if c.v == nil {
+		return ""
+	}
+	return depthsValue(c).String()
+}
+func (c cpusValue) Set(x string) (err error) { *c.v, err = workloads.ParseCPUs(x); return err }
+func (cpusValue) Type() string               { return "cpus" }
+
+type classValue struct{ v *workloads.Class }
+
+func (c classValue) String() string {
+	if c.v == nil {
+		return "auto"
+	}
+	return c.v.String()
+}
+func (c classValue) Set(x string) (err error) { *c.v, err = workloads.ParseClass(x); return err }
+func (classValue) Type() string               { return "class" }
+
+func joinSizes(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = workloads.FormatSize(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// workloadFlags declares the flags that shape a workload on fs and builds the Config from
+// them after parsing. sweep selects the sweep's meaning of --sizes and --depth (axes, lists)
+// over a single run's (a size distribution, one depth).
+type workloadFlags struct {
+	fs    *pflag.FlagSet
+	sweep bool
+
+	cfg        workloads.Config
+	depths     []int
+	sizes      []int
+	thresholds []int
+	duration   time.Duration
+	warmup     time.Duration
+	proc       string
+
+	provider, device, out string
+	addr                  string // client: the server's address
+	interval              time.Duration
+	quiet                 bool
+}
+
+func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
+	w := &workloadFlags{fs: fs, sweep: sweep}
+	c := &w.cfg
+	fs.StringVar(&w.provider, "provider", "", "RDMA provider: soft (default, pure Go) or verbs (libibverbs; build with -tags verbs)")
+	fs.StringVar(&w.device, "device", "", "device to open (default: the provider's first; see 'rpcrdma-bench devices')")
+	fs.StringVar(&w.out, "out", "", "write the results (JSON) to `FILE`, atomically, also on failure or interruption (default rpcrdma-bench-COMMAND-TIME.json here; --out= for none)")
+	if sweep {
+		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline thresholds to sweep, advertised both ways (default 1k,4k,16k,64k)")
+		fs.Var(sizeListValue{&w.sizes, "sizes"}, "sizes", "payload sizes to sweep (default 64,256,1k,4k,16k,64k,256k,1m)")
+		fs.Var(depthsValue{&w.depths}, "depth", "queue depths to sweep, RPCs outstanding per connection (default 16)")
+		fs.StringVar(&w.proc, "proc", "echo", "procedure every point runs: echo (short→long), sink or source (short→chunked)")
+		fs.DurationVar(&w.duration, "duration", workloads.DefaultPointDuration, "measured time per point")
+		fs.Int64Var(&c.Count, "count", 0, "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
+		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
+	} else {
+		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline threshold to advertise, both ways (one value; default 4k)")
+		fs.Var(mixValue{&c.Mix}, "mix", "procedure mix PROC[/SIZE][:WEIGHT],... or nfs (default nfs: see 'Mixes' below)")
+		fs.Var(sizeSpecValue{&c.Size}, "sizes", "payload size of mix entries without one: a list 64,4k (drawn uniformly), uniform:MIN-MAX or lognormal:MEDIAN[:SIGMA[:MIN-MAX]] (default 1k)")
+		fs.IntVar(&c.Depth, "depth", workloads.DefaultDepth, "RPCs outstanding per connection (in open loop: the most)")
+		fs.DurationVar(&w.duration, "duration", workloads.DefaultDuration, "measured time after the warm-up")
+		fs.Int64Var(&c.Count, "count", 0, "end after this many measured RPCs instead (with --duration: whichever comes first)")
+		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultWarmup, "discarded warm-up (0: none)")
+		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop)")
+		fs.StringVar(&c.Arrival, "arrival", "constant", "open-loop arrivals: constant or poisson")
+		fs.Var(programValue{&c.Program, &c.Version}, "program", "call the NULL procedure of this ONC RPC program instead (nfs = 100003:3), e.g. against the Linux NFS server")
+	}
+	fs.Var(classValue{&c.Class}, "class", "force the message class: auto, short, chunked or long")
+	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
+	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")
+	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads, each busy-polling its own connections")
+	fs.Var(cpusValue{&c.CPUs}, "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
+	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")
+	fs.BoolVarP(&w.quiet, "quiet", "q", false, "no progress display")
+	return w
+}
+
+// config returns the single-run workload the flags describe, normalized.
+func (w *workloadFlags) config() (workloads.Config, error) {
+	c := w.cfg
+	c.Duration = workloads.Duration(w.duration)
+	if c.Count > 0 && !w.fs.Changed("duration") {
+		c.Duration = 0
+	}
+	c.Warmup = workloads.Duration(w.warmup)
+	if w.warmup == 0 {
+		c.Warmup = -1 // the flag's 0 means none; the Config's 0 means the default
+	}
+	if w.warmup < 0 || w.duration < 0 || w.interval < 0 {
+		return c, usageErrorf("--warmup, --duration and --interval must not be negative")
+	}
+	if c.Rate == 0 && w.fs.Changed("arrival") {
+		return c, usageErrorf("--arrival needs --rate (open loop)")
+	}
+	if c.Rate == 0 {
+		c.Arrival = ""
+	}
+	if c.Program != 0 && !w.fs.Changed("mix") {
+		c.Mix = workloads.Only(workloads.ProcNull, workloads.Sizes{})
+	}
+	if len(w.thresholds) > 1 && !w.sweep {
+		return c, usageErrorf("--thresholds takes one value here (%d given); 'sweep' takes a list", len(w.thresholds))
+	}
+	n, err := c.Normalized()
+	if err != nil {
+		return c, usageError{err.Error()}
+	}
+	return n, nil
+}
+
+// defaultThreshold is the inline threshold a single run offers without --thresholds: the
+// Linux client's, 4 KiB (RFC 8166's own default, 1 KiB, applies only without private data).
+const defaultThreshold = 4096
+
+// threshold is the single inline threshold to advertise.
+func (w *workloadFlags) threshold() int {
+	if len(w.thresholds) == 0 {
+		return defaultThreshold
+	}
+	return w.thresholds[0]
+}
+
+// plan returns the sweep the flags describe.
+func (w *workloadFlags) plan() (workloads.Sweep, []workloads.Point, error) {
+	base, err := w.config()
+	if err != nil {
+		return workloads.Sweep{}, nil, err
+	}
+	p, err := workloads.ParseProc(w.proc)
+	if err != nil {
+		return workloads.Sweep{}, nil, usageError{"--proc: " + err.Error()}
+	}
+	if p == workloads.ProcNull {
+		return workloads.Sweep{}, nil, usageErrorf("--proc null has no payload to sweep sizes of")
+	}
+	s := workloads.Sweep{Thresholds: w.thresholds, Sizes: w.sizes, Depths: w.depths, Proc: p, Base: base}
+	pts, err := s.Plan()
+	if err != nil {
+		return s, nil, usageError{err.Error()}
+	}
+	return s, pts, nil
+}
+
+// mixHelp documents the mix syntax and the NFS-like preset for --help.
+const mixHelp = `Mixes:
+  --mix takes PROC[/SIZE][:WEIGHT] entries: null (no payload), echo (payload both ways,
+  never DDP: large ones go long), sink (payload in the call, DDP: Read chunk, like WRITE),
+  source (payload in the reply, DDP: Write chunk, like READ). "nfs" is the default preset:
+  null 5, echo/128 40, echo/8k 5 (READDIR-like, long), source/4k 15, source/32k 10,
+  source/256k 5, sink/4k 10, sink/32k 7, sink/256k 3.
+`

@@ -1,0 +1,149 @@
+// Command rpcrdma-bench measures RPC-over-RDMA transports: latency and throughput of real
+// RPCs through the protocol's short, chunked and long message classes, on the pure-Go soft
+// provider or on RDMA hardware through libibverbs.
+//
+// Usage:
+//
+//	rpcrdma-bench COMMAND [flags]
+//
+// Run "rpcrdma-bench help" for the commands and "rpcrdma-bench COMMAND --help" for each
+// command's flags and examples.
+//
+// Exit status: 0 when the command did what was asked; 1 when a run failed, was interrupted
+// or (compare) found a regression: results measured before the failure are still written;
+// 2 for bad usage or bad input (an unknown flag, a malformed size, CPU list or results file).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // a run failed or was interrupted, a regression was found
+	exitUsage  = 2 // bad usage or bad input
+)
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// env is what a command runs with: where it writes, so tests can capture it.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	// usage is the synopsis line after "rpcrdma-bench NAME".
+	usage string
+	// examples is shown under the flags in --help.
+	examples string
+	// flags declares the command's flags on fs and returns the function that runs it with
+	// the parsed flags and the remaining arguments.
+	flags func(fs *pflag.FlagSet) func(e *env, args []string) int
+}
+
+// commands are the subcommands this binary has. A command is listed here only once it
+// works for real; main_*.go files add theirs in init.
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// Main runs the CLI with args (without the program name) and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		usage(e.stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return runCommand(e, c, []string{"--help"})
+			}
+			fmt.Fprintf(e.stderr, "rpcrdma-bench: unknown command %q\n", args[1])
+			return exitUsage
+		}
+		usage(e.stdout)
+		return exitOK
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(e.stderr, "rpcrdma-bench: unknown command %q\nRun 'rpcrdma-bench help' for the list of commands.\n", name)
+		return exitUsage
+	}
+	return runCommand(e, c, args[1:])
+}
+
+func runCommand(e *env, c *command, args []string) int {
+	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard) // errors are reported below, once, with the command's name
+	run := c.flags(fs)
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		commandUsage(e.stdout, c, fs)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\nRun 'rpcrdma-bench %s --help' for usage.\n", c.name, err, c.name)
+		return exitUsage
+	}
+	return run(e, fs.Args())
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "rpcrdma-bench measures RPC-over-RDMA (RFC 8166) latency and throughput.")
+	fmt.Fprintln(w, "\nUsage:\n  rpcrdma-bench COMMAND [flags]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'rpcrdma-bench COMMAND --help' for a command's flags and examples.")
+	fmt.Fprintln(w, "Exit status: 0 ok; 1 run failed, interrupted or regression; 2 bad usage or input.")
+}
+
+func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "%s\n\nUsage:\n  rpcrdma-bench %s %s\n", c.summary, c.name, c.usage)
+	if fl := fs.FlagUsages(); fl != "" {
+		fmt.Fprintf(w, "\nFlags:\n%s", fl)
+	}
+	if c.examples != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(c.examples, "\n"))
+	}
+}
+
+// usageError is bad input found after flag parsing (a flag combination, a file's contents):
+// the command prints it and exits with exitUsage.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// fail reports err for command name and returns the exit status it calls for.
+func fail(e *env, name string, err error) int {
+	fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailed
+}

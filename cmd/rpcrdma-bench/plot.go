@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/plots"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+)
+
+func init() {
+	register(&command{
+		name:    "plot",
+		summary: "Draw charts (PNG, SVG) from results files: latency and throughput vs size, spectra, heatmaps, timelines",
+		usage:   "[--out DIR] [--format png,svg] RESULTS.json...",
+		examples: `  rpcrdma-bench plot sweep.json                      # every chart that applies, into ./plots
+  rpcrdma-bench plot --out charts --format svg old.json new.json
+  rpcrdma-bench sweep --out sweep.json && rpcrdma-bench plot --out sweep-charts sweep.json`,
+		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
+			dir := fs.String("out", "plots", "directory to write the charts into (created if needed)")
+			// --dir is what 'report --format html' calls its directory; accept it here too.
+			fs.StringVar(dir, "dir", "plots", "same as --out")
+			_ = fs.MarkHidden("dir")
+			formats := fs.String("format", "png,svg", "chart formats, comma-separated: png, svg")
+			return func(e *env, args []string) int {
+				return plot(e, *dir, *formats, args)
+			}
+		},
+	})
+}
+
+func plot(e *env, dir, formats string, files []string) int {
+	if len(files) == 0 {
+		return fail(e, "plot", usageErrorf("no results file given"))
+	}
+	var fs []string
+	for _, f := range strings.Split(formats, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f != "png" && f != "svg" {
+			return fail(e, "plot", usageErrorf("unknown --format %q (want png, svg or both)", f))
+		}
+		fs = append(fs, f)
+	}
+	runs, err := results.ReadFiles(files...)
+	if err != nil {
+		return fail(e, "plot", usageError{err.Error()})
+	}
+	paths, err := plots.Render(runs, dir, fs...)
+	for _, p := range paths {
+		fmt.Fprintln(e.stdout, p)
+	}
+	switch {
+	case errors.Is(err, plots.ErrNoData):
+		return fail(e, "plot", usageError{err.Error()})
+	case err != nil:
+		// Render wrote what it could; say what it could not.
+		return fail(e, "plot", err)
+	}
+	return exitOK
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// isTerminal reports whether w is a terminal (a TCGETS ioctl succeeds on it).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// progress shows a running point: elapsed time, RPC/s and p50 over the last interval. On a
+// terminal it rewrites one line in place several times a second; elsewhere (a CI log, a
+// pipe) it prints a plain line every few seconds, so logs stay readable. It reads only the
+// pollers' Live counters, never their Recorders, so it costs the hot path nothing but the
+// atomic adds Live already does. It writes to stderr, keeping stdout for results.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	every time.Duration
+	label string
+	lives []*workloads.Live
+	clock func() int64
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newProgress(w io.Writer, label string, lives []*workloads.Live, clock func() int64) *progress {
+	p := &progress{w: w, tty: isTerminal(w), label: label, lives: lives, clock: clock, stop: make(chan struct{})}
+	p.every = 5 * time.Second
+	if p.tty {
+		p.every = 250 * time.Millisecond
+	}
+	return p
+}
+
+func (p *progress) start() {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(p.every)
+		defer t.Stop()
+		var prev workloads.LiveHist
+		var prevDone uint64
+		prevAt := p.clock()
+		for {
+			select {
+			case <-p.stop:
+				if p.tty {
+					fmt.Fprint(p.w, "\r\x1b[K")
+				}
+				return
+			case <-t.C:
+			}
+			now := p.clock()
+			var h workloads.LiveHist
+			var done uint64
+			for _, l := range p.lives {
+				l.AddTo(&h)
+				done += l.Done.Load()
+			}
+			d := h.Sub(&prev)
+			line := p.line(now, done-prevDone, time.Duration(now-prevAt), &d)
+			prev, prevDone, prevAt = h, done, now
+			if p.tty {
+				fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+			} else {
+				fmt.Fprintln(p.w, line)
+			}
+		}
+	}()
+}
+
+// line formats one progress report for n RPCs finished over interval dt.
+func (p *progress) line(now int64, n uint64, dt time.Duration, h *workloads.LiveHist) string {
+	var b strings.Builder
+	if p.label != "" {
+		b.WriteString(p.label)
+		b.WriteString("  ")
+	}
+	phase, since := "run", int64(0)
+	if len(p.lives) > 0 {
+		begin, measure := p.lives[0].Begin.Load(), p.lives[0].Measure.Load()
+		since = now - begin
+		if now < measure {
+			phase = "warm-up"
+		}
+	}
+	fmt.Fprintf(&b, "%-7s %6.1fs", phase, time.Duration(since).Seconds())
+	rate := 0.0
+	if dt > 0 {
+		rate = float64(n) / dt.Seconds()
+	}
+	fmt.Fprintf(&b, "  %10.0f RPC/s", rate)
+	if p50, ok := h.Quantile(0.5); ok {
+		fmt.Fprintf(&b, "  p50 %v", p50.Round(p50/1000+1))
+	} else {
+		b.WriteString("  p50 -")
+	}
+	return b.String()
+}
+
+func (p *progress) end() {
+	close(p.stop)
+	p.wg.Wait()
+}
+
+// sampler records a point's throughput time series (results.Point.Intervals) from the
+// pollers' Live counters: every interval it sums them and keeps the difference. Like the
+// progress display it never touches the hot path beyond Live's atomics. Its counts include
+// the RPCs of the warm-up that finish after it ends, which a per-RPC split would need the
+// hot path to tag; intervals before the measured phase are dropped.
+type sampler struct {
+	lives []*workloads.Live
+	clock func() int64
+	every time.Duration
+
+	mu      sync.Mutex
+	samples []sample
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// sample is one reading of the summed counters at clock time t.
+type sample struct {
+	t                 int64
+	done, bytes, errs uint64
+}
+
+func newSampler(lives []*workloads.Live, clock func() int64, every time.Duration) *sampler {
+	return &sampler{lives: lives, clock: clock, every: every, stop: make(chan struct{})}
+}
+
+func (s *sampler) read() sample {
+	r := sample{t: s.clock()}
+	for _, l := range s.lives {
+		r.done += l.Done.Load()
+		r.bytes += l.Bytes.Load()
+		r.errs += l.Errors.Load()
+	}
+	return r
+}
+
+func (s *sampler) start() {
+	s.samples = append(s.samples, s.read())
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(s.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				r := s.read()
+				s.mu.Lock()
+				s.samples = append(s.samples, r)
+				s.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// end stops sampling, takes a last reading and returns the intervals that lie inside the
+// measured phase [from, to] (clock ns), with offsets relative to from. The last one is cut
+// at to, so it may be shorter than the others.
+func (s *sampler) end(from, to int64) []results.Interval {
+	close(s.stop)
+	s.wg.Wait()
+	all := append(s.samples, s.read())
+	out := []results.Interval{}
+	for i := 1; i < len(all); i++ {
+		a, b := all[i-1], all[i]
+		// Readings after the phase ended (while draining) close the last interval at its
+		// end: the RPCs they add are in the point's totals too.
+		a.t, b.t = min(a.t, to), min(b.t, to)
+		if a.t < from || b.t <= a.t {
+			if a.t >= to && len(out) > 0 {
+				o := &out[len(out)-1]
+				o.RPCs += b.done - a.done - (b.errs - a.errs)
+				o.PayloadBytes += b.bytes - a.bytes
+				o.Errors += b.errs - a.errs
+			}
+			continue
+		}
+		out = append(out, results.Interval{OffsetNs: a.t - from, DurationNs: b.t - a.t,
+			RPCs: b.done - a.done - (b.errs - a.errs), PayloadBytes: b.bytes - a.bytes, Errors: b.errs - a.errs})
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+func TestSamplerIntervals(t *testing.T) {
+	var l workloads.Live
+	now := int64(0)
+	s := newSampler([]*workloads.Live{&l}, func() int64 { return now }, time.Hour)
+	// Readings at 0 (warm-up), 100, 200, 300 and, after the phase [100, 250], at 400.
+	s.samples = []sample{{t: 0}, {t: 100, done: 10}, {t: 200, done: 30, bytes: 2000}, {t: 300, done: 41, bytes: 3000, errs: 1}}
+	now = 400
+	l.Done.Store(45)
+	l.Bytes.Store(3400)
+	l.Errors.Store(1)
+	got := s.end(100, 250)
+	want := []results.Interval{
+		{OffsetNs: 0, DurationNs: 100, RPCs: 20, PayloadBytes: 2000},
+		{OffsetNs: 100, DurationNs: 50, RPCs: 14, PayloadBytes: 1400, Errors: 1},
+	}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	var l workloads.Live
+	l.Begin.Store(0)
+	l.Measure.Store(int64(time.Second))
+	p := newProgress(&bytes.Buffer{}, "[1/4]", []*workloads.Live{&l}, nil)
+	if p.tty {
+		t.Fatal("a buffer is not a terminal")
+	}
+	var h workloads.LiveHist
+	line := p.line(int64(500*time.Millisecond), 1000, 250*time.Millisecond, &h)
+	if !strings.HasPrefix(line, "[1/4]  warm-up    0.5s") || !strings.Contains(line, "4000 RPC/s") || !strings.HasSuffix(line, "p50 -") {
+		t.Fatalf("line %q", line)
+	}
+	if line := p.line(int64(2*time.Second), 0, time.Second, &h); !strings.Contains(line, "run") {
+		t.Fatalf("line %q", line)
+	}
+}
+
+type kindErr struct{}
+
+func (kindErr) Error() string { return "k" }
+func (kindErr) Kind() string  { return "custom" }
+
+func TestErrorKind(t *testing.T) {
+	known := errors.New("verify failed")
+	saved := errorKinds
+	errorKinds = append(errorKinds, struct {
+		err  error
+		kind string
+	}{known, "verify"})
+	t.Cleanup(func() { errorKinds = saved })
+	for err, want := range map[error]string{
+		known: "verify", fmt.Errorf("rpc 7: %w", known): "verify", kindErr{}: "custom", errors.New("x"): "rpc",
+	} {
+		if got := errorKind(err); got != want {
+			t.Errorf("errorKind(%v) = %q, want %q", err, got, want)
+		}
+	}
+}
+
+// isTerminal tells a pseudo-terminal from a pipe.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if isTerminal(w) || isTerminal(&bytes.Buffer{}) {
+		t.Fatal("a pipe or a buffer taken for a terminal")
+	}
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer ptmx.Close()
+	if !isTerminal(ptmx) {
+		t.Fatal("the pty master is not taken for a terminal")
+	}
+}

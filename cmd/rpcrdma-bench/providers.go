@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// builtin lists the providers compiled into this binary, in the order the CLI lists them,
+// the default first. Each provider's file appends itself in init; a provider built without
+// its library (verbs without -tags verbs) is still listed, and its Devices and Open return
+// an error wrapping datapath.ErrNotSupported that says how to build it in.
+var builtin []datapath.Provider
+
+// providers returns the compiled-in providers.
+func providers() []datapath.Provider { return builtin }
+
+// lookupProvider finds a provider by its CLI name ("" is the default, the first).
+func lookupProvider(name string) (datapath.Provider, error) {
+	ps := providers()
+	if name == "" {
+		if len(ps) == 0 {
+			return nil, fmt.Errorf("no provider compiled in")
+		}
+		return ps[0], nil
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		if p.Name() == name {
+			return p, nil
+		}
+		names[i] = p.Name()
+	}
+	if len(names) == 0 {
+		names = []string{"none"}
+	}
+	return nil, usageErrorf("unknown provider %q (have %s)", name, strings.Join(names, ", "))
+}

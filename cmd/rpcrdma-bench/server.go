@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// serverFlags are the responder's settings.
+type serverFlags struct {
+	Provider string `json:"provider"`
+	Device   string `json:"device,omitempty"`
+	// Listen is the address to listen on (host:port; port 0 picks one).
+	Listen string `json:"listen"`
+	// Threshold is the inline threshold offered in the accept private data (0: the engine's
+	// default).
+	Threshold int `json:"threshold,omitempty"`
+	// Credits is the credit window granted to each requester (0: the engine's default).
+	Credits int `json:"credits,omitempty"`
+	// MaxPayload is the largest payload a call or reply may carry: it sizes the chunk
+	// buffers of every connection.
+	MaxPayload int `json:"max_payload"`
+	// Pollers and CPUs place the responder's polling threads as workloads.Config does.
+	Pollers int   `json:"pollers"`
+	CPUs    []int `json:"cpus,omitempty"`
+	// Verify checks every payload received against the benchmark pattern.
+	Verify bool `json:"verify,omitempty"`
+	// Once makes the server exit after its first connection closes.
+	Once bool `json:"once,omitempty"`
+}
+
+// server is the responder side of the engine: it listens, accepts connections (negotiating
+// each one's private data afresh) and serves the benchmark program on its pollers.
+type server interface {
+	// Addr is the address actually listened on.
+	Addr() string
+	// Serve runs until stop is set (then it closes the connections and returns nil), Once's
+	// connection ends, or a fatal error.
+	Serve(stop *atomic.Bool) error
+	Close() error
+}
+
+// newServer starts listening as f says.
+type newServer func(f *serverFlags) (server, error)
+
+func serverCommand(open newServer) *command {
+	return &command{
+		name:    "server",
+		summary: "Serve the benchmark RPC program for clients in other processes",
+		usage:   "[--listen HOST:PORT] [flags]",
+		examples: `  rpcrdma-bench server --listen 0.0.0.0:20049               # soft provider over TCP
+  rpcrdma-bench server --provider verbs --device rxe0 --listen 10.0.2.15:20049
+  rpcrdma-bench server --thresholds 16k --cpus 3 --verify   # offer 16 KiB inline, pin the poller`,
+		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
+			f := &serverFlags{}
+			var thresholds []int
+			fs.StringVar(&f.Provider, "provider", "", "RDMA provider: soft (default, pure Go over TCP between processes) or verbs")
+			fs.StringVar(&f.Device, "device", "", "device to open (default: the provider's first)")
+			fs.StringVar(&f.Listen, "listen", "127.0.0.1:20049", "address to listen on (port 0 picks one)")
+			fs.Var(sizeListValue{&thresholds, "thresholds"}, "thresholds", "inline threshold to offer, both ways (one value; default the engine's, 4k)")
+			fs.IntVar(&f.Credits, "credits", 0, "credits granted to each client (default the engine's)")
+			maxPayload := 1 << 20
+			fs.Var(sizeValue{&maxPayload}, "max-payload", "largest payload of one RPC; sizes each connection's buffers")
+			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads")
+			fs.Var(cpusValue{&f.CPUs}, "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
+			fs.BoolVar(&f.Verify, "verify", false, "check every payload received")
+			fs.BoolVar(&f.Once, "once", false, "exit after the first connection closes")
+			return func(e *env, args []string) int {
+				if len(args) > 0 {
+					return fail(e, "server", usageErrorf("unexpected arguments %q", args))
+				}
+				if len(thresholds) > 1 {
+					return fail(e, "server", usageErrorf("--thresholds takes one value (%d given)", len(thresholds)))
+				}
+				if len(thresholds) == 1 {
+					f.Threshold = thresholds[0]
+				}
+				f.MaxPayload = maxPayload
+				if f.Pollers < 1 || f.Credits < 0 {
+					return fail(e, "server", usageErrorf("--pollers must be at least 1 and --credits not negative"))
+				}
+				if _, err := (workloads.Config{CPUs: f.CPUs}).Normalized(); err != nil {
+					return fail(e, "server", usageError{err.Error()})
+				}
+				if f.Provider == "" {
+					f.Provider = "soft"
+				}
+				return serve(e, f, open)
+			}
+		},
+	}
+}
+
+func serve(e *env, f *serverFlags, open newServer) int {
+	srv, err := open(f)
+	if err != nil {
+		return fail(e, "server", err)
+	}
+	stop := newStopper(e)
+	fmt.Fprintf(e.stderr, "rpcrdma-bench server: listening on %s (provider %s)\n", srv.Addr(), f.Provider)
+	start := time.Now()
+	err = srv.Serve(&stop.flag)
+	stop.release()
+	if cerr := srv.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(e, "server", err)
+	}
+	fmt.Fprintf(e.stderr, "rpcrdma-bench server: stopped after %v\n", time.Since(start).Round(time.Millisecond))
+	return exitOK
+}
+
+// registerEngineCommands offers the commands that need the transport engine: the caller
+// (the file that wires the engine in) passes how to connect a point in this process (run,
+// and sweep without --addr), to a server elsewhere (client, sweep --addr) and how to serve.
+func registerEngineCommands(local, remote newConnector, srv newServer) {
+	pick := func(w *workloadFlags, pts []workloads.Point) (connector, error) {
+		if w.addr != "" {
+			return remote(w, pts)
+		}
+		return local(w, pts)
+	}
+	register(measureCommand("run", "Run server and client in this process and print per-class RTT percentiles and throughput",
+		"[flags]",
+		`  rpcrdma-bench run                                  # the default: NFS-like mix on soft, ~6 s
+  rpcrdma-bench run --mix echo --sizes 64 --depth 1  # latency of small inline ECHOs
+  rpcrdma-bench run --mix source/1m --class long     # force a Reply chunk for 1 MiB READs
+  rpcrdma-bench run --rate 50000 --out run.json      # open loop, RTT from the intended send
+  rpcrdma-bench run --provider verbs --device rxe0 --cpus 2,3`, false, addrNone, local))
+	register(measureCommand("client", "Drive a server in another process ('rpcrdma-bench server') and record the results",
+		"--addr HOST:PORT [flags]",
+		`  rpcrdma-bench client --addr 10.0.2.15:20049 --duration 30s --out client.json
+  rpcrdma-bench client --addr 10.0.2.15:20049 --mix null --depth 1     # NULL ping-pong
+  rpcrdma-bench client --provider verbs --device rxe0 --addr 10.0.2.15:20049 --mix sink/64k`, false, addrRequired, remote))
+	register(measureCommand("sweep", "Sweep inline thresholds × sizes × depths, each point on fresh connections",
+		"[flags]",
+		`  rpcrdma-bench sweep --out sweep.json                               # 1k..64k × 64 B..1 MiB, ECHO
+  rpcrdma-bench sweep --proc source --thresholds 1k,4k --sizes 1k,4k,16k
+  rpcrdma-bench sweep --depth 1,16 --duration 500ms --addr 10.0.2.15:20049
+  rpcrdma-bench report --format switches sweep.json                  # where classes changed`, true, addrOptional, pick))
+	register(serverCommand(srv))
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// The engine commands, registered with fakes: every help text, flag set and input check
+// works before the engine does.
+func TestEngineCommandsWithFakes(t *testing.T) {
+	saved := map[string]*command{}
+	for k, v := range commands {
+		saved[k] = v
+	}
+	t.Cleanup(func() { commands = saved })
+	var got *serverFlags
+	open := func(*workloadFlags, []workloads.Point) (connector, error) { return fakeConnector{}, nil }
+	registerEngineCommands(open, open, func(f *serverFlags) (server, error) {
+		got = f
+		return &fakeServer{addr: "127.0.0.1:1"}, nil
+	})
+	for _, name := range []string{"run", "client", "sweep", "server"} {
+		code, out, _ := runMain(t, name, "--help")
+		if code != exitOK || !strings.Contains(out, "rpcrdma-bench "+name) || !strings.Contains(out, "--provider") {
+			t.Errorf("%s --help: %d\n%s", name, code, out)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"server", "--thresholds", "1k,2k"}, "one value"},
+		{[]string{"server", "--cpus", "x"}, `"x"`},
+		{[]string{"server", "--pollers", "0"}, "--pollers"},
+		{[]string{"server", "extra"}, "unexpected"},
+		{[]string{"server", "--max-payload", "1q"}, `"1q"`},
+		{[]string{"client", "--mix", "echo"}, "--addr is required"},
+		{[]string{"sweep", "--sizes", "1k,zz"}, `"zz"`},
+	} {
+		if code, _, errOut := runMain(t, tc.args...); code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 mentioning %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	if got != nil {
+		t.Fatal("a bad server command line opened a server")
+	}
+}
+
+// SIGTERM stops a server cleanly: exit 0.
+func TestServerStopsOnSignal(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN=fakeserver\n--listen\n127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "listening on 127.0.0.1:0") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(log.String(), "stopped after") {
+		t.Fatalf("exit %v\n%s", err, log.String())
+	}
+}

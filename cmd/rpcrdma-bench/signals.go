@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+)
+
+// stopper turns SIGINT and SIGTERM into a clean stop: the first sets the flag the pollers
+// check once per poll iteration, so the current point drains and everything finished is
+// written with status "interrupted"; a second one exits at once (exitFailed), for a run
+// that does not drain.
+type stopper struct {
+	flag        atomic.Bool
+	interrupted atomic.Bool
+	ch          chan os.Signal
+	done        chan struct{}
+}
+
+func newStopper(e *env) *stopper {
+	s := &stopper{ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		for {
+			select {
+			case <-s.done:
+				return
+			case sig := <-s.ch:
+				if s.interrupted.Swap(true) {
+					fmt.Fprintf(e.stderr, "\nrpcrdma-bench: %v again: exiting without waiting\n", sig)
+					os.Exit(exitFailed)
+				}
+				fmt.Fprintf(e.stderr, "\nrpcrdma-bench: %v: stopping after the outstanding RPCs (again to exit at once)\n", sig)
+				s.flag.Store(true)
+			}
+		}
+	}()
+	return s
+}
+
+// release restores the default signal handling.
+func (s *stopper) release() {
+	signal.Stop(s.ch)
+	close(s.done)
+}

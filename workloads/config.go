@@ -1,0 +1,487 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Proc is a procedure of the benchmark RPC program.
+type Proc uint8
+
+const (
+	// ProcNull carries no arguments and no results: the protocol's floor.
+	ProcNull Proc = iota
+	// ProcEcho returns its arguments: call and reply carry the same opaque payload, which is
+	// not DDP-eligible, so a large ECHO goes long (Position Zero Read chunk, Reply chunk).
+	ProcEcho
+	// ProcSink takes a DDP-eligible opaque payload and returns a small status: a large SINK
+	// moves its payload in a Read chunk, like an NFS WRITE.
+	ProcSink
+	// ProcSource names a size and returns a DDP-eligible opaque payload of that size: a large
+	// SOURCE reply lands in a Write chunk, like an NFS READ.
+	ProcSource
+
+	// NumProcs is the number of procedures, for arrays indexed by Proc.
+	NumProcs = 4
+)
+
+var procNames = [NumProcs]string{"null", "echo", "sink", "source"}
+
+func (p Proc) String() string {
+	if int(p) < len(procNames) {
+		return procNames[p]
+	}
+	return "proc(" + strconv.Itoa(int(p)) + ")"
+}
+
+// MarshalText writes the procedure's name, so results files read "echo", not 1.
+func (p Proc) MarshalText() ([]byte, error) {
+	if int(p) >= len(procNames) {
+		return nil, fmt.Errorf("workloads: unknown procedure %d", p)
+	}
+	return []byte(procNames[p]), nil
+}
+
+// UnmarshalText parses a procedure name (case-sensitive, as String spells it).
+func (p *Proc) UnmarshalText(b []byte) error {
+	v, err := ParseProc(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5).
+type Class uint8
+
+const (
+	// ClassAuto lets the requester choose from the negotiated inline thresholds, as RFC 8166
+	// section 3.5 and the Linux client do. In a Completed it means the engine did not say.
+	ClassAuto Class = iota
+	// ClassShort: the whole message in one RDMA Send (RDMA_MSG, no chunks).
+	ClassShort
+	// ClassChunked: DDP-eligible data moved by RDMA Read (Read chunk) or Write (Write chunk),
+	// the rest inline.
+	ClassChunked
+	// ClassLong: the whole message moved by RDMA (Position Zero Read chunk for a call, Reply
+	// chunk or responder-provided Read chunk for a reply; RDMA_NOMSG).
+	ClassLong
+
+	// NumClasses is the number of classes including ClassAuto, for arrays indexed by Class.
+	NumClasses = 4
+)
+
+var classNames = [NumClasses]string{"auto", "short", "chunked", "long"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "class(" + strconv.Itoa(int(c)) + ")"
+}
+
+// MarshalText writes the class's name.
+func (c Class) MarshalText() ([]byte, error) {
+	if int(c) >= len(classNames) {
+		return nil, fmt.Errorf("workloads: unknown message class %d", c)
+	}
+	return []byte(classNames[c]), nil
+}
+
+// UnmarshalText parses a class name.
+func (c *Class) UnmarshalText(b []byte) error {
+	v, err := ParseClass(string(b))
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// RPCClass is the class an RPC as a whole is counted under: the heavier of its call's and
+// its reply's (short < chunked < long), because an RPC that moved anything by RDMA did not
+// run at short-message cost. ClassAuto (unknown) loses to any known class.
+func RPCClass(call, reply Class) Class {
+	if reply > call {
+		return reply
+	}
+	return call
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration string ("5s").
+type Duration time.Duration
+
+// MarshalText writes the duration as time.Duration.String does, or "none" if negative.
+func (d Duration) MarshalText() ([]byte, error) {
+	if d < 0 {
+		return []byte("none"), nil
+	}
+	return []byte(time.Duration(d).String()), nil
+}
+
+// UnmarshalText parses a Go duration string or "none" (NoWarmup); a bare integer is
+// nanoseconds.
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := string(b)
+	if s == "none" {
+		*d = NoWarmup
+		return nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("workloads: bad duration %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Sizes is a payload size distribution. The zero value means the default of its context
+// (a MixEntry inherits Config.Size; Config.Size defaults to a fixed DefaultSize).
+type Sizes struct {
+	// Dist is the distribution: "" or "list" draws uniformly from Values (one value: always
+	// that size); "uniform" draws uniformly from [Min, Max]; "lognormal" draws
+	// exp(N(ln Median, Sigma²)) and clamps it to [Min, Max] (Min default 0, Max default
+	// the larger of Median and DefaultLognormalMax), the usual shape of file-system I/O sizes.
+	Dist string `json:"dist,omitempty"`
+	// Values are the sizes of a "list", in bytes.
+	Values []int `json:"values,omitempty"`
+	// Min and Max bound "uniform" and "lognormal", in bytes.
+	Min int `json:"min,omitempty"`
+	Max int `json:"max,omitempty"`
+	// Median and Sigma shape "lognormal": the median size in bytes and the standard
+	// deviation of the size's natural logarithm (default 1).
+	Median int     `json:"median,omitempty"`
+	Sigma  float64 `json:"sigma,omitempty"`
+}
+
+// Fixed returns the Sizes that always draws n bytes.
+func Fixed(n int) Sizes { return Sizes{Values: []int{n}} }
+
+// IsZero reports whether s is the zero value (inherit the default).
+func (s Sizes) IsZero() bool {
+	return s.Dist == "" && len(s.Values) == 0 && s.Min == 0 && s.Max == 0 && s.Median == 0 && s.Sigma == 0
+}
+
+// DefaultLognormalMax is the default upper clamp of a log-normal size: the engine sizes its
+// registered buffers for the largest payload, so the tail must be bounded.
+const DefaultLognormalMax = 1 << 20
+
+func (s Sizes) normalized() Sizes {
+	if s.Dist == "lognormal" && s.Max == 0 {
+		s.Max = max(s.Median, DefaultLognormalMax)
+	}
+	return s
+}
+
+// Largest is the largest size s can draw.
+func (s Sizes) Largest() int {
+	switch s.Dist {
+	case "uniform", "lognormal":
+		return s.normalized().Max
+	}
+	m := 0
+	for _, v := range s.Values {
+		m = max(m, v)
+	}
+	return m
+}
+
+// MaxPayload is the largest payload any RPC of c (normalized) carries in one direction: what
+// the engine must size its chunk buffers for.
+func (c Config) MaxPayload() int {
+	m := 0
+	for _, e := range c.Mix {
+		if e.Proc != ProcNull {
+			m = max(m, e.Size.Largest())
+		}
+	}
+	return m
+}
+
+func (s Sizes) validate() error {
+	switch s.Dist {
+	case "", "list":
+		if len(s.Values) == 0 {
+			return errors.New("size list is empty")
+		}
+		for _, v := range s.Values {
+			if v < 0 || v > MaxSize {
+				return fmt.Errorf("size %d out of range [0, %d]", v, MaxSize)
+			}
+		}
+	case "uniform":
+		if s.Min < 0 || s.Max > MaxSize || s.Min > s.Max {
+			return fmt.Errorf("uniform sizes need 0 <= min <= max <= %d, have [%d, %d]", MaxSize, s.Min, s.Max)
+		}
+	case "lognormal":
+		if s.Median <= 0 || s.Median > MaxSize {
+			return fmt.Errorf("lognormal median %d out of range (0, %d]", s.Median, MaxSize)
+		}
+		if s.Sigma < 0 {
+			return fmt.Errorf("lognormal sigma %g is negative", s.Sigma)
+		}
+		if s.Min < 0 || s.Max < 0 || s.Max > MaxSize || (s.Max != 0 && s.Min > s.Max) {
+			return fmt.Errorf("lognormal bounds [%d, %d] out of range", s.Min, s.Max)
+		}
+	default:
+		return fmt.Errorf("unknown size distribution %q (want list, uniform or lognormal)", s.Dist)
+	}
+	return nil
+}
+
+// MixEntry is one procedure of a mix with its relative weight.
+type MixEntry struct {
+	Proc Proc `json:"proc"`
+	// Weight is the entry's share of RPCs relative to the other entries' weights (0 means 1).
+	Weight int `json:"weight,omitempty"`
+	// Size is the payload size: the arguments of ECHO (and so its results) and SINK, the
+	// results of SOURCE. The zero value inherits Config.Size; NULL must leave it zero.
+	Size Sizes `json:"size,omitzero"`
+}
+
+// Config is a workload. The zero value is the NFS-like mix, closed loop at depth 16 on one
+// connection and one poller, for 5 s after a 1 s warm-up.
+type Config struct {
+	// Mix lists the procedures and their weights. Empty means NFSMix().
+	Mix []MixEntry `json:"mix,omitempty"`
+	// Size is the payload size of mix entries that have none (default Fixed(DefaultSize)).
+	Size Sizes `json:"size,omitzero"`
+	// Class forces every RPC's message class; ClassAuto (default) lets the requester choose
+	// from the negotiated thresholds. A forced class the RPC cannot use (chunked for a NULL)
+	// is the engine's to reject.
+	Class Class `json:"class,omitempty"`
+	// Program and Version, when Program is not zero, send the NULL procedure of another ONC
+	// RPC program instead of the benchmark program's procedures: a NULL of NFS (100003,
+	// version 3) measures a server such as the Linux kernel's that knows nothing of the
+	// benchmark program. The Mix must then be NULL only.
+	Program uint32 `json:"program,omitempty"`
+	Version uint32 `json:"version,omitempty"`
+	// Verify asks the responder (and the requester, for replies) to check payload contents, so
+	// a run never reports speed for corrupted data. It costs a pass over every payload.
+	Verify bool `json:"verify,omitempty"`
+
+	// Depth is the number of RPCs outstanding per connection (default 16). In open loop it
+	// caps the outstanding RPCs; sends the cap holds back are late, and their latency counts
+	// from the intended send time.
+	Depth int `json:"depth,omitempty"`
+	// Connections is the number of connections (default 1), spread round-robin over pollers.
+	Connections int `json:"connections,omitempty"`
+	// Pollers is the number of poller goroutines (default 1), each on its own locked OS
+	// thread with its own Client, connections and Recorder.
+	Pollers int `json:"pollers,omitempty"`
+	// CPUs pins poller i to CPUs[i%len(CPUs)]. Empty leaves the locked threads unpinned:
+	// two busy pollers pinned to one CPU are far worse than letting the scheduler place them,
+	// and only the caller knows which CPUs the other side of the benchmark uses.
+	CPUs []int `json:"cpus,omitempty"`
+
+	// Duration is the measured time after the warm-up (default 5s unless Count is set).
+	Duration Duration `json:"duration,omitempty"`
+	// Count, when positive, ends the measured phase after this many RPCs have been sent
+	// (over all pollers), whichever of Count and a set Duration comes first.
+	Count int64 `json:"count,omitempty"`
+	// Warmup is run before the measured phase and discarded (default 1s; negative, such as
+	// NoWarmup: none).
+	Warmup Duration `json:"warmup,omitempty"`
+
+	// Rate, when positive, runs open loop at this many RPC/s over all pollers; zero runs
+	// closed loop (each completion immediately sends the next RPC).
+	Rate float64 `json:"rate,omitempty"`
+	// Arrival is the open-loop inter-arrival law: "constant" (default, exactly 1/Rate apart)
+	// or "poisson" (exponential gaps with mean 1/Rate, from the seeded RNG).
+	Arrival string `json:"arrival,omitempty"`
+
+	// Seed seeds every random draw (sizes, mix order, Poisson gaps); the same Seed gives the
+	// same RPC sequence. Zero means 1.
+	Seed uint64 `json:"seed,omitempty"`
+	// TableSize is the number of RPCs drawn before the run, cycled during it, so the hot path
+	// neither allocates nor draws random numbers (default 4096; rounded up to a power of two).
+	TableSize int `json:"table_size,omitempty"`
+}
+
+// Defaults.
+const (
+	DefaultSize      = 1024
+	DefaultDepth     = 16
+	DefaultDuration  = 5 * time.Second
+	DefaultWarmup    = time.Second
+	DefaultTableSize = 4096
+	// MaxSize bounds any payload size (1 GiB): a sanity limit for parsing, not a protocol one.
+	MaxSize = 1 << 30
+	// MaxDepth bounds Depth: far beyond any credit window a responder grants.
+	MaxDepth = 1 << 16
+	// MaxConnections bounds Connections, and MaxOutstanding the RPCs one poller keeps
+	// outstanding (Depth × its connections), so a typo cannot allocate gigabytes of slots.
+	MaxConnections = 1 << 12
+	MaxOutstanding = 1 << 20
+	// MaxDuration bounds Duration and Warmup (a year), so clock arithmetic cannot overflow.
+	MaxDuration = Duration(365 * 24 * time.Hour)
+	// MinRate and MaxRate bound an open-loop Rate in RPC/s.
+	MinRate = 1e-3
+	MaxRate = 1e10
+)
+
+// NoWarmup is the Warmup of a run without warm-up; JSON spells it "none".
+const NoWarmup Duration = -1
+
+// Normalized returns c with every default filled in and checks it; normalizing a normalized
+// Config changes nothing. Errors name the field.
+func (c Config) Normalized() (Config, error) {
+	if len(c.Mix) == 0 {
+		c.Mix = NFSMix()
+	} else {
+		c.Mix = append([]MixEntry(nil), c.Mix...)
+	}
+	if c.Size.IsZero() {
+		c.Size = Fixed(DefaultSize)
+	}
+	c.Size = c.Size.normalized()
+	if err := c.Size.validate(); err != nil {
+		return c, fmt.Errorf("workloads: size: %v", err)
+	}
+	for i := range c.Mix {
+		e := &c.Mix[i]
+		if int(e.Proc) >= NumProcs {
+			return c, fmt.Errorf("workloads: mix entry %d: unknown procedure %d", i, e.Proc)
+		}
+		if e.Weight < 0 {
+			return c, fmt.Errorf("workloads: mix entry %d (%v): negative weight %d", i, e.Proc, e.Weight)
+		}
+		if e.Weight == 0 {
+			e.Weight = 1
+		}
+		if e.Weight > maxWeight {
+			return c, fmt.Errorf("workloads: mix entry %d (%v): weight %d above %d", i, e.Proc, e.Weight, maxWeight)
+		}
+		if e.Proc == ProcNull {
+			if !e.Size.IsZero() {
+				return c, fmt.Errorf("workloads: mix entry %d: null carries no payload, so takes no size", i)
+			}
+			continue
+		}
+		if e.Size.IsZero() {
+			e.Size = c.Size
+		}
+		e.Size = e.Size.normalized()
+		if err := e.Size.validate(); err != nil {
+			return c, fmt.Errorf("workloads: mix entry %d (%v): %v", i, e.Proc, err)
+		}
+	}
+	if c.Program != 0 {
+		for _, e := range c.Mix {
+			if e.Proc != ProcNull {
+				return c, fmt.Errorf("workloads: program %d has only its NULL procedure here, not %v", c.Program, e.Proc)
+			}
+		}
+	} else if c.Version != 0 {
+		return c, fmt.Errorf("workloads: version %d without a program", c.Version)
+	}
+	if int(c.Class) >= NumClasses {
+		return c, fmt.Errorf("workloads: unknown message class %d", c.Class)
+	}
+	if c.Class == ClassChunked {
+		for _, e := range c.Mix {
+			if e.Proc != ProcSink && e.Proc != ProcSource {
+				return c, fmt.Errorf("workloads: class chunked needs DDP-eligible data, which only sink and source carry, not %v", e.Proc)
+			}
+		}
+	}
+	if c.Depth == 0 {
+		c.Depth = DefaultDepth
+	}
+	if c.Depth < 0 || c.Depth > MaxDepth {
+		return c, fmt.Errorf("workloads: depth %d out of range [1, %d]", c.Depth, MaxDepth)
+	}
+	if c.Connections == 0 {
+		c.Connections = 1
+	}
+	if c.Pollers == 0 {
+		c.Pollers = 1
+	}
+	if c.Connections < 0 || c.Pollers < 0 || c.Connections > MaxConnections {
+		return c, fmt.Errorf("workloads: %d connections, %d pollers: want 1 to %d connections", c.Connections, c.Pollers, MaxConnections)
+	}
+	if per := (c.Connections + c.Pollers - 1) / c.Pollers; c.Depth*per > MaxOutstanding {
+		return c, fmt.Errorf("workloads: depth %d × %d connections per poller is above %d outstanding RPCs", c.Depth, per, MaxOutstanding)
+	}
+	if c.Pollers > c.Connections {
+		return c, fmt.Errorf("workloads: %d pollers for %d connections: a poller needs a connection", c.Pollers, c.Connections)
+	}
+	for _, cpu := range c.CPUs {
+		if cpu < 0 || cpu >= maxCPU {
+			return c, fmt.Errorf("workloads: cpu %d out of range [0, %d)", cpu, maxCPU)
+		}
+	}
+	if c.Count < 0 {
+		return c, fmt.Errorf("workloads: negative count %d", c.Count)
+	}
+	if c.Duration < 0 || c.Duration > MaxDuration {
+		return c, fmt.Errorf("workloads: duration %v out of range [0, %v]", time.Duration(c.Duration), time.Duration(MaxDuration))
+	}
+	if c.Warmup > MaxDuration {
+		return c, fmt.Errorf("workloads: warm-up %v above %v", time.Duration(c.Warmup), time.Duration(MaxDuration))
+	}
+	if c.Duration == 0 && c.Count == 0 {
+		c.Duration = Duration(DefaultDuration)
+	}
+	if c.Warmup == 0 {
+		c.Warmup = Duration(DefaultWarmup)
+	}
+	if c.Warmup < 0 {
+		// Stays negative rather than 0, so that normalizing again keeps "none".
+		c.Warmup = NoWarmup
+	}
+	if c.Rate != 0 && !(c.Rate >= MinRate && c.Rate <= MaxRate) {
+		return c, fmt.Errorf("workloads: rate %g out of range [%g, %g] RPC/s (0: closed loop)", c.Rate, MinRate, MaxRate)
+	}
+	switch c.Arrival {
+	case "":
+		if c.Rate > 0 {
+			c.Arrival = "constant"
+		}
+	case "constant", "poisson":
+	default:
+		return c, fmt.Errorf("workloads: unknown arrival law %q (want constant or poisson)", c.Arrival)
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.TableSize == 0 {
+		c.TableSize = DefaultTableSize
+	}
+	if c.TableSize < 0 || c.TableSize > 1<<24 {
+		return c, fmt.Errorf("workloads: table size %d out of range [1, %d]", c.TableSize, 1<<24)
+	}
+	c.TableSize = ceilPow2(c.TableSize)
+	return c, nil
+}
+
+// maxWeight bounds mix weights so that Table's share arithmetic cannot overflow.
+const maxWeight = 1 << 20
+
+// maxCPU bounds CPU numbers to what a unix.CPUSet can hold.
+const maxCPU = 1024
+
+func ceilPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// PollerShare is how many connections poller i of c serves (connections are dealt
+// round-robin). c must be normalized.
+func (c Config) PollerShare(i int) int {
+	n := c.Connections / c.Pollers
+	if i < c.Connections%c.Pollers {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,420 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Stats are what one Driver counted. Counts are of measured RPCs (sent at or after the end of
+// the warm-up) unless the name says otherwise. Merge adds another poller's.
+type Stats struct {
+	// Sent is the number of measured RPCs submitted.
+	Sent uint64 `json:"sent"`
+	// Completed is the number that succeeded; each one's round trip went to the Recorder.
+	Completed uint64 `json:"completed"`
+	// Errors is the number that completed with an error; FirstErr is the first of them.
+	Errors   uint64 `json:"errors"`
+	FirstErr error  `json:"-"`
+	// Procs counts completed RPCs by procedure.
+	Procs [NumProcs]uint64 `json:"procs"`
+	// Classes counts completed RPCs by RPCClass; CallClasses and ReplyClasses by the class of
+	// each direction.
+	Classes      [NumClasses]uint64 `json:"classes"`
+	CallClasses  [NumClasses]uint64 `json:"call_classes"`
+	ReplyClasses [NumClasses]uint64 `json:"reply_classes"`
+	// CallBytes and ReplyBytes are the payload bytes of completed RPCs (headers excluded).
+	CallBytes  uint64 `json:"call_bytes"`
+	ReplyBytes uint64 `json:"reply_bytes"`
+	// WarmupCompleted counts the RPCs finished in the discarded warm-up.
+	WarmupCompleted uint64 `json:"warmup_completed"`
+	// Late (open loop) counts RPCs sent after a poll iteration in which they were already
+	// due: held back by Depth or a busy Client. Their latency counts from the intended time.
+	Late uint64 `json:"late"`
+	// Missed (open loop) counts intended sends of the measured phase never sent before it
+	// ended: the backlog a too-slow server left. Each would have had a latency of at least
+	// the time from its intended send to the end of the run.
+	Missed uint64 `json:"missed"`
+	// Abandoned counts RPCs still outstanding when draining timed out.
+	Abandoned uint64 `json:"abandoned"`
+	// Interrupted is set when the stop flag ended the run.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Start and End bound the measured phase on the Driver's clock (nanoseconds): Start is
+	// the end of the warm-up, End the last completion (or the stop, if none came after).
+	Start int64 `json:"-"`
+	End   int64 `json:"-"`
+}
+
+// Elapsed is the length of the measured phase.
+func (s *Stats) Elapsed() time.Duration {
+	if s.End <= s.Start {
+		return 0
+	}
+	return time.Duration(s.End - s.Start)
+}
+
+// Merge adds o into s. The merged phase runs from the earliest Start to the latest End, which
+// is right for pollers that run side by side on one clock.
+func (s *Stats) Merge(o *Stats) {
+	if s.Start == 0 && s.End == 0 {
+		s.Start, s.End = o.Start, o.End
+	} else {
+		s.Start, s.End = min(s.Start, o.Start), max(s.End, o.End)
+	}
+	s.Sent += o.Sent
+	s.Completed += o.Completed
+	s.Errors += o.Errors
+	if s.FirstErr == nil {
+		s.FirstErr = o.FirstErr
+	}
+	for i := range s.Procs {
+		s.Procs[i] += o.Procs[i]
+	}
+	for i := range s.Classes {
+		s.Classes[i] += o.Classes[i]
+		s.CallClasses[i] += o.CallClasses[i]
+		s.ReplyClasses[i] += o.ReplyClasses[i]
+	}
+	s.CallBytes += o.CallBytes
+	s.ReplyBytes += o.ReplyBytes
+	s.WarmupCompleted += o.WarmupCompleted
+	s.Late += o.Late
+	s.Missed += o.Missed
+	s.Abandoned += o.Abandoned
+	s.Interrupted = s.Interrupted || o.Interrupted
+}
+
+// Driver runs one poller's share of a workload against a Client. Create it with NewDriver
+// on any goroutine, then call Run on the goroutine that owns the Client.
+type Driver struct {
+	// Clock returns monotonic nanoseconds. Defaults to Now; tests
+	// replace it to simulate time. It is read once per poll iteration.
+	Clock func() int64
+	// Drain bounds how long Run waits for outstanding RPCs after the measured phase or a stop
+	// (default 2s).
+	Drain time.Duration
+	// IdleSleep is the shortest open-loop gap, with nothing outstanding, that Run sleeps
+	// through instead of spinning (default 2ms; negative: always spin; it sleeps the gap less
+	// 1ms, to wake up in time). Shorter gaps are paced by spinning on the schedule, because a
+	// sleep costs tens of microseconds of timer slack per RPC, more than the gap at high
+	// rates, while the spinning poller needs no syscall and sends within one poll iteration
+	// of the intended time.
+	IdleSleep time.Duration
+
+	client Client
+	rec    Recorder
+	live   *Live
+
+	table []Request
+	mask  int
+	gaps  []float64
+	gap   float64 // constant open-loop gap in ns; 0: closed loop
+
+	warmup, duration int64
+	count            int64 // measured sends allowed (0: unbounded)
+
+	free  []uint32 // free slot stack
+	reqs  []Request
+	start []int64
+	busy  []bool
+	done  []Completed
+}
+
+// NewDriver prepares poller's share of workload c (normalized) over cl, recording into rec
+// (nil: Discard) and publishing progress to live (nil: none): it serves c.PollerShare(poller)
+// connections, so it keeps up to Depth × that many RPCs outstanding, runs its share of Rate
+// and Count, and draws its Table.
+func NewDriver(c Config, poller int, cl Client, rec Recorder, live *Live) (*Driver, error) {
+	if poller < 0 || poller >= c.Pollers {
+		return nil, fmt.Errorf("workloads: poller %d of %d", poller, c.Pollers)
+	}
+	if c.TableSize == 0 || c.TableSize&(c.TableSize-1) != 0 || len(c.Mix) == 0 {
+		return nil, errors.New("workloads: NewDriver needs a normalized Config")
+	}
+	if rec == nil {
+		rec = Discard
+	}
+	depth := c.Depth * c.PollerShare(poller)
+	d := &Driver{
+		client:   cl,
+		rec:      rec,
+		live:     live,
+		table:    Table(c, poller),
+		mask:     c.TableSize - 1,
+		warmup:   max(0, int64(c.Warmup)),
+		duration: int64(c.Duration),
+		free:     make([]uint32, depth),
+		reqs:     make([]Request, depth),
+		start:    make([]int64, depth),
+		busy:     make([]bool, depth),
+		done:     make([]Completed, min(depth, 64)),
+	}
+	if c.Count > 0 {
+		d.count = c.Count / int64(c.Pollers)
+		if int64(poller) < c.Count%int64(c.Pollers) {
+			d.count++
+		}
+		if d.count == 0 {
+			return nil, fmt.Errorf("workloads: count %d leaves poller %d nothing to send", c.Count, poller)
+		}
+	}
+	if c.Rate > 0 {
+		rate := c.Rate / float64(c.Pollers)
+		d.gap = 1e9 / rate
+		d.gaps = Gaps(c, poller, rate)
+	}
+	for i := range d.free {
+		// Pop order hands out slot 0 first; only tests care.
+		d.free[i] = uint32(depth - 1 - i)
+	}
+	return d, nil
+}
+
+// Depth is the most RPCs this Driver keeps outstanding.
+func (d *Driver) Depth() int { return len(d.reqs) }
+
+var epoch = time.Now()
+
+// Now is the Drivers' default clock: monotonic nanoseconds since the process started, the
+// scale of Stats.Start/End and Live.Begin/Measure.
+func Now() int64 { return int64(time.Since(epoch)) }
+
+// Time converts a reading of Now to a time.Time that keeps the monotonic reading, so that
+// Sub between two converted readings is exact.
+func Time(ns int64) time.Time { return epoch.Add(time.Duration(ns)) }
+
+// missed counts the intended send times of the schedule from next on (gap apart: exactly for
+// constant arrivals, on average for Poisson ones) that lie in [measure, end). It is
+// arithmetic rather than a walk along the schedule because an overloaded run can leave a
+// backlog of billions.
+func missed(next float64, measure, end int64, gap float64, poisson bool) uint64 {
+	lo, hi := next, float64(end)
+	if lo < float64(measure) {
+		if poisson {
+			lo = float64(measure)
+		} else {
+			lo += math.Ceil((float64(measure)-lo)/gap) * gap
+		}
+	}
+	if hi <= lo {
+		return 0
+	}
+	return uint64(math.Ceil((hi - lo) / gap))
+}
+
+// Errors that end a run because the Client broke its contract.
+var (
+	ErrBadTag   = errors.New("workloads: client completed an RPC that is not outstanding")
+	ErrOverrun  = errors.New("workloads: client reported more completions than the slice holds")
+	ErrBadClass = errors.New("workloads: client completed an RPC without a known message class")
+)
+
+// Run drives the workload until the measured phase ends (Duration or Count), stop is set or
+// the Client fails, then drains outstanding RPCs for up to Drain. It returns the Stats so far
+// in every case; err is the Client's error or a contract violation. It allocates nothing
+// per RPC. Run may run again (a fresh phase over the same Client) only after a Run that
+// returned no error and abandoned nothing, so that no slot is still outstanding.
+func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
+	clock := d.Clock
+	if clock == nil {
+		clock = Now
+	}
+	drain := int64(d.Drain)
+	if drain <= 0 {
+		drain = int64(2 * time.Second)
+	}
+	idle := int64(d.IdleSleep)
+	switch {
+	case idle == 0:
+		idle = int64(2 * time.Millisecond)
+	case idle < 0:
+		idle = math.MaxInt64
+	}
+
+	var st Stats
+	now := clock()
+	measure := now + d.warmup
+	deadline := int64(math.MaxInt64)
+	if d.duration > 0 {
+		deadline = measure + d.duration
+	}
+	st.Start = measure
+	if d.live != nil {
+		d.live.begin(now, measure)
+	}
+
+	var (
+		ti       int     // next table index
+		gi       int     // next gap index
+		next     float64 // open loop: intended time of the next send
+		prev     = now   // the previous iteration's clock reading
+		stopping bool
+		drainEnd int64
+		lastDone int64
+		gmask    = len(d.gaps) - 1
+		open     = d.gap > 0
+		inflight = 0
+	)
+	next = float64(now)
+	advance := func() {
+		if d.gaps != nil {
+			next += d.gaps[gi&gmask]
+			gi++
+		} else {
+			next += d.gap
+		}
+	}
+
+	for {
+		if !stopping {
+			switch {
+			case stop.Load():
+				st.Interrupted = true
+				stopping = true
+			case now >= deadline:
+				stopping = true
+			}
+			if stopping && open {
+				// Intended sends that never went out were measured as nothing; count them
+				// so a backlog shows.
+				st.Missed += missed(next, measure, min(now, deadline), d.gap, d.gaps != nil)
+			}
+		}
+		if !stopping {
+			for len(d.free) > 0 {
+				t := now
+				if open {
+					t = int64(next)
+					if t > now {
+						break
+					}
+					if t >= deadline {
+						stopping = true
+						break
+					}
+				}
+				measured := t >= measure
+				if measured && d.count > 0 && int64(st.Sent) >= d.count {
+					stopping = true
+					break
+				}
+				slot := d.free[len(d.free)-1]
+				r := &d.reqs[slot]
+				*r = d.table[ti&d.mask]
+				r.Tag = uint64(slot)
+				if err := d.client.Submit(r); err != nil {
+					if err == ErrBusy || errors.Is(err, ErrBusy) {
+						break
+					}
+					st.End = now
+					return st, err
+				}
+				d.free = d.free[:len(d.free)-1]
+				d.busy[slot] = true
+				d.start[slot] = t
+				inflight++
+				ti++
+				if measured {
+					st.Sent++
+					if open && t < prev {
+						st.Late++
+					}
+				}
+				if open {
+					advance()
+				}
+			}
+			if open && inflight == 0 && !stopping {
+				if wait := int64(next) - now; wait >= idle {
+					time.Sleep(time.Duration(wait - int64(time.Millisecond)))
+					prev, now = now, clock()
+					continue
+				}
+			}
+		}
+		if stopping {
+			if inflight == 0 {
+				break
+			}
+			if drainEnd == 0 {
+				drainEnd = now + drain
+			} else if now >= drainEnd {
+				st.Abandoned = uint64(inflight)
+				break
+			}
+		}
+
+		n, perr := d.client.Progress(d.done)
+		prev, now = now, clock()
+		if n > len(d.done) || n < 0 {
+			st.End = now
+			return st, ErrOverrun
+		}
+		var liveBytes, liveErrs uint64
+		for i := range n {
+			c := &d.done[i]
+			slot := c.Tag
+			if slot >= uint64(len(d.busy)) || !d.busy[slot] {
+				st.End = now
+				return st, ErrBadTag
+			}
+			d.busy[slot] = false
+			d.free = append(d.free, uint32(slot))
+			inflight--
+			t0 := d.start[slot]
+			r := &d.reqs[slot]
+			if c.Err != nil {
+				liveErrs++
+				if t0 >= measure {
+					st.Errors++
+					if st.FirstErr == nil {
+						st.FirstErr = c.Err
+					}
+					d.rec.Fail(r.Proc, c.Err)
+				}
+				continue
+			}
+			if c.CallClass == ClassAuto || c.ReplyClass == ClassAuto || c.CallClass >= NumClasses || c.ReplyClass >= NumClasses {
+				st.End = now
+				return st, ErrBadClass
+			}
+			cls := RPCClass(c.CallClass, c.ReplyClass)
+			rtt := now - t0
+			if d.live != nil {
+				d.live.record(rtt)
+				liveBytes += uint64(r.CallSize) + uint64(r.ReplySize)
+			}
+			if t0 < measure {
+				st.WarmupCompleted++
+				continue
+			}
+			lastDone = now
+			st.Completed++
+			st.Procs[r.Proc]++
+			st.Classes[cls]++
+			st.CallClasses[c.CallClass]++
+			st.ReplyClasses[c.ReplyClass]++
+			st.CallBytes += uint64(r.CallSize)
+			st.ReplyBytes += uint64(r.ReplySize)
+			d.rec.Record(Sample{Proc: r.Proc, Call: c.CallClass, Reply: c.ReplyClass, RTT: time.Duration(rtt), Payload: int(r.CallSize) + int(r.ReplySize)})
+		}
+		if d.live != nil && n > 0 {
+			d.live.Done.Add(uint64(n))
+			d.live.Bytes.Add(liveBytes)
+			if liveErrs > 0 {
+				d.live.Errors.Add(liveErrs)
+			}
+		}
+		if perr != nil {
+			st.End = max(lastDone, min(now, deadline))
+			return st, perr
+		}
+	}
+	st.End = lastDone
+	if st.End == 0 {
+		st.End = min(now, deadline)
+	}
+	return st, nil
+}

@@ -1,0 +1,440 @@
+package workloads_test
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
+)
+
+// samples is a Recorder keeping every sample in a preallocated slice.
+type samples struct {
+	s     []workloads.Sample
+	fails int
+}
+
+func (r *samples) Record(s workloads.Sample) {
+	if len(r.s) < cap(r.s) {
+		r.s = append(r.s, s)
+	}
+}
+
+func (r *samples) Fail(p workloads.Proc, err error) { r.fails++ }
+
+func normalized(t testing.TB, c workloads.Config) workloads.Config {
+	t.Helper()
+	c, err := c.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// fakeRun builds a Fake on a manual clock and a Driver over it.
+func fakeRun(t testing.TB, c workloads.Config, latency, tick time.Duration) (*workloadstest.Fake, *workloads.Driver, *samples) {
+	t.Helper()
+	c = normalized(t, c)
+	f := workloadstest.New(1 << 16)
+	f.Clock = new(workloadstest.Clock)
+	f.Latency, f.Tick = latency, tick
+	rec := &samples{s: make([]workloads.Sample, 0, 1<<20)}
+	d, err := workloads.NewDriver(c, 0, f, rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Clock = f.Clock.Now
+	d.IdleSleep = -1
+	return f, d, rec
+}
+
+func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
+	const depth = 8
+	c := workloads.Config{
+		Mix: workloads.Only(workloads.ProcEcho, workloads.Fixed(64)), Depth: depth,
+		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(time.Millisecond),
+	}
+	f, d, rec := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
+	end := int64(11 * time.Millisecond)
+	calls, wrong := 0, 0
+	f.Observe = func(f *workloadstest.Fake) {
+		// Progress is called after the submit phase: before the deadline the queue must be
+		// full every time.
+		if f.Clock.Now() < end {
+			calls++
+			if f.Outstanding() != depth {
+				wrong++
+			}
+		}
+	}
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || wrong != 0 {
+		t.Fatalf("%d of %d polls saw a queue not at depth %d", wrong, calls, depth)
+	}
+	if f.MaxOutstanding() != depth {
+		t.Fatalf("max outstanding %d, want %d", f.MaxOutstanding(), depth)
+	}
+	// Each RPC takes exactly 10 µs (latency, polled every 1 µs) with 8 in flight: 8 per 10 µs
+	// over 10 ms is 8000, give or take the queue in flight at each edge.
+	if st.Completed < 8000-depth || st.Completed > 8000+depth {
+		t.Fatalf("completed %d, want 8000±%d", st.Completed, depth)
+	}
+	if st.WarmupCompleted < 800-depth || st.WarmupCompleted > 800+depth {
+		t.Fatalf("warm-up completed %d, want 800±%d", st.WarmupCompleted, depth)
+	}
+	if uint64(len(rec.s)) != st.Completed || st.Completed != st.Sent || st.Abandoned != 0 {
+		t.Fatalf("recorded %d, completed %d, sent %d, abandoned %d", len(rec.s), st.Completed, st.Sent, st.Abandoned)
+	}
+	for _, s := range rec.s {
+		if s.RTT != 10*time.Microsecond || s.Proc != workloads.ProcEcho || s.Call != workloads.ClassShort || s.Reply != workloads.ClassShort || s.Payload != 128 {
+			t.Fatalf("sample %+v, want echo/short/10µs", s)
+		}
+	}
+	if st.Procs[workloads.ProcEcho] != st.Completed || st.Classes[workloads.ClassShort] != st.Completed {
+		t.Fatalf("procs %v classes %v", st.Procs, st.Classes)
+	}
+	if st.CallBytes != 64*st.Completed || st.ReplyBytes != 64*st.Completed {
+		t.Fatalf("bytes %d/%d for %d RPCs of 64", st.CallBytes, st.ReplyBytes, st.Completed)
+	}
+	if el := st.Elapsed(); el < 10*time.Millisecond || el > 10*time.Millisecond+20*time.Microsecond {
+		t.Fatalf("elapsed %v", el)
+	}
+}
+
+// A server that stalls for 100 ms in an open-loop run at 1000 RPC/s must show up as ~100
+// late RPCs with latencies up to the stall, not as a handful of slow ones: latency counts
+// from the intended send time (coordinated omission corrected).
+func TestOpenLoopMeasuresFromIntendedTime(t *testing.T) {
+	c := workloads.Config{
+		Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 4, Rate: 1000,
+		Duration: workloads.Duration(time.Second), Warmup: workloads.Duration(-1),
+	}
+	f, d, rec := fakeRun(t, c, 20*time.Microsecond, 10*time.Microsecond)
+	f.StallFrom, f.StallUntil = int64(200*time.Millisecond), int64(300*time.Millisecond)
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sent != 1000 || st.Completed != 1000 || st.Missed != 0 {
+		t.Fatalf("sent %d completed %d missed %d, want 1000/1000/0", st.Sent, st.Completed, st.Missed)
+	}
+	var slow, max time.Duration
+	nslow := 0
+	for _, s := range rec.s {
+		if s.RTT >= 50*time.Millisecond {
+			nslow++
+		}
+		max = maxDur(max, s.RTT)
+		if s.RTT > 100*time.Millisecond+100*time.Microsecond {
+			slow = s.RTT
+		}
+	}
+	// Intended sends at 200..249 ms all wait until 300 ms: 50 RPCs at >= 50 ms. Only the 4
+	// sent before the stall filled the queue would show without the correction.
+	if nslow < 50 || nslow > 52 {
+		t.Fatalf("%d RPCs at >= 50 ms, want ~50 (coordinated omission)", nslow)
+	}
+	if max < 99*time.Millisecond || slow != 0 {
+		t.Fatalf("max RTT %v, want ~100 ms and no more", max)
+	}
+	if st.Late < 90 {
+		t.Fatalf("late %d, want ~96 held back by depth 4", st.Late)
+	}
+}
+
+func maxDur(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func TestOpenLoopPacesAtRate(t *testing.T) {
+	for _, arrival := range []string{"constant", "poisson"} {
+		t.Run(arrival, func(t *testing.T) {
+			c := workloads.Config{
+				Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 64, Rate: 50000,
+				Arrival: arrival, Duration: workloads.Duration(200 * time.Millisecond), Warmup: workloads.Duration(-1),
+			}
+			f, d, _ := fakeRun(t, c, 5*time.Microsecond, time.Microsecond)
+			var stop atomic.Bool
+			st, err := d.Run(&stop)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 50k/s for 0.2 s = 10000; Poisson within 3 sigma (sqrt(10000) = 100).
+			if st.Sent < 9700 || st.Sent > 10300 {
+				t.Fatalf("sent %d, want ~10000", st.Sent)
+			}
+			if arrival == "constant" && st.Sent != 10000 {
+				t.Fatalf("constant arrivals sent %d, want exactly 10000", st.Sent)
+			}
+			// Poisson arrivals bunch up; constant ones 20 µs apart never overlap a 5 µs RPC.
+			if want := map[string]int{"constant": 1, "poisson": 8}[arrival]; f.MaxOutstanding() > want {
+				t.Fatalf("max outstanding %d: a fast server should keep up", f.MaxOutstanding())
+			}
+		})
+	}
+}
+
+func TestOpenLoopCountsMissedSends(t *testing.T) {
+	c := workloads.Config{
+		Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1, Rate: 10000,
+		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(-1),
+	}
+	// One RPC at a time, 1 ms each: 10 get through in 10 ms of 100 intended.
+	_, d, _ := fakeRun(t, c, time.Millisecond, 10*time.Microsecond)
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sent+st.Missed != 100 || st.Sent > 11 {
+		t.Fatalf("sent %d + missed %d, want 100 with ~10 sent", st.Sent, st.Missed)
+	}
+}
+
+func TestMissedIsArithmetic(t *testing.T) {
+	c := workloads.Config{
+		Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1, Rate: 1e9,
+		Duration: workloads.Duration(time.Hour), Warmup: workloads.Duration(time.Second),
+	}
+	// An hour at a billion RPC/s, one RPC taking an hour: the run ends on the deadline with
+	// 3.6e12 sends missed, counted without walking the schedule.
+	_, d, _ := fakeRun(t, c, 2*time.Hour, time.Hour)
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(3600e9); st.Missed+st.Sent != want {
+		t.Fatalf("missed %d + sent %d, want %d", st.Missed, st.Sent, want)
+	}
+}
+
+func TestCountEndsRun(t *testing.T) {
+	c := workloads.Config{Mix: workloads.NFSMix(), Depth: 4, Count: 1234, Warmup: workloads.Duration(-1)}
+	f, d, rec := fakeRun(t, c, 3*time.Microsecond, time.Microsecond)
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sent != 1234 || st.Completed != 1234 || len(rec.s) != 1234 || f.Submitted() != 1234 {
+		t.Fatalf("sent %d completed %d recorded %d submitted %d, want 1234", st.Sent, st.Completed, len(rec.s), f.Submitted())
+	}
+	var byClass uint64
+	for _, n := range st.Classes {
+		byClass += n
+	}
+	if byClass != 1234 || st.Classes[workloads.ClassShort] == 0 || st.Classes[workloads.ClassChunked] == 0 || st.Classes[workloads.ClassLong] == 0 {
+		t.Fatalf("classes %v: the NFS mix must hit short, chunked and long", st.Classes)
+	}
+}
+
+func TestStopFlagDrainsAndMarksInterrupted(t *testing.T) {
+	c := workloads.Config{Mix: workloads.Only(workloads.ProcEcho, workloads.Fixed(8)), Depth: 16, Warmup: workloads.Duration(-1)}
+	f, d, _ := fakeRun(t, c, 50*time.Microsecond, time.Microsecond)
+	var stop atomic.Bool
+	polls := 0
+	f.Observe = func(*workloadstest.Fake) {
+		if polls++; polls == 1000 {
+			stop.Store(true)
+		}
+	}
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Interrupted || st.Abandoned != 0 || f.Outstanding() != 0 || st.Sent != st.Completed {
+		t.Fatalf("interrupted %v abandoned %d outstanding %d sent %d completed %d", st.Interrupted, st.Abandoned, f.Outstanding(), st.Sent, st.Completed)
+	}
+}
+
+func TestDrainTimeoutAbandons(t *testing.T) {
+	c := workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 4,
+		Duration: workloads.Duration(time.Millisecond), Warmup: workloads.Duration(-1)}
+	f, d, _ := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
+	f.StallFrom, f.StallUntil = int64(500*time.Microsecond), 1<<62 // never answers again
+	d.Drain = 5 * time.Millisecond
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Abandoned != 4 {
+		t.Fatalf("abandoned %d, want the 4 outstanding", st.Abandoned)
+	}
+}
+
+func TestClientFailureEndsRunKeepingStats(t *testing.T) {
+	broken := errors.New("connection broken")
+	c := workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 2, Warmup: workloads.Duration(-1)}
+	f, d, _ := fakeRun(t, c, time.Microsecond, time.Microsecond)
+	f.FailAfter, f.Err = 100, broken
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if !errors.Is(err, broken) {
+		t.Fatalf("err %v, want %v", err, broken)
+	}
+	if st.Completed != 100 {
+		t.Fatalf("completed %d, want the 100 before the break", st.Completed)
+	}
+}
+
+func TestFailedRPCsAreCountedNotTimed(t *testing.T) {
+	bad := errors.New("reply checksum mismatch")
+	c := workloads.Config{Mix: workloads.Only(workloads.ProcSource, workloads.Fixed(1<<20)), Depth: 4, Count: 1000, Warmup: workloads.Duration(-1)}
+	f, d, rec := fakeRun(t, c, 5*time.Microsecond, time.Microsecond)
+	f.FailEvery, f.RPCErr = 10, bad
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Errors != 100 || st.Completed != 900 || len(rec.s) != 900 || rec.fails != 100 || st.FirstErr != bad {
+		t.Fatalf("errors %d completed %d recorded %d fails %d first %v", st.Errors, st.Completed, len(rec.s), rec.fails, st.FirstErr)
+	}
+	if st.ReplyClasses[workloads.ClassChunked] != 900 || st.ReplyBytes != 900<<20 {
+		t.Fatalf("reply classes %v bytes %d", st.ReplyClasses, st.ReplyBytes)
+	}
+}
+
+// classless completes every RPC without saying which class it used.
+type classless struct{ tags []uint64 }
+
+func (c *classless) Submit(r *workloads.Request) error { c.tags = append(c.tags, r.Tag); return nil }
+func (c *classless) Progress(done []workloads.Completed) (int, error) {
+	n := copy(done, make([]workloads.Completed, len(c.tags)))
+	for i := range n {
+		done[i].Tag = c.tags[i]
+	}
+	c.tags = c.tags[n:]
+	return n, nil
+}
+
+// badTag completes a tag that was never submitted.
+type badTag struct{ sent bool }
+
+func (b *badTag) Submit(*workloads.Request) error { b.sent = true; return nil }
+func (b *badTag) Progress(done []workloads.Completed) (int, error) {
+	done[0] = workloads.Completed{Tag: 1 << 40}
+	return 1, nil
+}
+
+func TestContractViolations(t *testing.T) {
+	c := normalized(t, workloads.Config{Depth: 1, Warmup: workloads.Duration(-1)})
+	d, err := workloads.NewDriver(c, 0, &badTag{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	if _, err := d.Run(&stop); !errors.Is(err, workloads.ErrBadTag) {
+		t.Fatalf("err %v, want ErrBadTag", err)
+	}
+	d, err = workloads.NewDriver(c, 0, &classless{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Run(&stop); !errors.Is(err, workloads.ErrBadClass) {
+		t.Fatalf("err %v, want ErrBadClass", err)
+	}
+}
+
+func TestDriverAllocatesNothingPerRPC(t *testing.T) {
+	for _, rate := range []float64{0, 1e6} {
+		c := workloads.Config{Mix: workloads.NFSMix(), Depth: 32, Count: 20000, Rate: rate, Arrival: "poisson", Warmup: workloads.Duration(-1)}
+		f, d, _ := fakeRun(t, c, 2*time.Microsecond, 500*time.Nanosecond)
+		d.Clock = f.Clock.Now
+		var stop atomic.Bool
+		var st workloads.Stats
+		allocs := testing.AllocsPerRun(3, func() {
+			st, _ = d.Run(&stop)
+		})
+		if st.Completed != 20000 {
+			t.Fatalf("rate %g: completed %d", rate, st.Completed)
+		}
+		if allocs != 0 {
+			t.Fatalf("rate %g: %v allocations per run of 20000 RPCs", rate, allocs)
+		}
+	}
+}
+
+func BenchmarkDriverClosedLoop(b *testing.B) {
+	c := workloads.Config{Mix: workloads.NFSMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
+	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 500*time.Nanosecond)
+	d.Clock = f.Clock.Now
+	var stop atomic.Bool
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err := d.Run(&stop)
+	if err != nil || st.Completed != uint64(b.N) {
+		b.Fatal(err, st.Completed)
+	}
+}
+
+func TestLiveCountsMatchStats(t *testing.T) {
+	c := normalized(t, workloads.Config{Mix: workloads.NFSMix(), Depth: 8, Count: 5000, Warmup: workloads.NoWarmup})
+	f := workloadstest.New(64)
+	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 3*time.Microsecond, time.Microsecond
+	f.FailEvery, f.RPCErr = 7, errors.New("bad reply")
+	var live workloads.Live
+	d, err := workloads.NewDriver(c, 0, f, nil, &live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Clock = f.Clock.Now
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Done.Load() != st.Completed+st.Errors || live.Bytes.Load() != st.CallBytes+st.ReplyBytes || live.Errors.Load() != st.Errors || st.Errors == 0 {
+		t.Fatalf("live %d/%d/%d, stats %d+%d RPCs, %d bytes", live.Done.Load(), live.Bytes.Load(), live.Errors.Load(), st.Completed, st.Errors, st.CallBytes+st.ReplyBytes)
+	}
+	var h workloads.LiveHist
+	live.AddTo(&h)
+	if p50, ok := h.Quantile(0.5); !ok || p50 < 2*time.Microsecond || p50 > 4*time.Microsecond {
+		t.Fatalf("live p50 %v", p50)
+	}
+}
+
+func BenchmarkDriverOpenLoop(b *testing.B) {
+	c := workloads.Config{Mix: workloads.NFSMix(), Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
+	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 100*time.Nanosecond)
+	d.Clock = f.Clock.Now
+	var stop atomic.Bool
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err := d.Run(&stop)
+	if err != nil || st.Completed != uint64(b.N) {
+		b.Fatal(err, st.Completed)
+	}
+}
+
+// The same with a Live attached, as the CLI runs it: the price of the progress display's
+// atomic counters.
+func BenchmarkDriverClosedLoopLive(b *testing.B) {
+	c := normalized(b, workloads.Config{Mix: workloads.NFSMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.NoWarmup})
+	f := workloadstest.New(64)
+	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 2*time.Microsecond, 500*time.Nanosecond
+	d, err := workloads.NewDriver(c, 0, f, workloads.Discard, new(workloads.Live))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.Clock = f.Clock.Now
+	var stop atomic.Bool
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err := d.Run(&stop)
+	if err != nil || st.Completed != uint64(b.N) {
+		b.Fatal(err, st.Completed)
+	}
+}

@@ -1,0 +1,36 @@
+package workloads
+
+import (
+	"fmt"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockAndPin locks the calling goroutine to its OS thread and, for cpu >= 0, pins that
+// thread to cpu. The thread is never unlocked: when the goroutine ends, the runtime ends the
+// thread with it, so its changed affinity never leaks into other goroutines.
+func lockAndPin(cpu int) error {
+	runtime.LockOSThread()
+	if cpu < 0 {
+		return nil
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return &PinError{CPU: cpu, Err: err}
+	}
+	return nil
+}
+
+// PinError is a poller thread that could not be pinned to its CPU.
+type PinError struct {
+	CPU int
+	Err error
+}
+
+func (e *PinError) Error() string {
+	return fmt.Sprintf("sched_setaffinity to cpu %d: %v", e.CPU, e.Err)
+}
+
+func (e *PinError) Unwrap() error { return e.Err }

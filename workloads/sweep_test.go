@@ -1,0 +1,80 @@
+package workloads
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestPlanOrderAndPoints(t *testing.T) {
+	s := Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64, 8192}, Depths: []int{1, 8}, Proc: ProcSource}
+	pts, err := s.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 8 {
+		t.Fatalf("%d points, want 2×2×2", len(pts))
+	}
+	want := [][3]int{
+		{1024, 1, 64}, {1024, 1, 8192}, {1024, 8, 64}, {1024, 8, 8192},
+		{4096, 1, 64}, {4096, 1, 8192}, {4096, 8, 64}, {4096, 8, 8192},
+	}
+	for i, p := range pts {
+		if p.Index != i || [3]int{p.Threshold, p.Depth, p.Size} != want[i] {
+			t.Errorf("point %d = %d %d/%d/%d, want %v", i, p.Index, p.Threshold, p.Depth, p.Size, want[i])
+		}
+		w := p.Workload
+		if w.Depth != p.Depth || !reflect.DeepEqual(w.Mix, []MixEntry{{Proc: ProcSource, Weight: 1, Size: Fixed(p.Size)}}) {
+			t.Errorf("point %d workload %+v", i, w)
+		}
+		if time.Duration(w.Duration) != DefaultPointDuration || time.Duration(w.Warmup) != DefaultPointWarmup {
+			t.Errorf("point %d runs %v after %v", i, w.Duration, w.Warmup)
+		}
+	}
+}
+
+func TestZeroSweepIsTheIssueGrid(t *testing.T) {
+	pts, err := Sweep{}.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 4*8 || pts[0].Workload.Mix[0].Proc != ProcEcho || pts[0].Size != 64 || pts[len(pts)-1].Size != 1<<20 ||
+		pts[0].Threshold != 1024 || pts[len(pts)-1].Threshold != 64<<10 || pts[0].Depth != DefaultDepth {
+		t.Fatalf("zero sweep: %d points, first %+v", len(pts), pts[0])
+	}
+}
+
+func TestPlanRejects(t *testing.T) {
+	for _, s := range []Sweep{
+		{Thresholds: []int{512}},
+		{Thresholds: []int{1500}},
+		{Depths: []int{0}},
+		{Sizes: []int{-1}},
+		{Base: Config{Rate: -1}},
+	} {
+		if _, err := s.Plan(); err == nil {
+			t.Errorf("%+v planned", s)
+		}
+	}
+}
+
+func TestSwitches(t *testing.T) {
+	obs := func(th, size int, counts ...uint64) Observed {
+		o := Observed{Point: Point{Threshold: th, Size: size, Depth: 1}}
+		copy(o.Classes[1:], counts)
+		return o
+	}
+	got := Switches([]Observed{
+		obs(1024, 64, 10), obs(1024, 1024, 2, 0, 9), obs(1024, 4096, 0, 0, 10),
+		obs(4096, 64, 10), obs(4096, 1024, 10), obs(4096, 16384, 0, 10), obs(4096, 65536), // no RPCs: skipped
+		obs(4096, 262144, 0, 1, 7),
+	})
+	want := []Switch{
+		{Threshold: 1024, Depth: 1, From: ClassShort, To: ClassLong, Below: 64, At: 1024},
+		{Threshold: 4096, Depth: 1, From: ClassShort, To: ClassChunked, Below: 1024, At: 16384},
+		{Threshold: 4096, Depth: 1, From: ClassChunked, To: ClassLong, Below: 16384, At: 262144},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
