@@ -12,7 +12,7 @@
 #      VMTEST_RUN=REGEX (only the verbs provider tests matching it, for quick iterations)
 #      VMTEST_RACE=1 (the verbs provider tests with the race detector)
 #      VMTEST_STEPS=LIST (only these guest steps: verbs,bench,matrix,knfsd,cli,latency)
-#      VMTEST_MATRIX_REPS (repetitions of each class matrix case, default 4)
+#      VMTEST_MATRIX_REPS (repetitions of each class matrix case, default 8)
 #      RPCRDMA_BENCH_BIN (a prebuilt rpcrdma-bench -tags verbs for the cli step, when this
 #      tree has no cmd/rpcrdma-bench)
 set -euo pipefail

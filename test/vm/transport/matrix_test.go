@@ -64,7 +64,7 @@ func (c combo) String() string {
 // under TCG, where a round trip costs a few hundred microseconds, so the default keeps the
 // whole matrix to seconds. VMTEST_MATRIX_REPS overrides it.
 func reps(t *testing.T) int {
-	n := 4
+	n := 8
 	if s := os.Getenv("VMTEST_MATRIX_REPS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 1 {
