@@ -21,6 +21,8 @@ check_results() {
 	shift
 	$B report "$f" >/tmp/report.out 2>&1 || { cat /tmp/report.out; echo "report $f failed"; return 1; }
 	cat /tmp/report.out
+	# The table's class rows again, prefixed for the host's summary.
+	awk -v f="${f##*/}" '/ (short|chunked|long|all) / && !/ class / { print "CLI " f ": " $0 }' /tmp/report.out
 	awk -v want="$*" '
 		!hdr && / class / && / count / && / errors/ { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1; next }
 		hdr && NF >= col["count"] && ($col["class"] ~ /^(short|chunked|long)$/) {
@@ -76,8 +78,9 @@ ts "=== cli: rpcrdma-bench sweep on $DEV, then plot"
 timeout 240 $B sweep --provider verbs --device $DEV --thresholds 1k,4k,16k --sizes 256,2k,8k,32k --depth 8 \
 	--duration 300ms --warmup 100ms --verify -q --out $R/sweep.json
 src=$?
-$B report --format switches $R/sweep.json
+$B report --format switches $R/sweep.json >/tmp/switches.out 2>&1
 wrc=$?
+sed 's/^/CLI sweep.json: /' /tmp/switches.out
 check_results $R/sweep.json short long
 chk=$?
 timeout 120 $B plot --dir $R/plots --format png $R/sweep.json

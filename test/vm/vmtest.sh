@@ -62,7 +62,7 @@ timeout "${VMTIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_ME
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 	-virtfs local,path="$OUT",mount_tag=out,security_model=none,id=out \
 	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
-	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^MATRIX|^KNFSD|^panic|Kernel panic'; fi
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
 qrc=${PIPESTATUS[0]}
 set -e
 
@@ -82,6 +82,10 @@ grep -E '^MATRIX ' "$LOG" | sed 's/^MATRIX /    /' || true
 echo
 echo "=== the project's requester against knfsd over RDMA (test/vm/knfsd): NFSv3 NULL calls"
 grep -E '^KNFSD ' "$LOG" | sed 's/^KNFSD /    /' || true
+echo
+echo "=== the tool on rxe0 (test/vm/cli.sh): two processes, against knfsd, a sweep; files in $OUT"
+grep -E '^CLI ' "$LOG" | sed 's/^CLI /    /' || true
+(cd "$OUT" && find . -type f | sort | sed 's|^\./|    |') || true
 echo
 echo "=== latency, rxe0 under TCG (same boot): our SEND/RECV ping-pong vs perftest ib_send_lat -R"
 echo "    RTT in microseconds. perftest reports half round trips, so its RTT is 2 x t_typical"
