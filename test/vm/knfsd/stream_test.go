@@ -67,16 +67,19 @@ func TestIntegrationKnfsdNullStream(t *testing.T) {
 	}
 	for _, depth := range []int{1, 32} {
 		c0 := c.Stats
+		start := time.Now()
 		rtt, errs, first, err := drive(c, calls, depth, 5*time.Minute)
+		elapsed := time.Since(start)
 		if err != nil || len(rtt) == 0 {
 			t.Fatalf("depth %d: %v after %d calls (%d failed, the first with %v)", depth, err, len(rtt), errs, first)
 		}
 		st := c.Stats
 		slices.Sort(rtt)
 		pct := func(q float64) float64 { return float64(rtt[int(q*float64(len(rtt)-1))].Nanoseconds()) / 1e3 }
-		fmt.Printf("KNFSD depth=%d calls=%d errors=%d credits_granted=%d max_outstanding=%d short_calls=%d short_replies=%d rtt_p50_us=%.1f rtt_p99_us=%.1f rtt_max_us=%.1f\n",
+		fmt.Printf("KNFSD depth=%d calls=%d errors=%d credits_granted=%d max_outstanding=%d short_calls=%d short_replies=%d rtt_p50_us=%.1f rtt_p99_us=%.1f rtt_max_us=%.1f elapsed_s=%.1f rpc_per_s=%.0f\n",
 			depth, len(rtt), errs, st.Credit, st.MaxOutstanding, st.Calls.Short-c0.Calls.Short,
-			st.RepliesReceived.Short-c0.RepliesReceived.Short, pct(0.5), pct(0.99), pct(1))
+			st.RepliesReceived.Short-c0.RepliesReceived.Short, pct(0.5), pct(0.99), pct(1),
+			elapsed.Seconds(), float64(len(rtt))/elapsed.Seconds())
 		if errs != 0 || len(rtt) != n {
 			t.Errorf("depth %d: %d of %d calls failed, the first with %v", depth, errs, n, first)
 		}

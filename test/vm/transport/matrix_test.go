@@ -77,8 +77,8 @@ func reps(t *testing.T) int {
 
 // setup opens the devices the requester (cdev) and the responder (sdev, listening on l) use:
 // the first verbs device for both, talking to itself at its own address, as in the VM; or,
-// where there is none, two soft provider devices in process, so that the test's own logic
-// runs (quickly) on any machine. In the VM (VMTEST_REQUIRE_DEVICE set) a missing verbs
+// where there is none, two soft provider devices in process, wrapped to refuse the work
+// requests real devices refuse (strict), so that the test runs (quickly) on any machine. In the VM (VMTEST_REQUIRE_DEVICE set) a missing verbs
 // device fails the test.
 func setup(t *testing.T) (cdev, sdev datapath.Device, l datapath.Listener, provider string) {
 	sdev, err := verbs.New(verbs.Config{}).Open("")
@@ -98,6 +98,8 @@ func setup(t *testing.T) (cdev, sdev datapath.Device, l datapath.Listener, provi
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Refuse what real devices refuse (see strict).
+		sdev, cdev = strict{sdev}, strict{cdev}
 		t.Cleanup(func() { cdev.Close() })
 		provider, addr = "soft", soft.InprocPrefix+"matrix"
 	}
