@@ -121,6 +121,9 @@ perftest_lat() { # size; prints t_typical in microseconds; one retry (its TSC ca
 		while ! grep -q "Waiting for client" /tmp/srv.out 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 		timeout 60 ib_send_lat -d $DEV -R -s $1 -n 1000 $IP >/tmp/cli.out 2>&1
 		crc=$?
+		# A failed client (its connection rejected when it raced the server's listener) leaves
+		# the server waiting until its timeout: end it now rather than a minute later.
+		[ $crc -ne 0 ] && sleep 1 && kill $spid 2>/dev/null
 		wait $spid
 		src=$?
 		cat /tmp/cli.out >&2
