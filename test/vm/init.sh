@@ -28,7 +28,18 @@ ts "rxe0 ready"
 # vmtest.run=REGEX on the kernel command line (VMTEST_RUN on the host) runs only the verbs
 # tests matching it, for quick iterations.
 case "$(cat /proc/cmdline)" in *vmtest.run=*) export VMTEST_RUN=$(sed 's/.*vmtest.run=\([^ ]*\).*/\1/' /proc/cmdline) ;; esac
+# vmtest.steps=LIST (VMTEST_STEPS on the host) runs only those steps of guest.sh.
+case "$(cat /proc/cmdline)" in *vmtest.steps=*) export VMTEST_STEPS=$(sed 's/.*vmtest.steps=\([^ ]*\).*/\1/' /proc/cmdline) ;; esac
+case "$(cat /proc/cmdline)" in *vmtest.matrix_reps=*) export VMTEST_MATRIX_REPS=$(sed 's/.*vmtest.matrix_reps=\([^ ]*\).*/\1/' /proc/cmdline) ;; esac
+# The host's $VMDIR/out over 9p (virtio), for files the host keeps: results, charts.
+mkdir -p /out
+if modprobe 9pnet_virtio && modprobe 9p && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /out; then
+	ts "/out: the host's share"
+else
+	echo "VMTEST: WARN no 9p share at /out: results stay in the guest"
+fi
 /opt/vmtest/guest.sh 2>&1
 echo "VMTEST: EXIT rc=$?"
 sync
+umount /out 2>/dev/null
 poweroff -f

@@ -69,7 +69,7 @@ for f in /etc/netconfig /etc/services /etc/protocols /etc/rpc; do [ -e "$f" ] &&
 printf '/export *(rw,no_root_squash,insecure,fsid=0,no_subtree_check)\n' >"$STAGE/etc/exports"
 
 # Kernel modules. crc32_generic must be loaded before rxe links can be added on 6.1.
-MODS="crc32_generic crc32c_generic libcrc32c virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm nfsd rpcrdma"
+MODS="crc32_generic crc32c_generic libcrc32c virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm nfsd rpcrdma 9pnet_virtio 9p"
 needed=$(for m in $MODS; do
 	modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1=="insmod"{print $2}'
 done | sort -u)
@@ -91,7 +91,7 @@ for f in "$VMDIR"/bin/*; do
 	cp "$f" "$STAGE/opt/vmtest/"
 	copy_libs "$f"
 done
-cp "$HERE/guest.sh" "$STAGE/opt/vmtest/guest.sh"
+cp "$HERE/guest.sh" "$HERE/cli.sh" "$STAGE/opt/vmtest/"
 cp "$HERE/init.sh" "$STAGE/init"
 chmod +x "$STAGE/init" "$STAGE/opt/vmtest/guest.sh"
 

@@ -11,6 +11,10 @@
 #      QEMU_MEM (MiB, default 1024)  QEMU_SMP (default 2)
 #      VMTEST_RUN=REGEX (only the verbs provider tests matching it, for quick iterations)
 #      VMTEST_RACE=1 (the verbs provider tests with the race detector)
+#      VMTEST_STEPS=LIST (only these guest steps: verbs,bench,matrix,knfsd,cli,latency)
+#      VMTEST_MATRIX_REPS (repetitions of each class matrix case, default 8)
+#      RPCRDMA_BENCH_BIN (a prebuilt rpcrdma-bench -tags verbs for the cli step, when this
+#      tree has no cmd/rpcrdma-bench)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=test/vm
@@ -28,7 +32,20 @@ GO=${GO:-go}
 $GO test -c -tags verbs ${VMTEST_RACE:+-race} -o "$VMDIR/bin/verbs.test" ./datapath/verbs
 $GO test -c -tags verbs,verbs_noannot -o "$VMDIR/bin/verbs-noannot.test" ./datapath/verbs
 $GO test -c -tags verbs -o "$VMDIR/bin/knfsd.test" ./test/vm/knfsd
+$GO test -c -tags verbs -o "$VMDIR/bin/transport.test" ./test/vm/transport
 $GO build -tags verbs -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
+rm -f "$VMDIR/bin/rpcrdma-bench"
+if [ -d cmd/rpcrdma-bench ]; then
+	$GO build -tags verbs -o "$VMDIR/bin/rpcrdma-bench" ./cmd/rpcrdma-bench
+elif [ -n "${RPCRDMA_BENCH_BIN:-}" ]; then
+	cp "$RPCRDMA_BENCH_BIN" "$VMDIR/bin/rpcrdma-bench"
+else
+	echo "vmtest: no cmd/rpcrdma-bench in this tree: the cli step is skipped"
+fi
+# Files the guest hands back (results, charts) arrive here over 9p.
+OUT=$VMDIR/out
+rm -rf "$OUT"
+mkdir -p "$OUT"
 
 "$HERE/initramfs.sh"
 
@@ -41,10 +58,11 @@ set +e
 timeout "${VMTIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_MEM:-1024}" -smp "${QEMU_SMP:-2}" \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$VMDIR/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=4${VMTEST_RUN:+ vmtest.run=$VMTEST_RUN}" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4${VMTEST_RUN:+ vmtest.run=$VMTEST_RUN}${VMTEST_STEPS:+ vmtest.steps=$VMTEST_STEPS}${VMTEST_MATRIX_REPS:+ vmtest.matrix_reps=$VMTEST_MATRIX_REPS}" \
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+	-virtfs local,path="$OUT",mount_tag=out,security_model=none,id=out \
 	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
-	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^panic|Kernel panic'; fi
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
 qrc=${PIPESTATUS[0]}
 set -e
 
@@ -58,6 +76,16 @@ if ! grep -q '^VMTEST: EXIT' "$LOG"; then
 	echo "  FAIL guest did not finish (qemu exit $qrc; timeout is ${VMTIMEOUT:-900}s)"
 	fails=$((fails + 1))
 fi
+echo
+echo "=== the transport's class matrix on rxe0 (test/vm/transport): requester <-> responder, one device"
+grep -E '^MATRIX ' "$LOG" | sed 's/^MATRIX /    /' || true
+echo
+echo "=== the project's requester against knfsd over RDMA (test/vm/knfsd): NFSv3 NULL calls"
+grep -E '^KNFSD ' "$LOG" | sed 's/^KNFSD /    /' || true
+echo
+echo "=== the tool on rxe0 (test/vm/cli.sh): two processes, against knfsd, a sweep; files in $OUT"
+grep -E '^CLI ' "$LOG" | sed 's/^CLI /    /' || true
+(cd "$OUT" && find . -type f | sort | sed 's|^\./|    |') || true
 echo
 echo "=== latency, rxe0 under TCG (same boot): our SEND/RECV ping-pong vs perftest ib_send_lat -R"
 echo "    RTT in microseconds. perftest reports half round trips, so its RTT is 2 x t_typical"

@@ -1,0 +1,92 @@
+# The cli step of guest.sh (sourced there: uses its T, IP, DEV, ts and result): the tool,
+# cmd/rpcrdma-bench built with -tags verbs, run as users run it, on rxe0.
+#   1. `server` and `client` as two processes, the client writing a results file;
+#   2. `client --program nfs` against knfsd (started by guest.sh on port 20049), NULL calls;
+#   3. a short `sweep` with a server in the process, drawn by `plot`.
+# Every results file must re-render with `report`, with RPCs in the classes the workload
+# implies and no errors; files and charts are copied to /out (the host's $VMDIR/out).
+B=$T/rpcrdma-bench
+R=/tmp/results
+mkdir -p $R
+keep() { # copies files or directories to the host's share, when mounted
+	grep -q ' /out 9p ' /proc/mounts && cp -r "$@" /out/
+}
+
+# check_results FILE CLASS...: `report` renders FILE and its table has, on the mix's rows,
+# a non-zero count for every CLASS given and zero errors on every class row. Columns are found by
+# their header (class and count; errors is the last column: the header's units, "p50 µs",
+# are words of their own), so a reordered table still reads right.
+check_results() {
+	f=$1
+	shift
+	$B report "$f" >/tmp/report.out 2>&1 || { cat /tmp/report.out; echo "report $f failed"; return 1; }
+	cat /tmp/report.out
+	# The table's class rows again, prefixed for the host's summary.
+	awk -v f="${f##*/}" '/ (short|chunked|long|all) / && !/ class / { print "CLI " f ": " $0 }' /tmp/report.out
+	awk -v want="$*" '
+		!hdr && / class / && / count / && / errors/ { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1; next }
+		hdr && NF >= col["count"] && ($col["class"] ~ /^(short|chunked|long)$/) {
+			n[$col["class"]] += $col["count"]; all += $col["count"]; e += $NF; rows++
+		}
+		END {
+			if (!hdr || !rows) { print "check: no results table"; exit 1 }
+			split(want, w, " ")
+			for (k in w) if (n[w[k]] + 0 == 0) { print "check: no RPCs of class " w[k]; bad = 1 }
+			if (all == 0) { print "check: no RPCs at all"; bad = 1 }
+			if (e != 0) { print "check: " e " errors"; bad = 1 }
+			exit bad
+		}' /tmp/report.out
+}
+
+# 1. server and client in two processes.
+ts "=== cli: rpcrdma-bench server + client as two processes on $DEV"
+PORT=20050
+$B server --provider verbs --device $DEV --listen $IP:$PORT --once --credits 16 --max-payload 256k --verify >/tmp/server.out 2>&1 &
+spid=$!
+i=0
+while ! grep -q "listening on" /tmp/server.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+timeout 120 $B client --provider verbs --device $DEV --addr $IP:$PORT --depth 8 --duration 2s --warmup 500ms \
+	--verify -q --out $R/client-verbs.json
+crc=$?
+i=0 # --once: the server exits when the client's connection closes
+while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill $spid 2>/dev/null
+wait $spid
+src=$?
+sed 's/^/server: /' /tmp/server.out
+check_results $R/client-verbs.json short chunked long
+chk=$?
+echo "client rc=$crc server rc=$src check rc=$chk"
+[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $chk -eq 0 ]
+result cli-server-client $?
+keep $R/client-verbs.json
+
+# 2. the client against knfsd: NULL calls of NFSv3.
+ts "=== cli: rpcrdma-bench client --program nfs against knfsd"
+timeout 120 $B client --provider verbs --device $DEV --addr $IP:20049 --program nfs --mix null --depth 16 \
+	--duration 2s --warmup 500ms -q --out $R/client-knfsd.json
+crc=$?
+check_results $R/client-knfsd.json short
+chk=$?
+echo "client rc=$crc check rc=$chk"
+[ $crc -eq 0 ] && [ $chk -eq 0 ]
+result cli-client-knfsd $?
+keep $R/client-knfsd.json
+
+# 3. a short sweep (a server in the process) and its charts.
+ts "=== cli: rpcrdma-bench sweep on $DEV, then plot"
+timeout 240 $B sweep --provider verbs --device $DEV --thresholds 1k,4k,16k --sizes 256,2k,8k,32k --depth 8 \
+	--duration 300ms --warmup 100ms --verify -q --out $R/sweep.json
+src=$?
+$B report --format switches $R/sweep.json >/tmp/switches.out 2>&1
+wrc=$?
+sed 's/^/CLI sweep.json: /' /tmp/switches.out
+check_results $R/sweep.json short long
+chk=$?
+timeout 120 $B plot --dir $R/plots --format png $R/sweep.json
+prc=$?
+npng=$(ls $R/plots/*.png 2>/dev/null | wc -l)
+echo "sweep rc=$src switches rc=$wrc check rc=$chk plot rc=$prc, $npng PNG charts: $(ls $R/plots 2>/dev/null | tr '\n' ' ')"
+[ $src -eq 0 ] && [ $wrc -eq 0 ] && [ $chk -eq 0 ] && [ $prc -eq 0 ] && [ "$npng" -gt 0 ]
+result cli-sweep-plot $?
+keep $R/sweep.json $R/plots
