@@ -143,7 +143,7 @@ func (p *Poller) Run(cq CQ, h Handler) error {
 	}
 	runtime.LockOSThread() // never unlocked: see Poller
 	if p.cfg.Pin {
-		if err := pinThread(p.cfg.CPU); err != nil {
+		if err := PinThread(p.cfg.CPU); err != nil {
 			return err
 		}
 		p.cpu.Store(int32(p.cfg.CPU))

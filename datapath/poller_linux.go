@@ -6,9 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pinThread restricts the calling thread (sched_setaffinity with pid 0 names the thread, not
-// the process) to cpu. The caller has locked its goroutine to the thread.
-func pinThread(cpu int) error {
+// PinThread restricts the calling thread (sched_setaffinity with pid 0 names the thread, not
+// the process) to cpu. The caller has locked its goroutine to the thread
+// (runtime.LockOSThread) and never unlocks it, so the affinity dies with the thread.
+func PinThread(cpu int) error {
 	var set unix.CPUSet
 	if cpu < 0 || cpu >= len(set)*64 {
 		return &OpError{Op: fmt.Sprintf("sched_setaffinity cpu %d", cpu), Err: unix.EINVAL}

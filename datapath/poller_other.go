@@ -4,8 +4,9 @@ package datapath
 
 import "fmt"
 
-// Thread affinity is only implemented on Linux, the platform the benchmark targets.
-func pinThread(cpu int) error {
+// PinThread pins the calling thread to cpu; thread affinity is only implemented on Linux,
+// the platform the benchmark targets.
+func PinThread(cpu int) error {
 	return &OpError{Op: fmt.Sprintf("sched_setaffinity cpu %d", cpu), Err: ErrNotSupported}
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"golang.org/x/sys/unix"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
 // lockAndPin locks the calling goroutine to its OS thread and, for cpu >= 0, pins that
@@ -15,9 +15,7 @@ func lockAndPin(cpu int) error {
 	if cpu < 0 {
 		return nil
 	}
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
+	if err := datapath.PinThread(cpu); err != nil {
 		return &PinError{CPU: cpu, Err: err}
 	}
 	return nil
@@ -29,8 +27,5 @@ type PinError struct {
 	Err error
 }
 
-func (e *PinError) Error() string {
-	return fmt.Sprintf("sched_setaffinity to cpu %d: %v", e.CPU, e.Err)
-}
-
+func (e *PinError) Error() string { return fmt.Sprintf("pin poller to cpu %d: %v", e.CPU, e.Err) }
 func (e *PinError) Unwrap() error { return e.Err }
