@@ -7,27 +7,6 @@ import (
 	"time"
 )
 
-// PollMode is how a Poller waits for completions.
-type PollMode uint8
-
-const (
-	// PollBusy spins on CQ.Poll: the lowest latency, one CPU fully used per poller.
-	PollBusy PollMode = iota
-	// PollEvent blocks in CQ.Wait whenever a poll finds nothing (the completion channel, in
-	// verbs terms): it frees the CPU and costs a wakeup per idle period, for comparison.
-	PollEvent
-)
-
-func (m PollMode) String() string {
-	switch m {
-	case PollBusy:
-		return "busy"
-	case PollEvent:
-		return "event"
-	}
-	return "unknown"
-}
-
 // PollerConfig configures a Poller. The zero value is a busy, unpinned poller with the
 // default batch.
 type PollerConfig struct {
@@ -38,12 +17,12 @@ type PollerConfig struct {
 	Pin bool
 	// CPU is the CPU to pin to when Pin is set, as numbered in /proc/cpuinfo.
 	CPU int
-	// Mode is busy polling (the default) or event-driven.
-	Mode PollMode
+	// Poll is how the poller waits when its CQ is empty (zero value: busy).
+	Poll Poll
 	// Batch is how many completions one Poll may return (default DefaultPollBatch).
 	Batch int
-	// EventTimeout bounds each CQ.Wait in event mode (default DefaultEventTimeout), and so
-	// how long Stop can take to be noticed there.
+	// EventTimeout bounds each CQ.Wait in event and hybrid modes (default
+	// DefaultEventTimeout), and so how long Stop can take to be noticed there.
 	EventTimeout time.Duration
 }
 
@@ -85,7 +64,7 @@ type PollerStats struct {
 	EmptyPolls uint64 `json:"empty_polls"`
 	// Completions counts completions handed to the Handler.
 	Completions uint64 `json:"completions"`
-	// Waits counts CQ.Wait calls (event mode only).
+	// Waits counts CQ.Wait calls (event and hybrid modes only).
 	Waits uint64 `json:"waits"`
 }
 
@@ -107,6 +86,7 @@ type Poller struct {
 	cfg   PollerConfig
 	wcs   []Completion
 	c     counters
+	idle  Idler
 	state atomic.Uint32 // 0 new, 1 started
 	stop  atomic.Bool
 	bg    atomic.Bool // started by Start
@@ -125,7 +105,8 @@ func NewPoller(cfg PollerConfig) *Poller {
 	if cfg.EventTimeout <= 0 {
 		cfg.EventTimeout = DefaultEventTimeout
 	}
-	p := &Poller{cfg: cfg, wcs: make([]Completion, cfg.Batch), done: make(chan struct{})}
+	cfg.Poll = cfg.Poll.Normalized()
+	p := &Poller{cfg: cfg, wcs: make([]Completion, cfg.Batch), done: make(chan struct{}), idle: NewIdler(cfg.Poll, nil)}
 	p.cpu.Store(-1)
 	return p
 }
@@ -164,7 +145,7 @@ func (p *Poller) Run(cq CQ, h Handler) error {
 	return err
 }
 
-// step is one iteration: poll, then handle or idle (and wait, in event mode).
+// step is one iteration: poll, then handle or idle (and wait, as the Poll policy says).
 func (p *Poller) step(cq CQ, h Handler) error {
 	n, err := cq.Poll(p.wcs)
 	p.c.iterations++
@@ -173,13 +154,14 @@ func (p *Poller) step(cq CQ, h Handler) error {
 	}
 	if n > 0 {
 		p.c.completions += uint64(n)
+		p.idle.Active()
 		return h.Handle(p.wcs[:n])
 	}
 	p.c.empty++
 	if err := h.Idle(); err != nil {
 		return err
 	}
-	if p.cfg.Mode == PollEvent {
+	if p.idle.ShouldWait() {
 		p.c.waits++
 		p.publish() // about to sleep: keep Stats current for whoever watches meanwhile
 		if err := cq.Wait(p.cfg.EventTimeout); err != nil && !errors.Is(err, ErrTimeout) {

@@ -118,12 +118,12 @@ func completions(from, n int) []Completion {
 }
 
 func TestPollerDeliversInOrderInBatches(t *testing.T) {
-	for _, mode := range []PollMode{PollBusy, PollEvent} {
+	for _, mode := range []PollMode{PollBusy, PollEvent, PollHybrid} {
 		t.Run(mode.String(), func(t *testing.T) {
 			cq := newFakeCQ()
 			const total = 500
 			h := &recorder{want: total, ids: make([]uint64, 0, total)}
-			p := NewPoller(PollerConfig{Mode: mode, Batch: 7})
+			p := NewPoller(PollerConfig{Poll: Poll{Mode: mode}, Batch: 7})
 			p.Start(cq, h)
 			for i := 0; i < total; i += 50 {
 				cq.Push(completions(i, 50)...)
@@ -160,7 +160,7 @@ func TestPollerEventModeBlocks(t *testing.T) {
 	// through thousands of empty polls. Counting waits (not time) shows the difference.
 	cq := newFakeCQ()
 	h := &recorder{want: 1}
-	p := NewPoller(PollerConfig{Mode: PollEvent, EventTimeout: time.Hour})
+	p := NewPoller(PollerConfig{Poll: Poll{Mode: PollEvent}, EventTimeout: time.Hour})
 	p.Start(cq, h)
 	time.Sleep(20 * time.Millisecond)
 	cq.Push(Completion{ID: 9})
@@ -173,8 +173,8 @@ func TestPollerEventModeBlocks(t *testing.T) {
 }
 
 func TestPollerStop(t *testing.T) {
-	for _, mode := range []PollMode{PollBusy, PollEvent} {
-		p := NewPoller(PollerConfig{Mode: mode, EventTimeout: time.Millisecond})
+	for _, mode := range []PollMode{PollBusy, PollEvent, PollHybrid} {
+		p := NewPoller(PollerConfig{Poll: Poll{Mode: mode}, EventTimeout: time.Millisecond})
 		h := &recorder{}
 		p.Start(emptyCQ{}, h)
 		for p.Stats().Iterations == 0 {
@@ -210,7 +210,7 @@ func TestPollerErrors(t *testing.T) {
 
 	cq = newFakeCQ()
 	cq.waitErr = ErrClosed
-	if err := runInGoroutine(NewPoller(PollerConfig{Mode: PollEvent}), cq, &recorder{}); !errors.As(err, &oe) || oe.Op != "wait cq" || !errors.Is(err, ErrClosed) {
+	if err := runInGoroutine(NewPoller(PollerConfig{Poll: Poll{Mode: PollEvent}}), cq, &recorder{}); !errors.As(err, &oe) || oe.Op != "wait cq" || !errors.Is(err, ErrClosed) {
 		t.Fatalf("wait error: Run = %v", err)
 	}
 }
@@ -235,9 +235,9 @@ func (c *countingHandler) Handle(wcs []Completion) error {
 func (c *countingHandler) Idle() error { c.idles++; return nil }
 
 func TestPollerIterationZeroAllocs(t *testing.T) {
-	for _, mode := range []PollMode{PollBusy, PollEvent} {
+	for _, mode := range []PollMode{PollBusy, PollEvent, PollHybrid} {
 		cq := newFakeCQ()
-		p := NewPoller(PollerConfig{Mode: mode, Batch: 4, EventTimeout: time.Microsecond})
+		p := NewPoller(PollerConfig{Poll: Poll{Mode: mode}, Batch: 4, EventTimeout: time.Microsecond})
 		h := &countingHandler{}
 		batch := completions(0, 6)
 		i := 0

@@ -34,7 +34,7 @@ func TestServe(t *testing.T) {
 	go func() {
 		serveErr <- Serve(ctx, dev, l, ServeConfig{
 			Endpoint: cfg,
-			Poller:   datapath.PollerConfig{Mode: datapath.PollEvent, EventTimeout: time.Millisecond},
+			Poller:   datapath.PollerConfig{Poll: datapath.Poll{Mode: datapath.PollEvent}, EventTimeout: time.Millisecond},
 			Done: func(c *Conn, err error) {
 				mu.Lock()
 				defer mu.Unlock()
