@@ -156,6 +156,11 @@ type Conn struct {
 	err      error
 	closed   bool
 
+	// Owned by the Mux serving the connection: it is in the Mux's dirty list; it completed
+	// work since the last idle sweep; sweeps it stayed idle.
+	muxDirty, muxActive bool
+	muxIdleSweeps       int
+
 	// Test hooks.
 	suppressDone bool         // never send RDMA_DONE (exercises the responder's timeout)
 	corrupt      bool         // flip the first payload byte after filling it
@@ -264,6 +269,20 @@ func Accept(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg C
 
 // AcceptRequest sets up a responder endpoint for a pending connection request.
 func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*Conn, error) {
+	c, err := acceptRequest(dev, req, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.start(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// acceptRequest does AcceptRequest's work up to start: the connection is established and
+// nothing is posted yet.
+func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*Conn, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		req.Reject(nil)
@@ -300,10 +319,7 @@ func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 		return nil, &SetupError{"accept", err}
 	}
 	c.qp = qp
-	if err := c.start(); err != nil {
-		c.Close()
-		return nil, err
-	}
+	c.qpn = qp.QPN()
 	return c, nil
 }
 
@@ -345,13 +361,34 @@ func plan(cfg Config, out, in int, responderRead bool) sizing {
 	return s
 }
 
-func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.QPConfig, error) {
+// queueDepths are the send and receive queue depths of a side that sends calls with up to
+// out credits and grants up to in credits.
+func queueDepths(dev datapath.Device, cfg Config, out, in int) (sq, rq int) {
 	s := plan(cfg, out, in, cfg.ResponderRead)
-	maxWR := dev.Info().MaxQPWR
-	sq, rq := s.sqDepth, s.recvTarget+recvBatch+1
-	if maxWR > 0 {
+	sq, rq = s.sqDepth, s.recvTarget+recvBatch+1
+	if maxWR := dev.Info().MaxQPWR; maxWR > 0 {
 		sq, rq = min(sq, maxWR), min(rq, maxWR)
 	}
+	return sq, rq
+}
+
+// cqNeed is how many CQ entries one connection configured by cfg (defaults applied) may
+// need at once: every work request its queues can hold, all of which complete when the
+// connection breaks. A CQ shared by connections must hold the sum.
+func cqNeed(dev datapath.Device, cfg Config, out, in int) int {
+	sq, rq := queueDepths(dev, cfg, out, in)
+	return sq + rq
+}
+
+// CQNeed is how many entries a CQ shared by connections (Config.CQ) must hold for each
+// requester connection configured by cfg.
+func CQNeed(dev datapath.Device, cfg Config) int {
+	cfg = cfg.withDefaults()
+	return cqNeed(dev, cfg, cfg.Credits, cfg.ReverseCredits)
+}
+
+func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.QPConfig, error) {
+	sq, rq := queueDepths(dev, cfg, out, in)
 	cq := cfg.CQ
 	if cq == nil {
 		var err error
@@ -594,6 +631,10 @@ func (c *Conn) Results(done []Result) (int, error) {
 	}
 	return n, nil
 }
+
+// busy says whether RPCs are outstanding either way: a connection waiting for its peer is
+// not idle.
+func (c *Conn) busy() bool { return c.cl.outstanding > 0 || c.sv.serving > 0 }
 
 // QPN is the connection's queue pair number, which its completions carry.
 func (c *Conn) QPN() uint32 { return c.qpn }

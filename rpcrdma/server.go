@@ -2,49 +2,153 @@ package rpcrdma
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
-// ServeConfig configures Serve.
+// ServeConfig configures Serve. The zero value serves with one hybrid poller and the
+// defaults below.
 type ServeConfig struct {
-	// Endpoint configures every accepted connection (its CQ field is ignored: each
-	// connection gets its own CQ and poller).
+	// Endpoint configures every accepted connection (its CQ field is ignored: connections
+	// share their poller's CQ).
 	Endpoint Config
-	// Poller configures each connection's poller. With Pin set, CPUs come from CPUs (or
-	// Poller.CPU when CPUs is nil).
+	// Pollers is how many pollers serve the connections (default 1). Each owns one CQ shared
+	// by its connections; a new connection goes to the poller with the fewest.
+	Pollers int
+	// Poller configures each poller. Its Poll policy's zero value is busy polling; a server
+	// that should use no CPU while idle sets PollEvent or PollHybrid (the CLI's default).
+	// With Pin set, poller i is pinned to CPUs.Next() (or Poller.CPU when CPUs is nil).
 	Poller datapath.PollerConfig
-	// CPUs hands out a CPU per connection when Poller.Pin is set.
-	CPUs *datapath.CPUPicker
-	// Done, if set, is called once per connection after its poller stopped, with the
-	// connection (its Stats final) and the reason: nil when Serve's context ended, the
-	// *BrokenError when the peer went away or the connection failed. The connection is
-	// closed after Done returns. A connection request that could not be set up is reported
-	// with a nil Conn and the setup error. Done runs on the connection's poller thread (or,
-	// for setup errors, the accepting goroutine), concurrently for different connections.
+	CPUs   *datapath.CPUPicker
+	// MaxConnections bounds the connections served at once (default
+	// DefaultMaxConnections); a request beyond it is rejected with a reason the requester's
+	// Dial reports (see RejectedError). It also sizes the pollers' CQs.
+	MaxConnections int
+	// IdleTimeout closes a connection that did nothing for this long (0: never).
+	IdleTimeout time.Duration
+	// Done, if set, is called once per connection when it ends, with the connection (its
+	// Stats final) and the reason: nil when Serve's context ended, the *BrokenError when
+	// the peer went away or the connection failed, ErrIdleTimeout. A connection request
+	// that was refused (*RefusedError) or could not be set up is reported with a nil Conn.
+	// Done runs on the connection's poller thread (or, for requests, the accepting
+	// goroutine), concurrently for different pollers: it must not block for long.
 	Done func(c *Conn, err error)
 }
 
-// Serve accepts connections on l and serves the benchmark program on each with its own
-// pinned poller (poll → handle → post, see datapath.Poller) until ctx is done. It returns
-// when ctx is done and every connection's poller stopped, with nil, or the accept error that
-// stopped it.
+// DefaultMaxConnections is ServeConfig.MaxConnections's default.
+const DefaultMaxConnections = 128
+
+// RefusedError is a connection request Serve rejected without setting it up.
+type RefusedError struct {
+	Remote string
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return "rpcrdma: refused connection from " + e.Remote + ": " + e.Reason
+}
+
+// Serve accepts connections on l and serves the benchmark program on each, on a fixed set of
+// pollers (poll → handle → post, see datapath.Poller) that share their CQs among the
+// connections dealt to them, until ctx is done. It returns when ctx is done and every poller
+// stopped, with nil, or with the error that stopped it (accept, a poller's CQ).
 func Serve(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg ServeConfig) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var pollers []*datapath.Poller
-	defer func() {
-		mu.Lock()
-		for _, p := range pollers {
-			p.Stop()
+	if cfg.Pollers <= 0 {
+		cfg.Pollers = 1
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	ecfg := cfg.Endpoint.withDefaults()
+	if err := ecfg.validate(); err != nil {
+		return err
+	}
+	// Every poller's CQ holds the completions its share of MaxConnections can have
+	// outstanding at once (all of them, when a connection's work is flushed), so that no
+	// connection can overrun a CQ other connections depend on.
+	perConn := cqNeed(dev, ecfg, ecfg.ReverseCredits, ecfg.Credits)
+	share := (cfg.MaxConnections + cfg.Pollers - 1) / cfg.Pollers
+	depth := perConn * share
+	if max := dev.Info().MaxCQE; max > 0 && depth > max {
+		depth = max
+	}
+
+	srv := &serveState{cfg: cfg, ecfg: ecfg, dev: dev}
+	srvCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i := range cfg.Pollers {
+		cq, err := dev.NewCQ(depth)
+		if err != nil {
+			srv.stop()
+			return &SetupError{fmt.Sprintf("create CQ of %d entries for poller %d", depth, i), err}
 		}
-		mu.Unlock()
-		wg.Wait()
-	}()
-	ecfg := cfg.Endpoint
-	ecfg.CQ = nil
+		pc := cfg.Poller
+		if pc.Pin && cfg.CPUs != nil {
+			pc.CPU = cfg.CPUs.Next()
+		}
+		sp := &servePoller{
+			mux:  NewMux(cq, MuxConfig{IdleTimeout: cfg.IdleTimeout, Done: cfg.Done}),
+			p:    datapath.NewPoller(pc),
+			room: depth,
+			per:  perConn,
+		}
+		srv.pollers = append(srv.pollers, sp)
+		srv.wg.Add(1)
+		go func() {
+			defer srv.wg.Done()
+			err := sp.p.Run(cq, sp.mux)
+			sp.mux.Close()
+			cq.Close()
+			if err != nil {
+				srv.setErr(&SetupError{fmt.Sprintf("poller %d", i), err})
+				cancel()
+			}
+		}()
+	}
+	acceptErr := srv.accept(srvCtx, l)
+	srv.stop()
+	if acceptErr != nil {
+		return acceptErr
+	}
+	return srv.err
+}
+
+type serveState struct {
+	cfg     ServeConfig
+	ecfg    Config
+	dev     datapath.Device
+	pollers []*servePoller
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	err     error
+}
+
+type servePoller struct {
+	mux  *Mux
+	p    *datapath.Poller
+	room int // CQ entries
+	per  int // CQ entries one connection may need
+}
+
+func (s *serveState) setErr(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *serveState) stop() {
+	for _, sp := range s.pollers {
+		sp.p.Stop()
+	}
+	s.wg.Wait()
+}
+
+func (s *serveState) accept(ctx context.Context, l datapath.Listener) error {
 	for {
 		req, err := l.Accept(ctx)
 		if err != nil {
@@ -53,34 +157,88 @@ func Serve(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg Se
 			}
 			return &SetupError{"accept", err}
 		}
-		c, err := AcceptRequest(dev, req, ecfg)
-		if err != nil {
-			if cfg.Done != nil {
-				cfg.Done(nil, err)
-			}
-			continue
-		}
-		pc := cfg.Poller
-		if pc.Pin && cfg.CPUs != nil {
-			pc.CPU = cfg.CPUs.Next()
-		}
-		p := datapath.NewPoller(pc)
-		mu.Lock()
-		pollers = append(pollers, p)
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := p.Run(c.CQ(), c)
-			if errors.Is(err, ErrClosed) {
-				err = nil
-			}
-			if cfg.Done != nil {
-				cfg.Done(c, err)
-			}
-			c.Close()
-		}()
+		s.serve(req)
 	}
 }
 
-var _ datapath.Handler = (*Conn)(nil)
+// serve sets up one connection request on the least loaded poller, or refuses it.
+func (s *serveState) serve(req datapath.ConnRequest) {
+	report := func(err error) {
+		if s.cfg.Done != nil {
+			s.cfg.Done(nil, err)
+		}
+	}
+	load := 0
+	var best *servePoller
+	for _, sp := range s.pollers {
+		n := sp.mux.Load()
+		load += n
+		if (n+1)*sp.per <= sp.room && (best == nil || n < best.mux.Load()) {
+			best = sp
+		}
+	}
+	if load >= s.cfg.MaxConnections || best == nil {
+		reason := fmt.Sprintf("server busy: %d connections, the most it serves (--max-connections)", load)
+		req.Reject(EncodeRejectReason(reason))
+		report(&RefusedError{Remote: req.RemoteAddr(), Reason: reason})
+		return
+	}
+	if _, err := AcceptOn(s.dev, req, s.ecfg, best.mux); err != nil {
+		report(fmt.Errorf("connection from %s: %w", req.RemoteAddr(), err))
+	}
+}
+
+// AcceptOn sets up a responder endpoint for a pending connection request on m's CQ and hands
+// it to m's poller. The returned Conn belongs to that poller: use it only from there.
+func AcceptOn(dev datapath.Device, req datapath.ConnRequest, cfg Config, m *Mux) (*Conn, error) {
+	cfg.CQ = m.cq
+	c, err := acceptRequest(dev, req, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The lock is held from posting the receives until the hand-over: a completion the
+	// poller sees for this queue pair before it knows the connection makes it take the lock,
+	// and so wait for the hand-over.
+	m.mu.Lock()
+	err = c.start()
+	if err == nil {
+		m.hand(c)
+	}
+	m.mu.Unlock()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Reject reasons travel in the reject's private data as a marker and UTF-8 text, so that the
+// requester can say why it was refused. The marker is this tool's own: RFC 8797 defines no
+// reject private data, and a peer that does not know it sees only a rejection.
+var rejectMarker = [4]byte{'r', 'r', 'b', '!'}
+
+// EncodeRejectReason returns reject private data carrying reason, cut to fit the smallest
+// private data limit.
+func EncodeRejectReason(reason string) []byte {
+	b := append(rejectMarker[:len(rejectMarker):len(rejectMarker)], reason...)
+	if len(b) > datapath.MaxConnectPrivateData {
+		b = b[:datapath.MaxConnectPrivateData]
+	}
+	return b
+}
+
+// DecodeRejectReason returns the reason EncodeRejectReason put into private data (which
+// RDMA-CM may have padded with zeros), or false when there is none.
+func DecodeRejectReason(b []byte) (string, bool) {
+	if len(b) < len(rejectMarker) || [4]byte(b[:4]) != rejectMarker {
+		return "", false
+	}
+	b = b[4:]
+	for i, v := range b {
+		if v == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	return string(b), true
+}

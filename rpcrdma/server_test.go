@@ -132,14 +132,18 @@ func TestMux(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cq.Close()
-	scfg := testCfg(4096)
-	scfg.CQ = cq
-	var mux Mux
+	mux := NewMux(cq, MuxConfig{})
 	var reqs []*Conn
 	for range 2 {
 		ch := make(chan *Conn, 1)
 		go func() {
-			c, err := Accept(context.Background(), sdev, l, scfg)
+			req, err := l.Accept(context.Background())
+			if err != nil {
+				t.Error(err)
+				ch <- nil
+				return
+			}
+			c, err := AcceptOn(sdev, req, testCfg(4096), mux)
 			if err != nil {
 				t.Error(err)
 			}
@@ -157,10 +161,9 @@ func TestMux(t *testing.T) {
 		if _, err := rc.Progress(nil); err == nil {
 			t.Error("Progress on a shared CQ must be refused")
 		}
-		mux.Add(rc)
 	}
 	p := datapath.NewPoller(datapath.PollerConfig{})
-	p.Start(cq, &mux)
+	p.Start(cq, mux)
 	var done [8]Result
 	deadline := time.Now().Add(10 * time.Second)
 	for i := range 200 {

@@ -30,6 +30,8 @@ type cq struct {
 }
 
 type cell struct {
+	// seq is Vyukov's sequence number less the cell's index, so that the zero value is the
+	// initial state: a large CQ costs no memory until its cells are used.
 	seq atomic.Uint64
 	wc  datapath.Completion
 	c   *conn // whose queue slots the completion frees when polled
@@ -46,9 +48,6 @@ func newCQ(d *device, depth int) *cq {
 		n <<= 1
 	}
 	q := &cq{dev: d, mask: uint64(n - 1), cells: make([]cell, n), sig: make(chan struct{}, 1)}
-	for i := range q.cells {
-		q.cells[i].seq.Store(uint64(i))
-	}
 	return q
 }
 
@@ -60,14 +59,14 @@ func (q *cq) push(wc *datapath.Completion, c *conn, retire int32) {
 	pos := q.enq.Load()
 	for {
 		cl := &q.cells[pos&q.mask]
-		switch d := int64(cl.seq.Load() - pos); {
+		switch d := int64(cl.seq.Load() + pos&q.mask - pos); {
 		case d == 0:
 			if !q.enq.CompareAndSwap(pos, pos+1) {
 				pos = q.enq.Load()
 				continue
 			}
 			cl.wc, cl.c, cl.retire = *wc, c, retire
-			cl.seq.Store(pos + 1)
+			cl.seq.Store(pos + 1 - pos&q.mask)
 			q.wake()
 			return
 		case d < 0:
@@ -99,13 +98,14 @@ func (q *cq) Poll(wcs []datapath.Completion) (int, error) {
 	n := 0
 	for n < len(wcs) {
 		cl := &q.cells[q.deq&q.mask]
-		if cl.seq.Load() != q.deq+1 {
+		idx := q.deq & q.mask
+		if cl.seq.Load()+idx != q.deq+1 {
 			break
 		}
 		wcs[n] = cl.wc
 		c, r := cl.c, cl.retire
 		cl.c = nil
-		cl.seq.Store(q.deq + q.mask + 1)
+		cl.seq.Store(q.deq + q.mask + 1 - idx)
 		q.deq++
 		n++
 		if r > 0 {
@@ -121,7 +121,8 @@ func (q *cq) Poll(wcs []datapath.Completion) (int, error) {
 }
 
 func (q *cq) ready() bool {
-	return q.cells[q.deq&q.mask].seq.Load() == q.deq+1 || q.overrun.Load()
+	idx := q.deq & q.mask
+	return q.cells[idx].seq.Load()+idx == q.deq+1 || q.overrun.Load()
 }
 
 // Wait is the event mode: the consumer announces it is waiting, re-checks, and sleeps on a
