@@ -632,6 +632,14 @@ func (c *Conn) Results(done []Result) (int, error) {
 	return n, nil
 }
 
+// RemoteAddr is the peer's address ("host:port"), "" before the connection exists.
+func (c *Conn) RemoteAddr() string {
+	if c.qp == nil {
+		return ""
+	}
+	return c.qp.RemoteAddr()
+}
+
 // busy says whether RPCs are outstanding either way: a connection waiting for its peer is
 // not idle.
 func (c *Conn) busy() bool { return c.cl.outstanding > 0 || c.sv.serving > 0 }

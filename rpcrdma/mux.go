@@ -24,6 +24,9 @@ type MuxConfig struct {
 	Done func(c *Conn, err error)
 	// Clock returns monotonic nanoseconds (nil: the runtime's); tests replace it.
 	Clock func() int64
+	// KeepBroken keeps a connection that broke in the Mux (its completions are skipped) for
+	// its owner to collect its failed RPCs and close it; a requester's client sets it.
+	KeepBroken bool
 }
 
 // Mux serves many connections that share one CQ (Config.CQ) from one poller: it is the
@@ -203,7 +206,7 @@ func (m *Mux) Idle() error {
 func (m *Mux) reap() {
 	live := m.conns[:0]
 	for _, c := range m.conns {
-		if c.err == nil {
+		if c.err == nil || m.cfg.KeepBroken && c.err != ErrIdleTimeout {
 			live = append(live, c)
 			continue
 		}

@@ -51,6 +51,14 @@ type Client interface {
 	Progress(done []Completed) (n int, err error)
 }
 
+// Waiter is a Client that can block until it may have finished RPCs: the event and hybrid
+// poll modes (Config.Poll) wait through it.
+type Waiter interface {
+	// Wait blocks until a completion may be ready or timeout passes (then it returns
+	// datapath.ErrTimeout or nil; any other error ends the run). It may return early.
+	Wait(timeout time.Duration) error
+}
+
 // ErrBusy is what Client.Submit returns when it cannot take an RPC now. Return this value
 // itself (the Driver compares it without unwrapping on the hot path's common case).
 var ErrBusy = errors.New("workloads: client busy")

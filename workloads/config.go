@@ -3,6 +3,7 @@ package workloads
 import (
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"strconv"
 	"time"
 )
@@ -280,6 +281,10 @@ type Config struct {
 	// two busy pollers pinned to one CPU are far worse than letting the scheduler place them,
 	// and only the caller knows which CPUs the other side of the benchmark uses.
 	CPUs []int `json:"cpus,omitempty"`
+	// Poll is how each poller waits when nothing completed: busy (the default: no wakeup on
+	// the measured path), event, or hybrid. A Client that cannot block (no Waiter) is
+	// polled busily whatever this says.
+	Poll datapath.Poll `json:"poll"`
 
 	// Duration is the measured time after the warm-up (default 5s unless Count is set).
 	Duration Duration `json:"duration,omitempty"`

@@ -6,7 +6,13 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
+
+// maxWait bounds one Waiter.Wait of an event or hybrid Driver, and so how late it notices a
+// stop.
+const maxWait = 10 * time.Millisecond
 
 // Stats are what one Driver counted. Counts are of measured RPCs (sent at or after the end of
 // the warm-up) unless the name says otherwise. Merge adds another poller's.
@@ -106,6 +112,7 @@ type Driver struct {
 	client Client
 	rec    Recorder
 	live   *Live
+	poll   datapath.Poll
 
 	table []Request
 	mask  int
@@ -141,6 +148,7 @@ func NewDriver(c Config, poller int, cl Client, rec Recorder, live *Live) (*Driv
 		client:   cl,
 		rec:      rec,
 		live:     live,
+		poll:     c.Poll,
 		table:    Table(c, poller),
 		mask:     c.TableSize - 1,
 		warmup:   max(0, int64(c.Warmup)),
@@ -232,6 +240,9 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 	case idle < 0:
 		idle = math.MaxInt64
 	}
+
+	waiter, _ := d.client.(Waiter)
+	idler := datapath.NewIdler(d.poll, clock)
 
 	var st Stats
 	now := clock()
@@ -347,6 +358,26 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 
 		n, perr := d.client.Progress(d.done)
+		if n == 0 && perr == nil && waiter != nil && idler.ShouldWait() {
+			// Never past the end of the phase, nor past an open-loop send.
+			t := maxWait
+			if !stopping {
+				t = min(t, time.Duration(deadline-now))
+				if open {
+					t = min(t, time.Duration(int64(next)-now))
+				}
+			}
+			if t > 0 {
+				if err := waiter.Wait(t); err != nil && !errors.Is(err, datapath.ErrTimeout) {
+					st.End = now
+					return st, err
+				}
+				n, perr = d.client.Progress(d.done)
+			}
+		}
+		if n > 0 {
+			idler.Active()
+		}
 		prev, now = now, clock()
 		if n > len(d.done) || n < 0 {
 			st.End = now

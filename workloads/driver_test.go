@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
 )
@@ -436,5 +437,54 @@ func BenchmarkDriverClosedLoopLive(b *testing.B) {
 	st, err := d.Run(&stop)
 	if err != nil || st.Completed != uint64(b.N) {
 		b.Fatal(err, st.Completed)
+	}
+}
+
+// waitingFake is a Fake that can block: Wait jumps the fake clock ahead by the RPC latency,
+// as a CQ wait ends with the next completion.
+type waitingFake struct {
+	*workloadstest.Fake
+	waits int
+}
+
+func (w *waitingFake) Wait(timeout time.Duration) error {
+	w.waits++
+	w.Clock.Advance(min(timeout, w.Latency))
+	return nil
+}
+
+func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
+	for _, tc := range []struct {
+		poll      datapath.Poll
+		wantWaits bool
+	}{
+		{datapath.Poll{Mode: datapath.PollBusy}, false},
+		{datapath.Poll{Mode: datapath.PollEvent}, true},
+		// A spin longer than the RPC latency never gives up on a closed loop.
+		{datapath.Poll{Mode: datapath.PollHybrid, Spin: time.Millisecond}, false},
+		{datapath.Poll{Mode: datapath.PollHybrid, Spin: time.Microsecond}, true},
+	} {
+		c := normalized(t, workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1,
+			Count: 2000, Warmup: workloads.Duration(-1), Poll: tc.poll})
+		f := workloadstest.New(16)
+		f.Clock = new(workloadstest.Clock)
+		f.Latency, f.Tick = 100*time.Microsecond, 100*time.Nanosecond
+		w := &waitingFake{Fake: f}
+		d, err := workloads.NewDriver(c, 0, w, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Clock = f.Clock.Now
+		var stop atomic.Bool
+		st, err := d.Run(&stop)
+		if err != nil || st.Completed != 2000 {
+			t.Fatalf("%s: completed %d, err %v", tc.poll, st.Completed, err)
+		}
+		if got := w.waits > 0; got != tc.wantWaits {
+			t.Errorf("%s: %d waits for %d RPCs", tc.poll, w.waits, st.Completed)
+		}
+		if tc.poll.Mode == datapath.PollEvent && w.waits < 2000 {
+			t.Errorf("event: %d waits for 2000 RPCs that each took 100 µs; want one per RPC at least", w.waits)
+		}
 	}
 }

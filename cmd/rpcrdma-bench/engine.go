@@ -34,10 +34,14 @@ func init() {
 }
 
 // engineClient is one poller's share of a point's connections as a workloads.Client: Submit
-// goes to the next connection with a free credit, Progress polls every connection. It
-// allocates nothing per RPC.
+// goes to the next connection with a free credit; the connections share one CQ, which
+// Progress polls once for all of them (a Mux routes the completions), and Wait blocks on
+// for the event and hybrid poll modes. It allocates nothing per RPC.
 type engineClient struct {
 	conns []*rpcrdma.Conn
+	cq    datapath.CQ
+	mux   *rpcrdma.Mux
+	wcs   []datapath.Completion
 	// prog and vers name another program whose NULL to call (Config.Program), 0: benchprog.
 	prog, vers uint32
 	// responderRead lets replies that would need a Reply chunk come back in a
@@ -49,7 +53,10 @@ type engineClient struct {
 	done func(st []rpcrdma.Stats)
 }
 
-var _ workloads.Client = (*engineClient)(nil)
+var (
+	_ workloads.Client = (*engineClient)(nil)
+	_ workloads.Waiter = (*engineClient)(nil)
+)
 
 var engineProcs = [workloads.NumProcs]uint32{
 	workloads.ProcNull: benchprog.ProcNull, workloads.ProcEcho: benchprog.ProcEcho,
@@ -117,12 +124,21 @@ func (c *engineClient) Submit(r *workloads.Request) error {
 }
 
 func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
+	k, err := c.cq.Poll(c.wcs)
+	if err != nil {
+		return 0, &datapath.OpError{Op: "poll CQ", Err: err}
+	}
+	if k > 0 {
+		c.mux.Handle(c.wcs[:k])
+	} else {
+		c.mux.Idle()
+	}
 	n := 0
 	for _, conn := range c.conns {
 		if n == len(done) {
 			break
 		}
-		k, err := conn.Progress(c.res[:min(len(c.res), len(done)-n)])
+		k, err := conn.Results(c.res[:min(len(c.res), len(done)-n)])
 		for _, r := range c.res[:k] {
 			done[n] = workloads.Completed{Tag: r.Tag, Err: r.Err, CallClass: workloadClass(r.CallClass), ReplyClass: workloadClass(r.ReplyClass)}
 			n++
@@ -133,6 +149,9 @@ func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
 	}
 	return n, nil
 }
+
+// Wait blocks on the connections' CQ.
+func (c *engineClient) Wait(timeout time.Duration) error { return c.cq.Wait(timeout) }
 
 // Close hands the connections' counters over and closes them.
 func (c *engineClient) Close() error {
@@ -146,6 +165,11 @@ func (c *engineClient) Close() error {
 	}
 	if c.done != nil {
 		c.done(st)
+	}
+	if c.cq != nil {
+		if err := c.cq.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
 	return first
 }
@@ -221,7 +245,20 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		Memory: w.tr.Memory, RemoteInvalidate: w.tr.RemoteInvalidate, ResponderRead: w.tr.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
 	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1)}
-	go func() { ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg}) }()
+	// The responder in this process waits as the client does, but spins where the client
+	// is busy: a closed loop keeps it spinning, and it frees the CPU between points.
+	poll := w.cfg.Poll
+	if poll.Mode == datapath.PollBusy {
+		poll = datapath.Poll{Mode: datapath.PollHybrid}
+	}
+	conns := 0
+	for _, pt := range pts {
+		conns = max(conns, pt.Workload.Connections)
+	}
+	go func() {
+		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Pollers: w.cfg.Pollers,
+			MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}})
+	}()
 	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), tr: w.tr, local: ls}, nil
 }
 
@@ -270,19 +307,29 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 		stats []rpcrdma.Stats
 	)
 	open := func(poller, conns int) (workloads.Client, error) {
-		cl := &engineClient{res: make([]rpcrdma.Result, 64), prog: pt.Workload.Program, vers: pt.Workload.Version, responderRead: c.tr.ResponderRead}
+		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
+			prog: pt.Workload.Program, vers: pt.Workload.Version, responderRead: c.tr.ResponderRead}
 		cl.done = func(st []rpcrdma.Stats) {
 			mu.Lock()
 			stats = append(stats, st...)
 			mu.Unlock()
 		}
+		cq, err := c.dev.NewCQ(rpcrdma.CQNeed(c.dev, cfg) * conns)
+		if err != nil {
+			return nil, &datapath.OpError{Op: "create CQ", Err: err}
+		}
+		cl.cq = cq
+		cl.mux = rpcrdma.NewMux(cq, rpcrdma.MuxConfig{KeepBroken: true})
+		ccfg := cfg
+		ccfg.CQ = cq
 		for range conns {
-			conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cfg)
+			conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, ccfg)
 			if err != nil {
 				cl.Close()
 				return nil, err
 			}
 			cl.conns = append(cl.conns, conn)
+			cl.mux.Attach(conn)
 		}
 		return cl, nil
 	}
@@ -384,7 +431,9 @@ func openServer(f *serverFlags) (server, error) {
 	}
 	th := f.Threshold
 	cfg := rpcrdma.ServeConfig{Endpoint: rpcrdma.Config{SendSize: th, RecvSize: th, Credits: f.Credits,
-		MaxPayload: payloadSize(f.MaxPayload), Verify: f.Verify}}
+		MaxPayload: payloadSize(f.MaxPayload), Verify: f.Verify},
+		Pollers: f.Pollers, Poller: datapath.PollerConfig{Poll: f.Poll},
+		MaxConnections: f.MaxConnections, IdleTimeout: f.IdleTimeout, Done: f.connDone}
 	if th == 0 {
 		cfg.Endpoint.SendSize, cfg.Endpoint.RecvSize = rpcrdma.DefaultInline, rpcrdma.DefaultInline
 	}

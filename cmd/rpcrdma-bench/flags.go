@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -119,6 +120,19 @@ func (c cpusValue) String() string {
 func (c cpusValue) Set(x string) (err error) { *c.v, err = workloads.ParseCPUs(x); return err }
 func (cpusValue) Type() string               { return "cpus" }
 
+// pollValue is a --poll flag: busy, event, hybrid or hybrid:SPIN.
+type pollValue struct{ v *datapath.Poll }
+
+func (p pollValue) String() string { return p.v.String() }
+func (p pollValue) Set(x string) error {
+	v, err := datapath.ParsePoll(x)
+	if err == nil {
+		*p.v = v
+	}
+	return err
+}
+func (pollValue) Type() string { return "mode" }
+
 type classValue struct{ v *workloads.Class }
 
 func (c classValue) String() string {
@@ -189,7 +203,8 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.Var(classValue{&c.Class}, "class", "force the message class: auto, short, chunked or long")
 	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")
-	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads, each busy-polling its own connections")
+	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads; each polls one completion queue shared by its connections")
+	fs.Var(pollValue{&c.Poll}, "poll", "how a poller waits for completions: busy (default: spin, no wakeup on the measured path), event (block on the completion channel) or hybrid[:SPIN] (spin SPIN after the last completion, default 50us, then block)")
 	fs.Var(cpusValue{&c.CPUs}, "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
 	addTransportFlags(fs, &w.tr, true)
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")

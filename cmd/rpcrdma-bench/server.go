@@ -1,9 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 
 	"github.com/spf13/pflag"
 
@@ -24,9 +29,18 @@ type serverFlags struct {
 	// MaxPayload is the largest payload a call or reply may carry: it sizes the chunk
 	// buffers of every connection.
 	MaxPayload int `json:"max_payload"`
-	// Pollers and CPUs place the responder's polling threads as workloads.Config does.
+	// Pollers and CPUs place the responder's polling threads as workloads.Config does;
+	// connections are dealt to the least loaded poller and share its CQ.
 	Pollers int   `json:"pollers"`
 	CPUs    []int `json:"cpus,omitempty"`
+	// Poll is how the pollers wait when idle.
+	Poll datapath.Poll `json:"poll"`
+	// MaxConnections bounds the connections served at once; more are rejected with a reason.
+	MaxConnections int `json:"max_connections"`
+	// IdleTimeout closes connections that did nothing for this long (0: never).
+	IdleTimeout time.Duration `json:"idle_timeout_ns"`
+	// connDone reports each connection's end (set by serve).
+	connDone func(c *rpcrdma.Conn, err error)
 	// Verify checks every payload received against the benchmark pattern.
 	Verify bool `json:"verify,omitempty"`
 	// Once makes the server exit after its first connection closes.
@@ -68,8 +82,12 @@ func serverCommand(open newServer) *command {
 			fs.IntVar(&f.Credits, "credits", 0, "credits granted to each client (default the engine's)")
 			maxPayload := 1 << 20
 			fs.Var(sizeValue{&maxPayload}, "max-payload", "largest payload of one RPC; sizes each connection's buffers")
-			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads")
+			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads; connections are dealt to the least loaded and share its completion queue")
 			fs.Var(cpusValue{&f.CPUs}, "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
+			f.Poll = datapath.Poll{Mode: datapath.PollHybrid}
+			fs.Var(pollValue{&f.Poll}, "poll", "how idle pollers wait: busy (a CPU each, always), event (block on the completion channel) or hybrid[:SPIN] (spin SPIN after the last completion, default 50us, then block)")
+			fs.IntVar(&f.MaxConnections, "max-connections", rpcrdma.DefaultMaxConnections, "connections served at once; more are rejected with a reason the client prints")
+			fs.DurationVar(&f.IdleTimeout, "idle-timeout", 10*time.Minute, "close a connection that did nothing for this long (0: never)")
 			fs.BoolVar(&f.Verify, "verify", false, "check every payload received")
 			fs.BoolVar(&f.Once, "once", false, "exit after the first connection closes")
 			addTransportFlags(fs, &f.Transport, false)
@@ -87,6 +105,9 @@ func serverCommand(open newServer) *command {
 				if f.Pollers < 1 || f.Credits < 0 || f.Credits > maxCredits {
 					return fail(e, "server", usageErrorf("--pollers must be at least 1 and --credits from 0 (the default) to %d", maxCredits))
 				}
+				if f.MaxConnections < 1 || f.IdleTimeout < 0 {
+					return fail(e, "server", usageErrorf("--max-connections must be at least 1 and --idle-timeout not negative"))
+				}
 				if err := f.Transport.check(false); err != nil {
 					return fail(e, "server", err)
 				}
@@ -103,12 +124,23 @@ func serverCommand(open newServer) *command {
 }
 
 func serve(e *env, f *serverFlags, open newServer) int {
+	var mu sync.Mutex
+	f.connDone = func(c *rpcrdma.Conn, err error) {
+		line := connEndLine(c, err)
+		if line == "" {
+			return
+		}
+		mu.Lock()
+		fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+line)
+		mu.Unlock()
+	}
 	srv, err := open(f)
 	if err != nil {
 		return fail(e, "server", err)
 	}
 	stop := newStopper(e)
-	fmt.Fprintf(e.stderr, "rpcrdma-bench server: listening on %s (provider %s)\n", srv.Addr(), f.Provider)
+	fmt.Fprintf(e.stderr, "rpcrdma-bench server: listening on %s (provider %s, %d poller(s), poll %s, at most %d connections)\n",
+		srv.Addr(), f.Provider, f.Pollers, f.Poll, f.MaxConnections)
 	start := time.Now()
 	err = srv.Serve(&stop.flag)
 	stop.release()
@@ -152,4 +184,25 @@ func registerEngineCommands(local, remote newConnector, srv newServer) {
   rpcrdma-bench sweep --depth 1,16 --duration 500ms --addr 10.0.2.15:20049
   rpcrdma-bench report --format switches sweep.json                  # where classes changed`, true, addrOptional, pick))
 	register(serverCommand(srv))
+}
+
+// connEndLine is the line the server prints when a connection ends or a request fails: one
+// per refused, failed, broken or timed-out connection, with its cause. A connection the
+// server closed because it stopped gets none.
+func connEndLine(c *rpcrdma.Conn, err error) string {
+	if err == nil {
+		return ""
+	}
+	if c == nil {
+		var refused *rpcrdma.RefusedError
+		if errors.As(err, &refused) {
+			return fmt.Sprintf("refused connection from %s: %s", refused.Remote, refused.Reason)
+		}
+		return "failed connection request: " + err.Error()
+	}
+	served := c.Stats.Served
+	if errors.Is(err, rpcrdma.ErrIdleTimeout) {
+		return fmt.Sprintf("closed connection from %s: idle for longer than --idle-timeout (%d calls served)", c.RemoteAddr(), served)
+	}
+	return fmt.Sprintf("connection from %s ended: %v (%d calls served)", c.RemoteAddr(), err, served)
 }
