@@ -658,7 +658,15 @@ func (c *Conn) handle(wc *datapath.Completion) {
 		if kind < len(kindOps) {
 			op = kindOps[kind]
 		}
-		c.fail(op, wc.Status.Err())
+		err := wc.Status.Err()
+		if wc.Status == datapath.StatusFlushed && c.qp != nil {
+			// A flush says only that the connection broke first; the queue pair knows
+			// why (the peer disconnected, a transport error).
+			if qerr := c.qp.Err(); qerr != nil {
+				err = qerr
+			}
+		}
+		c.fail(op, err)
 		return
 	}
 	switch kind {
