@@ -95,6 +95,41 @@ func TestPopulatedUpFront(t *testing.T) {
 	}
 }
 
+func TestLazyPoolCostsNothingUntilUsed(t *testing.T) {
+	// A 256 KiB eager pool beside a 4 MiB lazy one: only the eager pool is resident at
+	// setup, and the lazy one grows by what is written.
+	r := newRegion(t, nil, Config{Pools: []PoolConfig{
+		{Name: "recv", Size: 4096, Count: 64},
+		{Name: "sink", Size: 64 << 10, Count: 64, Lazy: true},
+	}})
+	defer r.Close()
+	info := r.Info()
+	if !info.Pools[1].Lazy || info.Pools[0].Lazy {
+		t.Fatalf("Info.Pools %+v: Lazy not reported as configured", info.Pools)
+	}
+	rss := func() int {
+		sm, ok := smapsOf(t, addrOf(r.Bytes()))
+		if !ok {
+			t.Fatal("region not in /proc/self/smaps")
+		}
+		return sm["Rss"]
+	}
+	if got := rss(); got != 256 {
+		t.Fatalf("after setup Rss %d kB, want 256 (the eager pool only)", got)
+	}
+	sink := r.Pool("sink")
+	b := sink.Get()
+	for i := range b.Bytes() {
+		b.Bytes()[i] = 1
+	}
+	if got := rss(); got != 256+64 {
+		t.Fatalf("after writing one 64 KiB lazy buffer Rss %d kB, want %d", got, 256+64)
+	}
+	if err := sink.Put(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func hugePagesFree(t *testing.T) int {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {

@@ -49,6 +49,11 @@ type PoolConfig struct {
 	// for buffers smaller than a page and the page size for larger ones (payloads, so a
 	// page-sized transfer touches as few pages as possible).
 	Align int
+	// Lazy leaves the pool's pages unfaulted at setup: memory is committed as buffers are
+	// first written, so a large pool of which a connection uses little costs little. The
+	// first use of each page then takes a page fault. Registration with an RDMA device pins
+	// (and so commits) the pages anyway, and so does Config.Lock.
+	Lazy bool
 }
 
 // DefaultAccess is the registration access used when Config.Access is zero.
@@ -89,6 +94,8 @@ type PoolInfo struct {
 	// First is the region index of the pool's first buffer; its buffers are First through
 	// First+Count-1.
 	First uint32 `json:"first"`
+	// Lazy pools were not faulted in at setup (PoolConfig.Lazy).
+	Lazy bool `json:"lazy,omitempty"`
 }
 
 // Errors returned by Pool.Put. They are preallocated: Put is on the hot path.
@@ -180,9 +187,23 @@ func New(dev datapath.Device, cfg Config) (*Region, error) {
 	if err != nil {
 		return nil, &Error{Op: "config", Err: err}
 	}
-	m, err := mapRegion(size, cfg.HugePages)
+	lazy := false
+	for _, pc := range cfg.Pools {
+		lazy = lazy || pc.Lazy
+	}
+	m, err := mapRegion(size, cfg.HugePages, !lazy)
 	if err != nil {
 		return nil, err
+	}
+	if lazy {
+		for i, pi := range layout {
+			if !cfg.Pools[i].Lazy {
+				// Whole pages: madvise wants an aligned start.
+				start := pi.Offset &^ (m.pageSize - 1)
+				end := min(len(m.mem), (pi.Offset+pi.Count*pi.Stride+m.pageSize-1)&^(m.pageSize-1))
+				populate(m.mem[start:end], m.pageSize)
+			}
+		}
 	}
 	r := &Region{mem: m.mem}
 	r.info = Info{
@@ -287,7 +308,7 @@ func plan(cfg Config) ([]PoolInfo, int, error) {
 		if pc.Count > (maxRegion-off)/stride || count+pc.Count > math.MaxUint32 {
 			return nil, 0, fmt.Errorf("pool %q: %d buffers of %d bytes exceed the region limit of %d bytes", name, pc.Count, stride, int64(maxRegion))
 		}
-		out = append(out, PoolInfo{Name: name, Size: pc.Size, Count: pc.Count, Align: align, Stride: stride, Offset: off, First: uint32(count)})
+		out = append(out, PoolInfo{Name: name, Size: pc.Size, Count: pc.Count, Align: align, Stride: stride, Offset: off, First: uint32(count), Lazy: pc.Lazy})
 		off += stride * pc.Count
 		count += pc.Count
 	}

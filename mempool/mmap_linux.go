@@ -21,12 +21,16 @@ type mapping struct {
 // mmapFunc is unix.Mmap; tests replace it to force the huge page fallback.
 var mmapFunc = unix.Mmap
 
-// mapRegion maps size bytes of private anonymous memory, populated up front so the first
-// access on the hot path takes no page fault, and excluded from fork (MADV_DONTFORK, as
-// ibv_fork_init does) so a child never makes registered pages copy-on-write.
-func mapRegion(size int, huge bool) (mapping, error) {
+// mapRegion maps size bytes of private anonymous memory, populated up front (unless
+// populateAll is false: then the caller populates what it wants) so the first access on the
+// hot path takes no page fault, and excluded from fork (MADV_DONTFORK, as ibv_fork_init
+// does) so a child never makes registered pages copy-on-write.
+func mapRegion(size int, huge, populateAll bool) (mapping, error) {
 	const prot = unix.PROT_READ | unix.PROT_WRITE
-	const flags = unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_POPULATE
+	flags := unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_POPULATE
+	if !populateAll {
+		flags &^= unix.MAP_POPULATE
+	}
 	var m mapping
 	if huge {
 		hp := hugePageSize()
@@ -56,7 +60,9 @@ func mapRegion(size int, huge bool) (mapping, error) {
 			if err := unix.Madvise(mem, unix.MADV_HUGEPAGE); err != nil {
 				m.notes = append(m.notes, "madvise MADV_HUGEPAGE: "+err.Error())
 			}
-			populate(mem, page)
+			if populateAll {
+				populate(mem, page)
+			}
 		}
 	}
 	if err := unix.Madvise(m.mem, unix.MADV_DONTFORK); err != nil {
@@ -66,8 +72,11 @@ func mapRegion(size int, huge bool) (mapping, error) {
 	return m, nil
 }
 
-// populate faults every page in, as MAP_POPULATE would have.
+// populate faults every page of mem in, as MAP_POPULATE would have.
 func populate(mem []byte, page int) {
+	if len(mem) == 0 {
+		return
+	}
 	if unix.Madvise(mem, unix.MADV_POPULATE_WRITE) == nil {
 		return
 	}

@@ -437,13 +437,17 @@ func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pex
 		{Name: "send", Size: sendBufSize, Count: s.sends},
 		{Name: "recv", Size: cfg.RecvSize, Count: s.recvBufs},
 	}
+	// The payload pools are sized for every credit at MaxPayload but committed only as
+	// RPCs use them (Lazy; buffers are reused last-in first-out), so a connection costs what
+	// its traffic needs, not its worst case. A device that pins registered memory commits
+	// it all at registration.
 	if s.slots > 0 {
 		pools = append(pools,
-			mempool.PoolConfig{Name: "out", Size: big, Count: s.slots},
-			mempool.PoolConfig{Name: "in", Size: big, Count: s.slots})
+			mempool.PoolConfig{Name: "out", Size: big, Count: s.slots, Lazy: true},
+			mempool.PoolConfig{Name: "in", Size: big, Count: s.slots, Lazy: true})
 	}
 	if s.ctxs > 0 {
-		pools = append(pools, mempool.PoolConfig{Name: "sink", Size: big, Count: s.ctxs})
+		pools = append(pools, mempool.PoolConfig{Name: "sink", Size: big, Count: s.ctxs, Lazy: true})
 	}
 	region, err := mempool.New(dev, mempool.Config{Pools: pools, Access: access})
 	if err != nil {
