@@ -433,14 +433,16 @@ func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pex
 		access = datapath.AccessLocalWrite | datapath.AccessMWBind
 	}
 	big := headroom + cfg.MaxPayload + 8
+	// Every pool is sized for the most this connection may ever need (every credit, at
+	// MaxPayload) but committed only as RPCs use it (Lazy; buffers are reused last-in
+	// first-out, and receives are posted for the credits actually granted), so a connection
+	// costs what its traffic needs, not its worst case. The warm-up faults in what a
+	// measurement uses. A device that pins registered memory commits it all at
+	// registration.
 	pools := []mempool.PoolConfig{
-		{Name: "send", Size: sendBufSize, Count: s.sends},
-		{Name: "recv", Size: cfg.RecvSize, Count: s.recvBufs},
+		{Name: "send", Size: sendBufSize, Count: s.sends, Lazy: true},
+		{Name: "recv", Size: cfg.RecvSize, Count: s.recvBufs, Lazy: true},
 	}
-	// The payload pools are sized for every credit at MaxPayload but committed only as
-	// RPCs use them (Lazy; buffers are reused last-in first-out), so a connection costs what
-	// its traffic needs, not its worst case. A device that pins registered memory commits
-	// it all at registration.
 	if s.slots > 0 {
 		pools = append(pools,
 			mempool.PoolConfig{Name: "out", Size: big, Count: s.slots, Lazy: true},

@@ -256,7 +256,7 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		conns = max(conns, pt.Workload.Connections)
 	}
 	go func() {
-		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Pollers: w.cfg.Pollers,
+		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Pollers: 1,
 			MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}})
 	}()
 	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), tr: w.tr, local: ls}, nil
