@@ -150,7 +150,7 @@ func TestRejectCarriesPrivateData(t *testing.T) {
 			}
 		}()
 		_, err = dev.Connect(context.Background(), ln.Addr(), datapath.QPConfig{SendCQ: cq, RecvCQ: cq}, nil)
-		var rej *soft.RejectError
+		var rej *datapath.RejectedError
 		if !errors.As(err, &rej) || string(rej.PrivateData[:4]) != "busy" || len(rej.PrivateData) != datapath.MaxAcceptPrivateData {
 			t.Errorf("%s: Connect = %v, want a RejectError carrying \"busy\" padded to 196 bytes", addr, err)
 		}

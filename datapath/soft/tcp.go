@@ -286,7 +286,7 @@ func (c *conn) kick() {
 				need = datapath.AccessLocalWrite
 			}
 			var ok bool
-			if n, ok = c.gather(&e.segs, c.dev, e.wr.SGL, need); !ok {
+			if n, ok = c.gather(&e.segs, c.pd, e.wr.SGL, need); !ok {
 				c.failQueued(l.sent, datapath.StatusLocalProtection, "bad local key, range or access")
 				return
 			}
@@ -451,7 +451,7 @@ func (l *tcpLink) sendIn(c *conn, h *header) error {
 		_, err := l.br.Discard(int(n))
 		return err
 	}
-	switch fits, ok := land(&c.dst, c.dev, r.sgl, n); {
+	switch fits, ok := land(&c.dst, c.pd, r.sgl, n); {
 	case !fits:
 		return fail(datapath.StatusLocalLength, datapath.StatusRemoteInvalidRequest, "SEND larger than the receive buffer")
 	case !ok:
@@ -474,7 +474,7 @@ func (l *tcpLink) sendIn(c *conn, h *header) error {
 	invalidated := h.flags&flagInvalidate != 0
 	if invalidated {
 		inv = h.rkey
-		if !c.dev.invalidate(inv) {
+		if !c.pd.invalidate(c, inv) {
 			c.recvDone(id, datapath.StatusLocalProtection, 0, 0, false)
 			l.nakBreak(c, h.seq, datapath.StatusRemoteOperation, datapath.StatusLocalProtection,
 				"SEND_WITH_INV names no valid memory window")
@@ -491,7 +491,7 @@ func (l *tcpLink) writeIn(c *conn, h *header) error {
 	var dst []byte
 	ok := l.inOrder(h)
 	if ok && h.len > 0 {
-		if dst, ok = c.dev.remote(h.rkey, h.addr, h.len, datapath.AccessRemoteWrite); !ok {
+		if dst, ok = c.remoteMem(h.rkey, h.addr, h.len, datapath.AccessRemoteWrite); !ok {
 			l.nakBreak(c, h.seq, datapath.StatusRemoteAccess, datapath.StatusFlushed, "peer's RDMA WRITE outside a writable region")
 		}
 	}
@@ -522,7 +522,7 @@ func (l *tcpLink) readReqIn(c *conn, h *header) {
 	var src []byte
 	if h.len > 0 {
 		var ok bool
-		if src, ok = c.dev.remote(h.rkey, h.addr, h.len, datapath.AccessRemoteRead); !ok {
+		if src, ok = c.remoteMem(h.rkey, h.addr, h.len, datapath.AccessRemoteRead); !ok {
 			l.nakBreak(c, h.seq, datapath.StatusRemoteAccess, datapath.StatusFlushed, "peer's RDMA READ outside a readable region")
 			return
 		}
@@ -792,7 +792,7 @@ func (r *tcpReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error)
 	}
 	c.peerPD = r.hello.pd
 	c.local, c.remote = r.nc.LocalAddr().String(), r.nc.RemoteAddr().String()
-	c.dev.count(&c.dev.nConn, 1)
+	c.counted(1)
 	newLink(c, r.nc, r.br, int(r.hello.maxSendWR))
 	return c, nil
 }
@@ -865,7 +865,7 @@ func connectTCP(ctx context.Context, d *device, addr string, cfg datapath.QPConf
 	}
 	if typ == frameReject {
 		nc.Close()
-		return nil, &datapath.OpError{Op: op, Err: &RejectError{PrivateData: reply}}
+		return nil, &datapath.OpError{Op: op, Err: &datapath.RejectedError{PrivateData: reply}}
 	}
 	am, err := parseHello(reply, datapath.MaxAcceptPrivateData)
 	if err != nil {
@@ -878,7 +878,7 @@ func connectTCP(ctx context.Context, d *device, addr string, cfg datapath.QPConf
 	}
 	c.peerPD = am.pd
 	c.local, c.remote = nc.LocalAddr().String(), nc.RemoteAddr().String()
-	d.count(&d.nConn, 1)
+	c.counted(1)
 	newLink(c, nc, br, int(am.maxSendWR))
 	return c, nil
 }

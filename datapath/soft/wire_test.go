@@ -186,7 +186,7 @@ func fuzzStream(t *testing.T, in []byte) []byte {
 	c.PostRecv([]datapath.RecvWR{{ID: 1, SGL: []datapath.SGE{{Addr: m.Addr(), Length: 100, LKey: m.LKey()}}}})
 	ours, theirs := net.Pipe()
 	go io.Copy(io.Discard, theirs)
-	dev.count(&dev.nConn, 1)
+	c.counted(1)
 	l := newLink(c, ours, bufio.NewReader(ours), 16)
 	theirs.SetWriteDeadline(time.Now().Add(2 * time.Second))
 	theirs.Write(in)
