@@ -52,6 +52,12 @@
 // the receive it consumes and both completions one step. CQs are lock-free bounded
 // multi-producer single-consumer rings; CQ.Wait sleeps on a channel signalled after a push.
 //
+// Over TCP a request the peer leaves unanswered for Config.RetryTimeout (to twice it)
+// completes with StatusRetryExceeded, as RC's transport retry counter would; a listener drops
+// a peer that has not sent its CONNECT within Config.HandshakeTimeout; and an end that breaks
+// the connection because of a fault it found tells the peer why, so the peer's Err reads
+// "peer closed: <reason>" (WIRE.md).
+//
 // Over TCP each connection has a reader and a writer goroutine (see WIRE.md); completions
 // arrive from the reader. A poller that spins on an empty CQ with runtime.Gosched starves
 // them: the Go scheduler polls the network only when a P goes idle or from sysmon every

@@ -22,12 +22,26 @@ type Config struct {
 	// MaxInlineData is the device's inline limit reported in DeviceInfo and used to clamp
 	// QPConfig.MaxInlineData. 0 means DefaultMaxInlineData.
 	MaxInlineData int
+	// HandshakeTimeout bounds how long a TCP listener waits for a connecting peer's CONNECT
+	// frame before it closes the socket, so that a peer that opens connections and says
+	// nothing holds no resources. 0 means DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// RetryTimeout bounds how long a request sent over TCP (a SEND, WRITE or READ request)
+	// may go unanswered: when the peer has answered nothing for between RetryTimeout and
+	// twice it while requests are outstanding, the oldest completes with
+	// StatusRetryExceeded and the connection breaks. It is the emulated transport retry
+	// budget (local ACK timeout × retry_cnt on RC hardware), which keeps a peer that never
+	// answers an RDMA READ from holding the connection and its memory forever. 0 means
+	// DefaultRetryTimeout. In process the peer always answers at once.
+	RetryTimeout time.Duration
 }
 
 // Defaults for zero Config fields and the device limits the provider reports.
 const (
-	DefaultRNRTimeout    = 100 * time.Millisecond
-	DefaultMaxInlineData = 256
+	DefaultRNRTimeout       = 100 * time.Millisecond
+	DefaultMaxInlineData    = 256
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultRetryTimeout     = 5 * time.Second
 
 	maxQPWR     = 16384
 	maxSGE      = 32
@@ -59,6 +73,12 @@ func New(cfg Config) *Provider {
 	}
 	if cfg.MaxInlineData <= 0 {
 		cfg.MaxInlineData = DefaultMaxInlineData
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.RetryTimeout <= 0 {
+		cfg.RetryTimeout = DefaultRetryTimeout
 	}
 	return &Provider{cfg: cfg}
 }

@@ -136,6 +136,8 @@ func FuzzStream(f *testing.F) {
 	f.Add(frame(header{typ: frameSend, len: 3}, []byte("xyz")))
 	f.Add(frame(header{typ: frameAck, seq: 7}, nil))
 	f.Add(frame(header{typ: frameSend, flags: flagInvalidate, rkey: fuzzKey, len: 1}, []byte("!")))
+	reason := []byte("soft wire: reserved header bytes not zero")
+	f.Add(frame(header{typ: frameDisconnect, flags: uint8(datapath.StatusRetryExceeded), len: uint32(len(reason))}, reason))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fuzzStream(t, in)
 	})
