@@ -16,21 +16,28 @@ type Provider interface {
 	Open(name string) (Device, error)
 }
 
-// Device is an opened RDMA device with one protection domain. All objects created from a
-// Device belong to it and must be closed before it.
+// Device is an opened RDMA device with a default protection domain, which Register, AllocMW
+// and every queue pair created without QPConfig.PD use. All objects created from a Device
+// belong to it and must be closed before it.
 type Device interface {
 	// Info reports the device's attributes.
 	Info() DeviceInfo
 
-	// Register registers mem for the given access and returns the memory region. mem must stay
-	// valid and must not move until the MR is closed: providers that hand it to hardware
-	// require memory outside the Go heap (see package mempool). The local key is valid for
-	// SGEs at once; the remote key for RDMA READ/WRITE by the peer only if access allows it.
+	// Register registers mem for the given access in the default protection domain and
+	// returns the memory region. mem must stay valid and must not move until the MR is
+	// closed: providers that hand it to hardware require memory outside the Go heap (see
+	// package mempool). The local key is valid for SGEs at once; the remote key for RDMA
+	// READ/WRITE by the peer only if access allows it.
 	Register(mem []byte, access Access) (MR, error)
 
-	// AllocMW allocates a type 2 memory window, bound later by an OpBindMW work request. It
-	// returns an error wrapping ErrNotSupported where the device has no memory windows.
+	// AllocMW allocates a type 2 memory window in the default protection domain, bound later
+	// by an OpBindMW work request. It returns an error wrapping ErrNotSupported where the
+	// device has no memory windows.
 	AllocMW() (MW, error)
+
+	// AllocPD allocates a further protection domain (ibv_alloc_pd), so that the keys of one
+	// connection are useless on another: see PD.
+	AllocPD() (PD, error)
 
 	// NewCQ creates a completion queue that can hold depth completions. One CQ may serve the
 	// send and receive queues of many connections; completions carry the QP number.
@@ -45,6 +52,23 @@ type Device interface {
 	Connect(ctx context.Context, addr string, cfg QPConfig, privateData []byte) (Conn, error)
 
 	// Close releases the device. Objects still open are reported in the error.
+	Close() error
+}
+
+// PD is a protection domain. Memory registered in a PD and windows allocated in it can be used
+// only by queue pairs created in the same PD (QPConfig.PD), as on hardware: an SGE naming an
+// lkey of another PD fails like a bad lkey (StatusLocalProtection), and the peer's RDMA READ
+// or WRITE with an rkey of another PD fails like a bad rkey (StatusRemoteAccess at the peer);
+// either breaks the connection. Binding a window of one PD on a queue pair of another, or to
+// a region of another, fails with StatusMWBind.
+//
+// A PD must outlive what was created in it: Close fails while regions, windows or queue pairs
+// of the PD are still open.
+type PD interface {
+	// Register is Device.Register in this PD.
+	Register(mem []byte, access Access) (MR, error)
+	// AllocMW is Device.AllocMW in this PD.
+	AllocMW() (MW, error)
 	Close() error
 }
 
@@ -67,13 +91,18 @@ type ConnRequest interface {
 	// Accept creates a queue pair as cfg says and accepts with privateData (at most
 	// MaxAcceptPrivateData bytes). The Conn is established when Accept returns.
 	Accept(cfg QPConfig, privateData []byte) (Conn, error)
-	// Reject refuses the connection, passing privateData to the requester.
+	// Reject refuses the connection, passing privateData (at most MaxAcceptPrivateData
+	// bytes) to the requester, whose Connect fails with an error wrapping a *RejectedError
+	// that carries it: the place for a reason the requester can show.
 	Reject(privateData []byte) error
 }
 
 // QPConfig describes the queue pair of one connection. The zero value is not usable: the CQs
 // are required; zero sizes mean the defaults below.
 type QPConfig struct {
+	// PD is the protection domain of the queue pair, whose regions and windows alone it may
+	// use (locally and by the peer); nil means the device's default PD.
+	PD PD
 	// SendCQ and RecvCQ receive the completions of the send and the receive queue. They may be
 	// the same CQ and may be shared by many connections.
 	SendCQ, RecvCQ CQ
@@ -182,7 +211,10 @@ type MR interface {
 
 // MW is a type 2 memory window: a remote key bound to a range of an MR by an OpBindMW work
 // request and invalidated by OpLocalInv or by the peer's OpSendInv. Each bind uses a new key
-// (see NextRKey), so a stale key never reaches memory rebound later.
+// (see NextRKey), so a stale key never reaches memory rebound later. A type 2 window is bound
+// to the queue pair the bind was posted on: only that connection's peer can use its key (any
+// other connection's RDMA READ or WRITE with it fails with StatusRemoteAccess), even in the
+// same PD.
 type MW interface {
 	// RKey is the key of the latest bind posted; before the first bind it is the key
 	// AllocMW assigned, as ibv_alloc_mw does, so NextRKey(RKey()) is always the next key.

@@ -2,6 +2,7 @@ package datapath
 
 import (
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -35,3 +36,23 @@ func (e *OpError) Timeout() bool { return errors.Is(e.Err, ErrTimeout) }
 // DefaultConnectTimeout bounds address/route resolution and connection establishment when
 // the caller's context has no deadline.
 const DefaultConnectTimeout = 10 * time.Second
+
+// RejectedError is what Device.Connect's error wraps (errors.As finds it) when the listener
+// refused the request with ConnRequest.Reject.
+type RejectedError struct {
+	// PrivateData is the rejecter's private data as received: possibly zero-padded (to
+	// MaxAcceptPrivateData by RDMA-CM over RoCE and by the soft provider), so decoders must
+	// not take its length as the sender's.
+	PrivateData []byte
+	// Status is the transport's reject reason where it has one (the IBTA CM reason code in
+	// RDMA_CM_EVENT_REJECTED's status: 28, "consumer defined", is what Reject sends), else 0.
+	Status int
+}
+
+func (e *RejectedError) Error() string {
+	s := "connection rejected by the peer"
+	if e.Status != 0 {
+		s += " (CM status " + strconv.Itoa(e.Status) + ")"
+	}
+	return s
+}

@@ -289,6 +289,7 @@ func (d *fakeDevice) Register(mem []byte, access datapath.Access) (datapath.MR, 
 	return d.mr, nil
 }
 func (d *fakeDevice) AllocMW() (datapath.MW, error)            { return nil, datapath.ErrNotSupported }
+func (d *fakeDevice) AllocPD() (datapath.PD, error)            { return nil, datapath.ErrNotSupported }
 func (d *fakeDevice) NewCQ(int) (datapath.CQ, error)           { return nil, datapath.ErrNotSupported }
 func (d *fakeDevice) Listen(string) (datapath.Listener, error) { return nil, datapath.ErrNotSupported }
 func (d *fakeDevice) Connect(context.Context, string, datapath.QPConfig, []byte) (datapath.Conn, error) {

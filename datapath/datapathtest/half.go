@@ -22,6 +22,9 @@ type half struct {
 	kill     func() error // active half across processes: SIGKILL the peer
 	cleanups []func()
 	skipMsg  string
+	// failed is set once the half failed; cleanupErr is a failure found by cleanup.
+	failed     bool
+	cleanupErr error
 }
 
 // exchanger is the side channel between the halves of a case.
@@ -57,11 +60,14 @@ const skipTag = "\x00skip:"
 // run runs f as this half and returns its failure, or a skipped value.
 func (h *half) run(f func(*half)) (err error) {
 	defer func() {
+		r := recover()
+		h.failed = r != nil
 		for i := len(h.cleanups) - 1; i >= 0; i-- {
 			h.cleanups[i]()
 		}
-		switch r := recover().(type) {
+		switch r := r.(type) {
 		case nil:
+			err = h.cleanupErr
 		case failure:
 			err = r.err
 		case skipped:
@@ -112,16 +118,38 @@ func (h *half) qp(sendWR, recvWR int) (datapath.QPConfig, datapath.CQ) {
 	return datapath.QPConfig{SendCQ: cq, RecvCQ: cq, MaxSendWR: sendWR, MaxRecvWR: recvWR}, cq
 }
 
-// reg allocates and registers n bytes, filled with pattern(seed).
+// reg allocates and registers n bytes in the default PD, filled with pattern(seed).
 func (h *half) reg(n int, access datapath.Access, seed byte) datapath.MR {
+	return h.regIn(nil, n, access, seed)
+}
+
+// regIn is reg in pd (nil: the device's default PD).
+func (h *half) regIn(pd datapath.PD, n int, access datapath.Access, seed byte) datapath.MR {
 	mem, free, err := Alloc(n)
 	h.must(err, "alloc")
 	h.defer1(func() { free() })
 	fill(mem, seed)
-	mr, err := h.dev.Register(mem, access)
+	var mr datapath.MR
+	if pd != nil {
+		mr, err = pd.Register(mem, access)
+	} else {
+		mr, err = h.dev.Register(mem, access)
+	}
 	h.must(err, "Register")
 	h.defer1(func() { mr.Close() })
 	return mr
+}
+
+// pd allocates a protection domain, closed at cleanup after everything created later.
+func (h *half) pd() datapath.PD {
+	pd, err := h.dev.AllocPD()
+	h.must(err, "AllocPD")
+	h.defer1(func() {
+		if err := pd.Close(); err != nil && !h.failed {
+			h.cleanupErr = fmt.Errorf("PD.Close after its objects closed: %w", err)
+		}
+	})
+	return pd
 }
 
 // connect is the active side's Connect; the Conn closes at cleanup.

@@ -16,9 +16,13 @@
 // SGE.Addr, MR.Addr and SendWR.RemoteAddr are real virtual addresses: MR.Addr is the
 // address of Bytes()[0]. Registered memory must therefore not move (use mmap'd memory, as
 // package mempool provides). A key is index<<8 | key byte, as on hardware; a region's lkey
-// and rkey are equal. An SGE resolves through its lkey to the region and the offset
-// addr-MR.Addr(); a remote access resolves through the rkey to a region or a bound window on
-// the peer's device. In process the "wire" is one copy from the source region to the
+// and rkey are equal, and keys are unique per device. An SGE resolves through its lkey to the
+// region and the offset addr-MR.Addr(); a remote access resolves through the rkey to a region
+// or a bound window on the peer's device. Both lookups then check the protection domain: the
+// region or window must be in the PD of the queue pair using it (Device.AllocPD,
+// QPConfig.PD; without one, the device's default PD), else the access fails exactly like a
+// bad key. A type 2 window is bound to the queue pair its bind was posted on, and only the
+// peer of that connection can use (or, with SEND_WITH_INV, invalidate) its key. In process the "wire" is one copy from the source region to the
 // destination region; nothing on the post and poll path allocates.
 //
 // # Semantics
@@ -47,6 +51,12 @@
 // Close of either end: uncontended except when both ends post at once, and it makes a SEND,
 // the receive it consumes and both completions one step. CQs are lock-free bounded
 // multi-producer single-consumer rings; CQ.Wait sleeps on a channel signalled after a push.
+//
+// Over TCP a request the peer leaves unanswered for Config.RetryTimeout (to twice it)
+// completes with StatusRetryExceeded, as RC's transport retry counter would; a listener drops
+// a peer that has not sent its CONNECT within Config.HandshakeTimeout; and an end that breaks
+// the connection because of a fault it found tells the peer why, so the peer's Err reads
+// "peer closed: <reason>" (WIRE.md).
 //
 // Over TCP each connection has a reader and a writer goroutine (see WIRE.md); completions
 // arrive from the reader. A poller that spins on an empty CQ with runtime.Gosched starves

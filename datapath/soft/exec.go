@@ -77,7 +77,7 @@ func (c *conn) defer1(wr *datapath.SendWR) {
 	e.inline = e.inline[:0]
 	if wr.Flags&datapath.FlagInline != 0 {
 		for _, s := range wr.SGL {
-			b, ok := c.dev.local(s.LKey, s.Addr, s.Length, 0)
+			b, ok := c.pd.local(s.LKey, s.Addr, s.Length, 0)
 			if !ok {
 				// Leave it to exec to fail with a local protection error.
 				e.wr.Flags &^= datapath.FlagInline
@@ -162,11 +162,11 @@ func (c *conn) failRecv(wr *datapath.SendWR, sst, rst datapath.Status, reason st
 
 // gather resolves a local SGL into c.src (need is the access the data direction needs) and
 // returns the total length.
-func (c *conn) gather(out *[][]byte, d *device, sgl []datapath.SGE, need datapath.Access) (uint64, bool) {
+func (c *conn) gather(out *[][]byte, p *pd, sgl []datapath.SGE, need datapath.Access) (uint64, bool) {
 	*out = (*out)[:0]
 	var n uint64
 	for _, s := range sgl {
-		b, ok := d.local(s.LKey, s.Addr, s.Length, need)
+		b, ok := p.local(s.LKey, s.Addr, s.Length, need)
 		if !ok {
 			return 0, false
 		}
@@ -183,12 +183,12 @@ func (c *conn) source(wr *datapath.SendWR, inline []byte) (uint64, bool) {
 		c.src = append(c.src[:0], inline)
 		return uint64(len(inline)), true
 	}
-	return c.gather(&c.src, c.dev, wr.SGL, 0)
+	return c.gather(&c.src, c.pd, wr.SGL, 0)
 }
 
 // land points *out at the first n bytes of a receive's SGL. fits is false when the receive is
 // shorter than n; ok is false when those bytes are not writable local memory of d.
-func land(out *[][]byte, d *device, sgl []datapath.SGE, n uint64) (fits, ok bool) {
+func land(out *[][]byte, p *pd, sgl []datapath.SGE, n uint64) (fits, ok bool) {
 	var room uint64
 	for _, s := range sgl {
 		room += uint64(s.Length)
@@ -202,7 +202,7 @@ func land(out *[][]byte, d *device, sgl []datapath.SGE, n uint64) (fits, ok bool
 			break
 		}
 		k := min(uint64(s.Length), n)
-		b, ok := d.local(s.LKey, s.Addr, uint32(k), datapath.AccessLocalWrite)
+		b, ok := p.local(s.LKey, s.Addr, uint32(k), datapath.AccessLocalWrite)
 		if !ok {
 			return true, false
 		}
@@ -245,7 +245,7 @@ func (c *conn) exec(wr *datapath.SendWR, inline []byte) bool {
 			return false
 		}
 		r := p.rq.front()
-		switch fits, ok := land(&c.dst, p.dev, r.sgl, n); {
+		switch fits, ok := land(&c.dst, p.pd, r.sgl, n); {
 		case !fits:
 			c.failRecv(wr, datapath.StatusRemoteInvalidRequest, datapath.StatusLocalLength,
 				"SEND larger than the receive buffer")
@@ -260,7 +260,7 @@ func (c *conn) exec(wr *datapath.SendWR, inline []byte) bool {
 		invalidated := wr.Op == datapath.OpSendInv
 		if invalidated {
 			inv = wr.InvRKey
-			if !p.dev.invalidate(inv) {
+			if !p.pd.invalidate(p, inv) {
 				c.failRecv(wr, datapath.StatusRemoteOperation, datapath.StatusLocalProtection,
 					"SEND_WITH_INV names no valid memory window")
 				return true
@@ -280,7 +280,7 @@ func (c *conn) exec(wr *datapath.SendWR, inline []byte) bool {
 		c.rdma(p, wr, n)
 
 	case datapath.OpRead:
-		n, ok := c.gather(&c.dst, c.dev, wr.SGL, datapath.AccessLocalWrite)
+		n, ok := c.gather(&c.dst, c.pd, wr.SGL, datapath.AccessLocalWrite)
 		if !ok {
 			c.fail(wr, datapath.StatusLocalProtection, "bad local key, range or access in an RDMA READ")
 			return true
@@ -302,7 +302,7 @@ func (c *conn) rdma(p *conn, wr *datapath.SendWR, n uint64) {
 		if wr.Op == datapath.OpRead {
 			need, remote, reason = datapath.AccessRemoteRead, &c.src, "RDMA READ outside a readable region"
 		}
-		b, ok := p.dev.remote(wr.RKey, wr.RemoteAddr, uint32(n), need)
+		b, ok := p.remoteMem(wr.RKey, wr.RemoteAddr, uint32(n), need)
 		if !ok || n > 1<<31 {
 			c.fail(wr, datapath.StatusRemoteAccess, reason)
 			return
@@ -318,12 +318,12 @@ func (c *conn) localOp(wr *datapath.SendWR) {
 	switch wr.Op {
 	case datapath.OpBindMW:
 		s := wr.SGL[0]
-		if !c.dev.bind(wr.MW.(*mw), s.LKey, s.Addr, s.Length, wr.RKey, wr.BindAccess) {
+		if !c.bind(wr.MW.(*mw), s.LKey, s.Addr, s.Length, wr.RKey, wr.BindAccess) {
 			c.fail(wr, datapath.StatusMWBind, "memory window bind refused")
 			return
 		}
 	case datapath.OpLocalInv:
-		if !c.dev.invalidate(wr.InvRKey) {
+		if !c.pd.invalidate(nil, wr.InvRKey) {
 			c.fail(wr, datapath.StatusLocalQPOperation, "LOCAL_INV names no valid memory window")
 			return
 		}

@@ -159,7 +159,7 @@ func (r *ipReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error) 
 	if err := r.decide(s, pd); err != nil {
 		return nil, &datapath.OpError{Op: op, Err: err}
 	}
-	s.dev.count(&s.dev.nConn, 1)
+	s.counted(1)
 	return s, nil
 }
 
@@ -223,10 +223,10 @@ func connectInproc(ctx context.Context, d *device, name string, cfg datapath.QPC
 		if reply == nil {
 			return nil, &datapath.OpError{Op: op, Err: errConnRefused}
 		}
-		return nil, &datapath.OpError{Op: op, Err: &RejectError{PrivateData: reply}}
+		return nil, &datapath.OpError{Op: op, Err: &datapath.RejectedError{PrivateData: reply}}
 	}
 	c.peerPD = reply
-	d.count(&d.nConn, 1)
+	c.counted(1)
 	return c, nil
 }
 

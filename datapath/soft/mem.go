@@ -12,7 +12,8 @@ import (
 // (datapath.NextRKey). Index 0 is never used, so key 0 is never valid.
 const keyIndexShift = 8
 
-// region is one slot of the key table: a memory region or a memory window.
+// region is one slot of the key table: a memory region or a memory window, in one
+// protection domain.
 //
 // Lookups run on the peer's goroutine (in process) or the TCP reader while the owner binds,
 // invalidates or deregisters, so everything a lookup reads is atomic. A window's binding
@@ -21,6 +22,7 @@ const keyIndexShift = 8
 // key, so it never uses a binding that was torn down in between.
 type region struct {
 	dev *device
+	pd  *pd
 	idx uint32
 	mw  bool
 
@@ -40,6 +42,7 @@ type region struct {
 	bbase   atomic.Uint64
 	blen    atomic.Uint64
 	bacc    atomic.Uint32
+	bqp     atomic.Pointer[conn] // the queue pair the window is bound to (type 2)
 	closed  atomic.Bool
 }
 
@@ -67,20 +70,25 @@ func (d *device) slot(key uint32) *region {
 	return t[i].Load()
 }
 
-// local resolves an SGE: only memory regions have local keys.
-func (d *device) local(lkey uint32, addr uint64, n uint32, need datapath.Access) ([]byte, bool) {
-	r := d.slot(lkey)
-	if r == nil || r.mw || r.valid.Load() != lkey || r.access&need != need {
+// The key table is the device's, so that keys are unique per device as on hardware and a
+// key of one PD can never alias a region of another; every lookup then checks that the
+// region is in the PD of the queue pair using it (rxe compares the same two PDs).
+
+// local resolves an SGE of a queue pair in p: only memory regions have local keys.
+func (p *pd) local(lkey uint32, addr uint64, n uint32, need datapath.Access) ([]byte, bool) {
+	r := p.dev.slot(lkey)
+	if r == nil || r.mw || r.pd != p || r.valid.Load() != lkey || r.access&need != need {
 		return nil, false
 	}
 	return within(r.mem, r.base, addr, uint64(n))
 }
 
-// remote resolves the target of an RDMA READ or WRITE (need is AccessRemoteRead or
-// AccessRemoteWrite) through a region's or a bound window's remote key.
-func (d *device) remote(rkey uint32, addr uint64, n uint32, need datapath.Access) ([]byte, bool) {
-	r := d.slot(rkey)
-	if r == nil || r.valid.Load() != rkey {
+// remote resolves the target of the peer's RDMA READ or WRITE arriving on c (need is
+// AccessRemoteRead or AccessRemoteWrite) through a region's or a bound window's remote key:
+// the region must be in c's PD, a window bound to c itself.
+func (c *conn) remoteMem(rkey uint32, addr uint64, n uint32, need datapath.Access) ([]byte, bool) {
+	r := c.dev.slot(rkey)
+	if r == nil || r.pd != c.pd || r.valid.Load() != rkey {
 		return nil, false
 	}
 	if !r.mw {
@@ -91,7 +99,8 @@ func (d *device) remote(rkey uint32, addr uint64, n uint32, need datapath.Access
 	}
 	mr := r.bmr.Load()
 	base, size, acc := r.bbase.Load(), r.blen.Load(), datapath.Access(r.bacc.Load())
-	if r.valid.Load() != rkey || mr == nil || acc&need != need || mr.valid.Load() == 0 {
+	qp := r.bqp.Load()
+	if r.valid.Load() != rkey || mr == nil || qp != c || acc&need != need || mr.valid.Load() == 0 {
 		return nil, false
 	}
 	if addr < base || uint64(n) > size || addr-base > size-uint64(n) {
@@ -100,29 +109,41 @@ func (d *device) remote(rkey uint32, addr uint64, n uint32, need datapath.Access
 	return within(mr.mem, mr.base, addr, uint64(n))
 }
 
-// invalidate implements OpLocalInv and the receiving end of OpSendInv: only a bound window's
-// current key can be invalidated (a plain registration has no invalidation on hardware
-// either; that needs a fast-registration MR).
-func (d *device) invalidate(rkey uint32) bool {
-	r := d.slot(rkey)
-	if r == nil || !r.mw || !r.valid.CompareAndSwap(rkey, 0) {
+// invalidate implements OpLocalInv (from is nil: any queue pair of the PD may post it) and
+// the receiving end of OpSendInv (from is the queue pair it arrived on, which must be the
+// one the window is bound to). Only a bound window's current key can be invalidated (a plain
+// registration has no invalidation on hardware either; that needs a fast-registration MR).
+func (p *pd) invalidate(from *conn, rkey uint32) bool {
+	r := p.dev.slot(rkey)
+	if r == nil || !r.mw || r.pd != p || (from != nil && r.bqp.Load() != from) {
 		return false
 	}
+	return r.unbind(rkey)
+}
+
+// unbind invalidates the window's binding if rkey is its current key.
+func (r *region) unbind(rkey uint32) bool {
+	if !r.valid.CompareAndSwap(rkey, 0) {
+		return false
+	}
+	r.bqp.Store(nil)
 	if mr := r.bmr.Swap(nil); mr != nil {
 		mr.binds.Add(-1)
 	}
 	return true
 }
 
-// bind implements OpBindMW. Type 2 windows bind only while free (IBTA o10-36.2.2) and only
-// with a key of their own index; remote write needs local write on the region.
-func (d *device) bind(w *mw, lkey uint32, addr uint64, n uint32, rkey uint32, acc datapath.Access) bool {
+// bind implements OpBindMW posted on c. Type 2 windows bind only while free (IBTA
+// o10-36.2.2), only with a key of their own index, and only when the window, the region and
+// the queue pair share one PD; the window is then bound to c. Remote write needs local write
+// on the region.
+func (c *conn) bind(w *mw, lkey uint32, addr uint64, n uint32, rkey uint32, acc datapath.Access) bool {
 	r := w.r
-	if r.dev != d || r.closed.Load() || rkey>>keyIndexShift != r.idx || r.valid.Load() != 0 {
+	if r.pd != c.pd || r.closed.Load() || rkey>>keyIndexShift != r.idx || r.valid.Load() != 0 {
 		return false
 	}
-	mr := d.slot(lkey)
-	if mr == nil || mr.mw || mr.valid.Load() != lkey || mr.access&datapath.AccessMWBind == 0 {
+	mr := c.dev.slot(lkey)
+	if mr == nil || mr.mw || mr.pd != c.pd || mr.valid.Load() != lkey || mr.access&datapath.AccessMWBind == 0 {
 		return false
 	}
 	if acc&datapath.AccessRemoteWrite != 0 && mr.access&datapath.AccessLocalWrite == 0 {
@@ -136,6 +157,7 @@ func (d *device) bind(w *mw, lkey uint32, addr uint64, n uint32, rkey uint32, ac
 	r.bbase.Store(addr)
 	r.blen.Store(uint64(n))
 	r.bacc.Store(uint32(acc & (datapath.AccessRemoteRead | datapath.AccessRemoteWrite)))
+	r.bqp.Store(c)
 	r.valid.Store(rkey)
 	return true
 }
@@ -182,7 +204,7 @@ func (w *mw) Close() error {
 		return &datapath.OpError{Op: "soft: dealloc MW", Err: datapath.ErrClosed}
 	}
 	if k := r.valid.Load(); k != 0 {
-		r.dev.invalidate(k)
+		r.unbind(k)
 	}
 	r.dev.release(r)
 	return nil

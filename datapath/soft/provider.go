@@ -22,12 +22,26 @@ type Config struct {
 	// MaxInlineData is the device's inline limit reported in DeviceInfo and used to clamp
 	// QPConfig.MaxInlineData. 0 means DefaultMaxInlineData.
 	MaxInlineData int
+	// HandshakeTimeout bounds how long a TCP listener waits for a connecting peer's CONNECT
+	// frame before it closes the socket, so that a peer that opens connections and says
+	// nothing holds no resources. 0 means DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// RetryTimeout bounds how long a request sent over TCP (a SEND, WRITE or READ request)
+	// may go unanswered: when the peer has answered nothing for between RetryTimeout and
+	// twice it while requests are outstanding, the oldest completes with
+	// StatusRetryExceeded and the connection breaks. It is the emulated transport retry
+	// budget (local ACK timeout × retry_cnt on RC hardware), which keeps a peer that never
+	// answers an RDMA READ from holding the connection and its memory forever. 0 means
+	// DefaultRetryTimeout. In process the peer always answers at once.
+	RetryTimeout time.Duration
 }
 
 // Defaults for zero Config fields and the device limits the provider reports.
 const (
-	DefaultRNRTimeout    = 100 * time.Millisecond
-	DefaultMaxInlineData = 256
+	DefaultRNRTimeout       = 100 * time.Millisecond
+	DefaultMaxInlineData    = 256
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultRetryTimeout     = 5 * time.Second
 
 	maxQPWR     = 16384
 	maxSGE      = 32
@@ -59,6 +73,12 @@ func New(cfg Config) *Provider {
 	}
 	if cfg.MaxInlineData <= 0 {
 		cfg.MaxInlineData = DefaultMaxInlineData
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.RetryTimeout <= 0 {
+		cfg.RetryTimeout = DefaultRetryTimeout
 	}
 	return &Provider{cfg: cfg}
 }
@@ -92,16 +112,18 @@ func (p *Provider) Open(name string) (datapath.Device, error) {
 		return nil, &datapath.OpError{Op: "soft: open " + name, Err: errNoDevice}
 	}
 	d := &device{p: p, info: p.info()}
+	d.def = &pd{dev: d}
 	t := make([]atomic.Pointer[region], 1, 64)
 	d.keys.Store(&t)
 	return d, nil
 }
 
-// device is one opened device: a key table (the protection domain) and counts of the
+// device is one opened device: a key table, its default protection domain and counts of the
 // objects open on it.
 type device struct {
 	p    *Provider
 	info datapath.DeviceInfo
+	def  *pd
 
 	mu     sync.Mutex // serialises key table growth and the counts
 	keys   atomic.Pointer[[]atomic.Pointer[region]]
@@ -111,7 +133,69 @@ type device struct {
 	nCQ    int
 	nConn  int
 	nLn    int
+	nPD    int // PDs from AllocPD
 	closed bool
+}
+
+// pd is a protection domain: the regions, windows and queue pairs that may use each other.
+type pd struct {
+	dev *device
+	// Guarded by dev.mu.
+	nMR, nMW, nConn int
+	closed          bool
+}
+
+var _ datapath.PD = (*pd)(nil)
+
+// AllocPD allocates a protection domain of its own.
+func (d *device) AllocPD() (datapath.PD, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, &datapath.OpError{Op: "soft: alloc PD", Err: datapath.ErrClosed}
+	}
+	d.nPD++
+	return &pd{dev: d}, nil
+}
+
+func (p *pd) Register(mem []byte, access datapath.Access) (datapath.MR, error) {
+	return p.dev.register(p, mem, access)
+}
+
+func (p *pd) AllocMW() (datapath.MW, error) { return p.dev.allocMW(p) }
+
+// Close releases the PD; what was created in it must be closed first, as ibv_dealloc_pd
+// requires (EBUSY).
+func (p *pd) Close() error {
+	d := p.dev
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p.closed {
+		return &datapath.OpError{Op: "soft: dealloc PD", Err: datapath.ErrClosed}
+	}
+	if n := p.nMR + p.nMW + p.nConn; n != 0 {
+		return &datapath.OpError{Op: "soft: dealloc PD", Err: &OpenObjectsError{MRs: p.nMR, MWs: p.nMW, Conns: p.nConn}}
+	}
+	p.closed = true
+	d.nPD--
+	return nil
+}
+
+// pdOf resolves QPConfig.PD.
+func (d *device) pdOf(v datapath.PD) (*pd, error) {
+	if v == nil {
+		return d.def, nil
+	}
+	p, ok := v.(*pd)
+	if !ok || p.dev != d {
+		return nil, errForeignPD
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p.closed {
+		return nil, errForeignPD
+	}
+	return p, nil
 }
 
 var _ datapath.Device = (*device)(nil)
@@ -123,7 +207,7 @@ func (d *device) Info() datapath.DeviceInfo { return d.info }
 func (d *device) add(r *region) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed || r.pd.closed {
 		return datapath.ErrClosed
 	}
 	t := *d.keys.Load()
@@ -146,9 +230,11 @@ func (d *device) add(r *region) error {
 	r.lastKey.Store(key)
 	if r.mw {
 		d.nMW++
+		r.pd.nMW++
 	} else {
 		r.valid.Store(key)
 		d.nMR++
+		r.pd.nMR++
 	}
 	return nil
 }
@@ -159,8 +245,10 @@ func (d *device) release(r *region) {
 	(*d.keys.Load())[r.idx].Store(nil)
 	if r.mw {
 		d.nMW--
+		r.pd.nMW--
 	} else {
 		d.nMR--
+		r.pd.nMR--
 	}
 }
 
@@ -170,9 +258,14 @@ func (d *device) count(p *int, delta int) {
 	d.mu.Unlock()
 }
 
-// Register registers mem. Like ibv_reg_mr, remote write (and window binds that grant it)
-// require local write.
+// Register registers mem in the default PD.
 func (d *device) Register(mem []byte, access datapath.Access) (datapath.MR, error) {
+	return d.register(d.def, mem, access)
+}
+
+// register registers mem in p. Like ibv_reg_mr, remote write (and window binds that grant it)
+// require local write.
+func (d *device) register(p *pd, mem []byte, access datapath.Access) (datapath.MR, error) {
 	const op = "soft: register MR"
 	if len(mem) == 0 {
 		return nil, &datapath.OpError{Op: op, Err: errEmptyMR}
@@ -180,21 +273,24 @@ func (d *device) Register(mem []byte, access datapath.Access) (datapath.MR, erro
 	if access&datapath.AccessRemoteWrite != 0 && access&datapath.AccessLocalWrite == 0 {
 		return nil, &datapath.OpError{Op: op, Err: errRemoteWriteNeedsLocal}
 	}
-	r := &region{dev: d, mem: mem[:len(mem):len(mem)], base: addrOf(mem), access: access}
+	r := &region{dev: d, pd: p, mem: mem[:len(mem):len(mem)], base: addrOf(mem), access: access}
 	if err := d.add(r); err != nil {
 		return nil, &datapath.OpError{Op: op, Err: err}
 	}
 	return &mr{r}, nil
 }
 
-func (d *device) AllocMW() (datapath.MW, error) {
+// AllocMW allocates a window in the default PD.
+func (d *device) AllocMW() (datapath.MW, error) { return d.allocMW(d.def) }
+
+func (d *device) allocMW(p *pd) (datapath.MW, error) {
 	d.mu.Lock()
 	full := d.nMW >= maxMW
 	d.mu.Unlock()
 	if full {
 		return nil, &datapath.OpError{Op: "soft: alloc MW", Err: errNoKeys}
 	}
-	r := &region{dev: d, mw: true}
+	r := &region{dev: d, pd: p, mw: true}
 	if err := d.add(r); err != nil {
 		return nil, &datapath.OpError{Op: "soft: alloc MW", Err: err}
 	}
@@ -243,29 +339,22 @@ func (d *device) Close() error {
 	if d.closed {
 		return &datapath.OpError{Op: "soft: close device", Err: datapath.ErrClosed}
 	}
-	if n := d.nMR + d.nMW + d.nCQ + d.nConn + d.nLn; n != 0 {
+	if n := d.nMR + d.nMW + d.nCQ + d.nConn + d.nLn + d.nPD; n != 0 {
 		return &datapath.OpError{Op: "soft: close device", Err: &OpenObjectsError{
-			MRs: d.nMR, MWs: d.nMW, CQs: d.nCQ, Conns: d.nConn, Listeners: d.nLn}}
+			MRs: d.nMR, MWs: d.nMW, CQs: d.nCQ, Conns: d.nConn, Listeners: d.nLn, PDs: d.nPD}}
 	}
 	d.closed = true
 	return nil
 }
 
-// OpenObjectsError reports what was still open when a device was closed.
-type OpenObjectsError struct{ MRs, MWs, CQs, Conns, Listeners int }
+// OpenObjectsError reports what was still open when a device or a PD was closed.
+type OpenObjectsError struct{ MRs, MWs, CQs, Conns, Listeners, PDs int }
 
 func (e *OpenObjectsError) Error() string {
 	return "objects still open: " + strconv.Itoa(e.MRs) + " MRs, " + strconv.Itoa(e.MWs) +
 		" MWs, " + strconv.Itoa(e.CQs) + " CQs, " + strconv.Itoa(e.Conns) + " connections, " +
-		strconv.Itoa(e.Listeners) + " listeners"
+		strconv.Itoa(e.Listeners) + " listeners, " + strconv.Itoa(e.PDs) + " PDs"
 }
-
-// RejectError is what Connect wraps when the listener rejected the request: the private
-// data the listener passed to Reject, zero-padded to MaxAcceptPrivateData like the REJ
-// message carries it.
-type RejectError struct{ PrivateData []byte }
-
-func (e *RejectError) Error() string { return "connection rejected by peer" }
 
 var (
 	errNoDevice              = errors.New("no such device (soft has only " + DeviceName + ")")
@@ -275,6 +364,7 @@ var (
 	errMRBound               = errors.New("memory windows are still bound to the region")
 	errCQDepth               = errors.New("CQ depth out of range")
 	errPrivateDataTooLong    = errors.New("private data too long")
+	errForeignPD             = errors.New("PD is not an open PD of this soft device")
 	errCQOverrun             = &datapath.OpError{Op: "soft: poll CQ", Err: errors.New("CQ overrun")}
 	errCQClosed              = &datapath.OpError{Op: "soft: poll CQ", Err: datapath.ErrClosed}
 	errTooManySGE            = &datapath.OpError{Op: "soft: post", Err: errors.New("too many SGEs")}

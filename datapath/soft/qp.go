@@ -21,6 +21,7 @@ var qpnSeq atomic.Uint32
 // emulation simple and exactly ordered. Over TCP each end has its own.
 type conn struct {
 	dev    *device
+	pd     *pd
 	qpn    uint32
 	caps   datapath.QPCaps
 	scq    *cq
@@ -117,6 +118,10 @@ func newConn(d *device, cfg datapath.QPConfig) (*conn, error) {
 	if !ok1 || !ok2 || scq.dev != d || rcq.dev != d {
 		return nil, &datapath.OpError{Op: op, Err: errForeignCQ}
 	}
+	p, err := d.pdOf(cfg.PD)
+	if err != nil {
+		return nil, &datapath.OpError{Op: op, Err: err}
+	}
 	def := func(v, dflt, max int, what string) (int, error) {
 		switch {
 		case v == 0:
@@ -127,7 +132,6 @@ func newConn(d *device, cfg datapath.QPConfig) (*conn, error) {
 		return v, nil
 	}
 	var caps datapath.QPCaps
-	var err error
 	if caps.MaxSendWR, err = def(cfg.MaxSendWR, datapath.DefaultMaxWR, maxQPWR, "max_send_wr"); err != nil {
 		return nil, err
 	}
@@ -147,7 +151,7 @@ func newConn(d *device, cfg datapath.QPConfig) (*conn, error) {
 	}
 	caps.RDMAReadDepth = min(caps.RDMAReadDepth, maxQPRdAtom)
 
-	c := &conn{dev: d, qpn: qpnSeq.Add(1) & 0xffffff, caps: caps, scq: scq, rcq: rcq}
+	c := &conn{dev: d, pd: p, qpn: qpnSeq.Add(1) & 0xffffff, caps: caps, scq: scq, rcq: rcq}
 	c.rq.buf = make([]rqe, caps.MaxRecvWR)
 	rsges := make([]datapath.SGE, caps.MaxRecvWR*caps.MaxRecvSGE)
 	for i := range c.rq.buf {
@@ -300,8 +304,18 @@ func (c *conn) Close() error {
 	if onClose != nil {
 		onClose()
 	}
-	c.dev.count(&c.dev.nConn, -1)
+	c.counted(-1)
 	return nil
+}
+
+// counted adds delta to the open connections of the device and of the PD: +1 once the
+// connection is established, -1 when it closes.
+func (c *conn) counted(delta int) {
+	d := c.dev
+	d.mu.Lock()
+	d.nConn += delta
+	c.pd.nConn += delta
+	d.mu.Unlock()
 }
 
 // BrokenError is a connection's Err after it broke: errors.Is(err, datapath.ErrBroken)

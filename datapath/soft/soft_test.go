@@ -3,6 +3,7 @@ package soft_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,7 +151,7 @@ func TestRejectCarriesPrivateData(t *testing.T) {
 			}
 		}()
 		_, err = dev.Connect(context.Background(), ln.Addr(), datapath.QPConfig{SendCQ: cq, RecvCQ: cq}, nil)
-		var rej *soft.RejectError
+		var rej *datapath.RejectedError
 		if !errors.As(err, &rej) || string(rej.PrivateData[:4]) != "busy" || len(rej.PrivateData) != datapath.MaxAcceptPrivateData {
 			t.Errorf("%s: Connect = %v, want a RejectError carrying \"busy\" padded to 196 bytes", addr, err)
 		}
@@ -359,5 +360,50 @@ func TestTCPRNRRetry(t *testing.T) {
 	pollN(t, p.cqB, wcs[:1])
 	if wcs[0].ID != 9 || wcs[0].ByteLen != 100 {
 		t.Fatalf("receive %+v", wcs[0])
+	}
+}
+
+// The soft provider reports another PD's lkey exactly as hardware reports a bad lkey
+// (the conformance case also accepts rxe's status), and a PD outlives what is in it.
+func TestPDRules(t *testing.T) {
+	p := newPair(t, soft.Config{}, "inproc:", datapath.QPConfig{}, nil, nil)
+	defer p.close(t)
+	pd, err := p.devA.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, free, err := datapathtest.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free()
+	mr, err := pd.Register(mem, datapath.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pd.Close(); err == nil {
+		t.Fatal("PD.Close with a region open succeeded")
+	}
+	// p.a is in the default PD: mr's lkey is foreign there.
+	if _, err := p.a.PostSend([]datapath.SendWR{{ID: 1, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: sge(mr, 8)}}); err != nil {
+		t.Fatal(err)
+	}
+	var wc [1]datapath.Completion
+	if n, _ := p.cqA.Poll(wc[:]); n != 1 || wc[0].Status != datapath.StatusLocalProtection {
+		t.Fatalf("SEND from another PD's region: %d %+v, want %v", n, wc[0], datapath.StatusLocalProtection)
+	}
+	// A PD of another device is refused with a clear error, not a panic.
+	other, _ := p.devB.AllocPD()
+	if _, err := p.devA.Connect(context.Background(), "inproc:nowhere", datapath.QPConfig{SendCQ: p.cqA, RecvCQ: p.cqA, PD: other}, nil); err == nil || !strings.Contains(err.Error(), "PD") {
+		t.Fatalf("Connect with another device's PD: %v", err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pd.Close(); err != nil {
+		t.Fatalf("PD.Close once empty: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +27,8 @@ import (
 // socket and from the socket into the registered memory.
 
 const (
-	bufSize          = 64 << 10
-	handshakeTimeout = 10 * time.Second
-	lingerTimeout    = 5 * time.Second
+	bufSize       = 64 << 10
+	lingerTimeout = 5 * time.Second
 	// quiesceTimeout bounds how long breaking a connection waits for a payload transfer in
 	// progress before cutting it short.
 	quiesceTimeout = 200 * time.Millisecond
@@ -39,6 +39,7 @@ type txd struct {
 	h    header
 	e    *sqe   // a request: its payload is e.segs (or e.inline)
 	data []byte // a READ response's payload
+	text []byte // a DISCONNECT's reason: not registered memory, sent even once dead
 }
 
 type tcpLink struct {
@@ -58,6 +59,13 @@ type tcpLink struct {
 	rnrAt   time.Time
 	closing bool // DISCONNECT queued
 
+	// The transport timer (Config.RetryTimeout), guarded by the conn's mu: armed while
+	// requests are outstanding, it fails the oldest when no response (answered) arrived
+	// since its last expiry (seen).
+	ackTimer       *time.Timer
+	ackOn          bool
+	answered, seen uint32
+
 	// Reader only.
 	rxSeq uint32 // the next request sequence number the responder executes
 	one   [1][]byte
@@ -70,11 +78,13 @@ type tcpLink struct {
 	wmem, rmem sync.Mutex
 	dead       atomic.Bool
 	done       chan struct{} // closed when the reader has finished
+	wdone      chan struct{} // closed when the writer has finished
 }
 
 func newLink(c *conn, nc net.Conn, br *bufio.Reader, peerSendWR int) *tcpLink {
 	l := &tcpLink{nc: nc, br: br, bw: bufio.NewWriterSize(nc, bufSize),
-		tx: make(chan txd, 2*c.caps.MaxSendWR+peerSendWR+8), done: make(chan struct{})}
+		tx: make(chan txd, 2*c.caps.MaxSendWR+peerSendWR+8), done: make(chan struct{}),
+		wdone: make(chan struct{})}
 	d := c.dev.p.cfg.RNRTimeout
 	l.retry = min(max(d/16, 50*time.Microsecond), 5*time.Millisecond)
 	c.link = l
@@ -83,6 +93,8 @@ func newLink(c *conn, nc net.Conn, br *bufio.Reader, peerSendWR int) *tcpLink {
 	}
 	c.rnr = time.AfterFunc(time.Hour, c.rnrRetry)
 	c.rnr.Stop()
+	l.ackTimer = time.AfterFunc(time.Hour, c.ackExpired)
+	l.ackTimer.Stop()
 	go l.write(c)
 	go l.read(c)
 	return l
@@ -136,15 +148,24 @@ func (l *tcpLink) readMem(segs [][]byte) error {
 // broken runs when the connection moves to the error state: tell the peer, then let the
 // writer close our direction.
 func (l *tcpLink) broken(c *conn) {
+	l.ackTimer.Stop()
 	if l.closing {
 		return
 	}
 	l.closing = true
 	st := datapath.StatusFlushed
+	d := txd{h: header{typ: frameDisconnect}}
 	if e, ok := (*c.err.Load()).(*BrokenError); ok {
 		st = e.Status
+		// The peer learns why when we found the fault; it knows already when it broke the
+		// connection itself (a NAK, DISCONNECT, its close) or when it is gone.
+		if !e.Remote && e != errLocalClose {
+			text := strings.TrimPrefix(e.Error(), "connection broken: ")
+			d.text = []byte(text[:min(len(text), maxReason)])
+			d.h.len = uint32(len(d.text))
+		}
 	}
-	d := txd{h: header{typ: frameDisconnect, flags: uint8(st)}}
+	d.h.flags = uint8(st)
 	select {
 	case l.tx <- d:
 	default:
@@ -156,6 +177,7 @@ func (l *tcpLink) broken(c *conn) {
 
 // write is the writer goroutine.
 func (l *tcpLink) write(c *conn) {
+	defer close(l.wdone)
 	failed := false
 	for d := range l.tx {
 		if !failed {
@@ -204,6 +226,9 @@ func (l *tcpLink) frame(d *txd) error {
 	switch {
 	case d.data != nil:
 		_, err := l.bw.Write(d.data)
+		return err
+	case d.text != nil:
+		_, err := l.bw.Write(d.text)
 		return err
 	case d.e != nil && d.h.typ != frameReadReq:
 		if d.e.wr.Flags&datapath.FlagInline != 0 {
@@ -286,7 +311,7 @@ func (c *conn) kick() {
 				need = datapath.AccessLocalWrite
 			}
 			var ok bool
-			if n, ok = c.gather(&e.segs, c.dev, e.wr.SGL, need); !ok {
+			if n, ok = c.gather(&e.segs, c.pd, e.wr.SGL, need); !ok {
 				c.failQueued(l.sent, datapath.StatusLocalProtection, "bad local key, range or access")
 				return
 			}
@@ -310,6 +335,28 @@ func (c *conn) kick() {
 		}
 		l.sent++
 		l.queue(c, d)
+		if !l.ackOn {
+			l.ackOn, l.seen = true, l.answered
+			l.ackTimer.Reset(c.dev.p.cfg.RetryTimeout)
+		}
+	}
+}
+
+// ackExpired is the transport timer: with requests outstanding and no response since the
+// last expiry, the oldest request fails as RC's retry counter would.
+func (c *conn) ackExpired() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.link
+	switch {
+	case c.broken || l.sent == 0:
+		l.ackOn = false
+	case l.answered != l.seen:
+		l.seen = l.answered
+		l.ackTimer.Reset(c.dev.p.cfg.RetryTimeout)
+	default:
+		l.ackOn = false
+		c.failQueued(0, datapath.StatusRetryExceeded, "the peer answered no request for "+c.dev.p.cfg.RetryTimeout.String())
 	}
 }
 
@@ -342,20 +389,61 @@ func (l *tcpLink) read(c *conn) {
 	for err == nil {
 		err = l.frameIn(c)
 	}
+	var pe *protocolError
 	c.mu.Lock()
 	if !c.broken {
-		reason := "connection lost: " + err.Error()
-		if errors.Is(err, io.EOF) {
-			reason = "connection lost: peer closed the TCP connection"
+		switch {
+		case errors.As(err, &pe):
+			// The peer sent what no soft peer sends: we found the fault, and say so.
+			c.breakLocked(brokenBy(datapath.StatusFlushed, false, pe.Error()))
+		case errors.Is(err, io.EOF):
+			c.breakLocked(brokenBy(datapath.StatusRetryExceeded, true, "connection lost: peer closed the TCP connection"))
+		default:
+			c.breakLocked(brokenBy(datapath.StatusRetryExceeded, true, "connection lost: "+err.Error()))
 		}
-		c.breakLocked(brokenBy(datapath.StatusRetryExceeded, true, reason))
 	}
 	c.mu.Unlock()
+	if pe != nil {
+		// The stream cannot be parsed any more, but the peer is to read our DISCONNECT: let
+		// the writer send it, then read and drop whatever comes until the peer closes (or
+		// the linger deadline broken set), so that our close is a FIN, not an RST.
+		select {
+		case <-l.wdone:
+			io.Copy(io.Discard, l.br)
+		case <-time.After(lingerTimeout):
+		}
+	}
 	l.nc.Close()
 	close(l.done)
 }
 
 var errDisconnected = errors.New("disconnected")
+
+// protocolError is a frame no soft peer sends (a malformed header): the connection breaks
+// with it as the cause, which the peer is told.
+type protocolError struct{ err error }
+
+func (e *protocolError) Error() string { return e.err.Error() }
+func (e *protocolError) Unwrap() error { return e.err }
+
+// readReason reads a DISCONNECT's reason of n bytes: at most maxReason are kept (the rest
+// is discarded) and anything but printable ASCII becomes '?', so that a peer cannot put
+// control sequences into the error a user reads.
+func (l *tcpLink) readReason(n uint32) (string, error) {
+	b := make([]byte, min(n, maxReason))
+	if _, err := io.ReadFull(l.br, b); err != nil {
+		return "", err
+	}
+	if _, err := l.br.Discard(int(n) - len(b)); err != nil {
+		return "", err
+	}
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	return string(b), nil
+}
 
 func (l *tcpLink) frameIn(c *conn) error {
 	if _, err := io.ReadFull(l.br, l.rhdr[:]); err != nil {
@@ -363,7 +451,16 @@ func (l *tcpLink) frameIn(c *conn) error {
 	}
 	var h header
 	if err := h.parse(l.rhdr[:]); err != nil {
-		return err
+		return &protocolError{err}
+	}
+	var reason string
+	if h.typ == frameDisconnect && h.len > 0 {
+		// Read before taking mu: a peer that sends the header alone must not block posters.
+		var err error
+		if reason, err = l.readReason(h.len); err != nil {
+			return err
+		}
+		h.len = 0
 	}
 	c.mu.Lock()
 	if c.broken {
@@ -394,15 +491,19 @@ func (l *tcpLink) frameIn(c *conn) error {
 		l.nakIn(c, &h)
 	case frameDisconnect:
 		st := datapath.Status(h.flags)
-		reason := "peer disconnected"
-		if st != datapath.StatusFlushed && st != datapath.StatusSuccess {
+		switch {
+		case reason != "":
+			reason = "peer closed: " + reason
+		case st != datapath.StatusFlushed && st != datapath.StatusSuccess:
 			reason = "peer failed: " + st.String()
+		default:
+			reason = "peer disconnected"
 		}
 		c.breakLocked(brokenBy(datapath.StatusFlushed, true, reason))
 		c.mu.Unlock()
 		return errDisconnected
 	default:
-		c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: unexpected frame"))
+		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: unexpected frame"))
 	}
 	c.mu.Unlock()
 	return nil
@@ -451,7 +552,7 @@ func (l *tcpLink) sendIn(c *conn, h *header) error {
 		_, err := l.br.Discard(int(n))
 		return err
 	}
-	switch fits, ok := land(&c.dst, c.dev, r.sgl, n); {
+	switch fits, ok := land(&c.dst, c.pd, r.sgl, n); {
 	case !fits:
 		return fail(datapath.StatusLocalLength, datapath.StatusRemoteInvalidRequest, "SEND larger than the receive buffer")
 	case !ok:
@@ -474,7 +575,7 @@ func (l *tcpLink) sendIn(c *conn, h *header) error {
 	invalidated := h.flags&flagInvalidate != 0
 	if invalidated {
 		inv = h.rkey
-		if !c.dev.invalidate(inv) {
+		if !c.pd.invalidate(c, inv) {
 			c.recvDone(id, datapath.StatusLocalProtection, 0, 0, false)
 			l.nakBreak(c, h.seq, datapath.StatusRemoteOperation, datapath.StatusLocalProtection,
 				"SEND_WITH_INV names no valid memory window")
@@ -491,7 +592,7 @@ func (l *tcpLink) writeIn(c *conn, h *header) error {
 	var dst []byte
 	ok := l.inOrder(h)
 	if ok && h.len > 0 {
-		if dst, ok = c.dev.remote(h.rkey, h.addr, h.len, datapath.AccessRemoteWrite); !ok {
+		if dst, ok = c.remoteMem(h.rkey, h.addr, h.len, datapath.AccessRemoteWrite); !ok {
 			l.nakBreak(c, h.seq, datapath.StatusRemoteAccess, datapath.StatusFlushed, "peer's RDMA WRITE outside a writable region")
 		}
 	}
@@ -522,7 +623,7 @@ func (l *tcpLink) readReqIn(c *conn, h *header) {
 	var src []byte
 	if h.len > 0 {
 		var ok bool
-		if src, ok = c.dev.remote(h.rkey, h.addr, h.len, datapath.AccessRemoteRead); !ok {
+		if src, ok = c.remoteMem(h.rkey, h.addr, h.len, datapath.AccessRemoteRead); !ok {
 			l.nakBreak(c, h.seq, datapath.StatusRemoteAccess, datapath.StatusFlushed, "peer's RDMA READ outside a readable region")
 			return
 		}
@@ -536,9 +637,10 @@ func (l *tcpLink) readReqIn(c *conn, h *header) {
 // head returns the oldest outstanding request if h answers it.
 func (l *tcpLink) head(c *conn, h *header) (*sqe, bool) {
 	if l.sent == 0 || c.sq.front().seq != h.seq {
-		c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: response out of order"))
+		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: response out of order"))
 		return nil, false
 	}
+	l.answered++
 	return c.sq.front(), true
 }
 
@@ -558,7 +660,7 @@ func (l *tcpLink) ackIn(c *conn, h *header) {
 		return
 	}
 	if e.wr.Op == datapath.OpRead {
-		c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: ACK for an RDMA READ"))
+		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: ACK for an RDMA READ"))
 		return
 	}
 	var n uint32
@@ -579,14 +681,14 @@ func (l *tcpLink) readRespIn(c *conn, h *header) error {
 	var want uint64
 	if ok {
 		if e.wr.Op != datapath.OpRead {
-			c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: READ response for another operation"))
+			c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: READ response for another operation"))
 			ok = false
 		} else {
 			for _, s := range e.segs {
 				want += uint64(len(s))
 			}
 			if want != uint64(h.len) {
-				c.breakLocked(brokenBy(datapath.StatusGeneral, true, "soft wire: READ response of the wrong length"))
+				c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: READ response of the wrong length"))
 				ok = false
 			}
 		}
@@ -677,7 +779,7 @@ func (l *tcpListener) loop() {
 			return
 		}
 		go func() {
-			r, err := readConnect(nc)
+			r, err := readConnect(nc, l.dev.p.cfg.HandshakeTimeout)
 			if err != nil {
 				nc.Close()
 				return
@@ -692,8 +794,9 @@ func (l *tcpListener) loop() {
 	}
 }
 
-func readConnect(nc net.Conn) (*tcpReq, error) {
-	nc.SetDeadline(time.Now().Add(handshakeTimeout))
+// readConnect reads the CONNECT frame; a peer that has not sent it within timeout fails.
+func readConnect(nc net.Conn, timeout time.Duration) (*tcpReq, error) {
+	nc.SetDeadline(time.Now().Add(timeout))
 	br := bufio.NewReaderSize(nc, bufSize)
 	var b [headerLen]byte
 	var h header
@@ -792,7 +895,7 @@ func (r *tcpReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error)
 	}
 	c.peerPD = r.hello.pd
 	c.local, c.remote = r.nc.LocalAddr().String(), r.nc.RemoteAddr().String()
-	c.dev.count(&c.dev.nConn, 1)
+	c.counted(1)
 	newLink(c, r.nc, r.br, int(r.hello.maxSendWR))
 	return c, nil
 }
@@ -865,7 +968,7 @@ func connectTCP(ctx context.Context, d *device, addr string, cfg datapath.QPConf
 	}
 	if typ == frameReject {
 		nc.Close()
-		return nil, &datapath.OpError{Op: op, Err: &RejectError{PrivateData: reply}}
+		return nil, &datapath.OpError{Op: op, Err: &datapath.RejectedError{PrivateData: reply}}
 	}
 	am, err := parseHello(reply, datapath.MaxAcceptPrivateData)
 	if err != nil {
@@ -878,7 +981,7 @@ func connectTCP(ctx context.Context, d *device, addr string, cfg datapath.QPConf
 	}
 	c.peerPD = am.pd
 	c.local, c.remote = nc.LocalAddr().String(), nc.RemoteAddr().String()
-	d.count(&d.nConn, 1)
+	c.counted(1)
 	newLink(c, nc, br, int(am.maxSendWR))
 	return c, nil
 }

@@ -31,12 +31,15 @@ const (
 
 	// maxFrame bounds a frame's payload: the largest message an SGL can describe.
 	maxFrame = 1 << 31
+	// maxReason bounds the reason a DISCONNECT carries; a receiver keeps that much.
+	maxReason = 200
 )
 
 // header is the fixed 24-byte frame header, big-endian:
 //
 //	0  type   u8
 //	1  flags  u8  (SEND: flagInvalidate; NAK and DISCONNECT: a datapath.Status)
+//	   (DISCONNECT's payload, if any, is the reason as ASCII text)
 //	2  -      u16 reserved, zero
 //	4  seq    u32 request sequence number (requests and their responses)
 //	8  addr   u64 remote address (WRITE, READ request)

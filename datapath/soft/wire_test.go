@@ -136,6 +136,8 @@ func FuzzStream(f *testing.F) {
 	f.Add(frame(header{typ: frameSend, len: 3}, []byte("xyz")))
 	f.Add(frame(header{typ: frameAck, seq: 7}, nil))
 	f.Add(frame(header{typ: frameSend, flags: flagInvalidate, rkey: fuzzKey, len: 1}, []byte("!")))
+	reason := []byte("soft wire: reserved header bytes not zero")
+	f.Add(frame(header{typ: frameDisconnect, flags: uint8(datapath.StatusRetryExceeded), len: uint32(len(reason))}, reason))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fuzzStream(t, in)
 	})
@@ -186,7 +188,7 @@ func fuzzStream(t *testing.T, in []byte) []byte {
 	c.PostRecv([]datapath.RecvWR{{ID: 1, SGL: []datapath.SGE{{Addr: m.Addr(), Length: 100, LKey: m.LKey()}}}})
 	ours, theirs := net.Pipe()
 	go io.Copy(io.Discard, theirs)
-	dev.count(&dev.nConn, 1)
+	c.counted(1)
 	l := newLink(c, ours, bufio.NewReader(ours), 16)
 	theirs.SetWriteDeadline(time.Now().Add(2 * time.Second))
 	theirs.Write(in)

@@ -109,7 +109,7 @@ func (e *evchan) expect(ctx context.Context, op string, id *C.struct_rdma_cm_id,
 			return ev, nil
 		}
 		if ev._type == C.RDMA_CM_EVENT_REJECTED {
-			return nil, &datapath.OpError{Op: op, Err: &RejectedError{Reason: int(ev.status), PrivateData: C.GoBytes(unsafe.Pointer(&ev.priv[0]), ev.priv_len)}}
+			return nil, &datapath.OpError{Op: op, Err: &datapath.RejectedError{Status: int(ev.status), PrivateData: C.GoBytes(unsafe.Pointer(&ev.priv[0]), ev.priv_len)}}
 		}
 		err := fmt.Errorf("got %s (status %d), want %s", eventName(C.enum_rdma_cm_event_type(ev._type)), int(ev.status), eventName(want))
 		if ev.status < 0 {

@@ -62,7 +62,7 @@ func defaulted(v, def, limit int) int {
 	return v
 }
 
-// newConn creates the queue pair of id on the device's PD. MaxInlineData is clamped to what
+// newConn creates the queue pair of id in cfg.PD (default: the device's PD). MaxInlineData is clamped to what
 // the device accepted in the probe and, should the device still refuse the queue pair with
 // EINVAL, lowered until it accepts it.
 func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPConfig) (*conn, error) {
@@ -70,6 +70,10 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 	rcq, ok2 := cfg.RecvCQ.(*cq)
 	if !ok1 || !ok2 || scq.d != d || rcq.d != d {
 		return nil, &datapath.OpError{Op: "rdma_create_qp", Err: errors.New("SendCQ and RecvCQ must be CQs of this device")}
+	}
+	qpd, err := d.pdOf(cfg.PD)
+	if err != nil {
+		return nil, &datapath.OpError{Op: "rdma_create_qp", Err: err}
 	}
 	d.reap(func(z *zombie) bool { return time.Since(z.at) > zombieLinger })
 	info := d.info
@@ -85,14 +89,14 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 	for {
 		try := cp
 		try.max_inline_data = C.uint32_t(inline)
-		rc = C.vb_create_qp(id, d.pd, scq.c.cq, rcq.c.cq, &try)
+		rc = C.vb_create_qp(id, qpd, scq.c.cq, rcq.c.cq, &try)
 		if rc == 0 {
 			cp = try
 			break
 		}
 		if rc != C.EINVAL || inline == 0 {
 			return nil, &datapath.OpError{Op: "rdma_create_qp", Err: fmt.Errorf("send %d×%d, recv %d×%d, inline %d: %w",
-				cp.max_send_wr, cp.max_send_sge, cp.max_recv_wr, cp.max_recv_sge, inline, errno(rc))}
+				cp.max_send_wr, cp.max_send_sge, cp.max_recv_wr, cp.max_recv_sge, inline, pinnedHint(errno(rc)))}
 		}
 		inline /= 2
 	}

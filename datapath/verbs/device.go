@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"golang.org/x/sys/unix"
 )
 
 type device struct {
@@ -41,6 +42,7 @@ type device struct {
 	ncq    int
 	nlis   int
 	nconn  int
+	npd    int // PDs from AllocPD
 }
 
 var _ datapath.Device = (*device)(nil)
@@ -78,15 +80,20 @@ func ibvAccess(a datapath.Access) C.int {
 	return f
 }
 
+// Register registers mem in the default PD.
 func (d *device) Register(mem []byte, access datapath.Access) (datapath.MR, error) {
+	return d.register(d.pd, mem, access)
+}
+
+func (d *device) register(pd *C.struct_ibv_pd, mem []byte, access datapath.Access) (datapath.MR, error) {
 	if len(mem) == 0 {
 		return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: errors.New("empty memory")}
 	}
 	m := &mr{d: d, mem: mem, access: access}
 	var err error
-	m.mr, err = C.vb_reg_mr(d.pd, C.uintptr_t(uintptr(unsafe.Pointer(&mem[0]))), C.size_t(len(mem)), ibvAccess(access))
+	m.mr, err = C.vb_reg_mr(pd, C.uintptr_t(uintptr(unsafe.Pointer(&mem[0]))), C.size_t(len(mem)), ibvAccess(access))
 	if m.mr == nil {
-		return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: err}
+		return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: pinnedHint(err)}
 	}
 	d.mu.Lock()
 	if d.closed {
@@ -106,11 +113,14 @@ func (d *device) mrByLKey(lkey uint32) *mr {
 	return m
 }
 
-func (d *device) AllocMW() (datapath.MW, error) {
+// AllocMW allocates a window in the default PD.
+func (d *device) AllocMW() (datapath.MW, error) { return d.allocMW(d.pd) }
+
+func (d *device) allocMW(pd *C.struct_ibv_pd) (datapath.MW, error) {
 	if d.info.MaxMW == 0 {
 		return nil, &datapath.OpError{Op: "ibv_alloc_mw", Err: fmt.Errorf("%w: %s has no memory windows (max_mw 0)", datapath.ErrNotSupported, d.info.Name)}
 	}
-	w, err := C.ibv_alloc_mw(d.pd, C.IBV_MW_TYPE_2)
+	w, err := C.ibv_alloc_mw(pd, C.IBV_MW_TYPE_2)
 	if w == nil {
 		if errors.Is(err, errEOPNOTSUPP) {
 			err = fmt.Errorf("%w: %w", datapath.ErrNotSupported, err)
@@ -134,7 +144,7 @@ func (d *device) NewCQ(depth int) (datapath.CQ, error) {
 	var rc C.int
 	c := C.vb_cq_open(d.cdev, d.ctx, C.int(depth), &rc)
 	if c == nil {
-		return nil, opErr("ibv_create_cq", rc)
+		return nil, &datapath.OpError{Op: "ibv_create_cq", Err: pinnedHint(errno(rc))}
 	}
 	if err := d.track(&d.ncq, 1); err != nil {
 		C.vb_cq_close(c)
@@ -156,7 +166,7 @@ func (d *device) Close() error {
 	for _, o := range []struct {
 		n    int
 		what string
-	}{{len(d.mrs), "MR"}, {d.nmw, "MW"}, {d.ncq, "CQ"}, {d.nlis, "listener"}, {d.nconn, "connection"}} {
+	}{{len(d.mrs), "MR"}, {d.nmw, "MW"}, {d.ncq, "CQ"}, {d.nlis, "listener"}, {d.nconn, "connection"}, {d.npd, "PD"}} {
 		if o.n > 0 {
 			open = append(open, fmt.Sprintf("%d %s", o.n, o.what))
 		}
@@ -175,6 +185,64 @@ func (d *device) Close() error {
 	C.free(unsafe.Pointer(d.cdev))
 	d.closed = true
 	return nil
+}
+
+// pd is a protection domain from AllocPD.
+type pd struct {
+	d      *device
+	pd     *C.struct_ibv_pd
+	closed atomic.Bool
+}
+
+var _ datapath.PD = (*pd)(nil)
+
+// AllocPD allocates a protection domain (ibv_alloc_pd) on the device's context.
+func (d *device) AllocPD() (datapath.PD, error) {
+	p, err := C.ibv_alloc_pd(d.ctx)
+	if p == nil {
+		if err == nil {
+			err = unix.ENOMEM
+		}
+		return nil, &datapath.OpError{Op: "ibv_alloc_pd", Err: err}
+	}
+	if err := d.track(&d.npd, 1); err != nil {
+		C.ibv_dealloc_pd(p)
+		return nil, err
+	}
+	return &pd{d: d, pd: p}, nil
+}
+
+func (p *pd) Register(mem []byte, access datapath.Access) (datapath.MR, error) {
+	return p.d.register(p.pd, mem, access)
+}
+
+func (p *pd) AllocMW() (datapath.MW, error) { return p.d.allocMW(p.pd) }
+
+// Close deallocates the PD; ibv_dealloc_pd fails with EBUSY while regions, windows or queue
+// pairs of the PD exist (a closed connection's queue pair lingers a while: see retire).
+func (p *pd) Close() error {
+	if p.closed.Swap(true) {
+		return &datapath.OpError{Op: "ibv_dealloc_pd", Err: datapath.ErrClosed}
+	}
+	p.d.reap(func(z *zombie) bool { return z.pd == p.pd })
+	if rc := C.ibv_dealloc_pd(p.pd); rc != 0 {
+		p.closed.Store(false)
+		return opErr("ibv_dealloc_pd", rc)
+	}
+	p.d.track(&p.d.npd, -1)
+	return nil
+}
+
+// pdOf resolves QPConfig.PD.
+func (d *device) pdOf(v datapath.PD) (*C.struct_ibv_pd, error) {
+	if v == nil {
+		return d.pd, nil
+	}
+	p, ok := v.(*pd)
+	if !ok || p.d != d || p.closed.Load() {
+		return nil, errors.New("QPConfig.PD must be an open PD of this device")
+	}
+	return p.pd, nil
 }
 
 type mr struct {
@@ -235,6 +303,7 @@ func (w *mw) Close() error {
 // completions are surely in the CQ.
 type zombie struct {
 	qp       *C.struct_ibv_qp
+	pd       *C.struct_ibv_pd
 	q        *C.struct_vb_qp
 	scq, rcq *cq
 	at       time.Time
@@ -246,7 +315,7 @@ const zombieLinger = time.Second
 
 func (d *device) retire(qp *C.struct_ibv_qp, q *C.struct_vb_qp, scq, rcq *cq) {
 	d.zmu.Lock()
-	d.zombies = append(d.zombies, &zombie{qp: qp, q: q, scq: scq, rcq: rcq, at: time.Now()})
+	d.zombies = append(d.zombies, &zombie{qp: qp, pd: qp.pd, q: q, scq: scq, rcq: rcq, at: time.Now()})
 	d.zmu.Unlock()
 }
 

@@ -10,10 +10,11 @@
 // returns a Provider whose Devices and Open fail with an error wrapping
 // datapath.ErrNotSupported that says how to build it.
 //
-// Mapping onto verbs: a Device is an rdma_cm verbs context (rdma_get_devices) with one
-// protection domain; Listen and Connect bind to the device's own IP address, so that the
+// Mapping onto verbs: a Device is an rdma_cm verbs context (rdma_get_devices) with a default
+// protection domain, and AllocPD gives further ones (ibv_alloc_pd), in which QPConfig.PD
+// creates a connection's queue pair; Listen and Connect bind to the device's own IP address, so that the
 // rdma_cm ids of its connections always resolve to that context; every Conn is an RC queue
-// pair created with rdma_create_qp on the device's PD; private data travels in the CM REQ and
+// pair created with rdma_create_qp in its PD; private data travels in the CM REQ and
 // REP. Work requests are built in C memory that belongs to the Conn and posted as one chain per
 // PostSend/PostRecv call; completions are polled in batches by one C call that writes straight
 // into the caller's slice and may spin a bounded number of times (Config.PollSpin). C never

@@ -1,9 +1,11 @@
 package verbs
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"golang.org/x/sys/unix"
 )
 
 // CompletionError is the cause a Conn reports (Conn.Err) after a work request completed in
@@ -25,15 +27,25 @@ func (e *CompletionError) Unwrap() []error {
 	return []error{datapath.ErrBroken, e.Status.Err()}
 }
 
-// RejectedError is returned by Device.Connect when the listener rejected the request.
-type RejectedError struct {
-	// Reason is the transport's reject reason (IBTA CM reason code on InfiniBand and RoCE;
-	// 28 means "consumer defined", what ConnRequest.Reject sends).
-	Reason int
-	// PrivateData is the rejecter's private data, as received (possibly padded).
-	PrivateData []byte
+// RejectedError is what Device.Connect's error wraps when the listener rejected the request;
+// Status is the CM reject reason (28, consumer defined, for ConnRequest.Reject).
+type RejectedError = datapath.RejectedError
+
+// pinnedHint adds to ENOMEM from a call that pins memory (registration, queue and completion
+// queue buffers) the usual cause: the locked-memory limit, which is small by default (8 MiB
+// or less) and counts every registered byte on siw and most hardware.
+func pinnedHint(err error) error {
+	if !errors.Is(err, unix.ENOMEM) {
+		return err
+	}
+	return &hintError{err, "registered memory counts against RLIMIT_MEMLOCK: raise it (ulimit -l unlimited, or LimitMEMLOCK= for a systemd service) or register less"}
 }
 
-func (e *RejectedError) Error() string {
-	return fmt.Sprintf("connection rejected (reason %d, %d bytes of private data)", e.Reason, len(e.PrivateData))
+// hintError is an error with advice for the user; errors.Is and As see the cause.
+type hintError struct {
+	err  error
+	hint string
 }
+
+func (e *hintError) Error() string { return e.err.Error() + " (" + e.hint + ")" }
+func (e *hintError) Unwrap() error { return e.err }

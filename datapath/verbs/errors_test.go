@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"golang.org/x/sys/unix"
 )
 
 func TestCompletionErrorMatchesBrokenAndStatus(t *testing.T) {
@@ -22,8 +23,25 @@ func TestCompletionErrorMatchesBrokenAndStatus(t *testing.T) {
 }
 
 func TestRejectedError(t *testing.T) {
-	err := &RejectedError{Reason: 28, PrivateData: []byte("no")}
-	if !strings.Contains(err.Error(), "reason 28") {
+	err := error(&datapath.OpError{Op: "rdma_connect", Err: &RejectedError{Status: 28, PrivateData: []byte("no")}})
+	var rej *datapath.RejectedError
+	if !errors.As(err, &rej) || string(rej.PrivateData) != "no" || !strings.Contains(err.Error(), "CM status 28") {
 		t.Fatalf("%q", err)
+	}
+}
+
+// A registration that fails with ENOMEM names the op, keeps the errno and says what to raise.
+func TestPinnedMemoryHint(t *testing.T) {
+	err := error(&datapath.OpError{Op: "ibv_reg_mr", Err: pinnedHint(unix.ENOMEM)})
+	if !errors.Is(err, unix.ENOMEM) {
+		t.Fatalf("%v lost ENOMEM", err)
+	}
+	for _, want := range []string{"ibv_reg_mr: cannot allocate memory", "RLIMIT_MEMLOCK", "ulimit -l"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	if other := pinnedHint(unix.EINVAL); other != unix.EINVAL {
+		t.Errorf("pinnedHint(EINVAL) = %v, want it unchanged", other)
 	}
 }
