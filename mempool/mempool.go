@@ -179,10 +179,17 @@ type Buf struct {
 	pool  *Pool
 }
 
+// Registrar registers memory: a datapath.Device (its default protection domain) or a
+// datapath.PD.
+type Registrar interface {
+	Register(mem []byte, access datapath.Access) (datapath.MR, error)
+}
+
 // New maps, populates, optionally locks, and registers a region holding the pools cfg
-// describes. dev may be nil to leave the region unregistered (tests, or memory the soft
-// provider reads directly): then Addr is the virtual address and the keys are zero.
-func New(dev datapath.Device, cfg Config) (*Region, error) {
+// describes with dev (a device, or a protection domain). dev may be nil to leave the region
+// unregistered (tests, or memory the soft provider reads directly): then Addr is the
+// virtual address and the keys are zero.
+func New(dev Registrar, cfg Config) (*Region, error) {
 	layout, size, err := plan(cfg)
 	if err != nil {
 		return nil, &Error{Op: "config", Err: err}

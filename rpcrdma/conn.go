@@ -122,6 +122,7 @@ type Conn struct {
 	params Params
 	qp     datapath.Conn
 	cq     datapath.CQ
+	pd     datapath.PD // the connection's own: see allocPD
 	region *mempool.Region
 	lkey   uint32
 
@@ -227,15 +228,19 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 		return nil, err
 	}
 	c.cq = cq
+	if err := c.allocPD(dev, &qpc); err != nil {
+		c.Close()
+		return nil, err
+	}
 	qp, err := dev.Connect(ctx, addr, qpc, pd[:n])
 	if err != nil {
 		c.Close()
-		return nil, &SetupError{"connect", err}
+		return nil, &SetupError{"connect", dialError(err)}
 	}
 	c.qp = qp
 	peer, ok := FindPrivateData(qp.PeerPrivateData())
 	pext := findExt(qp.PeerPrivateData())
-	if err := c.prepare(dev, peer, ok, pext, cfg.Credits, cfg.ReverseCredits); err != nil {
+	if err := c.prepare(peer, ok, pext, cfg.Credits, cfg.ReverseCredits); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -305,10 +310,15 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 		return nil, err
 	}
 	c.cq = cq
+	if err := c.allocPD(dev, &qpc); err != nil {
+		req.Reject(nil)
+		c.Close()
+		return nil, err
+	}
 	// Memory is set up before accepting, so that the receives are posted the moment the
 	// connection exists: the requester may send its first call as soon as it is
 	// established, and a Send that finds no receive is only retried for so long (RNR).
-	if err := c.prepare(dev, peer, ok, pext, reverse, cfg.Credits); err != nil {
+	if err := c.prepare(peer, ok, pext, reverse, cfg.Credits); err != nil {
 		req.Reject(nil)
 		c.Close()
 		return nil, err
@@ -409,7 +419,7 @@ func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.
 
 // prepare derives the negotiated parameters and sets up the memory, slots and contexts: all
 // of a connection's setup that does not need its queue pair.
-func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pext ext, out, in int) error {
+func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) error {
 	cfg := c.cfg
 	p := &c.params
 	p.Peer, p.PeerSent = peer, peerSent
@@ -451,7 +461,7 @@ func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pex
 	if s.ctxs > 0 {
 		pools = append(pools, mempool.PoolConfig{Name: "sink", Size: big, Count: s.ctxs, Lazy: true})
 	}
-	region, err := mempool.New(dev, mempool.Config{Pools: pools, Access: access})
+	region, err := mempool.New(c.pd, mempool.Config{Pools: pools, Access: access})
 	if err != nil {
 		return &SetupError{"register memory", err}
 	}
@@ -477,10 +487,10 @@ func (c *Conn) prepare(dev datapath.Device, peer PrivateData, peerSent bool, pex
 	c.wcs = make([]datapath.Completion, 64)
 	c.hdr = newHeader(cfg.Limits)
 
-	if err := c.cl.init(c, s.slots, out, dev); err != nil {
+	if err := c.cl.init(c, s.slots, out, c.pd); err != nil {
 		return err
 	}
-	if err := c.sv.init(c, s.ctxs, in, dev); err != nil {
+	if err := c.sv.init(c, s.ctxs, in, c.pd); err != nil {
 		return err
 	}
 	c.Stats.Params = c.params
@@ -557,8 +567,44 @@ func (c *Conn) Close() error {
 			}
 		}
 	}
+	if c.pd != nil {
+		keep(c.pd.Close())
+	}
 	return first
 }
+
+// allocPD gives the connection a protection domain of its own, so that no key it hands
+// out works on another connection, and names it in the queue pair's configuration.
+func (c *Conn) allocPD(dev datapath.Device, qpc *datapath.QPConfig) error {
+	pd, err := dev.AllocPD()
+	if err != nil {
+		return &SetupError{"allocate protection domain", err}
+	}
+	c.pd = pd
+	qpc.PD = pd
+	return nil
+}
+
+// dialError adds the reason a server that rejected the connection gave (see
+// EncodeRejectReason) to the provider's error.
+func dialError(err error) error {
+	var rej *datapath.RejectedError
+	if errors.As(err, &rej) {
+		if reason, ok := DecodeRejectReason(rej.PrivateData); ok {
+			return &RejectedError{Reason: reason, Err: err}
+		}
+	}
+	return err
+}
+
+// RejectedError is a connection the server refused, with the reason it gave.
+type RejectedError struct {
+	Reason string
+	Err    error // the provider's error, wrapping a *datapath.RejectedError
+}
+
+func (e *RejectedError) Error() string { return "server refused the connection: " + e.Reason }
+func (e *RejectedError) Unwrap() error { return e.Err }
 
 // Progress polls the connection's completion queue, handles every completion in place
 // (decoding headers, starting RDMA Reads and Writes, serving calls, sending replies), posts

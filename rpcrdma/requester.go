@@ -103,7 +103,7 @@ type client struct {
 	rep             oncrpc.Reply
 }
 
-func (cl *client) init(c *Conn, n, credits int, dev datapath.Device) error {
+func (cl *client) init(c *Conn, n, credits int, dev datapath.PD) error {
 	cl.c = c
 	cl.max = uint32(credits)
 	cl.credits = 1 // RFC 8166 section 3.3.1: one credit until the first reply grants more

@@ -92,7 +92,7 @@ func (sv *server) answered(x *sctx) {
 	}
 }
 
-func (sv *server) init(c *Conn, n, grant int, dev datapath.Device) error {
+func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	sv.c = c
 	sv.grant = uint32(grant)
 	sv.rh = newHeader(c.cfg.Limits)

@@ -178,7 +178,8 @@ func (s *serveState) serve(req datapath.ConnRequest) {
 		}
 	}
 	if load >= s.cfg.MaxConnections || best == nil {
-		reason := fmt.Sprintf("server busy: %d connections, the most it serves (--max-connections)", load)
+		// Short: RDMA-CM carries at most 56 bytes of connect private data, marker included.
+		reason := fmt.Sprintf("server full: %d connections (--max-connections)", load)
 		req.Reject(EncodeRejectReason(reason))
 		report(&RefusedError{Remote: req.RemoteAddr(), Reason: reason})
 		return
@@ -228,7 +229,8 @@ func EncodeRejectReason(reason string) []byte {
 }
 
 // DecodeRejectReason returns the reason EncodeRejectReason put into private data (which
-// RDMA-CM may have padded with zeros), or false when there is none.
+// RDMA-CM may have padded with zeros), with anything but printable ASCII replaced by '?', or
+// false when there is none.
 func DecodeRejectReason(b []byte) (string, bool) {
 	if len(b) < len(rejectMarker) || [4]byte(b[:4]) != rejectMarker {
 		return "", false
@@ -240,5 +242,12 @@ func DecodeRejectReason(b []byte) (string, bool) {
 			break
 		}
 	}
-	return string(b), true
+	// The peer's text ends up on a terminal: nothing but printable ASCII.
+	r := []byte(string(b))
+	for i, v := range r {
+		if v < 0x20 || v > 0x7e {
+			r[i] = '?'
+		}
+	}
+	return string(r), true
 }

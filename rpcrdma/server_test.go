@@ -3,6 +3,7 @@ package rpcrdma
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -261,5 +262,233 @@ func TestOverTCP(t *testing.T) {
 		}
 		req.Close()
 		rsp.Close()
+	}
+}
+
+// serveForTest runs Serve in a goroutine; stop ends it and returns its error.
+func serveForTest(t *testing.T, dev datapath.Device, l datapath.Listener, cfg ServeConfig) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- Serve(ctx, dev, l, cfg) }()
+	return func() error { cancel(); return <-errc }
+}
+
+func TestServeRefusesBeyondMaxConnections(t *testing.T) {
+	for _, tcp := range []bool{false, true} {
+		prov := soft.New(soft.Config{})
+		cdev, _ := prov.Open("")
+		sdev, _ := prov.Open("")
+		addr := soft.InprocPrefix + "max"
+		if tcp {
+			addr = "127.0.0.1:0"
+		}
+		l, err := sdev.Listen(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var ends []error
+		stop := serveForTest(t, sdev, l, ServeConfig{Endpoint: testCfg(4096), MaxConnections: 2,
+			Poller: datapath.PollerConfig{Poll: datapath.Poll{Mode: datapath.PollEvent}, EventTimeout: time.Millisecond},
+			Done: func(c *Conn, err error) {
+				mu.Lock()
+				ends = append(ends, err)
+				mu.Unlock()
+			}})
+		var held []*Conn
+		for range 2 {
+			c, err := Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
+			if err != nil {
+				t.Fatalf("tcp=%v: connection within the limit: %v", tcp, err)
+			}
+			held = append(held, c)
+		}
+		_, err = Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
+		var rej *RejectedError
+		var drej *datapath.RejectedError
+		if !errors.As(err, &rej) || !errors.As(err, &drej) || !strings.Contains(rej.Reason, "2 connections") || !strings.Contains(err.Error(), "max-connections") {
+			t.Fatalf("tcp=%v: third connection: %v; want a RejectedError naming the limit", tcp, err)
+		}
+		// A served connection still works, and once one closes, a new one is taken.
+		if r := callServed(t, held[0], Call{Proc: benchprog.ProcNull}); r.Err != nil {
+			t.Fatalf("tcp=%v: NULL on a held connection: %v", tcp, r.Err)
+		}
+		held[1].Close()
+		var again *Conn
+		for deadline := time.Now().Add(10 * time.Second); again == nil; {
+			if again, err = Dial(context.Background(), cdev, l.Addr(), testCfg(4096)); err != nil {
+				if time.Now().After(deadline) {
+					t.Fatalf("tcp=%v: no connection taken after one closed: %v", tcp, err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		again.Close()
+		held[0].Close()
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		refused := 0
+		for _, e := range ends {
+			var re *RefusedError
+			if errors.As(e, &re) {
+				refused++
+			}
+		}
+		mu.Unlock()
+		if refused < 1 {
+			t.Fatalf("tcp=%v: Done saw %v; want the refusal reported", tcp, ends)
+		}
+		l.Close()
+		cdev.Close()
+		sdev.Close()
+	}
+}
+
+func TestServeIdleTimeout(t *testing.T) {
+	dev, _ := soft.New(soft.Config{}).Open("")
+	defer dev.Close()
+	l, err := dev.Listen(soft.InprocPrefix + "idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ended := make(chan error, 4)
+	stop := serveForTest(t, dev, l, ServeConfig{Endpoint: testCfg(4096), IdleTimeout: 20 * time.Millisecond,
+		Poller: datapath.PollerConfig{Poll: datapath.Poll{Mode: datapath.PollEvent}, EventTimeout: time.Millisecond},
+		Done:   func(c *Conn, err error) { ended <- err }})
+	defer stop()
+	c, err := Dial(context.Background(), dev, l.Addr(), testCfg(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if r := callServed(t, c, Call{Proc: benchprog.ProcNull}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, ErrIdleTimeout) {
+			t.Fatalf("connection ended with %v, want ErrIdleTimeout", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("idle connection never timed out")
+	}
+	// The requester sees its connection break.
+	var res [1]Result
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := c.Progress(res[:]); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("requester never saw the idle-timed-out connection close")
+		}
+	}
+}
+
+// TestServeManyConnectionsFewPollers: 24 connections dealt to 2 pollers, served at once.
+func TestServeManyConnectionsFewPollers(t *testing.T) {
+	dev, _ := soft.New(soft.Config{}).Open("")
+	defer dev.Close()
+	l, err := dev.Listen(soft.InprocPrefix + "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var mu sync.Mutex
+	served := map[*Conn]uint64{}
+	stop := serveForTest(t, dev, l, ServeConfig{Endpoint: testCfg(4096), Pollers: 2, MaxConnections: 24,
+		Poller: datapath.PollerConfig{Poll: datapath.Poll{Mode: datapath.PollHybrid}, EventTimeout: time.Millisecond},
+		Done: func(c *Conn, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if c != nil {
+				served[c] = c.Stats.Served
+			}
+		}})
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := Dial(context.Background(), dev, l.Addr(), testCfg(4096))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			for k := range 50 {
+				if r := callServed(t, c, Call{Proc: benchprog.ProcEcho, Size: 100 + i + k, Tag: uint64(k)}); r.Err != nil {
+					t.Errorf("connection %d call %d: %v", i, k, r.Err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	total := uint64(0)
+	for _, n := range served {
+		total += n
+	}
+	if len(served) != 24 || total != 24*50 {
+		t.Fatalf("%d connections served %d calls, want 24 and %d", len(served), total, 24*50)
+	}
+}
+
+// callServed makes one call on a requester whose responder runs elsewhere (Serve) and waits
+// for its result.
+func callServed(t *testing.T, c *Conn, call Call) Result {
+	t.Helper()
+	var res [1]Result
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := c.Submit(call)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrNoCredit) || time.Now().After(deadline) {
+			return Result{Err: err}
+		}
+		c.Progress(res[:0])
+	}
+	for time.Now().Before(deadline) {
+		n, err := c.Progress(res[:])
+		if n == 1 {
+			return res[0]
+		}
+		if err != nil {
+			return Result{Err: err}
+		}
+	}
+	return Result{Err: errors.New("no reply within 10 s")}
+}
+
+func TestRejectReason(t *testing.T) {
+	b := EncodeRejectReason("server full: 2 connections (--max-connections)")
+	if len(b) > datapath.MaxConnectPrivateData || string(b[:4]) != "rrb!" {
+		t.Fatalf("encoded % x", b)
+	}
+	// RDMA-CM pads private data with zeros.
+	padded := append(append([]byte(nil), b...), make([]byte, 56-len(b))...)
+	if r, ok := DecodeRejectReason(padded); !ok || r != "server full: 2 connections (--max-connections)" {
+		t.Fatalf("decoded %q, %v", r, ok)
+	}
+	if r, ok := DecodeRejectReason(EncodeRejectReason(strings.Repeat("x", 100))); !ok || len(r) != datapath.MaxConnectPrivateData-4 {
+		t.Fatalf("long reason decoded to %d bytes, %v; want cut to the limit", len(r), ok)
+	}
+	if r, ok := DecodeRejectReason([]byte("rrb!\x1b[31mred\xff")); !ok || r != "?[31mred?" {
+		t.Fatalf("hostile reason decoded to %q", r)
+	}
+	for _, b := range [][]byte{nil, {}, []byte("rrb"), []byte("RRB!x"), make([]byte, 56)} {
+		if r, ok := DecodeRejectReason(b); ok {
+			t.Fatalf("DecodeRejectReason(% x) = %q, true", b, r)
+		}
 	}
 }
