@@ -494,6 +494,7 @@ func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) e
 		return err
 	}
 	c.Stats.Params = c.params
+	c.Stats.RegisteredBytes = c.RegisteredBytes()
 	return nil
 }
 
@@ -682,6 +683,16 @@ func (c *Conn) Results(done []Result) (int, error) {
 		return n, c.err
 	}
 	return n, nil
+}
+
+// RegisteredBytes is the size of the memory registered for the connection (see
+// TRANSPORT.md, Memory, for the formula): what a device that pins registered memory
+// commits for it, and the most it commits on one that does not.
+func (c *Conn) RegisteredBytes() int {
+	if c.region == nil {
+		return 0
+	}
+	return c.region.Info().Size
 }
 
 // RemoteAddr is the peer's address ("host:port"), "" before the connection exists.

@@ -114,6 +114,8 @@ type Stats struct {
 	// MaxServing is the most of the peer's calls this side held at once, received and not
 	// yet answered: never more than the credits it granted.
 	MaxServing int `json:"max_serving"`
+	// RegisteredBytes is the connection's registered memory (Conn.RegisteredBytes).
+	RegisteredBytes int `json:"registered_bytes"`
 
 	// RDMA_ERROR messages sent and received; ReplyOverruns are replies this side could not
 	// fit into the requester's reply resources (answered with ERR_CHUNK).

@@ -1,0 +1,81 @@
+package rpcrdma
+
+import (
+	"os"
+	"testing"
+)
+
+// registeredFormula is TRANSPORT.md's formula for a connection's registered memory, written
+// out independently of plan: credits requested for own calls, granted for the peer's.
+func registeredFormula(cfg Config, credits, granted int) int {
+	page := os.Getpagesize()
+	roundUp := func(n, a int) int { return (n + a - 1) &^ (a - 1) }
+	stride := func(size int) int {
+		if size >= page {
+			return roundUp(size, page)
+		}
+		return roundUp(size, 64)
+	}
+	rr := 0
+	if cfg.ResponderRead {
+		rr = granted
+	}
+	slots := credits
+	ctxs := 2*granted + credits + max(1, min(16, granted/2)) + rr
+	recvTarget := max(1, granted+credits+rr)
+	recvBufs := recvTarget + 7 + ctxs + slots
+	sends := slots + ctxs + 16
+	big := 256 + cfg.MaxPayload + 8
+	off := 0
+	add := func(size, count int) {
+		if count == 0 {
+			return
+		}
+		a := 64
+		if size >= page {
+			a = page
+		}
+		off = roundUp(off, a) + count*stride(size)
+	}
+	add(2048, sends)
+	add(cfg.RecvSize, recvBufs)
+	add(big, slots)
+	add(big, slots)
+	add(big, ctxs)
+	return roundUp(off, page)
+}
+
+func TestRegisteredBytesFollowFormula(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		req, rsp   Config
+		rspCredits int // what the responder grants: min(requested, its Credits)
+	}{
+		{"defaults", Config{}, Config{}, DefaultCredits},
+		{"small", Config{Credits: 1, MaxPayload: 4096}, Config{Credits: 64, MaxPayload: 4096}, 64},
+		{"16k inline, 1 MiB", Config{SendSize: 16384, RecvSize: 16384, Credits: 32, MaxPayload: 1 << 20},
+			Config{SendSize: 16384, RecvSize: 16384, Credits: 16, MaxPayload: 1 << 20}, 16},
+		{"responder read, reverse", Config{Credits: 8, ResponderRead: true, ReverseCredits: 2},
+			Config{Credits: 8, ResponderRead: true, ReverseCredits: 2}, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPair(t, tc.req, tc.rsp)
+			req, rsp := p.req.cfg, p.rsp.cfg
+			reverse := 0
+			if p.req.params.Reverse {
+				reverse = req.ReverseCredits
+			}
+			// The requester sends calls with its credits and grants the reverse credits;
+			// the responder sends reverse calls and grants up to its own Credits.
+			if got, want := p.req.RegisteredBytes(), registeredFormula(req, req.Credits, reverse); got != want {
+				t.Errorf("requester registered %d bytes, formula says %d", got, want)
+			}
+			if got, want := p.rsp.RegisteredBytes(), registeredFormula(rsp, reverse, rsp.Credits); got != want {
+				t.Errorf("responder registered %d bytes, formula says %d", got, want)
+			}
+			if p.req.Stats.RegisteredBytes != p.req.RegisteredBytes() {
+				t.Errorf("Stats.RegisteredBytes %d, RegisteredBytes() %d", p.req.Stats.RegisteredBytes, p.req.RegisteredBytes())
+			}
+		})
+	}
+}
