@@ -29,6 +29,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt'd: $$out"; exit 1; fi
 	CGO_ENABLED=0 $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) mod tidy -diff
 
 # The soft-RoCE VM suite (test/vm): boots Debian's kernel under QEMU (TCG) with rxe0 and runs
 # the verbs provider's tests and the datapath conformance suite, the knfsd-over-RDMA interop
