@@ -10,6 +10,11 @@ import (
 // section 4.1.3): the server half keeps the context of each such reply, oldest first in
 // server.waiting, until the requester's pull completion notification or DoneTimeout.
 
+// doneReserve × DoneTimeout is how long the receive reserved for a reply's RDMA_DONE stays
+// reserved: past DoneTimeout the Read chunk is released, but a requester that pulled it in
+// time may still send its RDMA_DONE, which must find a receive that no call was promised.
+const doneReserve = 4
+
 // onDone handles RDMA_DONE: the requester finished pulling the Read chunk of the reply to
 // xid. A notification for no waiting chunk is dropped silently (draft section 4.1.3).
 func (sv *server) onDone(xid uint32) {
