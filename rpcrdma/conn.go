@@ -459,8 +459,7 @@ func (c *Conn) start() error {
 	// The batch slack only where the receive queue has room for it (a device's MaxQPWR
 	// may have clamped it).
 	c.recvMax = max(c.recvTarget, min(c.recvMax, c.qp.Caps().MaxRecvWR))
-	c.replenish()
-	if err := c.flush(); err != nil {
+	if err := c.flush(); err != nil { // posts the first receives
 		return &SetupError{"post receives", err}
 	}
 	return nil
@@ -583,8 +582,7 @@ func (c *Conn) Idle() error {
 		if c.sv.pendingDone > 0 {
 			c.sv.expireDone(time.Now())
 		}
-		c.replenish()
-		if err := c.flush(); err != nil {
+		if err := c.flush(); err != nil { // which replenishes first
 			c.fail("post", err)
 		}
 	}
@@ -700,7 +698,8 @@ func be32(b []byte) uint32 {
 const recvBatch = 7
 
 // replenish queues receives once fewer than recvTarget are posted, up to recvMax. flush
-// posts them before any send, so every reply granting credit finds recvTarget posted.
+// calls it and posts them before any send, so every reply granting credit finds recvTarget
+// posted.
 func (c *Conn) replenish() {
 	if c.recvPosted+len(c.recvWRs) >= c.recvTarget {
 		return
@@ -773,8 +772,12 @@ func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 }
 
 // flush posts the queued receives, then the queued sends: receives first, so that every
-// receive our replies promise (their credit grant) is posted before the reply leaves.
+// receive our replies promise (their credit grant) is posted before the reply leaves. It
+// tops the receives up itself, because not only Idle flushes: queue does when the batch is
+// full, and a batch of Reply-chunk Writes fills it long before Idle runs (RFC 8166 section
+// 3.3, RFC 8167 section 4.3.2: a grant must be backed by posted receives when it is sent).
 func (c *Conn) flush() error {
+	c.replenish()
 	if len(c.recvWRs) > 0 {
 		n, err := c.qp.PostRecv(c.recvWRs)
 		c.recvPosted += n
