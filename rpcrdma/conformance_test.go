@@ -120,3 +120,49 @@ func TestGrantBackedByReceives(t *testing.T) {
 	}
 }
 
+// Item 2: a responder in MemoryPreregistered mode never offers remote invalidation (its
+// chunks all share the region's key), and reverse-direction replies never use Send With
+// Invalidate: the R bits of RFC 8797 section 4.1 allow it for the responder's replies only.
+func TestRemoteInvalidationOnlyWhereSafe(t *testing.T) {
+	t.Run("preregistered responder", func(t *testing.T) {
+		rc, sc := testCfg(1024), testCfg(1024)
+		rc.Memory, sc.Memory = MemoryWindows, MemoryPreregistered
+		rc.RemoteInvalidate, sc.RemoteInvalidate = true, true
+		rc.ReverseCredits, sc.ReverseCredits = 2, 2
+		p := newPair(t, rc, sc)
+		if p.rsp.Params().Local.RemoteInvalidate || p.req.Params().Inline.RemoteInvalidate {
+			t.Errorf("preregistered responder advertised R=%v; negotiated %v, want neither",
+				p.rsp.Params().Local.RemoteInvalidate, p.req.Params().Inline.RemoteInvalidate)
+		}
+		p.call(p.req, Call{Proc: benchprog.ProcNull})
+		// A reverse call with a Read chunk: its reply must not invalidate the region's key.
+		if r := p.call(p.rsp, Call{Proc: benchprog.ProcSink, Size: 5000}); r.Err != nil {
+			t.Fatalf("reverse SINK: %v", r.Err)
+		}
+		if n := p.req.Stats.SendInv.Count; n != 0 {
+			t.Fatalf("requester sent %d Send With Invalidate to a preregistered responder", n)
+		}
+	})
+	t.Run("windows both ends", func(t *testing.T) {
+		cfg := testCfg(1024)
+		cfg.Memory, cfg.RemoteInvalidate, cfg.ReverseCredits = MemoryWindows, true, 2
+		p := newPair(t, cfg, cfg)
+		if r := p.call(p.req, Call{Proc: benchprog.ProcSource, Size: 5000}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		if p.rsp.Stats.SendInv.Count != 1 {
+			t.Fatalf("forward reply: %d Send With Invalidate, want 1", p.rsp.Stats.SendInv.Count)
+		}
+		for _, c := range []Call{{Proc: benchprog.ProcSink, Size: 5000}, {Proc: benchprog.ProcSource, Size: 5000}, {Proc: benchprog.ProcEcho, Size: 5000}} {
+			if r := p.call(p.rsp, c); r.Err != nil {
+				t.Fatalf("reverse %s: %v", procNames[c.Proc], r.Err)
+			}
+		}
+		if n := p.req.Stats.SendInv.Count; n != 0 {
+			t.Fatalf("reverse replies used Send With Invalidate %d times, want 0", n)
+		}
+		if st := p.rsp.Stats; st.LocalInvs != st.Binds {
+			t.Fatalf("responder bound %d windows and invalidated %d itself", st.Binds, st.LocalInvs)
+		}
+	})
+}

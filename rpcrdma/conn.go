@@ -276,6 +276,11 @@ func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 		req.Reject(nil)
 		return nil, err
 	}
+	if cfg.Memory == MemoryPreregistered {
+		// As in Dial: every chunk of ours, reverse calls' included, carries the region's
+		// key, and a Send With Invalidate of it would end the connection.
+		cfg.RemoteInvalidate = false
+	}
 	peer, ok := FindPrivateData(req.PrivateData())
 	pext := findExt(req.PrivateData())
 	reverse := 0

@@ -51,14 +51,16 @@ type sctx struct {
 // server is the side of a Conn that serves calls: forward for a responder, reverse for a
 // requester.
 type server struct {
-	c       *Conn
-	ctxs    []sctx
-	free    []int32
-	grant   uint32  // most credits granted
-	rh      *Header // reply header scratch
-	rpc     oncrpc.Call
-	rep     oncrpc.Reply
-	waiting []int32 // contexts in ctxAwaitDone, oldest first
+	c     *Conn
+	ctxs  []sctx
+	free  []int32
+	grant uint32 // most credits granted
+	// remoteInv: replies may use Send With Invalidate (see invalidateKey).
+	remoteInv bool
+	rh        *Header // reply header scratch
+	rpc       oncrpc.Call
+	rep       oncrpc.Reply
+	waiting   []int32 // contexts in ctxAwaitDone, oldest first
 	// pendingDone counts waiting; awaitCap bounds it (receives are reserved for that many
 	// RDMA_DONE messages).
 	pendingDone, awaitCap int
@@ -95,6 +97,7 @@ func (sv *server) answered(x *sctx) {
 func (sv *server) init(c *Conn, n, grant int, dev datapath.Device) error {
 	sv.c = c
 	sv.grant = uint32(grant)
+	sv.remoteInv = c.params.Role == RoleResponder && c.params.Inline.RemoteInvalidate
 	sv.rh = newHeader(c.cfg.Limits)
 	sv.rpc = oncrpc.Call{}
 	if c.params.ResponderRead {
@@ -414,10 +417,21 @@ func (sv *server) post(i int32, x *sctx, wr *datapath.SendWR, sgl []datapath.SGE
 }
 
 // invalidateKey picks the requester key a reply invalidates with Send With Invalidate
-// (RFC 8797 section 4.1): one of this XID's chunks, preferring the reply-side chunk, as
-// svcrdma does. The requester invalidates the others itself.
+// (RFC 8797 section 4.1): one of this XID's chunks, preferring the reply-side chunk (the
+// Write chunk's first segment, else the Reply chunk's, else the Read chunk's). The requester
+// invalidates the others itself. Linux's svcrdma (svc_rdma_get_inv_rkey) is stricter: it
+// invalidates only when every segment of the call carries one and the same key, and sends a
+// plain Send otherwise; this requester binds a window per chunk, so for a call with two
+// chunks svcrdma would invalidate none and this responder invalidates one.
+//
+// Only forward replies do so. RFC 8797 section 4.1 lets "the responder" use Send With
+// Invalidate for its RPC replies when both R bits are set; RFC 8167 gives the reverse
+// direction no such rule, and the responder's R bit promises nothing about the keys in its
+// reverse calls (a preregistered peer would expose its region-wide key there, whose
+// invalidation ends the connection). So reverse replies use a plain Send and the reverse
+// requester invalidates its own windows with LOCAL_INV.
 func (sv *server) invalidateKey(ch *Header) (uint32, bool) {
-	if !sv.c.params.Inline.RemoteInvalidate {
+	if !sv.remoteInv {
 		return 0, false
 	}
 	switch {
