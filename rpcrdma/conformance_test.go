@@ -1,7 +1,7 @@
 package rpcrdma
 
 import (
-	_ "encoding/binary"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -165,4 +165,145 @@ func TestRemoteInvalidationOnlyWhereSafe(t *testing.T) {
 			t.Fatalf("responder bound %d windows and invalidated %d itself", st.Binds, st.LocalInvs)
 		}
 	})
+}
+
+// Item 3: RDMA_ERROR carries the failing request's rdma_vers (RFC 8166 section 4.5; Linux's
+// svc_rdma_send_error_msg copies it), and an RDMA_ERROR in another version is never
+// answered (no error loop between two endpoints).
+func TestErrorEchoesVersion(t *testing.T) {
+	for _, vers := range []uint32{0, 2, 7} {
+		b := make([]byte, MinHeaderSize)
+		putNoChunks(b, 0x1234, vers, 8, ProcMsg)
+		h, r := newHeader(Limits{}), newHeader(Limits{})
+		_, err := h.Decode(b, &Limits{})
+		if !h.ErrorReply(err, 5, r) {
+			t.Fatalf("version %d: no RDMA_ERROR for %v", vers, err)
+		}
+		if r.Vers != vers || r.Err != ErrCodeVers || r.XID != 0x1234 {
+			t.Errorf("version %d: RDMA_ERROR %+v, want rdma_vers %d, ERR_VERS", vers, r, vers)
+		}
+		// That RDMA_ERROR, received, is not answered.
+		out := make([]byte, 64)
+		n, _ := r.Encode(out)
+		if _, err := h.Decode(out[:n], &Limits{}); !errors.Is(err, ErrVersion) {
+			t.Fatalf("version %d: decoding its RDMA_ERROR: %v", vers, err)
+		}
+		if h.ErrorReply(err, 5, r) {
+			t.Errorf("version %d: an RDMA_ERROR of that version would be answered", vers)
+		}
+	}
+	p := newPair(t, testCfg(4096), testCfg(4096))
+	p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b[4:], 2) }
+	if r := p.callGuarded(Call{Proc: benchprog.ProcNull, Tag: 1}); !errors.Is(r.Err, ErrVersionRejected) {
+		t.Fatalf("version 2 call: %v, want ErrVersionRejected", r.Err)
+	}
+	if r := p.call(p.req, Call{Proc: benchprog.ProcNull}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if p.rsp.Stats.ErrorsSent != 1 || p.req.Stats.ErrorsSent != 0 {
+		t.Fatalf("RDMA_ERROR sent: responder %d, requester %d; want 1, 0", p.rsp.Stats.ErrorsSent, p.req.Stats.ErrorsSent)
+	}
+}
+
+// Offsets of the first segment's length in the transport headers of this requester's calls
+// that offer one reply resource (RFC 8166 section 4.2): a Reply chunk's sits 12 bytes from
+// the end, a Write chunk's 20 (its offset, then the list's end and the empty Reply chunk).
+func shrinkReplyChunk(to uint32) func([]byte) {
+	return func(b []byte) { binary.BigEndian.PutUint32(b[len(b)-12:], to) }
+}
+
+func shrinkWriteChunk(to uint32) func([]byte) {
+	return func(b []byte) { binary.BigEndian.PutUint32(b[len(b)-20:], to) }
+}
+
+// Item 4: a reply its Write or Reply chunk cannot hold goes inline if it fits, else in a
+// responder-provided Read chunk when both ends enabled them (the reliable-reply draft's
+// section 4.1.1 MUST), else RDMA_ERROR ERR_CHUNK.
+func TestReplyResourcesTooSmall(t *testing.T) {
+	for _, w := range wires {
+		for _, rr := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/responderRead=%v", w.name, rr), func(t *testing.T) {
+				cfg := testCfg(1024)
+				cfg.ResponderRead = rr
+				p := newPairAt(t, w.addr, cfg, cfg)
+				long := ClassResponderRead
+				if !rr {
+					long = 0
+				}
+				for _, tc := range []struct {
+					name   string
+					call   Call
+					mangle func([]byte)
+					want   Class // 0: ERR_CHUNK
+				}{
+					{"ECHO 500, Reply chunk 100", Call{Proc: benchprog.ProcEcho, Size: 500, Class: ClassReplyChunk}, shrinkReplyChunk(100), ClassShort},
+					{"SOURCE 500, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 500, Class: ClassWriteChunk}, shrinkWriteChunk(100), ClassShort},
+					{"ECHO 3000, Reply chunk 100", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassReplyChunk}, shrinkReplyChunk(100), long},
+					{"SOURCE 3000, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 3000, Class: ClassWriteChunk}, shrinkWriteChunk(100), long},
+				} {
+					overruns := p.rsp.Stats.ReplyOverruns
+					p.req.mangle = tc.mangle
+					tc.call.Tag = 7
+					r := p.callGuarded(tc.call)
+					switch {
+					case tc.want == 0:
+						if !errors.Is(r.Err, ErrChunkRejected) || p.rsp.Stats.ReplyOverruns != overruns+1 {
+							t.Errorf("%s: %v, want ErrChunkRejected (an overrun)", tc.name, r.Err)
+						}
+					case r.Err != nil || r.ReplyClass != tc.want:
+						t.Errorf("%s: %v, reply class %s, want %s", tc.name, r.Err, r.ReplyClass, tc.want)
+					case len(r.Data) != tc.call.Size:
+						t.Errorf("%s: %d bytes of data, want %d", tc.name, len(r.Data), tc.call.Size)
+					}
+					if r := p.call(p.req, Call{Proc: benchprog.ProcSource, Size: 5000}); r.Err != nil {
+						t.Fatalf("after %s: %v", tc.name, r.Err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// Item 5: a reply whose transport header cannot be decoded, or whose Position Zero Read
+// chunk cannot be pulled, fails the RPC its XID names at once with ErrBadReply, and the
+// requester sends no RDMA_ERROR back (XIDs are per direction: it could end an unrelated
+// reverse RPC of the responder).
+func TestBadReplyFailsRPC(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			cfg := testCfg(1024)
+			cfg.ResponderRead = true
+			p := newPairAt(t, w.addr, cfg, cfg)
+			for _, tc := range []struct {
+				name   string
+				call   Call
+				mangle func([]byte)
+			}{
+				{"bad discriminator", Call{Proc: benchprog.ProcNull}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
+				{"unknown procedure", Call{Proc: benchprog.ProcEcho, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
+				{"RDMA_ERROR with an unknown code", Call{Proc: benchprog.ProcNull}, func(b []byte) {
+					binary.BigEndian.PutUint32(b[12:], uint32(ProcError))
+					binary.BigEndian.PutUint32(b[16:], 9)
+				}},
+				{"RDMA_MSG with a Reply chunk discriminator of 2", Call{Proc: benchprog.ProcSource, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[24:], 2) }},
+				// RDMA_NOMSG, Read list: present, position, handle, length, ...
+				{"unpullable Position Zero Read chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassResponderRead},
+					func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
+			} {
+				errsSent, errsRecv := p.req.Stats.ErrorsSent, p.rsp.Stats.ErrorsReceived
+				p.rsp.mangleReply = tc.mangle
+				tc.call.Tag = 9
+				r := p.callGuarded(tc.call)
+				if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
+					t.Errorf("%s: %v, want ErrBadReply with what was wrong", tc.name, r.Err)
+				}
+				if p.req.Stats.ErrorsSent != errsSent || p.rsp.Stats.ErrorsReceived != errsRecv {
+					t.Errorf("%s: the requester answered the reply with RDMA_ERROR", tc.name)
+				}
+				if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
+					t.Fatalf("after %s: %v", tc.name, r.Err)
+				}
+			}
+		})
+	}
 }

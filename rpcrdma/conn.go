@@ -654,7 +654,11 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 	h := c.hdr
 	msg, err := h.Decode(b, &c.cfg.Limits)
 	if err != nil {
-		c.sv.onBadHeader(buf, err)
+		// A reply to one of our calls fails that RPC; anything else is answered as a
+		// call with RDMA_ERROR (RFC 8166 section 4.5).
+		if !c.cl.onBadReply(buf, b, err) {
+			c.sv.onBadHeader(buf, err)
+		}
 		return
 	}
 	switch h.Proc {
@@ -667,7 +671,9 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 		return
 	case ProcMsg:
 		if len(msg) < 8 {
-			c.sv.onBadHeader(buf, ErrTruncated)
+			if !c.cl.onBadReply(buf, b, ErrTruncated) {
+				c.sv.onBadHeader(buf, ErrTruncated)
+			}
 			return
 		}
 		if be32(msg[4:]) == 0 { // msg_type CALL

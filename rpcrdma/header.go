@@ -457,6 +457,15 @@ func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 	h.fixed = 2 * word
 	// The version decides the layout of everything after it (RFC 8166 section 4.5.1).
 	if h.Vers != Version {
+		// Credit and procedure sit where version 1 has them in every version, and
+		// RDMA_ERROR is 4 in all: ErrorReply needs the procedure so as not to answer an
+		// RDMA_ERROR that carries another version (RFC 8166 section 4.5 makes an
+		// RDMA_ERROR echo the failing request's version, so two endpoints would otherwise
+		// trade ERR_VERS forever). h.fixed stays at the two words that were validated.
+		if len(b) >= fixedSize {
+			h.Credit = be.Uint32(b[8:])
+			h.Proc = Proc(be.Uint32(b[12:]))
+		}
 		return nil, ErrVersion
 	}
 	if len(b) < fixedSize {
@@ -637,11 +646,13 @@ func readChunksFit(list []ReadSegment) bool {
 
 // ErrorReply fills r with the RDMA_ERROR message a responder sends when Decode of a call
 // failed with err (RFC 8166 section 4.5): ERR_VERS with versions 1..1 for ErrVersion,
-// ERR_CHUNK for any other decode error, the call's XID, version 1, and credit as the
-// granted credits. It returns false when no reply may be sent: err is not a decode error,
-// the XID (for ERR_VERS) or the fixed fields (otherwise) could not be read, or the message
-// was itself an RDMA_ERROR, which is dropped to avoid an error loop. h must be the header
-// that failed to decode. r keeps its slice capacity; it may not be h.
+// ERR_CHUNK for any other decode error, the call's XID, the call's rdma_vers (section 4.5
+// requires the failing request's version; Linux's svc_rdma_send_error_msg copies it), and
+// credit as the granted credits. It returns false when no reply may be sent: err is not a
+// decode error, the XID (for ERR_VERS) or the fixed fields (otherwise) could not be read,
+// or the message was itself an RDMA_ERROR, of any version, which is dropped to avoid an
+// error loop. h must be the header that failed to decode. r keeps its slice capacity; it
+// may not be h.
 func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 	e, ok := err.(*HeaderError)
 	if !ok {
@@ -651,7 +662,7 @@ func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 		return false
 	}
 	if e.code == ErrCodeVers {
-		if h.fixed < 2*word {
+		if h.fixed < 2*word || h.Proc == ProcError {
 			return false
 		}
 	} else if h.fixed < fixedSize || h.Proc == ProcError {
@@ -659,7 +670,7 @@ func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 	}
 	r.Reset()
 	r.XID = h.XID
-	r.Vers = Version
+	r.Vers = h.Vers
 	r.Credit = credit
 	r.Proc = ProcError
 	r.Err = e.code

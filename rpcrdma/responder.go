@@ -246,14 +246,19 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 	}
 	x.pos0 = true
 	total := 0
+	bad := false
 	for _, r := range x.hdr.ReadList {
-		if r.Position != 0 {
-			sv.errorReply(i, x, ErrCodeChunk)
-			return
-		}
+		bad = bad || r.Position != 0
 		total += int(r.Length)
 	}
-	if total > len(x.sink.Bytes()) || total < 8 {
+	if bad || total > len(x.sink.Bytes()) || total < 8 {
+		// Before the pull nothing tells a call from a reply to one of our calls but the
+		// XID: one that names an outstanding call of ours is taken as its reply, and that
+		// RPC fails (RFC 8166 section 4.5.2), with no RDMA_ERROR sent back.
+		if sv.c.cl.onUnpullable(x.hdr.XID, x.credit) {
+			sv.release(i)
+			return
+		}
 		sv.errorReply(i, x, ErrCodeChunk)
 		return
 	}
@@ -339,29 +344,33 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	sendT := c.params.Inline.SendSize
 	var sgl [2]datapath.SGE
 	nsge := 1
-	var class Class
-	switch {
-	case ddp >= 0 && len(ch.WriteCounts) > 0:
+	// The first reply resource that holds the reply wins; one that is too small is passed
+	// over for the next (draft-cel-nfsv4-rpcrdma-reliable-reply section 4.1.1: a responder
+	// MUST use a responder-provided Read chunk when every requester-provided resource is too
+	// small), and only when none is left is it RDMA_ERROR ERR_CHUNK. ClassAuto: none yet.
+	class := ClassAuto
+	if ddp >= 0 && len(ch.WriteCounts) > 0 {
 		segs := ch.WriteChunk(0)
-		if !sv.scatter(segs, h.WriteList[:len(segs)], buf, ddp, ddpLen) {
-			sv.overrun(i, x)
-			return
+		if sv.scatter(segs, h.WriteList[:len(segs)], buf, ddp, ddpLen) {
+			sgl[1] = buf.Sub(off, ddp-off)
+			nsge, class = 2, ClassWriteChunk
 		}
-		sgl[1] = buf.Sub(off, ddp-off)
-		nsge, class = 2, ClassWriteChunk
-	case ch.HasReply:
-		h.Proc = ProcNoMsg
-		h.HasReply = true
-		h.Reply = append(h.Reply, ch.Reply...)
-		if !sv.scatter(ch.Reply, h.Reply, buf, off, n) {
-			sv.overrun(i, x)
-			return
+	}
+	if class == ClassAuto && ch.HasReply {
+		// scatter queues nothing when the chunk is too short, so h is untouched then.
+		h.Reply = append(h.Reply[:0], ch.Reply...)
+		if sv.scatter(ch.Reply, h.Reply, buf, off, n) {
+			h.Proc, h.HasReply = ProcNoMsg, true // as svcrdma: RDMA_NOMSG
+			class = ClassReplyChunk
+		} else {
+			h.Reply = h.Reply[:0]
 		}
-		class = ClassReplyChunk
-	case h.Layout().Size()+n <= sendT:
+	}
+	if class == ClassAuto && h.Layout().Size()+n <= sendT {
 		sgl[1] = buf.Sub(off, n)
 		nsge, class = 2, ClassShort
-	case c.params.ResponderRead && sv.pendingDone < sv.awaitCap:
+	}
+	if class == ClassAuto && c.params.ResponderRead && sv.pendingDone < sv.awaitCap {
 		h.Proc = ProcNoMsg
 		h.WriteList, h.WriteCounts = h.WriteList[:0], h.WriteCounts[:0]
 		key := c.region.MR().RKey()
@@ -378,7 +387,8 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		x.deadline = time.Now().Add(c.cfg.DoneTimeout)
 		sv.waiting = append(sv.waiting, i)
 		sv.pendingDone++
-	default:
+	}
+	if class == ClassAuto {
 		sv.overrun(i, x)
 		return
 	}
@@ -483,7 +493,7 @@ func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	c := sv.c
 	h := sv.rh
 	h.Reset()
-	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, Version, sv.grantFor(x.hdr.Credit), ProcError, code
+	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, x.hdr.Vers, sv.grantFor(x.hdr.Credit), ProcError, code
 	if code == ErrCodeVers {
 		h.VersLow, h.VersHigh = Version, Version
 	}
