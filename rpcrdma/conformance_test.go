@@ -307,3 +307,24 @@ func TestBadReplyFailsRPC(t *testing.T) {
 		})
 	}
 }
+// Item 8: a reply sent in a responder-provided Read chunk returns the call's Write list,
+// every chunk at length zero (RFC 8166 section 3.4.6).
+func TestResponderReadEchoesWriteList(t *testing.T) {
+	cfg := testCfg(1024)
+	cfg.ResponderRead = true
+	p := newPair(t, cfg, cfg)
+	var sent []byte
+	p.rsp.mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
+	p.req.mangle = shrinkWriteChunk(100)
+	r := p.callGuarded(Call{Proc: benchprog.ProcSource, Size: 3000, Tag: 1})
+	if r.Err != nil || r.ReplyClass != ClassResponderRead {
+		t.Fatalf("%v, reply class %s, want %s", r.Err, r.ReplyClass, ClassResponderRead)
+	}
+	h := newHeader(Limits{})
+	if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil {
+		t.Fatal(err)
+	}
+	if h.Proc != ProcNoMsg || len(h.ReadList) != 1 || len(h.WriteCounts) != 1 || h.WriteCounts[0] != 1 || h.WriteList[0].Length != 0 {
+		t.Fatalf("reply header %+v: want RDMA_NOMSG, one Read segment, the Write list echoed with length 0", h)
+	}
+}

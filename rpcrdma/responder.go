@@ -372,7 +372,8 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	}
 	if class == ClassAuto && c.params.ResponderRead && sv.pendingDone < sv.awaitCap {
 		h.Proc = ProcNoMsg
-		h.WriteList, h.WriteCounts = h.WriteList[:0], h.WriteCounts[:0]
+		// The Write list stays in the header, every chunk at length zero (RFC 8166
+		// section 3.4.6: unused chunks are returned with their lengths zeroed).
 		key := c.region.MR().RKey()
 		if x.mw != nil {
 			key = datapath.NextRKey(x.mw.RKey())
