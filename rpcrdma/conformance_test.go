@@ -328,3 +328,35 @@ func TestResponderReadEchoesWriteList(t *testing.T) {
 		t.Fatalf("reply header %+v: want RDMA_NOMSG, one Read segment, the Write list echoed with length 0", h)
 	}
 }
+// Item 6: a call whose rdma_xid differs from its RPC XID is an XDR error (RFC 8166 section
+// 4.5.2): ERR_CHUNK, for inline calls and for calls pulled from a Position Zero Read chunk.
+func TestXIDMismatch(t *testing.T) {
+	p := newPair(t, testCfg(1024), testCfg(1024))
+	for _, c := range []Call{
+		{Proc: benchprog.ProcNull},
+		{Proc: benchprog.ProcSink, Size: 3000},                         // Read chunk
+		{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassPosZeroRead}, // whole call pulled
+	} {
+		// Flip a bit of the transport XID that is not the slot index, and expect the
+		// answer under that XID.
+		p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b, binary.BigEndian.Uint32(b)^1<<31) }
+		if err := p.req.Submit(c); err != nil {
+			t.Fatal(err)
+		}
+		for i := range p.req.cl.slots {
+			if s := &p.req.cl.slots[i]; s.state == slotBusy {
+				s.xid ^= 1 << 31
+			}
+		}
+		p.got = p.got[:0]
+		p.until("the RPC's result", func() bool { return len(p.got) > 0 })
+		r := p.got[0]
+		if !errors.Is(r.Err, ErrChunkRejected) {
+			t.Errorf("%s %d: %v, want ErrChunkRejected", procNames[c.Proc], c.Size, r.Err)
+		}
+	}
+	if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+}
+

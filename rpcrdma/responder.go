@@ -215,6 +215,10 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 	}
 	sv.startServing(x)
 	x.msg = msg
+	if be32(msg) != x.hdr.XID {
+		sv.xidMismatch(i, x)
+		return
+	}
 	if len(x.hdr.ReadList) == 0 {
 		sv.serve(i, x)
 		return
@@ -305,6 +309,10 @@ func (sv *server) onReadDone(i uint32) {
 		}
 		sv.checkEnable()
 		sv.startServing(x)
+		if be32(x.msg) != x.hdr.XID {
+			sv.xidMismatch(int32(i), x)
+			return
+		}
 		sv.serve(int32(i), x)
 		return
 	}
@@ -480,6 +488,13 @@ func (sv *server) scatter(segs []Segment, out []Segment, buf *mempool.Buf, off, 
 		n -= m
 	}
 	return true
+}
+
+// xidMismatch answers a call whose rdma_xid is not its RPC XID with ERR_CHUNK: RFC 8166
+// section 4.5.2 counts the mismatch among the XDR errors of the transport header. (Linux's
+// svcrdma does not check: it serves the call and replies under the RPC XID.)
+func (sv *server) xidMismatch(i int32, x *sctx) {
+	sv.errorReply(i, x, ErrCodeChunk)
 }
 
 // overrun answers a reply that does not fit the requester's reply resources with RDMA_ERROR
