@@ -307,6 +307,7 @@ func TestBadReplyFailsRPC(t *testing.T) {
 		})
 	}
 }
+
 // Item 8: a reply sent in a responder-provided Read chunk returns the call's Write list,
 // every chunk at length zero (RFC 8166 section 3.4.6).
 func TestResponderReadEchoesWriteList(t *testing.T) {
@@ -328,13 +329,14 @@ func TestResponderReadEchoesWriteList(t *testing.T) {
 		t.Fatalf("reply header %+v: want RDMA_NOMSG, one Read segment, the Write list echoed with length 0", h)
 	}
 }
+
 // Item 6: a call whose rdma_xid differs from its RPC XID is an XDR error (RFC 8166 section
 // 4.5.2): ERR_CHUNK, for inline calls and for calls pulled from a Position Zero Read chunk.
 func TestXIDMismatch(t *testing.T) {
 	p := newPair(t, testCfg(1024), testCfg(1024))
 	for _, c := range []Call{
 		{Proc: benchprog.ProcNull},
-		{Proc: benchprog.ProcSink, Size: 3000},                         // Read chunk
+		{Proc: benchprog.ProcSink, Size: 3000},                          // Read chunk
 		{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassPosZeroRead}, // whole call pulled
 	} {
 		// Flip a bit of the transport XID that is not the slot index, and expect the
@@ -360,3 +362,54 @@ func TestXIDMismatch(t *testing.T) {
 	}
 }
 
+// Item 7: a responder keeps the receive it reserved for a reply's RDMA_DONE past
+// DoneTimeout, until the RDMA_DONE arrives or a second, longer bound passes, so that a late
+// RDMA_DONE never takes a receive the grant promised to a call.
+func TestLateDoneKeepsReservation(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			rc, sc := testCfg(1024), testCfg(1024)
+			rc.ResponderRead, sc.ResponderRead = true, true
+			sc.Credits = 1 // one reply may wait for RDMA_DONE
+			sc.DoneTimeout = 50 * time.Millisecond // the late RDMA_DONE comes within 4×
+			p := newPairAt(t, w.addr, rc, sc)
+			sv := &p.rsp.sv
+			rr := Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassResponderRead, Tag: 1}
+
+			p.req.suppressDone = true
+			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != ClassResponderRead {
+				t.Fatalf("%+v", r)
+			}
+			xid := sv.ctxs[sv.waiting[0]].hdr.XID
+			p.until("DoneTimeout", func() bool { return p.rsp.Stats.DoneTimeouts == 1 })
+			if sv.pendingDone != 1 {
+				t.Fatalf("after DoneTimeout %d receives reserved for RDMA_DONE, want 1 until it arrives", sv.pendingDone)
+			}
+			// The reservation is taken: the next reply that needs one cannot have it.
+			if r := p.callGuarded(rr); !errors.Is(r.Err, ErrChunkRejected) {
+				t.Fatalf("responder-read reply with the RDMA_DONE receive still reserved: %v, want ErrChunkRejected", r.Err)
+			}
+			// The late RDMA_DONE arrives: the reservation ends, it is no stray.
+			p.req.suppressDone = false
+			p.req.cl.sendDone(nil, xid)
+			p.until("late RDMA_DONE", func() bool { return sv.pendingDone == 0 })
+			if st := p.rsp.Stats; st.DoneStray != 0 || st.DoneLate != 1 {
+				t.Fatalf("late RDMA_DONE counted as %d stray, %d late; want 0, 1", st.DoneStray, st.DoneLate)
+			}
+			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != ClassResponderRead {
+				t.Fatalf("after the late RDMA_DONE: %+v", r)
+			}
+			p.until("RDMA_DONE", func() bool { return sv.pendingDone == 0 })
+			// No RDMA_DONE at all: the reservation ends at the second bound.
+			p.req.suppressDone = true
+			start := time.Now()
+			if r := p.callGuarded(rr); r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			p.until("the reservation's end", func() bool { return sv.pendingDone == 0 })
+			if d := time.Since(start); d < doneReserve*sc.DoneTimeout {
+				t.Fatalf("reservation dropped after %v, before %d × DoneTimeout", d, doneReserve)
+			}
+		})
+	}
+}

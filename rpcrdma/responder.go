@@ -61,8 +61,10 @@ type server struct {
 	rpc       oncrpc.Call
 	rep       oncrpc.Reply
 	waiting   []int32 // contexts in ctxAwaitDone, oldest first
-	// pendingDone counts waiting; awaitCap bounds it (receives are reserved for that many
-	// RDMA_DONE messages).
+	// late are replies whose chunk DoneTimeout released and whose RDMA_DONE may still come.
+	late []lateDone
+	// pendingDone counts waiting and late; awaitCap bounds it (receives are reserved for
+	// that many RDMA_DONE messages).
 	pendingDone, awaitCap int
 	// serving counts calls received and not yet answered.
 	serving int
@@ -106,6 +108,7 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.Device) error {
 	sv.ctxs = make([]sctx, n)
 	sv.free = make([]int32, 0, n)
 	sv.waiting = make([]int32, 0, n)
+	sv.late = make([]lateDone, 0, max(sv.awaitCap, 1))
 	sv.retire = make([]int32, 0, n)
 	sv.sigEvery = signalEvery(grant)
 	for i := n - 1; i >= 0; i-- {
