@@ -190,12 +190,11 @@ func (l Layout) Size() int {
 // costs 24 bytes, so does a one-segment (or empty) Write chunk, and every other segment at
 // most 20, so the bound is MinHeaderSize + 24*segs.
 //
-// A requester uses it for the decisions of RFC 8166 section 3.5: a call goes inline when
-// MaxHeaderSize(maxSegs) plus the RPC call fits the peer's receive threshold, and it must
-// offer a Reply chunk when MaxHeaderSize(maxSegs) plus the largest possible reply exceeds its
-// own (the responder echoes the Write list and Reply chunk in its reply header). This is the
-// same reasoning as Linux's rpcrdma_max_call_header_size and rpcrdma_max_reply_header_size,
-// made exact for any mix of chunks.
+// It is the worst-case bound a requester that does not know its header's exact size can
+// use for the decisions of RFC 8166 section 3.5 (the reasoning of Linux's
+// rpcrdma_max_call_header_size and rpcrdma_max_reply_header_size). This package's own
+// requester does not call it: it knows its chunks before it decides, and uses the exact
+// Layout.Size instead, so a message that fits to the byte goes inline.
 func MaxHeaderSize(segs int) int {
 	return MinHeaderSize + segs*readEntrySize
 }

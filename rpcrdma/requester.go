@@ -744,8 +744,10 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 }
 
 // invalidate ends the exposure of the slot's windows: those the responder did not
-// invalidate with Send With Invalidate get a LOCAL_INV, and the RPC finishes only when it
-// completes, as Linux's frwr_unmap_sync makes it.
+// invalidate with Send With Invalidate get a LOCAL_INV, and the RPC finishes only when the
+// last one completes, without blocking anything meanwhile. That is what Linux's reply path
+// does with frwr_unmap_async (the RPC completes from the LOCAL_INV completion handler);
+// frwr_unmap_sync, which waits in place, is only for RPCs that end without a reply.
 func (cl *client) invalidate(s *slot, i uint32) {
 	if !s.mwUsed[0] && !s.mwUsed[1] {
 		// No window exposed: always so in MemoryPreregistered mode and for short RPCs.

@@ -332,9 +332,11 @@ const smallOff = sendBufSize / 2
 
 // reply sends the RPC reply held contiguously in buf[off:off+n]. If the reply has a
 // DDP-eligible item, it lies at buf[ddp:ddp+ddpLen] (ddp < 0: none) and is the end of the
-// message but for its pad. The class follows RFC 8166 section 3.5 and svcrdma: the Write
-// chunk for the item when the call provided one; the Reply chunk when provided; inline when
-// it fits; otherwise a responder-provided Read chunk when negotiated, else ERR_CHUNK.
+// message but for its pad. The class follows RFC 8166 section 3.5: the Write chunk for the
+// item when the call provided one that holds it; the Reply chunk when provided and large
+// enough; inline when it fits; otherwise a responder-provided Read chunk when negotiated
+// (the reliable-reply draft's section 4.1.1), else ERR_CHUNK. svcrdma, which has no
+// responder-provided Read chunks, answers ERR_CHUNK as soon as a provided chunk is too small.
 func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen int) {
 	c := sv.c
 	ch := x.hdr
@@ -500,8 +502,8 @@ func (sv *server) xidMismatch(i int32, x *sctx) {
 	sv.errorReply(i, x, ErrCodeChunk)
 }
 
-// overrun answers a reply that does not fit the requester's reply resources with RDMA_ERROR
-// ERR_CHUNK, as svcrdma does; the requester fails that RPC.
+// overrun answers a reply that fits none of the reply resources with RDMA_ERROR ERR_CHUNK
+// (svcrdma's answer to any reply that does not fit); the requester fails that RPC.
 func (sv *server) overrun(i int32, x *sctx) {
 	sv.c.Stats.ReplyOverruns++
 	sv.errorReply(i, x, ErrCodeChunk)
