@@ -166,6 +166,13 @@ type Conn struct {
 	suppressDone bool         // never send RDMA_DONE (exercises the responder's timeout)
 	corrupt      bool         // flip the first payload byte after filling it
 	mangle       func([]byte) // rewrite the next call's encoded transport header
+	// mangleReply rewrites the encoded transport header of the next reply this side
+	// queues (a hostile responder); the RPC message follows it in the same SGE only for
+	// replies that carry none.
+	mangleReply func([]byte)
+	// beforeSend is called by flush after it posted receives and before it posts a batch
+	// of sends: where the grant a reply carries must already be backed.
+	beforeSend func()
 }
 
 // wr ids: kind in the top byte, an index below.
@@ -292,6 +299,11 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 	if err := cfg.validate(); err != nil {
 		req.Reject(nil)
 		return nil, err
+	}
+	if cfg.Memory == MemoryPreregistered {
+		// As in Dial: every chunk of ours, reverse calls' included, carries the region's
+		// key, and a Send With Invalidate of it would end the connection.
+		cfg.RemoteInvalidate = false
 	}
 	peer, ok := FindPrivateData(req.PrivateData())
 	pext := findExt(req.PrivateData())
@@ -506,8 +518,7 @@ func (c *Conn) start() error {
 	// The batch slack only where the receive queue has room for it (a device's MaxQPWR
 	// may have clamped it).
 	c.recvMax = max(c.recvTarget, min(c.recvMax, c.qp.Caps().MaxRecvWR))
-	c.replenish()
-	if err := c.flush(); err != nil {
+	if err := c.flush(); err != nil { // posts the first receives
 		return &SetupError{"post receives", err}
 	}
 	return nil
@@ -666,8 +677,7 @@ func (c *Conn) Idle() error {
 		if c.sv.pendingDone > 0 {
 			c.sv.expireDone(time.Now())
 		}
-		c.replenish()
-		if err := c.flush(); err != nil {
+		if err := c.flush(); err != nil { // which replenishes first
 			c.fail("post", err)
 		}
 	}
@@ -764,7 +774,11 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 	h := c.hdr
 	msg, err := h.Decode(b, &c.cfg.Limits)
 	if err != nil {
-		c.sv.onBadHeader(buf, err)
+		// A reply to one of our calls fails that RPC; anything else is answered as a
+		// call with RDMA_ERROR (RFC 8166 section 4.5).
+		if !c.cl.onBadReply(buf, b, err) {
+			c.sv.onBadHeader(buf, err)
+		}
 		return
 	}
 	switch h.Proc {
@@ -777,7 +791,9 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 		return
 	case ProcMsg:
 		if len(msg) < 8 {
-			c.sv.onBadHeader(buf, ErrTruncated)
+			if !c.cl.onBadReply(buf, b, ErrTruncated) {
+				c.sv.onBadHeader(buf, ErrTruncated)
+			}
 			return
 		}
 		if be32(msg[4:]) == 0 { // msg_type CALL
@@ -813,7 +829,8 @@ func be32(b []byte) uint32 {
 const recvBatch = 7
 
 // replenish queues receives once fewer than recvTarget are posted, up to recvMax. flush
-// posts them before any send, so every reply granting credit finds recvTarget posted.
+// calls it and posts them before any send, so every reply granting credit finds recvTarget
+// posted.
 func (c *Conn) replenish() {
 	if c.recvPosted+len(c.recvWRs) >= c.recvTarget {
 		return
@@ -874,6 +891,11 @@ func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 	case datapath.OpLocalInv:
 		c.Stats.LocalInvs++
 	}
+	if c.mangleReply != nil && wr.ID>>wrKindShift == kindReplySend {
+		x := &c.sv.ctxs[wr.ID&(1<<wrKindShift-1)]
+		c.mangleReply(x.send.Bytes()[:arena[0].Length])
+		c.mangleReply = nil
+	}
 	// Room is guaranteed by the check above: no growth path.
 	k := len(c.sendWRs)
 	c.sendWRs = c.sendWRs[:k+1]
@@ -881,8 +903,12 @@ func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 }
 
 // flush posts the queued receives, then the queued sends: receives first, so that every
-// receive our replies promise (their credit grant) is posted before the reply leaves.
+// receive our replies promise (their credit grant) is posted before the reply leaves. It
+// tops the receives up itself, because not only Idle flushes: queue does when the batch is
+// full, and a batch of Reply-chunk Writes fills it long before Idle runs (RFC 8166 section
+// 3.3, RFC 8167 section 4.3.2: a grant must be backed by posted receives when it is sent).
 func (c *Conn) flush() error {
+	c.replenish()
 	if len(c.recvWRs) > 0 {
 		n, err := c.qp.PostRecv(c.recvWRs)
 		c.recvPosted += n
@@ -892,6 +918,9 @@ func (c *Conn) flush() error {
 		}
 	}
 	if len(c.sendWRs) > 0 {
+		if c.beforeSend != nil {
+			c.beforeSend()
+		}
 		_, err := c.qp.PostSend(c.sendWRs)
 		// No clear(c.sendWRs) before truncating: all the posted entries can reference are
 		// the SGE arena and the slots' and contexts' windows, which live as long as the

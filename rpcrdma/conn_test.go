@@ -18,9 +18,22 @@ import (
 type pair struct {
 	t        testing.TB
 	req, rsp *Conn
+	// got collects the requester's Results that until came across.
+	got []Result
 }
 
 func newPair(t testing.TB, reqCfg, rspCfg Config) *pair {
+	t.Helper()
+	addr := soft.InprocPrefix + "0"
+	if os.Getenv("RPCRDMA_TEST_TCP") != "" {
+		addr = "127.0.0.1:0" // the soft provider's between-process mode
+	}
+	return newPairAt(t, addr, reqCfg, rspCfg)
+}
+
+// newPairAt is newPair listening at addr: soft.InprocPrefix for the in-process mode,
+// "127.0.0.1:0" for the TCP wire two processes would use.
+func newPairAt(t testing.TB, addr string, reqCfg, rspCfg Config) *pair {
 	t.Helper()
 	prov := soft.New(soft.Config{})
 	dev, err := prov.Open("")
@@ -30,10 +43,6 @@ func newPair(t testing.TB, reqCfg, rspCfg Config) *pair {
 	rdev, err := prov.Open("")
 	if err != nil {
 		t.Fatal(err)
-	}
-	addr := soft.InprocPrefix + "0"
-	if os.Getenv("RPCRDMA_TEST_TCP") != "" {
-		addr = "127.0.0.1:0" // the soft provider's between-process mode
 	}
 	l, err := rdev.Listen(addr)
 	if err != nil {

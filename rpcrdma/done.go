@@ -8,10 +8,24 @@ import (
 
 // Responder-provided Read chunks waiting for RDMA_DONE (draft-cel-nfsv4-rpcrdma-reliable-reply
 // section 4.1.3): the server half keeps the context of each such reply, oldest first in
-// server.waiting, until the requester's pull completion notification or DoneTimeout.
+// server.waiting, until the requester's pull completion notification or DoneTimeout, and the
+// receive reserved for that notification until it arrives or doneReserve × DoneTimeout.
+
+// doneReserve × DoneTimeout is how long the receive reserved for a reply's RDMA_DONE stays
+// reserved: past DoneTimeout the Read chunk is released, but a requester that pulled it in
+// time may still send its RDMA_DONE, which must find a receive that no call was promised.
+const doneReserve = 4
+
+// lateDone is a reply whose Read chunk DoneTimeout released while its RDMA_DONE may still
+// come: the receive reserved for it stays reserved (counted in pendingDone) until then.
+type lateDone struct {
+	xid   uint32
+	until time.Time
+}
 
 // onDone handles RDMA_DONE: the requester finished pulling the Read chunk of the reply to
-// xid. A notification for no waiting chunk is dropped silently (draft section 4.1.3).
+// xid. One for a chunk already released by DoneTimeout ends that reply's receive
+// reservation; one for no reply at all is dropped silently (draft section 4.1.3).
 func (sv *server) onDone(xid uint32) {
 	c := sv.c
 	for k, i := range sv.waiting {
@@ -25,21 +39,39 @@ func (sv *server) onDone(xid uint32) {
 		sv.unexpose(i, x)
 		return
 	}
+	for k := range sv.late {
+		if sv.late[k].xid == xid {
+			sv.late = append(sv.late[:k], sv.late[k+1:]...)
+			sv.pendingDone--
+			c.Stats.DoneLate++
+			return
+		}
+	}
 	c.Stats.DoneStray++
 }
 
-// expireDone releases the Read chunks whose requester sent no RDMA_DONE in time.
+// expireDone releases the Read chunks whose requester sent no RDMA_DONE in time, keeping
+// their receive reservations until doneReserve × DoneTimeout after the reply, and ends the
+// reservations that reached that bound. Until then pendingDone counts them, so no further
+// reply that needs a reservation is sent in a Read chunk: the receives the grant promised
+// to calls are never the ones a late RDMA_DONE takes.
 func (sv *server) expireDone(now time.Time) {
+	for len(sv.late) > 0 && !now.Before(sv.late[0].until) {
+		n := copy(sv.late, sv.late[1:])
+		sv.late = sv.late[:n]
+		sv.pendingDone--
+	}
 	for len(sv.waiting) > 0 {
 		i := sv.waiting[0]
 		x := &sv.ctxs[i]
 		if now.Before(x.deadline) {
 			return
 		}
-		copy(sv.waiting, sv.waiting[1:])
-		sv.waiting = sv.waiting[:len(sv.waiting)-1]
-		sv.pendingDone--
+		n := copy(sv.waiting, sv.waiting[1:])
+		sv.waiting = sv.waiting[:n]
 		sv.c.Stats.DoneTimeouts++
+		// Deadlines grow in posting order, so late stays sorted by until.
+		sv.late = append(sv.late, lateDone{xid: x.hdr.XID, until: x.deadline.Add((doneReserve - 1) * sv.c.cfg.DoneTimeout)})
 		sv.unexpose(i, x)
 	}
 }

@@ -6,9 +6,19 @@ import "encoding/binary"
 // chunk draft or for reverse-direction support, and its reserved bits must be sent as zero,
 // so this endpoint appends its own 8-byte block after the RFC 8797 message: a distinct
 // format identifier, as RFC 8797 section 5.2 expects other private data to carry, then one
-// flags octet and three zero octets. Peers that do not know it ignore it (the RFC 8797
-// search skips it; Linux reads only the first 8 bytes).
-const extFormat uint32 = 0x72726231 // "rrb1"
+// flags octet and three zero octets.
+//
+// The identifier is unregistered: RFC 8797 section 8 creates an IANA registry of CM private
+// data format identifiers, and 0x72726231 is not in it. It is private to this program; two
+// of its endpoints recognise each other by it, and nothing else may be assumed of it.
+//
+// What a peer that does not know it sees: 16 bytes of private data where it expects 8. Linux
+// reads the RFC 8797 message at offset 0 only if its identifier matches, and ignores every
+// byte past the 8 it knows, so it neither enables the extensions nor fails the connection.
+// An RFC 8166-only peer ignores private data altogether. A peer that scanned for other
+// registered identifiers would find none here. The extensions then stay off on both ends,
+// because each end enables them only when the other's block says so.
+const extFormat uint32 = 0x72726231 // "rrb1", unregistered (RFC 8797 section 8)
 
 const (
 	extSize = 8

@@ -190,12 +190,11 @@ func (l Layout) Size() int {
 // costs 24 bytes, so does a one-segment (or empty) Write chunk, and every other segment at
 // most 20, so the bound is MinHeaderSize + 24*segs.
 //
-// A requester uses it for the decisions of RFC 8166 section 3.5: a call goes inline when
-// MaxHeaderSize(maxSegs) plus the RPC call fits the peer's receive threshold, and it must
-// offer a Reply chunk when MaxHeaderSize(maxSegs) plus the largest possible reply exceeds its
-// own (the responder echoes the Write list and Reply chunk in its reply header). This is the
-// same reasoning as Linux's rpcrdma_max_call_header_size and rpcrdma_max_reply_header_size,
-// made exact for any mix of chunks.
+// It is the worst-case bound a requester that does not know its header's exact size can
+// use for the decisions of RFC 8166 section 3.5 (the reasoning of Linux's
+// rpcrdma_max_call_header_size and rpcrdma_max_reply_header_size). This package's own
+// requester does not call it: it knows its chunks before it decides, and uses the exact
+// Layout.Size instead, so a message that fits to the byte goes inline.
 func MaxHeaderSize(segs int) int {
 	return MinHeaderSize + segs*readEntrySize
 }
@@ -457,6 +456,15 @@ func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 	h.fixed = 2 * word
 	// The version decides the layout of everything after it (RFC 8166 section 4.5.1).
 	if h.Vers != Version {
+		// Credit and procedure sit where version 1 has them in every version, and
+		// RDMA_ERROR is 4 in all: ErrorReply needs the procedure so as not to answer an
+		// RDMA_ERROR that carries another version (RFC 8166 section 4.5 makes an
+		// RDMA_ERROR echo the failing request's version, so two endpoints would otherwise
+		// trade ERR_VERS forever). h.fixed stays at the two words that were validated.
+		if len(b) >= fixedSize {
+			h.Credit = be.Uint32(b[8:])
+			h.Proc = Proc(be.Uint32(b[12:]))
+		}
 		return nil, ErrVersion
 	}
 	if len(b) < fixedSize {
@@ -637,11 +645,13 @@ func readChunksFit(list []ReadSegment) bool {
 
 // ErrorReply fills r with the RDMA_ERROR message a responder sends when Decode of a call
 // failed with err (RFC 8166 section 4.5): ERR_VERS with versions 1..1 for ErrVersion,
-// ERR_CHUNK for any other decode error, the call's XID, version 1, and credit as the
-// granted credits. It returns false when no reply may be sent: err is not a decode error,
-// the XID (for ERR_VERS) or the fixed fields (otherwise) could not be read, or the message
-// was itself an RDMA_ERROR, which is dropped to avoid an error loop. h must be the header
-// that failed to decode. r keeps its slice capacity; it may not be h.
+// ERR_CHUNK for any other decode error, the call's XID, the call's rdma_vers (section 4.5
+// requires the failing request's version; Linux's svc_rdma_send_error_msg copies it), and
+// credit as the granted credits. It returns false when no reply may be sent: err is not a
+// decode error, the XID (for ERR_VERS) or the fixed fields (otherwise) could not be read,
+// or the message was itself an RDMA_ERROR, of any version, which is dropped to avoid an
+// error loop. h must be the header that failed to decode. r keeps its slice capacity; it
+// may not be h.
 func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 	e, ok := err.(*HeaderError)
 	if !ok {
@@ -651,7 +661,7 @@ func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 		return false
 	}
 	if e.code == ErrCodeVers {
-		if h.fixed < 2*word {
+		if h.fixed < 2*word || h.Proc == ProcError {
 			return false
 		}
 	} else if h.fixed < fixedSize || h.Proc == ProcError {
@@ -659,7 +669,7 @@ func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 	}
 	r.Reset()
 	r.XID = h.XID
-	r.Vers = Version
+	r.Vers = h.Vers
 	r.Credit = credit
 	r.Proc = ProcError
 	r.Err = e.code

@@ -412,19 +412,19 @@ func TestErrorReply(t *testing.T) {
 	var h, r Header
 	r.ReadList = make([]ReadSegment, 3) // must be cleared
 
-	// Version 2 call: ERR_VERS 1..1 with the call's XID, even though nothing past rdma_vers
-	// was readable.
+	// Version 2 call: ERR_VERS 1..1 with the call's XID and version (RFC 8166 section
+	// 4.5), even though nothing past rdma_vers was readable.
 	_, err := h.Decode(words(0xfeed, 2), nil)
 	if !h.ErrorReply(err, 7, &r) {
 		t.Fatal("no reply for ErrVersion")
 	}
-	want := Header{XID: 0xfeed, Vers: 1, Credit: 7, Proc: ProcError, Err: ErrCodeVers, VersLow: 1, VersHigh: 1}
+	want := Header{XID: 0xfeed, Vers: 2, Credit: 7, Proc: ProcError, Err: ErrCodeVers, VersLow: 1, VersHigh: 1}
 	if !equalHeaders(&r, &want) || len(r.ReadList) != 0 {
 		t.Errorf("reply = %+v", r)
 	}
 	buf := make([]byte, 64)
 	n, err := r.Encode(buf)
-	if err != nil || !bytes.Equal(buf[:n], words(0xfeed, 1, 7, 4, 1, 1, 1)) {
+	if err != nil || !bytes.Equal(buf[:n], words(0xfeed, 2, 7, 4, 1, 1, 1)) {
 		t.Errorf("encoded ERR_VERS = %x, %v", buf[:n], err)
 	}
 
@@ -514,7 +514,7 @@ func TestDecodeReusesWithoutAllocating(t *testing.T) {
 		t.Errorf("decoded %+v", dec)
 	}
 	// Errors are preallocated: the failure path does not allocate either.
-	bad := words(1, 2, 3, 4)
+	bad := words(1, 2, 3, 0) // version 2 RDMA_MSG
 	allocs = testing.AllocsPerRun(100, func() {
 		if _, err := dec.Decode(bad, nil); err != ErrVersion {
 			t.Fatal(err)

@@ -474,18 +474,21 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 		used := false
 		if len(h.WriteCounts) > 0 {
 			if s.replyClass != ClassWriteChunk {
-				s.err = ErrBadReply
+				s.err = errReplyWriteList
 				break
 			}
-			used = true
 			var n uint64
 			for _, seg := range h.WriteChunk(0) {
 				n += uint64(seg.Length)
 			}
 			if n > uint64(s.call.Size) {
-				s.err = ErrBadReply
+				s.err = errReplyWriteLen
 				break
 			}
+			// A Write chunk returned empty for a non-empty result was too small: the
+			// responder sent the result inline instead (draft-cel-nfsv4-rpcrdma-reliable-reply
+			// section 4.1.1). For an empty result both encodings are the same bytes.
+			used = n > 0 || s.call.Size == 0
 			chunk = s.in.Bytes()[:n]
 		}
 		cl.parse(s, msg, chunk, used)
@@ -497,7 +500,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 	default: // RDMA_NOMSG: the reply is in our Reply chunk
 		c.recvPool.Put(buf)
 		if !h.HasReply || s.replyClass != ClassReplyChunk {
-			s.err = ErrBadReply
+			s.err = errReplyReplyChunk
 			break
 		}
 		var n uint64
@@ -505,7 +508,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 			n += uint64(seg.Length)
 		}
 		if n > uint64(len(s.in.Bytes())) {
-			s.err = ErrBadReply
+			s.err = errReplyReplyLen
 			break
 		}
 		cl.parse(s, s.in.Bytes()[:n], nil, false)
@@ -513,6 +516,96 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 	}
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
+}
+
+// ReplyError is ErrBadReply with what was wrong with the reply: errors.Is(err, ErrBadReply)
+// holds, and Err, when set, is the cause (a *HeaderError from decoding its header). It is
+// built only on that failure path.
+type ReplyError struct {
+	What string
+	Err  error
+}
+
+func (e *ReplyError) Error() string {
+	s := "rpcrdma: malformed reply: " + e.What
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *ReplyError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrBadReply}
+	}
+	return []error{ErrBadReply, e.Err}
+}
+
+// The reply failures that need no cause: preallocated, as the hot path allocates nothing.
+var (
+	errReplyWriteList  = &ReplyError{What: "Write list returned for a call that offered no Write chunk"}
+	errReplyWriteLen   = &ReplyError{What: "Write chunk length returned exceeds the call's"}
+	errReplyReplyChunk = &ReplyError{What: "RDMA_NOMSG without the Reply chunk the call offered"}
+	errReplyReplyLen   = &ReplyError{What: "Reply chunk length returned exceeds the chunk"}
+	errReplyRPC        = &ReplyError{What: "RPC reply header undecodable or its XID not the call's"}
+	errReplyResults    = &ReplyError{What: "results undecodable or not the size asked for"}
+)
+
+// onBadReply handles a message whose transport header did not decode (err) or whose RPC
+// message is too short to hold a msg_type: if its XID names an outstanding call of ours, it
+// is taken as that call's reply and the RPC fails at once (RFC 8166 section 4.5.2), and
+// nothing is sent back: an RDMA_ERROR would carry an XID of our direction to a peer whose
+// own XIDs are a separate space (it could end one of its reverse calls). It reports whether
+// it took the message. XIDs are whitened per connection, so a peer's reverse call that
+// failed to decode and happens to carry the XID of an outstanding call of ours is the one
+// case taken wrongly; the peer's call then waits for its own timeout.
+func (cl *client) onBadReply(buf *mempool.Buf, b []byte, err error) bool {
+	c := cl.c
+	h := c.hdr
+	if h.fixed < 2*word {
+		return false // not even an XID
+	}
+	s := cl.lookup(h.XID)
+	if s == nil {
+		return false
+	}
+	i := uint32((h.XID ^ cl.base) & 0xffff)
+	s.waits &^= waitReply
+	cl.outstanding--
+	if h.Vers != Version && h.Proc == ProcError && len(b) >= fixedSize+word && ErrCode(be32(b[fixedSize:])) == ErrCodeVers {
+		// The peer's ERR_VERS echoes the version of a call we sent in another one (only
+		// tests make this side do that); the words read sit where every version has them.
+		c.Stats.ErrorsReceived++
+		s.err = ErrVersionRejected
+	} else {
+		s.err = &ReplyError{What: "transport header", Err: err}
+	}
+	c.recvPool.Put(buf)
+	cl.invalidate(s, i)
+	cl.maybeFinish(s, i)
+	return true
+}
+
+// onUnpullable fails the outstanding call xid, if there is one, whose reply came as
+// RDMA_NOMSG with a Position Zero Read chunk this side cannot pull (segments not all at
+// position zero, or a message larger than a buffer or shorter than an RPC header). RDMA_DONE
+// still goes out, as the draft's section 4.1.3 asks of a requester that terminates an RPC
+// whose reply it will not pull, so the responder releases the chunk now.
+func (cl *client) onUnpullable(xid uint32, credit uint32) bool {
+	s := cl.lookup(xid)
+	if s == nil {
+		return false
+	}
+	i := uint32((xid ^ cl.base) & 0xffff)
+	s.waits &^= waitReply
+	cl.outstanding--
+	cl.grant(credit)
+	s.err = &ReplyError{What: "Position Zero Read chunk cannot be pulled"}
+	s.replyClass = ClassResponderRead
+	cl.sendDone(s, xid)
+	cl.invalidate(s, i)
+	cl.maybeFinish(s, i)
+	return true
 }
 
 // onPulledReply handles a reply the serving side pulled from a responder-provided Position
@@ -589,7 +682,7 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 	r := &cl.rep
 	off, err := decodeReply(msg, r)
 	if err != nil || r.XID != s.xid {
-		s.err = ErrBadReply
+		s.err = errReplyRPC
 		return
 	}
 	if r.Stat != oncrpc.Accepted || r.Accept != oncrpc.Success {
@@ -606,18 +699,18 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 	case benchprog.ProcEcho:
 		var e benchprog.Echo
 		if _, err := e.Decode(body); err != nil || len(e.Data) != size {
-			s.err = ErrBadReply
+			s.err = errReplyResults
 			return
 		}
 		s.data = e.Data
 	case benchprog.ProcSink:
 		var res benchprog.SinkRes
 		if _, err := res.Decode(body); err != nil {
-			s.err = ErrBadReply
+			s.err = errReplyResults
 			return
 		}
 		if int(res.Count) != size {
-			s.err = ErrBadReply
+			s.err = errReplyResults
 			return
 		}
 		if verify && res.Check != benchprog.CheckOK {
@@ -632,7 +725,7 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 			_, err = res.Decode(body)
 		}
 		if err != nil {
-			s.err = ErrBadReply
+			s.err = errReplyResults
 			return
 		}
 		if res.Stat == benchprog.SourceTooBig {
@@ -640,7 +733,7 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 			return
 		}
 		if len(res.Data) != size {
-			s.err = ErrBadReply
+			s.err = errReplyResults
 			return
 		}
 		s.data = res.Data
@@ -651,8 +744,10 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 }
 
 // invalidate ends the exposure of the slot's windows: those the responder did not
-// invalidate with Send With Invalidate get a LOCAL_INV, and the RPC finishes only when it
-// completes, as Linux's frwr_unmap_sync makes it.
+// invalidate with Send With Invalidate get a LOCAL_INV, and the RPC finishes only when the
+// last one completes, without blocking anything meanwhile. That is what Linux's reply path
+// does with frwr_unmap_async (the RPC completes from the LOCAL_INV completion handler);
+// frwr_unmap_sync, which waits in place, is only for RPCs that end without a reply.
 func (cl *client) invalidate(s *slot, i uint32) {
 	if !s.mwUsed[0] && !s.mwUsed[1] {
 		// No window exposed: always so in MemoryPreregistered mode and for short RPCs.

@@ -51,16 +51,20 @@ type sctx struct {
 // server is the side of a Conn that serves calls: forward for a responder, reverse for a
 // requester.
 type server struct {
-	c       *Conn
-	ctxs    []sctx
-	free    []int32
-	grant   uint32  // most credits granted
-	rh      *Header // reply header scratch
-	rpc     oncrpc.Call
-	rep     oncrpc.Reply
-	waiting []int32 // contexts in ctxAwaitDone, oldest first
-	// pendingDone counts waiting; awaitCap bounds it (receives are reserved for that many
-	// RDMA_DONE messages).
+	c     *Conn
+	ctxs  []sctx
+	free  []int32
+	grant uint32 // most credits granted
+	// remoteInv: replies may use Send With Invalidate (see invalidateKey).
+	remoteInv bool
+	rh        *Header // reply header scratch
+	rpc       oncrpc.Call
+	rep       oncrpc.Reply
+	waiting   []int32 // contexts in ctxAwaitDone, oldest first
+	// late are replies whose chunk DoneTimeout released and whose RDMA_DONE may still come.
+	late []lateDone
+	// pendingDone counts waiting and late; awaitCap bounds it (receives are reserved for
+	// that many RDMA_DONE messages).
 	pendingDone, awaitCap int
 	// serving counts calls received and not yet answered.
 	serving int
@@ -95,6 +99,7 @@ func (sv *server) answered(x *sctx) {
 func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	sv.c = c
 	sv.grant = uint32(grant)
+	sv.remoteInv = c.params.Role == RoleResponder && c.params.Inline.RemoteInvalidate
 	sv.rh = newHeader(c.cfg.Limits)
 	sv.rpc = oncrpc.Call{}
 	if c.params.ResponderRead {
@@ -103,6 +108,7 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	sv.ctxs = make([]sctx, n)
 	sv.free = make([]int32, 0, n)
 	sv.waiting = make([]int32, 0, n)
+	sv.late = make([]lateDone, 0, max(sv.awaitCap, 1))
 	sv.retire = make([]int32, 0, n)
 	sv.sigEvery = signalEvery(grant)
 	for i := n - 1; i >= 0; i-- {
@@ -212,6 +218,10 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 	}
 	sv.startServing(x)
 	x.msg = msg
+	if be32(msg) != x.hdr.XID {
+		sv.xidMismatch(i, x)
+		return
+	}
 	if len(x.hdr.ReadList) == 0 {
 		sv.serve(i, x)
 		return
@@ -243,14 +253,19 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 	}
 	x.pos0 = true
 	total := 0
+	bad := false
 	for _, r := range x.hdr.ReadList {
-		if r.Position != 0 {
-			sv.errorReply(i, x, ErrCodeChunk)
-			return
-		}
+		bad = bad || r.Position != 0
 		total += int(r.Length)
 	}
-	if total > len(x.sink.Bytes()) || total < 8 {
+	if bad || total > len(x.sink.Bytes()) || total < 8 {
+		// Before the pull nothing tells a call from a reply to one of our calls but the
+		// XID: one that names an outstanding call of ours is taken as its reply, and that
+		// RPC fails (RFC 8166 section 4.5.2), with no RDMA_ERROR sent back.
+		if sv.c.cl.onUnpullable(x.hdr.XID, x.credit) {
+			sv.release(i)
+			return
+		}
 		sv.errorReply(i, x, ErrCodeChunk)
 		return
 	}
@@ -297,6 +312,10 @@ func (sv *server) onReadDone(i uint32) {
 		}
 		sv.checkEnable()
 		sv.startServing(x)
+		if be32(x.msg) != x.hdr.XID {
+			sv.xidMismatch(int32(i), x)
+			return
+		}
 		sv.serve(int32(i), x)
 		return
 	}
@@ -313,9 +332,11 @@ const smallOff = sendBufSize / 2
 
 // reply sends the RPC reply held contiguously in buf[off:off+n]. If the reply has a
 // DDP-eligible item, it lies at buf[ddp:ddp+ddpLen] (ddp < 0: none) and is the end of the
-// message but for its pad. The class follows RFC 8166 section 3.5 and svcrdma: the Write
-// chunk for the item when the call provided one; the Reply chunk when provided; inline when
-// it fits; otherwise a responder-provided Read chunk when negotiated, else ERR_CHUNK.
+// message but for its pad. The class follows RFC 8166 section 3.5: the Write chunk for the
+// item when the call provided one that holds it; the Reply chunk when provided and large
+// enough; inline when it fits; otherwise a responder-provided Read chunk when negotiated
+// (the reliable-reply draft's section 4.1.1), else ERR_CHUNK. svcrdma, which has no
+// responder-provided Read chunks, answers ERR_CHUNK as soon as a provided chunk is too small.
 func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen int) {
 	c := sv.c
 	ch := x.hdr
@@ -336,31 +357,36 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	sendT := c.params.Inline.SendSize
 	var sgl [2]datapath.SGE
 	nsge := 1
-	var class Class
-	switch {
-	case ddp >= 0 && len(ch.WriteCounts) > 0:
+	// The first reply resource that holds the reply wins; one that is too small is passed
+	// over for the next (draft-cel-nfsv4-rpcrdma-reliable-reply section 4.1.1: a responder
+	// MUST use a responder-provided Read chunk when every requester-provided resource is too
+	// small), and only when none is left is it RDMA_ERROR ERR_CHUNK. ClassAuto: none yet.
+	class := ClassAuto
+	if ddp >= 0 && len(ch.WriteCounts) > 0 {
 		segs := ch.WriteChunk(0)
-		if !sv.scatter(segs, h.WriteList[:len(segs)], buf, ddp, ddpLen) {
-			sv.overrun(i, x)
-			return
+		if sv.scatter(segs, h.WriteList[:len(segs)], buf, ddp, ddpLen) {
+			sgl[1] = buf.Sub(off, ddp-off)
+			nsge, class = 2, ClassWriteChunk
 		}
-		sgl[1] = buf.Sub(off, ddp-off)
-		nsge, class = 2, ClassWriteChunk
-	case ch.HasReply:
-		h.Proc = ProcNoMsg
-		h.HasReply = true
-		h.Reply = append(h.Reply, ch.Reply...)
-		if !sv.scatter(ch.Reply, h.Reply, buf, off, n) {
-			sv.overrun(i, x)
-			return
+	}
+	if class == ClassAuto && ch.HasReply {
+		// scatter queues nothing when the chunk is too short, so h is untouched then.
+		h.Reply = append(h.Reply[:0], ch.Reply...)
+		if sv.scatter(ch.Reply, h.Reply, buf, off, n) {
+			h.Proc, h.HasReply = ProcNoMsg, true // as svcrdma: RDMA_NOMSG
+			class = ClassReplyChunk
+		} else {
+			h.Reply = h.Reply[:0]
 		}
-		class = ClassReplyChunk
-	case h.Layout().Size()+n <= sendT:
+	}
+	if class == ClassAuto && h.Layout().Size()+n <= sendT {
 		sgl[1] = buf.Sub(off, n)
 		nsge, class = 2, ClassShort
-	case c.params.ResponderRead && sv.pendingDone < sv.awaitCap:
+	}
+	if class == ClassAuto && c.params.ResponderRead && sv.pendingDone < sv.awaitCap {
 		h.Proc = ProcNoMsg
-		h.WriteList, h.WriteCounts = h.WriteList[:0], h.WriteCounts[:0]
+		// The Write list stays in the header, every chunk at length zero (RFC 8166
+		// section 3.4.6: unused chunks are returned with their lengths zeroed).
 		key := c.region.MR().RKey()
 		if x.mw != nil {
 			key = datapath.NextRKey(x.mw.RKey())
@@ -375,7 +401,8 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		x.deadline = time.Now().Add(c.cfg.DoneTimeout)
 		sv.waiting = append(sv.waiting, i)
 		sv.pendingDone++
-	default:
+	}
+	if class == ClassAuto {
 		sv.overrun(i, x)
 		return
 	}
@@ -414,10 +441,21 @@ func (sv *server) post(i int32, x *sctx, wr *datapath.SendWR, sgl []datapath.SGE
 }
 
 // invalidateKey picks the requester key a reply invalidates with Send With Invalidate
-// (RFC 8797 section 4.1): one of this XID's chunks, preferring the reply-side chunk, as
-// svcrdma does. The requester invalidates the others itself.
+// (RFC 8797 section 4.1): one of this XID's chunks, preferring the reply-side chunk (the
+// Write chunk's first segment, else the Reply chunk's, else the Read chunk's). The requester
+// invalidates the others itself. Linux's svcrdma (svc_rdma_get_inv_rkey) is stricter: it
+// invalidates only when every segment of the call carries one and the same key, and sends a
+// plain Send otherwise; this requester binds a window per chunk, so for a call with two
+// chunks svcrdma would invalidate none and this responder invalidates one.
+//
+// Only forward replies do so. RFC 8797 section 4.1 lets "the responder" use Send With
+// Invalidate for its RPC replies when both R bits are set; RFC 8167 gives the reverse
+// direction no such rule, and the responder's R bit promises nothing about the keys in its
+// reverse calls (a preregistered peer would expose its region-wide key there, whose
+// invalidation ends the connection). So reverse replies use a plain Send and the reverse
+// requester invalidates its own windows with LOCAL_INV.
 func (sv *server) invalidateKey(ch *Header) (uint32, bool) {
-	if !sv.c.params.Inline.RemoteInvalidate {
+	if !sv.remoteInv {
 		return 0, false
 	}
 	switch {
@@ -457,8 +495,15 @@ func (sv *server) scatter(segs []Segment, out []Segment, buf *mempool.Buf, off, 
 	return true
 }
 
-// overrun answers a reply that does not fit the requester's reply resources with RDMA_ERROR
-// ERR_CHUNK, as svcrdma does; the requester fails that RPC.
+// xidMismatch answers a call whose rdma_xid is not its RPC XID with ERR_CHUNK: RFC 8166
+// section 4.5.2 counts the mismatch among the XDR errors of the transport header. (Linux's
+// svcrdma does not check: it serves the call and replies under the RPC XID.)
+func (sv *server) xidMismatch(i int32, x *sctx) {
+	sv.errorReply(i, x, ErrCodeChunk)
+}
+
+// overrun answers a reply that fits none of the reply resources with RDMA_ERROR ERR_CHUNK
+// (svcrdma's answer to any reply that does not fit); the requester fails that RPC.
 func (sv *server) overrun(i int32, x *sctx) {
 	sv.c.Stats.ReplyOverruns++
 	sv.errorReply(i, x, ErrCodeChunk)
@@ -469,7 +514,7 @@ func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	c := sv.c
 	h := sv.rh
 	h.Reset()
-	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, Version, sv.grantFor(x.hdr.Credit), ProcError, code
+	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, x.hdr.Vers, sv.grantFor(x.hdr.Credit), ProcError, code
 	if code == ErrCodeVers {
 		h.VersLow, h.VersHigh = Version, Version
 	}

@@ -123,11 +123,13 @@ type Stats struct {
 	ErrorsReceived uint64 `json:"errors_received"`
 	ReplyOverruns  uint64 `json:"reply_overruns"`
 	// RDMA_DONE: sent, received for a waiting Read chunk, received for none (dropped, as
-	// the draft requires), and Read chunks released by DoneTimeout instead.
+	// the draft requires), Read chunks released by DoneTimeout instead, and RDMA_DONE
+	// received for such a chunk after its timeout (while its receive was still reserved).
 	DoneSent     uint64 `json:"done_sent"`
 	DoneReceived uint64 `json:"done_received"`
 	DoneStray    uint64 `json:"done_stray"`
 	DoneTimeouts uint64 `json:"done_timeouts"`
+	DoneLate     uint64 `json:"done_late"`
 	// StrayReplies are replies whose XID matched no outstanding call (dropped).
 	StrayReplies uint64 `json:"stray_replies"`
 	// Broken is set once the connection broke.
