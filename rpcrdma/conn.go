@@ -129,8 +129,11 @@ type Conn struct {
 	sendPool, recvPool, outPool, inPool, sinkPool *mempool.Pool
 
 	// Receives: at least recvTarget are kept posted, refilled up to recvMax once fewer
-	// remain (see recvBatch); held ones are being processed or viewed.
+	// remain (see recvBatch); held ones are being processed or viewed. The target follows
+	// the credits granted (setRecvTarget): recvBase for replies to this side's calls, plus
+	// recvPerGrant per credit granted to the peer; recvCap is the receive queue's depth.
 	recvTarget, recvMax, recvPosted int
+	recvBase, recvPerGrant, recvCap int
 	recvWRs                         []datapath.RecvWR
 	recvSGEs                        []datapath.SGE
 
@@ -485,8 +488,10 @@ func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) e
 	c.inPool = region.Pool("in")
 	c.sinkPool = region.Pool("sink")
 
-	c.recvTarget = s.recvTarget
-	c.recvMax = s.recvTarget + recvBatch
+	c.recvBase, c.recvPerGrant, c.recvCap = out, 1, s.recvTarget+recvBatch
+	if p.ResponderRead {
+		c.recvPerGrant = 2 // and one for the RDMA_DONE of each reply in a Read chunk
+	}
 	c.recvWRs = make([]datapath.RecvWR, 0, s.recvBufs)
 	c.recvSGEs = make([]datapath.SGE, s.recvBufs)
 	// Each batch entry's SGL is fixed to its own arena element once, here: replenish then
@@ -505,6 +510,7 @@ func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) e
 	if err := c.sv.init(c, s.ctxs, in, c.pd); err != nil {
 		return err
 	}
+	c.setRecvTarget(c.sv.granted)
 	c.Stats.Params = c.params
 	c.Stats.RegisteredBytes = c.RegisteredBytes()
 	return nil
@@ -517,7 +523,8 @@ func (c *Conn) start() error {
 	c.inline = c.qp.Caps().MaxInlineData
 	// The batch slack only where the receive queue has room for it (a device's MaxQPWR
 	// may have clamped it).
-	c.recvMax = max(c.recvTarget, min(c.recvMax, c.qp.Caps().MaxRecvWR))
+	c.recvCap = min(c.recvCap, c.qp.Caps().MaxRecvWR)
+	c.setRecvTarget(c.sv.granted)
 	if err := c.flush(); err != nil { // posts the first receives
 		return &SetupError{"post receives", err}
 	}
@@ -827,6 +834,15 @@ func be32(b []byte) uint32 {
 // fewer than recvTarget remain posts eight receives per PostRecv instead of one, and
 // PostRecv costs a provider call (a doorbell on hardware) whatever its length.
 const recvBatch = 7
+
+// setRecvTarget sets the receives kept posted for granted credits: RFC 8166 section 3.3
+// requires a receive for every credit granted, so a grant grows only together with the
+// receives behind it (flush posts them before the reply that carries the grant), and a
+// connection whose peer asks for few credits keeps few receives, and so little memory.
+func (c *Conn) setRecvTarget(granted uint32) {
+	c.recvTarget = max(1, c.recvBase+c.recvPerGrant*int(granted))
+	c.recvMax = max(c.recvTarget, min(c.recvTarget+recvBatch, c.recvCap))
+}
 
 // replenish queues receives once fewer than recvTarget are posted, up to recvMax. flush
 // calls it and posts them before any send, so every reply granting credit finds recvTarget

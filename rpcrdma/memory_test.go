@@ -3,6 +3,8 @@ package rpcrdma
 import (
 	"os"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 )
 
 // registeredFormula is TRANSPORT.md's formula for a connection's registered memory, written
@@ -77,5 +79,32 @@ func TestRegisteredBytesFollowFormula(t *testing.T) {
 				t.Errorf("Stats.RegisteredBytes %d, RegisteredBytes() %d", p.req.Stats.RegisteredBytes, p.req.RegisteredBytes())
 			}
 		})
+	}
+}
+
+// TestReceivesFollowGrant: a responder that may grant 64 credits keeps receives posted for
+// what its peer asked, not for 64, and grows them before the reply that grants more.
+func TestReceivesFollowGrant(t *testing.T) {
+	for _, credits := range []int{1, 8, 32} {
+		req := testCfg(4096)
+		req.Credits = credits
+		rsp := testCfg(4096)
+		rsp.Credits = 64
+		p := newPair(t, req, rsp)
+		if p.rsp.recvTarget != 1 {
+			t.Fatalf("requester asking %d: before any call the responder keeps %d receives posted, want 1 (the requester's first credit)", credits, p.rsp.recvTarget)
+		}
+		for i := range 3 {
+			if r := p.call(p.req, Call{Proc: benchprog.ProcNull, Tag: uint64(i)}); r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+		if p.rsp.Stats.Granted != uint32(credits) || p.req.Stats.Credit != uint32(credits) {
+			t.Fatalf("requester asking %d: granted %d, requester holds %d", credits, p.rsp.Stats.Granted, p.req.Stats.Credit)
+		}
+		if p.rsp.recvTarget != credits || p.rsp.recvPosted < credits || p.rsp.recvPosted > credits+recvBatch {
+			t.Fatalf("requester asking %d: responder keeps %d receives posted (target %d), want %d..%d",
+				credits, p.rsp.recvPosted, p.rsp.recvTarget, credits, credits+recvBatch)
+		}
 	}
 }

@@ -55,6 +55,8 @@ type server struct {
 	ctxs  []sctx
 	free  []int32
 	grant uint32 // most credits granted
+	// granted is the largest grant sent so far: receives are posted for it.
+	granted uint32
 	// remoteInv: replies may use Send With Invalidate (see invalidateKey).
 	remoteInv bool
 	rh        *Header // reply header scratch
@@ -99,11 +101,14 @@ func (sv *server) answered(x *sctx) {
 func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	sv.c = c
 	sv.grant = uint32(grant)
+	// The peer starts with one credit (RFC 8166 section 3.3.1): receives for more are posted
+	// when it asks for more (grantFor).
+	sv.granted = min(1, sv.grant)
 	sv.remoteInv = c.params.Role == RoleResponder && c.params.Inline.RemoteInvalidate
 	sv.rh = newHeader(c.cfg.Limits)
 	sv.rpc = oncrpc.Call{}
 	if c.params.ResponderRead {
-		sv.awaitCap = grant
+		sv.awaitCap = int(sv.granted)
 	}
 	sv.ctxs = make([]sctx, n)
 	sv.free = make([]int32, 0, n)
@@ -170,6 +175,15 @@ func (sv *server) grantFor(requested uint32) uint32 {
 	g := min(requested, sv.grant)
 	if g == 0 {
 		g = 1 // RFC 8166 section 3.3.1: never grant zero
+	}
+	if g > sv.granted {
+		// The first grant above the high-water mark: post the receives behind it (flush
+		// does, before this reply leaves) and reserve RDMA_DONE receives to match.
+		sv.granted = g
+		sv.c.setRecvTarget(g)
+		if sv.c.params.ResponderRead {
+			sv.awaitCap = int(g)
+		}
 	}
 	sv.c.Stats.Granted = g
 	return g
