@@ -123,8 +123,11 @@ type Conn struct {
 	qp     datapath.Conn
 	cq     datapath.CQ
 	pd     datapath.PD // the connection's own: see allocPD
-	region *mempool.Region
-	lkey   uint32
+	maxMW  int         // the device's memory windows (0: none)
+	// replyWindows: replies in responder-provided Read chunks are exposed through windows.
+	replyWindows bool
+	region       *mempool.Region
+	lkey         uint32
 
 	sendPool, recvPool, outPool, inPool, sinkPool *mempool.Pool
 
@@ -457,6 +460,13 @@ func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) e
 	if cfg.Memory == MemoryWindows {
 		access = datapath.AccessLocalWrite | datapath.AccessMWBind
 	}
+	// A reply in a responder-provided Read chunk is exposed through a window over exactly
+	// the reply, read-only, in both memory modes (where the device has windows): the peer
+	// must not get the region's key with write rights for it.
+	c.replyWindows = p.ResponderRead && (cfg.Memory == MemoryWindows || c.maxMW > 0)
+	if c.replyWindows {
+		access |= datapath.AccessMWBind
+	}
 	big := headroom + cfg.MaxPayload + 8
 	// Every pool is sized for the most this connection may ever need (every credit, at
 	// MaxPayload) but committed only as RPCs use it (Lazy; buffers are reused last-in
@@ -599,6 +609,7 @@ func (c *Conn) allocPD(dev datapath.Device, qpc *datapath.QPConfig) error {
 	if err != nil {
 		return &SetupError{"allocate protection domain", err}
 	}
+	c.maxMW = dev.Info().MaxMW
 	c.pd = pd
 	qpc.PD = pd
 	return nil

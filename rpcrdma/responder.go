@@ -121,7 +121,7 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 		x.sink = c.sinkPool.Get()
 		x.send = c.sendPool.Get()
 		x.hdr = newHeader(c.cfg.Limits)
-		if c.cfg.Memory == MemoryWindows && c.params.ResponderRead {
+		if c.replyWindows {
 			mw, err := dev.AllocMW()
 			if err != nil {
 				return &SetupError{"allocate memory window", err}
