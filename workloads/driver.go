@@ -51,6 +51,12 @@ type Stats struct {
 	// the end of the warm-up, End the last completion (or the stop, if none came after).
 	Start int64 `json:"-"`
 	End   int64 `json:"-"`
+	// Usage is what the kernel accounted to the poller's thread from the start of the
+	// measured phase to its end (the drain excluded): CPU time and context switches.
+	// UsageWall is that interval on the Driver's clock; UsageErr why Usage is missing.
+	Usage     datapath.ThreadUsage `json:"-"`
+	UsageWall time.Duration        `json:"-"`
+	UsageErr  error                `json:"-"`
 }
 
 // Elapsed is the length of the measured phase.
@@ -89,6 +95,13 @@ func (s *Stats) Merge(o *Stats) {
 	s.Late += o.Late
 	s.Missed += o.Missed
 	s.Abandoned += o.Abandoned
+	s.Usage.CPU += o.Usage.CPU
+	s.Usage.Involuntary += o.Usage.Involuntary
+	s.Usage.Voluntary += o.Usage.Voluntary
+	s.UsageWall = max(s.UsageWall, o.UsageWall)
+	if s.UsageErr == nil {
+		s.UsageErr = o.UsageErr
+	}
 	s.Interrupted = s.Interrupted || o.Interrupted
 }
 
@@ -278,7 +291,31 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 	}
 
+	// The thread's usage is read on the thread itself at the edges of the measured phase.
+	var (
+		measuring bool
+		usage0    datapath.ThreadUsage
+		usageAt   int64
+	)
+	endUsage := func() {
+		if !measuring {
+			return
+		}
+		measuring = false
+		u, err := datapath.SelfThreadUsage()
+		if st.UsageErr == nil {
+			st.UsageErr = err
+		}
+		if err == nil && st.UsageErr == nil {
+			st.Usage, st.UsageWall = u.Sub(usage0), time.Duration(now-usageAt)
+		}
+	}
+
 	for {
+		if !measuring && !stopping && now >= measure && st.UsageWall == 0 {
+			measuring, usageAt = true, now
+			usage0, st.UsageErr = datapath.SelfThreadUsage()
+		}
 		if !stopping {
 			switch {
 			case stop.Load():
@@ -346,6 +383,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			}
 		}
 		if stopping {
+			endUsage()
 			if inflight == 0 {
 				break
 			}

@@ -488,3 +488,27 @@ func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
 		}
 	}
 }
+
+// The Driver reads its thread's usage at the edges of the measured phase: a busy poller
+// spinning for the measured time shows CPU time for it.
+func TestDriverRecordsThreadUsage(t *testing.T) {
+	c := normalized(t, workloads.Config{Mix: workloads.Only(workloads.ProcEcho, workloads.Fixed(64)), Depth: 4,
+		Duration: workloads.Duration(50 * time.Millisecond), Warmup: workloads.Duration(10 * time.Millisecond)})
+	f := workloadstest.New(64)
+	f.Latency = 20 * time.Microsecond
+	d, err := workloads.NewDriver(c, 0, f, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.UsageErr != nil {
+		t.Skipf("no thread usage here: %v", st.UsageErr)
+	}
+	if st.UsageWall < 50*time.Millisecond || st.Usage.CPU <= 0 {
+		t.Fatalf("usage %+v over %v; want the measured 50 ms with CPU time", st.Usage, st.UsageWall)
+	}
+}
