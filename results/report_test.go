@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -85,24 +86,52 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1+len(r.Points) {
-		t.Fatalf("%d rows, want a header and %d points", len(rows), len(r.Points))
-	}
 	col := map[string]int{}
 	for i, h := range rows[0] {
 		col[h] = i
 	}
+	// Per point: a row per class with round trips, then the total ("all").
+	k := 1
 	for i, p := range r.Points {
-		row := rows[i+1]
+		for _, c := range p.Classes {
+			if c.RTT.Count == 0 {
+				continue
+			}
+			row := rows[k]
+			k++
+			if row[col["rtt_class"]] != c.Class || row[col["count"]] != strconv.FormatUint(c.RTT.Count, 10) ||
+				row[col["p50_ns"]] != results.CSVInt(c.RTT.P50) || row[col["rpc_per_s"]] == "0.000" {
+				t.Errorf("point %d class %s row %q", i, c.Class, row)
+			}
+		}
+		row := rows[k]
+		k++
+		if row[col["rtt_class"]] != "all" || row[col["procedure"]] != p.Params.Procedure {
+			t.Errorf("point %d: total row %q", i, row)
+		}
 		if got := row[col["p99_ns"]]; got != strconv.FormatInt(*p.RTT.P99, 10) {
 			t.Errorf("point %d p99_ns %s, want %d", i, got, *p.RTT.P99)
 		}
 		if got, want := row[col["p999_ns"]], results.CSVInt(p.RTT.P999); got != want {
 			t.Errorf("point %d p999_ns %q, want %q", i, got, want)
 		}
+		if row[col["run_start"]] != r.Start.Format(time.RFC3339Nano) || row[col["provider"]] != r.Environment.Provider {
+			t.Errorf("point %d: origin columns %q", i, row[:5])
+		}
+	}
+	if k != len(rows) {
+		t.Fatalf("%d rows, want %d", len(rows), k)
 	}
 	if rows[1][col["p999_ns"]] != "" {
 		t.Error("unsupported p99.9 is not empty")
+	}
+	// Named sources go in the first column.
+	b.Reset()
+	if err := results.WriteCSVSources(&b, []string{"a.json"}, r); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := csv.NewReader(&b).ReadAll(); rows[1][0] != "a.json" {
+		t.Errorf("source %q", rows[1][0])
 	}
 }
 

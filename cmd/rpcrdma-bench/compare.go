@@ -74,11 +74,14 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 			cfg.Metrics = append(cfg.Metrics, m)
 		}
 	}
-	b, err := results.ReadFiles(base...)
+	if slices.Contains(base, stdio) && slices.Contains(cur, stdio) {
+		return fail(e, "compare", usageErrorf(`"-" (standard input) can be one side only`))
+	}
+	b, err := readRuns(e, base)
 	if err != nil {
 		return fail(e, "compare", usageError{err.Error()})
 	}
-	c, err := results.ReadFiles(cur...)
+	c, err := readRuns(e, cur)
 	if err != nil {
 		return fail(e, "compare", usageError{err.Error()})
 	}

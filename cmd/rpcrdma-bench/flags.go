@@ -165,7 +165,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	c := &w.cfg
 	fs.StringVar(&w.provider, "provider", "", "RDMA provider: soft (default, pure Go) or verbs (libibverbs; build with -tags verbs)")
 	fs.StringVar(&w.device, "device", "", "device to open (default: the provider's first; see 'rpcrdma-bench devices')")
-	fs.StringVar(&w.out, "out", "", "write the results (JSON) to `FILE`, atomically, also on failure or interruption (default rpcrdma-bench-COMMAND-TIME.json here; --out= for none)")
+	fs.StringVar(&w.out, "out", "", "write the results (JSON) to `FILE`, atomically, also on failure or interruption; - for standard output (the table then goes to standard error) (default rpcrdma-bench-COMMAND-TIME.json here; --out= for none)")
 	if sweep {
 		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline thresholds to sweep, advertised both ways (default 1k,4k,16k,64k)")
 		fs.Var(sizeListValue{&w.sizes, "sizes"}, "sizes", "payload sizes to sweep (default 64,256,1k,4k,16k,64k,256k,1m)")

@@ -107,6 +107,10 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		}
 		pts = []workloads.Point{{Threshold: cfg.Threshold, Size: size, Depth: c.Depth, Workload: c}}
 	}
+	if err := checkOut(w.out); err != nil {
+		// Before anything is measured: a run is expensive to repeat.
+		return fail(e, name, usageError{err.Error()})
+	}
 	conn, err := open(w, pts)
 	if err != nil {
 		return fail(e, name, err)
@@ -122,7 +126,11 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		code = max(code, exitFailed)
 	}
 	if w.sweep && len(s.run.Points) > 0 {
-		printSwitches(e, &s.run)
+		te := e
+		if w.out == stdio {
+			te = &env{stdout: e.stderr}
+		}
+		printSwitches(te, &s.run)
 	}
 	return code
 }

@@ -36,7 +36,7 @@ func TestReportFormats(t *testing.T) {
 		t.Fatalf("--out: exit %d, stdout %q", code, out)
 	}
 	b, err := os.ReadFile(dst)
-	if err != nil || strings.Count(string(b), "\n") != 1+2*2 {
+	if err != nil || strings.Count(string(b), "\n") != 1+2*2*2 { // a class row and a total row per point
 		t.Fatalf("csv of two runs of two points: %q, %v", b, err)
 	}
 }
@@ -102,8 +102,11 @@ func TestReportDir(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("csv: exit %d: %s", code, errOut)
 	}
+	// Each point has its one class's row and its total's row; the source column names the file.
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+2*2 || !strings.Contains(lines[1], ",1024,") || !strings.Contains(lines[4], ",16384,") {
+	if len(lines) != 1+2*2*2 || !strings.Contains(lines[1], ",1024,") || !strings.Contains(lines[8], ",16384,") ||
+		!strings.HasPrefix(lines[1], filepath.Join(dir, "a.json")+",") || !strings.HasPrefix(lines[8], filepath.Join(dir, "b.json")+",") ||
+		!strings.Contains(lines[1], ",fakesweep,soft,fake0,") {
 		t.Fatalf("csv of a.json then b.json:\n%s", out)
 	}
 

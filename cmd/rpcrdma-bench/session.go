@@ -47,6 +47,8 @@ type session struct {
 	clock func() int64
 	// interval is how often a point's throughput is sampled into its Intervals (0: never).
 	interval time.Duration
+	// saveErr is the first failure to write the results file after a point.
+	saveErr error
 }
 
 func toolName() string {
@@ -249,8 +251,11 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 			Messages: []string{"no RPC completed in the measured time (a stalled poller, or a duration shorter than one round trip)"}})
 	}
 	s.run.Points = append(s.run.Points, rp)
-	if werr := s.save(); werr != nil && err == nil {
-		err = werr
+	if werr := s.save(); werr != nil && s.saveErr == nil {
+		// The measuring goes on: finish tries again and, failing that, writes a fallback
+		// file, so a full disk or a removed directory costs no measurement.
+		s.saveErr = werr
+		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v (measuring goes on; the results will be written elsewhere if need be)\n", s.name, werr)
 	}
 	return pointOutcome{res, err}
 }
@@ -266,17 +271,21 @@ func runLength(w workloads.Config) string {
 	return strings.Join(parts, " or ")
 }
 
-// save writes the results file as it stands, if one was asked for.
+// save writes the results file as it stands, if one was asked for. Standard output (--out
+// -) is written once, by finish: a stream cannot be rewritten.
 func (s *session) save() error {
-	if s.out == "" {
+	if s.out == "" || s.out == stdio {
 		return nil
 	}
 	s.run.End = time.Now().UTC()
 	if s.run.End.Before(s.run.Start) {
 		s.run.End = s.run.Start
 	}
-	return results.WriteFile(s.out, &s.run)
+	return writeResults(s.out, &s.run)
 }
+
+// writeResults writes a results file; tests replace it to make the write fail.
+var writeResults = results.WriteFile
 
 // finish sets the run's final status from err (the first failure, nil if none) and whether
 // the user interrupted, writes the file one last time, prints the report and returns the
@@ -315,12 +324,39 @@ func (s *session) finish(err error) int {
 	if s.run.Status.State != results.StateComplete {
 		code = exitFailed
 	}
-	if werr := s.save(); werr != nil {
-		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
+	written := ""
+	switch werr := s.save(); {
+	case s.out == stdio:
+		if werr := writeRunTo(s.e.stdout, &s.run); werr != nil {
+			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: write results to standard output: %v\n", s.name, werr)
+			code = exitFailed
+		}
+	case werr != nil:
+		// Never lose a measurement, never claim a write that did not happen.
 		code = exitFailed
+		if len(s.run.Points) == 0 {
+			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
+			break
+		}
+		if s.saveErr == nil || s.saveErr.Error() != werr.Error() {
+			// Said once: the point's attempt already reported the same failure.
+			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
+		}
+		if path, ferr := writeFallback(s.name, &s.run); ferr == nil {
+			fmt.Fprintf(s.e.stderr, "results written to %s instead\n", path)
+		} else {
+			fmt.Fprintf(s.e.stderr, "results NOT written: the fallback failed too: %v\n", ferr)
+		}
+	case s.out != "" && len(s.run.Points) > 0:
+		written = s.out
+	}
+	// With the results on standard output, the table goes to standard error.
+	table := s.e.stdout
+	if s.out == stdio {
+		table = s.e.stderr
 	}
 	if len(s.run.Points) > 0 {
-		if werr := results.WriteText(s.e.stdout, &s.run); werr != nil {
+		if werr := results.WriteText(table, &s.run); werr != nil {
 			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
 		}
 	}
@@ -330,8 +366,8 @@ func (s *session) finish(err error) int {
 	case results.StateInterrupted:
 		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: interrupted: %d point(s) kept\n", s.name, len(s.run.Points))
 	}
-	if s.out != "" && len(s.run.Points) > 0 {
-		fmt.Fprintf(s.e.stderr, "results written to %s\n", s.out)
+	if written != "" {
+		fmt.Fprintf(s.e.stderr, "results written to %s\n", written)
 	}
 	return code
 }
