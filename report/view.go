@@ -28,7 +28,11 @@ type page struct {
 	Generated string
 	Summary   string
 	Overview  table
-	Charts    []*chart
+	// Thresholds ranks the inline thresholds of points measured at several (empty
+	// otherwise); ThresholdsNote says how to read it.
+	Thresholds     table
+	ThresholdsNote string
+	Charts         []*chart
 	Notes     []string
 	Runs      []*runView
 }
@@ -129,6 +133,7 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 		pg.Overview.add(rv.Class, rv.Name, or(src), or(r.Environment.Provider), dev, or(r.Environment.Hostname),
 			stamp(r.Start), span(r.Start, r.End), strconv.Itoa(len(r.Points)), st)
 	}
+	thresholdsTable(pg, runs)
 	pg.Summary = fmt.Sprintf("%d run(s), %d point(s)", len(runs), npoints)
 	if nfailed > 0 {
 		pg.Summary += fmt.Sprintf("; %d run(s) did not complete", nfailed)
@@ -557,4 +562,24 @@ func bit(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// thresholdsTable answers the question a threshold sweep is run for — which inline threshold
+// is best for each size or mix — when some point was measured at more than one threshold.
+func thresholdsTable(pg *page, runs []*results.Run) {
+	cs := results.BestThresholds(runs, 0)
+	multi := false
+	for _, c := range cs {
+		multi = multi || c.Compared > 1
+	}
+	if !multi {
+		return
+	}
+	pg.Thresholds = table{Head: results.ThresholdHeader, Num: []bool{false, false, true, true, true, true, true, false}}
+	for i := range cs {
+		pg.Thresholds.add("", cs[i].Row()...)
+	}
+	pg.ThresholdsNote = fmt.Sprintf("Per point (the threshold left out) and metric: the threshold with the best median over the runs "+
+		"(lowest RTT, highest RPC/s) and the runner-up. Beyond noise: a Mann-Whitney U test of their runs at alpha %g, "+
+		"which needs repeated runs: give the results files of several.", cs[0].Alpha)
 }

@@ -153,6 +153,7 @@ type workloadFlags struct {
 	duration   time.Duration
 	warmup     time.Duration
 	proc       string
+	mixes      []string // sweep --mix, one mix each
 
 	provider, device, out string
 	addr                  string // client: the server's address
@@ -171,6 +172,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.Var(sizeListValue{&w.sizes, "sizes"}, "sizes", "payload sizes to sweep (default 64,256,1k,4k,16k,64k,256k,1m)")
 		fs.Var(depthsValue{&w.depths}, "depth", "queue depths to sweep, RPCs outstanding per connection (default 16)")
 		fs.StringVar(&w.proc, "proc", "echo", "procedure every point runs: echo (short→long), sink or source (short→chunked)")
+		fs.StringArrayVar(&w.mixes, "mix", nil, "sweep mixes instead of sizes: thresholds × depths × mixes; repeat the flag, one mix PROC[/SIZE][:WEIGHT],... or nfs each (see 'Mixes' below)")
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultPointDuration, "measured time per point")
 		fs.Int64Var(&c.Count, "count", 0, "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
@@ -254,6 +256,27 @@ func (w *workloadFlags) plan() (workloads.Sweep, []workloads.Point, error) {
 	base, err := w.config()
 	if err != nil {
 		return workloads.Sweep{}, nil, err
+	}
+	if len(w.mixes) > 0 {
+		// A mix sets each entry's procedure and size: a --proc or --sizes would be ignored.
+		for _, f := range []string{"proc", "sizes"} {
+			if w.fs.Changed(f) {
+				return workloads.Sweep{}, nil, usageErrorf("--%s has no effect with --mix (a mix names each entry's procedure and size)", f)
+			}
+		}
+		s := workloads.Sweep{Thresholds: w.thresholds, Depths: w.depths, Base: base}
+		for _, m := range w.mixes {
+			mix, err := workloads.ParseMix(m)
+			if err != nil {
+				return s, nil, usageError{"--mix: " + err.Error()}
+			}
+			s.Mixes = append(s.Mixes, mix)
+		}
+		pts, err := s.Plan()
+		if err != nil {
+			return s, nil, usageError{err.Error()}
+		}
+		return s, pts, nil
 	}
 	p, err := workloads.ParseProc(w.proc)
 	if err != nil {

@@ -114,7 +114,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 		t.Fatalf("status %+v, %d points", r.Status, len(r.Points))
 	}
 	p := r.Points[0]
-	if p.Params.Procedure != "MIX" || p.Params.Depth != workloads.DefaultDepth || p.Params.Connections != 2 || p.Negotiated == nil {
+	if p.Params.Procedure != "MIX:nfs" || p.Params.Depth != workloads.DefaultDepth || p.Params.Connections != 2 || p.Negotiated == nil {
 		t.Fatalf("params %+v", p.Params)
 	}
 	used := map[string]uint64{}
@@ -229,7 +229,7 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	if r.Status.State != results.StateInterrupted || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
 		t.Fatalf("status %+v, points %d, %+v", r.Status, len(r.Points), r.Points)
 	}
-	if !strings.Contains(log.String(), "interrupted: 1 point(s) kept") || !strings.Contains(stdout.String(), "MIX*") {
+	if !strings.Contains(log.String(), "interrupted: 1 point(s) kept") || !strings.Contains(stdout.String(), "MIX:nfs*") {
 		t.Fatalf("stderr:\n%s\nstdout:\n%s", log.String(), stdout.String())
 	}
 }

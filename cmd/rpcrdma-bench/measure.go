@@ -130,7 +130,16 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		if w.out == stdio {
 			te = &env{stdout: e.stderr}
 		}
-		printSwitches(te, &s.run)
+		if len(cfg.Sweep.Mixes) > 0 {
+			// A mix has no size axis to switch class along: the question is which
+			// threshold suits it.
+			fmt.Fprintln(te.stdout)
+			if err := results.WriteThresholds(te.stdout, results.BestThresholds([]*results.Run{&s.run}, 0)); err != nil {
+				fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
+			}
+		} else {
+			printSwitches(te, &s.run)
+		}
 	}
 	return code
 }

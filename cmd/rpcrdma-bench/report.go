@@ -17,13 +17,14 @@ import (
 func init() {
 	register(&command{
 		name:    "report",
-		summary: "Re-render results files: a table, CSV, HdrHistogram log, Go benchmark lines, class switches or an HTML/Markdown page",
-		usage:   "[--format text|csv|hlog|bench|switches|html] [--out FILE | --dir DIR] [RESULTS.json|DIR|-...]",
+		summary: "Re-render results files: a table, CSV, HdrHistogram log, Go benchmark lines, class switches, best thresholds or an HTML/Markdown page",
+		usage:   "[--format text|csv|hlog|bench|switches|thresholds|html] [--out FILE | --dir DIR] [RESULTS.json|DIR|-...]",
 		examples: `  rpcrdma-bench report run.json                        # the table 'run' printed
   rpcrdma-bench report --format csv sweep.json > sweep.csv
   rpcrdma-bench report --format bench old*.json > old.txt   # then: benchstat old.txt new.txt
   rpcrdma-bench report --format hlog run.json > run.hlog    # HdrHistogram interval log
   rpcrdma-bench report --format switches sweep.json        # where each size changed class
+  rpcrdma-bench report --format thresholds sweep-*.json    # which threshold is best per size or mix
   rpcrdma-bench report --format html --dir page --title "rxe vs soft" a.json b.json  # page/report.html and .md
   rpcrdma-bench report --format html build/demo/sweep      # every *.json there; the page goes there too
 
@@ -33,7 +34,7 @@ A directory argument stands for the *.json results files in it, in name order; "
 argument, when standard input is not a terminal) for a results file on standard input. With
 --format html and no --dir, a single directory argument also receives the page.`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			format := fs.String("format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes) or html (a page with charts, and its Markdown twin)")
+			format := fs.String("format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes), thresholds (the best inline threshold per size or mix, beyond noise or not) or html (a page with charts, and its Markdown twin)")
 			out := fs.String("out", "", "write to `FILE` instead of stdout (not for html)")
 			var page report.Config
 			dir := fs.String("dir", "report", "html: directory for report.html, report.md and the charts (default: the one directory given, else report)")
@@ -114,13 +115,13 @@ func reportFiles(e *env, format, out string, files []string) int {
 		return fail(e, "report", usageErrorf("no results file given"))
 	}
 	switch format {
-	case "text", "csv", "bench", "switches":
+	case "text", "csv", "bench", "switches", "thresholds":
 	case "hlog":
 		if len(files) != 1 {
 			return fail(e, "report", usageErrorf("--format hlog writes one run; got %d files", len(files)))
 		}
 	default:
-		return fail(e, "report", usageErrorf("unknown --format %q (want text, csv, hlog, bench, switches or html)", format))
+		return fail(e, "report", usageErrorf("unknown --format %q (want text, csv, hlog, bench, switches, thresholds or html)", format))
 	}
 	runs, err := readRuns(e, files)
 	if err != nil {
@@ -167,6 +168,8 @@ func render(w io.Writer, format string, runs []*results.Run, names []string) err
 		return results.WriteHlog(w, runs[0])
 	case "bench":
 		return results.WriteBench(w, runs...)
+	case "thresholds":
+		return results.WriteThresholds(w, results.BestThresholds(runs, 0))
 	case "switches":
 		for i, r := range runs {
 			if len(runs) > 1 {

@@ -145,11 +145,13 @@ func registerEngineCommands(local, remote newConnector, srv newServer) {
 		`  rpcrdma-bench client --addr 10.0.2.15:20049 --duration 30s --out client.json
   rpcrdma-bench client --addr 10.0.2.15:20049 --mix null --depth 1     # NULL ping-pong
   rpcrdma-bench client --provider verbs --device rxe0 --addr 10.0.2.15:20049 --mix sink/64k`, false, addrRequired, remote))
-	register(measureCommand("sweep", "Sweep inline thresholds × sizes × depths, each point on fresh connections",
+	register(measureCommand("sweep", "Sweep inline thresholds × sizes (or mixes) × depths, each point on fresh connections",
 		"[flags]",
 		`  rpcrdma-bench sweep --out sweep.json                               # 1k..64k × 64 B..1 MiB, ECHO
   rpcrdma-bench sweep --proc source --thresholds 1k,4k --sizes 1k,4k,16k
   rpcrdma-bench sweep --depth 1,16 --duration 500ms --addr 10.0.2.15:20049
-  rpcrdma-bench report --format switches sweep.json                  # where classes changed`, true, addrOptional, pick))
+  rpcrdma-bench report --format switches sweep.json                  # where classes changed
+  rpcrdma-bench sweep --mix nfs --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
+  rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, pick))
 	register(serverCommand(srv))
 }

@@ -84,13 +84,14 @@ func newSession(e *env, name string, w *workloadFlags, cfg *runConfig, dev *data
 	return s, nil
 }
 
-// params names a point for results: the procedure (MIX for a mix, NULL@PROGvVERS for another
-// program's NULL), the payload sizes when the workload has a single fixed size, threshold,
+// params names a point for results: the procedure (MIX:NAME for a mix of several entries,
+// NAME being workloads.MixName: "nfs" for the preset; NULL@PROGvVERS for another program's
+// NULL), the payload sizes when the workload has a single fixed size, threshold,
 // depth, connections and rate.
 func params(pt workloads.Point) results.Params {
 	w := &pt.Workload
 	p := results.Params{
-		Procedure:       "MIX",
+		Procedure:       "MIX:" + workloads.MixName(w.Mix),
 		Class:           w.Class.String(),
 		InlineThreshold: pt.Threshold,
 		Depth:           w.Depth,
@@ -167,7 +168,11 @@ type pointOutcome struct {
 func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener, report func() pointReport) pointOutcome {
 	label := ""
 	if total > 1 {
-		label = fmt.Sprintf("[%d/%d thr %s size %s depth %d]", n, total, workloads.FormatSize(pt.Threshold), workloads.FormatSize(pt.Size), pt.Depth)
+		what := "size " + workloads.FormatSize(pt.Size)
+		if pt.Mix != "" {
+			what = "mix " + pt.Mix
+		}
+		label = fmt.Sprintf("[%d/%d thr %s %s depth %d]", n, total, workloads.FormatSize(pt.Threshold), what, pt.Depth)
 	}
 	w := pt.Workload
 	warm := "no warm-up"
