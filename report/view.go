@@ -33,8 +33,8 @@ type page struct {
 	Thresholds     table
 	ThresholdsNote string
 	Charts         []*chart
-	Notes     []string
-	Runs      []*runView
+	Notes          []string
+	Runs           []*runView
 }
 
 type chart struct {
