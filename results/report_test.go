@@ -143,22 +143,35 @@ func TestWriteHlog(t *testing.T) {
 	}
 	golden(t, "report.hlog", b.Bytes())
 
-	// hdrhistogram-go's own log reader reads it back: tags, times and histograms.
+	// hdrhistogram-go's own log reader reads it back: tags, times and histograms. Per point:
+	// untagged and tagged with its key (per interval if it has interval histograms), then
+	// one line per class with round trips.
 	type line struct {
 		tag   string
 		start float64
 		hist  string
 	}
 	var want []line
-	for _, p := range r.Points[1:] {
-		want = append(want, line{p.Params.Key(), p.Start.Sub(r.Start).Seconds(), p.Histogram})
+	for i, p := range r.Points {
+		s := p.Start.Sub(r.Start).Seconds()
+		for _, tag := range []string{"", p.Params.Key()} {
+			if i > 0 {
+				want = append(want, line{tag, s, p.Histogram})
+				continue
+			}
+			for _, iv := range p.Intervals {
+				want = append(want, line{tag, s + float64(iv.OffsetNs)/1e9, iv.Histogram})
+			}
+		}
+		for _, c := range p.Classes {
+			if c.RTT.Count > 0 {
+				want = append(want, line{p.Params.Key() + "/rtt_class=" + c.Class, s, c.Histogram})
+			}
+		}
 	}
-	p0 := r.Points[0]
-	s0 := p0.Start.Sub(r.Start).Seconds()
-	want = append([]line{
-		{p0.Params.Key(), s0, p0.Intervals[0].Histogram},
-		{p0.Params.Key(), s0 + float64(p0.Intervals[1].OffsetNs)/1e9, p0.Intervals[1].Histogram},
-	}, want...)
+	if len(r.Points[0].Intervals) != 2 || r.Points[1].Intervals != nil && r.Points[1].Intervals[0].Histogram != "" {
+		t.Fatal("the golden run should have interval histograms in its first point only")
+	}
 	lr := hdr.NewHistogramLogReader(&b)
 	for i, w := range want {
 		h, err := lr.NextIntervalHistogram()
