@@ -352,7 +352,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			st.End = now
 			return st, ErrOverrun
 		}
-		var liveBytes, liveErrs uint64
+		var liveBytes, liveErrs, mDone, mBytes, mErrs uint64
 		for i := range n {
 			c := &d.done[i]
 			slot := c.Tag
@@ -368,6 +368,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			if c.Err != nil {
 				liveErrs++
 				if t0 >= measure {
+					mErrs++
 					st.Errors++
 					if st.FirstErr == nil {
 						st.FirstErr = c.Err
@@ -391,6 +392,8 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 				continue
 			}
 			lastDone = now
+			mDone++
+			mBytes += uint64(r.CallSize) + uint64(r.ReplySize)
 			st.Completed++
 			st.Procs[r.Proc]++
 			st.Classes[cls]++
@@ -405,6 +408,13 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			d.live.Bytes.Add(liveBytes)
 			if liveErrs > 0 {
 				d.live.Errors.Add(liveErrs)
+			}
+			if mDone > 0 {
+				d.live.MDone.Add(mDone)
+				d.live.MBytes.Add(mBytes)
+			}
+			if mErrs > 0 {
+				d.live.MErrors.Add(mErrs)
 			}
 		}
 		if perr != nil {

@@ -128,17 +128,21 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if p.Throughput.RPCs != 20000 || p.Throughput.RPCPerSec <= 0 || p.RTT.P99 == nil || p.DurationNs <= 0 {
 		t.Fatalf("throughput %+v, duration %d", p.Throughput, p.DurationNs)
 	}
-	// The time series: RPCs finished between samples, within the measured phase. RPCs of
-	// the warm-up that finish after it count too: at most depth × connections of them.
-	var sum uint64
+	// The time series starts with the measured phase, tiles it and adds up to the point's
+	// RPCs exactly (the warm-up's are not in it, the drain's are in the last interval).
+	var sum, bytes uint64
+	next := int64(0)
 	for _, iv := range p.Intervals {
 		sum += iv.RPCs
-		if iv.OffsetNs+iv.DurationNs > p.DurationNs {
-			t.Fatalf("interval %+v beyond the point's %d ns", iv, p.DurationNs)
+		bytes += iv.PayloadBytes
+		if iv.OffsetNs != next || iv.OffsetNs+iv.DurationNs > p.DurationNs {
+			t.Fatalf("interval %+v: want it to start at %d and end by the point's %d ns", iv, next, p.DurationNs)
 		}
+		next = iv.OffsetNs + iv.DurationNs
 	}
-	if len(p.Intervals) == 0 || sum == 0 || sum > p.Throughput.RPCs+2*workloads.DefaultDepth {
-		t.Fatalf("%d intervals holding %d RPCs of %d", len(p.Intervals), sum, p.Throughput.RPCs)
+	if len(p.Intervals) < 2 || sum != p.Throughput.RPCs || bytes != p.Throughput.PayloadBytes || next != p.DurationNs {
+		t.Fatalf("%d intervals holding %d RPCs and %d bytes to %d ns, want %d, %d and %d", len(p.Intervals), sum, bytes, next,
+			p.Throughput.RPCs, p.Throughput.PayloadBytes, p.DurationNs)
 	}
 	if !strings.Contains(stdout, "MIX") || !strings.Contains(stdout, "chunked") {
 		t.Fatalf("table:\n%s", stdout)
