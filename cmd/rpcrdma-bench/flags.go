@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -152,6 +153,7 @@ type workloadFlags struct {
 	thresholds []int
 	duration   time.Duration
 	warmup     time.Duration
+	drain      time.Duration
 	proc       string
 	mixes      []string // sweep --mix, one mix each
 
@@ -194,6 +196,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads, each busy-polling its own connections")
 	fs.Var(cpusValue{&c.CPUs}, "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
 	addTransportFlags(fs, &w.tr, true)
+	fs.DurationVar(&w.drain, "drain", 0, fmt.Sprintf("after the measured time, wait this long for outstanding RPCs before counting them lost (default: %d × the longest RTT seen, at least %v, which rides out link retransmissions)", workloads.DrainRTTs, workloads.MinDrain))
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
 	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")
 	fs.BoolVarP(&w.quiet, "quiet", "q", false, "no progress display")
@@ -211,9 +214,10 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	if w.warmup == 0 {
 		c.Warmup = -1 // the flag's 0 means none; the Config's 0 means the default
 	}
-	if w.warmup < 0 || w.duration < 0 || w.interval < 0 {
-		return c, usageErrorf("--warmup, --duration and --interval must not be negative")
+	if w.warmup < 0 || w.duration < 0 || w.interval < 0 || w.drain < 0 {
+		return c, usageErrorf("--warmup, --duration, --interval and --drain must not be negative")
 	}
+	c.Drain = workloads.Duration(w.drain)
 	if c.Rate == 0 && w.fs.Changed("arrival") {
 		return c, usageErrorf("--arrival needs --rate (open loop)")
 	}

@@ -242,7 +242,7 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	}
 	if st.Abandoned > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
-			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out", st.Abandoned)}})
+			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out (a longer --drain waits for late replies)", st.Abandoned)}})
 	}
 	if st.Missed > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "missed_sends", Count: st.Missed,
@@ -383,7 +383,7 @@ func errorKindText(kind string) string {
 	case "missed_sends":
 		return "open-loop sends never went out: the server did not keep up with the rate"
 	case "abandoned":
-		return "RPCs still outstanding when draining timed out"
+		return "RPCs still outstanding when draining timed out (lost, or later than --drain allows)"
 	case "no_rpcs":
 		return "point(s) measured no RPC at all"
 	}
