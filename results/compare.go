@@ -271,10 +271,10 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		cfg.Alpha = 0.05
 	}
 	if !(cfg.Alpha > 0 && cfg.Alpha < 1) {
-		return nil, fmt.Errorf("compare: alpha %v is not in (0, 1)", cfg.Alpha)
+		return nil, fmt.Errorf("results: alpha %v is not in (0, 1)", cfg.Alpha)
 	}
 	if len(base) == 0 || len(current) == 0 {
-		return nil, fmt.Errorf("compare: %w: %d base runs and %d current runs", ErrNothingToCompare, len(base), len(current))
+		return nil, fmt.Errorf("results: %w: %d base runs and %d current runs", ErrNothingToCompare, len(base), len(current))
 	}
 	metrics := cfg.Metrics
 	if metrics == nil {
@@ -308,7 +308,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		c.Points = append(c.Points, pr)
 	}
 	if len(c.Points) == 0 {
-		return nil, fmt.Errorf("compare: %w: no point of the base runs is in the current runs", ErrNothingToCompare)
+		return nil, fmt.Errorf("results: %w: no point of the base runs is in the current runs", ErrNothingToCompare)
 	}
 
 	decided, improved := false, false

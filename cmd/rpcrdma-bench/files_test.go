@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -97,5 +99,16 @@ func TestResultsFallbackWhenWriteFails(t *testing.T) {
 	}
 	if strings.Count(stderr, "no space left on device") > 2 {
 		t.Errorf("the error is repeated:\n%s", stderr)
+	}
+}
+
+// A refused connection says what to check; other failures get no advice.
+func TestHintForRefusedConnection(t *testing.T) {
+	refused := fmt.Errorf("poller 0: open: rpcrdma: connect: %w", &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED})
+	if h := hint(refused); !strings.Contains(h, "is 'rpcrdma-bench server' running") {
+		t.Errorf("hint %q", h)
+	}
+	if h := hint(errors.New("checksum mismatch")); h != "" {
+		t.Errorf("hint for another error: %q", h)
 	}
 }

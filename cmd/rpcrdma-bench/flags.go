@@ -218,6 +218,16 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 		return c, usageErrorf("--warmup, --duration, --interval and --drain must not be negative")
 	}
 	c.Drain = workloads.Duration(w.drain)
+	// A flag's zero must not quietly mean its default: say what is accepted.
+	if !w.sweep && c.Depth < 1 {
+		return c, usageErrorf("--depth %d: want at least 1 RPC outstanding per connection", c.Depth)
+	}
+	if c.Connections < 1 {
+		return c, usageErrorf("--connections %d: want at least 1", c.Connections)
+	}
+	if !w.sweep && w.fs.Changed("sizes") && c.Program == 0 && !mixTakesSize(c.Mix) {
+		return c, usageErrorf("--sizes has no effect: every entry of the %s mix has its own size (--sizes sets the entries without one, as in --mix echo --sizes 64k; 'sweep' sweeps sizes)", mixLabel(c.Mix))
+	}
 	if c.Rate == 0 && w.fs.Changed("arrival") {
 		return c, usageErrorf("--arrival needs --rate (open loop)")
 	}
@@ -305,3 +315,22 @@ const mixHelp = `Mixes:
   null 5, echo/128 40, echo/8k 5 (READDIR-like, long), source/4k 15, source/32k 10,
   source/256k 5, sink/4k 10, sink/32k 7, sink/256k 3.
 `
+
+// mixTakesSize reports whether some entry of mix (nil: the nfs preset) carries a payload
+// without a size of its own, so that --sizes applies to it.
+func mixTakesSize(mix []workloads.MixEntry) bool {
+	for _, e := range mix {
+		if e.Proc != workloads.ProcNull && e.Size.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// mixLabel names mix for a message: "nfs" for the preset (nil is the default, the preset).
+func mixLabel(mix []workloads.MixEntry) string {
+	if mix == nil {
+		return "nfs"
+	}
+	return strconv.Quote(workloads.MixName(mix))
+}

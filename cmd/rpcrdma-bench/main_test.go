@@ -84,6 +84,15 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakesweep", "--proc", "null"}, "null"},
 		{[]string{"devices", "--provider", "nope"}, `unknown provider "nope"`},
 		{[]string{"version", "extra"}, "no arguments"},
+		// Zeros and no-ops that used to run the defaults silently.
+		{[]string{"fakerun", "--depth", "0"}, "--depth 0: want at least 1"},
+		{[]string{"fakerun", "--connections", "0"}, "--connections 0: want at least 1"},
+		{[]string{"fakesweep", "--connections", "0"}, "--connections 0: want at least 1"},
+		{[]string{"fakerun", "--sizes", "64k"}, "--sizes has no effect: every entry of the nfs mix has its own size"},
+		{[]string{"fakerun", "--mix", "echo/4k,sink/8k", "--sizes", "64k"}, `every entry of the "echo_4k+sink_8k" mix has its own size`},
+		// A CPU this process cannot run on, found before measuring.
+		{[]string{"fakerun", "--cpus", "1023"}, "--cpus: CPU 1023 is not available to this process"},
+		{[]string{"fakerun", "--drain", "-1s"}, "--drain must not be negative"},
 	} {
 		code, _, errOut := runMain(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
@@ -300,6 +309,17 @@ func TestDevicesReportsProviderFailure(t *testing.T) {
 	withProviders(t, fakeProvider{name: "soft", err: errors.New("probe failed")})
 	if code, _, errOut := runMain(t, "devices"); code != exitFailed || !strings.Contains(errOut, "soft: probe failed") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A provider asked for by name that this build lacks fails devices; listing all does not.
+func TestDevicesUnsupportedProvider(t *testing.T) {
+	withProviders(t, fakeProvider{name: "soft"}, fakeProvider{name: "verbs", err: datapath.ErrNotSupported})
+	if code, _, errOut := runMain(t, "devices", "--provider", "verbs"); code != exitFailed || !strings.Contains(errOut, "verbs: not available") {
+		t.Fatalf("--provider verbs: exit %d, stderr %q", code, errOut)
+	}
+	if code, out, errOut := runMain(t, "devices"); code != exitOK || !strings.Contains(out, "verbs: not available") {
+		t.Fatalf("all: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

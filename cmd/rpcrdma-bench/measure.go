@@ -107,6 +107,9 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		}
 		pts = []workloads.Point{{Threshold: cfg.Threshold, Size: size, Depth: c.Depth, Workload: c}}
 	}
+	if err := checkCPUs(w.cfg.CPUs); err != nil {
+		return fail(e, name, usageError{err.Error()})
+	}
 	if err := checkOut(w.out); err != nil {
 		// Before anything is measured: a run is expensive to repeat.
 		return fail(e, name, usageError{err.Error()})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -360,14 +361,19 @@ func (s *session) finish(err error) int {
 	if s.out == stdio {
 		table = s.e.stderr
 	}
-	if len(s.run.Points) > 0 {
+	measured := false
+	for _, p := range s.run.Points {
+		measured = measured || p.RTT.Count > 0 || p.Throughput.RPCs > 0
+	}
+	if measured {
+		// A table of nothing would only repeat the failure printed below.
 		if werr := results.WriteText(table, &s.run); werr != nil {
 			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
 		}
 	}
 	switch s.run.Status.State {
 	case results.StateFailed:
-		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: failed: %s\n", s.name, s.run.Status.Message)
+		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: failed: %s%s\n", s.name, s.run.Status.Message, hint(err))
 	case results.StateInterrupted:
 		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: interrupted: %d point(s) kept\n", s.name, len(s.run.Points))
 	}
@@ -431,4 +437,15 @@ func switchesOf(r *results.Run) []workloads.Switch {
 		obs = append(obs, o)
 	}
 	return workloads.Switches(obs)
+}
+
+// hint is advice for a failure whose cause is commonly a setup mistake, "" for others.
+func hint(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
+		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same --provider?)"
+	}
+	return ""
 }
