@@ -1,10 +1,10 @@
 package workloads
 
 import (
-	"strings"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
