@@ -37,8 +37,9 @@ func micros(v *int64) string {
 
 // WriteText writes a human-readable report of runs: a header per run, then an aligned table
 // with a row per point and message class (and an "all" row when a point used several
-// classes). Latencies are round-trip times in microseconds; "-" marks a percentile the sample
-// count cannot support; "*" marks an incomplete point.
+// classes), then a legend. Latencies are full round-trip times (call sent to reply received)
+// in microseconds; "-" marks a percentile the sample count cannot support; "*" marks an
+// incomplete point. A mix's point is named MIX:NAME and has no single call or reply size.
 func WriteText(w io.Writer, runs ...*Run) error {
 	for i, r := range runs {
 		if i > 0 {
@@ -60,19 +61,26 @@ func WriteText(w io.Writer, runs ...*Run) error {
 			e.Hostname, e.Kernel, e.CPUModel, e.GoVersion, e.GOMAXPROCS, e.Provider, dev, e.Port)
 
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "proc\tcall\treply\tthr\tdepth\tconns\tclass\tcount\tp50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tGb/s\terrors\t")
+		fmt.Fprintln(tw, "proc\tcall B\treply B\tthr B\tdepth\tconns\tclass\tRPCs\tRTT p50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tpayload Gb/s\terrors\t")
+		incomplete, missing := false, false
 		for _, p := range r.Points {
 			name := p.Params.Procedure
 			if !p.Complete {
 				name += "*"
+				incomplete = true
 			}
-			pre := fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%d\t", name, p.Params.CallBytes, p.Params.ReplyBytes,
+			call, reply := strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes)
+			if strings.HasPrefix(p.Params.Procedure, "MIX") && p.Params.CallBytes == 0 && p.Params.ReplyBytes == 0 {
+				call, reply = "mix", "mix" // sizes vary by entry: not 0
+			}
+			pre := fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d\t", name, call, reply,
 				p.Params.InlineThreshold, p.Params.Depth, p.Params.Connections)
 			var nerr uint64
 			for _, e := range p.Errors {
 				nerr += e.Count
 			}
 			row := func(class string, s *Summary, rate string) {
+				missing = missing || s.Count > 0 && (s.P50 == nil || s.P90 == nil || s.P99 == nil || s.P999 == nil)
 				fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", pre, class, s.Count,
 					micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max), rate, nerr)
 			}
@@ -92,7 +100,8 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				row(used[0].Class, &p.RTT, rate)
 			default:
 				for _, c := range used {
-					row(c.Class, &c.RTT, "\t")
+					// Payload is counted per point, not per class: no Gb/s here.
+					row(c.Class, &c.RTT, fmt.Sprintf("%.0f\t", classRate(&p, c)))
 				}
 				row("all", &p.RTT, rate)
 			}
@@ -100,11 +109,12 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		for _, p := range r.Points {
-			if !p.Complete {
-				fmt.Fprintln(w, "* incomplete: the run stopped during this point")
-				break
-			}
+		fmt.Fprintln(w, "RTT: full round trip, call sent to reply received. payload Gb/s: call + reply payload of the point, headers excluded.")
+		if missing {
+			fmt.Fprintln(w, "-: too few RTTs for this percentile (it needs at least 10 beyond it); never estimated.")
+		}
+		if incomplete {
+			fmt.Fprintln(w, "*: incomplete: the run stopped during this point.")
 		}
 	}
 	return nil

@@ -61,7 +61,7 @@ func TestWriteText(t *testing.T) {
 	// Columns line up: every table line has the same length in runes.
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	var width int
-	for _, l := range lines[4 : len(lines)-1] {
+	for _, l := range lines[4 : len(lines)-3] {
 		n := len([]rune(l))
 		if width == 0 {
 			width = n
@@ -72,6 +72,27 @@ func TestWriteText(t *testing.T) {
 	}
 	if !strings.Contains(lines[5], "  -  ") {
 		t.Errorf("the 1000-sample point shows a p99.9: %q", lines[5])
+	}
+	// Each mark is explained, the columns say what they hold, and classes have a rate.
+	for _, want := range []string{"RTT p50 µs", "payload Gb/s", "RTT: full round trip", "call + reply payload",
+		"-: too few RTTs", "*: incomplete"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the table lacks %q", want)
+		}
+	}
+	if f := strings.Fields(lines[6]); f[6] != "chunked" || f[len(f)-2] == "0" || len(f) != 15 {
+		t.Errorf("the chunked class row of a mixed point has no RPC/s of its own: %q", lines[6])
+	}
+	// A mix shows its name, not sizes of 0.
+	r := goldenRun(t)
+	r.Points = r.Points[:1]
+	r.Points[0].Params.Procedure, r.Points[0].Params.CallBytes, r.Points[0].Params.ReplyBytes = "MIX:nfs", 0, 0
+	b.Reset()
+	if err := results.WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`MIX:nfs +mix +mix +4096`).MatchString(b.String()) {
+		t.Errorf("mix row:\n%s", b.String())
 	}
 }
 

@@ -194,3 +194,20 @@ func TestSweepMixesAndBestThreshold(t *testing.T) {
 		}
 	}
 }
+
+// report of several files names the file above each block.
+func TestReportNamesEachFile(t *testing.T) {
+	a := sweepFile(t)
+	b := sweepFile(t)
+	code, out, errOut := runMain(t, "report", a, b)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	ia, ib := strings.Index(out, "== "+a+" ==\n"), strings.Index(out, "== "+b+" ==\n")
+	if ia != 0 || ib <= ia || strings.Count(out, "\nrun ") != 2 {
+		t.Fatalf("blocks not named by their files:\n%s", out)
+	}
+	if _, out, _ := runMain(t, "report", a); strings.Contains(out, "==") {
+		t.Fatalf("a single file needs no name:\n%s", out)
+	}
+}
