@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -203,5 +204,19 @@ func TestEngineServerKilledMidRun(t *testing.T) {
 	}
 	if r.Status.State != results.StateFailed || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
 		t.Fatalf("status %+v, points %+v", r.Status, r.Points)
+	}
+}
+
+// The open-loop example in run's help works on the soft provider of a small machine: its
+// rate is one that a 2-core machine sustains (it measures for a short time here).
+func TestHelpRateExampleRuns(t *testing.T) {
+	_, help, _ := runMain(t, "run", "--help")
+	m := regexp.MustCompile(`rpcrdma-bench run (--rate \d+)`).FindStringSubmatch(help)
+	if m == nil {
+		t.Fatalf("run --help has no --rate example:\n%s", help)
+	}
+	args := append([]string{"run", "--duration", "1s", "--warmup", "200ms", "-q", "--out="}, strings.Fields(m[1])...)
+	if code, _, stderr := runMain(t, args...); code != exitOK {
+		t.Fatalf("%q: exit %d: %s", args, code, stderr)
 	}
 }

@@ -186,7 +186,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultDuration, "measured time after the warm-up")
 		fs.Int64Var(&c.Count, "count", 0, "end after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultWarmup, "discarded warm-up (0: none)")
-		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop)")
+		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop); it must stay below what the machine sustains closed loop (see a plain 'run''s RPC/s; the soft provider on 2 cores: some 10k-40k), or sends are missed and the run fails")
 		fs.StringVar(&c.Arrival, "arrival", "constant", "open-loop arrivals: constant or poisson")
 		fs.Var(programValue{&c.Program, &c.Version}, "program", "call the NULL procedure of this ONC RPC program instead (nfs = 100003:3), e.g. against the Linux NFS server")
 	}
