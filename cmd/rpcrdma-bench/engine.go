@@ -225,10 +225,15 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), tr: w.tr, local: ls}, nil
 }
 
-// localAddr is an address to listen on for a server in this process: the device's first
-// IPv4 address (from an IPv4-mapped GID: RDMA-CM binds to an address of the device's
-// netdev, not to loopback), else 127.0.0.1; port 0 picks a free port.
-func localAddr(info datapath.DeviceInfo) string {
+// localAddr is an address to listen on for a server in this process. RDMA-CM binds to an
+// address of the device's netdev, not to loopback: the device's first IPv4 address from an
+// IPv4-mapped GID (RoCE), else an address of a GID's netdev (iWARP devices, siw and iWARP
+// NICs, have MAC-based GIDs: their address is only on the netdev), else 127.0.0.1 (soft).
+// Port 0 picks a free port.
+func localAddr(info datapath.DeviceInfo) string { return localAddrWith(info, netdevAddrs) }
+
+// localAddrWith is localAddr with addrs listing a netdev's addresses.
+func localAddrWith(info datapath.DeviceInfo, addrs func(netdev string) []net.IP) string {
 	for _, p := range info.Ports {
 		for _, g := range p.GIDs {
 			ip := net.ParseIP(g.GID)
@@ -237,7 +242,43 @@ func localAddr(info datapath.DeviceInfo) string {
 			}
 		}
 	}
+	var v6 net.IP
+	for _, p := range info.Ports {
+		for _, g := range p.GIDs {
+			if g.NetDev == "" {
+				continue
+			}
+			for _, ip := range addrs(g.NetDev) {
+				if ip4 := ip.To4(); ip4 != nil && !ip4.IsUnspecified() {
+					return net.JoinHostPort(ip4.String(), "0")
+				}
+				if v6 == nil && ip.IsGlobalUnicast() {
+					v6 = ip
+				}
+			}
+		}
+	}
+	if v6 != nil {
+		return net.JoinHostPort(v6.String(), "0")
+	}
 	return "127.0.0.1:0"
+}
+
+// netdevAddrs lists the addresses of network interface name (none if it has none or does
+// not exist).
+func netdevAddrs(name string) []net.IP {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil
+	}
+	as, _ := ifi.Addrs()
+	var ips []net.IP
+	for _, a := range as {
+		if ipn, ok := a.(*net.IPNet); ok {
+			ips = append(ips, ipn.IP)
+		}
+	}
+	return ips
 }
 
 func openRemote(w *workloadFlags, pts []workloads.Point) (connector, error) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,6 +135,27 @@ func TestLocalAddr(t *testing.T) {
 	}
 	if got := localAddr(datapath.DeviceInfo{}); got != "127.0.0.1:0" {
 		t.Fatalf("no GIDs: %q", got)
+	}
+	// iWARP (siw): MAC-based GIDs; the address is on the GID's netdev.
+	siw := datapath.DeviceInfo{NodeType: "RNIC", Ports: []datapath.PortInfo{{GIDs: []datapath.GIDInfo{
+		{GID: "5254:0012:3456:0000:0000:0000:0000:0000", NetDev: "eth0"}}}}}
+	addrs := map[string][]net.IP{"eth0": {net.ParseIP("fe80::1"), net.ParseIP("2001:db8::7"), net.ParseIP("192.0.2.9")}}
+	lookup := func(n string) []net.IP { return addrs[n] }
+	if got := localAddrWith(siw, lookup); got != "192.0.2.9:0" {
+		t.Fatalf("siw: %q", got)
+	}
+	addrs["eth0"] = addrs["eth0"][:2]
+	if got := localAddrWith(siw, lookup); got != "[2001:db8::7]:0" {
+		t.Fatalf("siw, IPv6 only: %q", got)
+	}
+	delete(addrs, "eth0")
+	if got := localAddrWith(siw, lookup); got != "127.0.0.1:0" {
+		t.Fatalf("siw, no address: %q", got)
+	}
+	// The loopback interface exists everywhere: the real lookup finds its address.
+	lo := datapath.DeviceInfo{Ports: []datapath.PortInfo{{GIDs: []datapath.GIDInfo{{GID: "0000::1", NetDev: "lo"}}}}}
+	if got := localAddr(lo); got != "127.0.0.1:0" {
+		t.Fatalf("lo: %q", got)
 	}
 }
 

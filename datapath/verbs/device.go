@@ -16,6 +16,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
@@ -86,6 +88,12 @@ func (d *device) Register(mem []byte, access datapath.Access) (datapath.MR, erro
 	var err error
 	m.mr, err = C.vb_reg_mr(d.pd, C.uintptr_t(uintptr(unsafe.Pointer(&mem[0]))), C.size_t(len(mem)), ibvAccess(access))
 	if m.mr == nil {
+		var lim unix.Rlimit
+		if errors.Is(err, unix.ENOMEM) && unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim) == nil {
+			// Most likely the locked-memory limit, not the machine's memory: say so
+			// where it happened, with the limit and the fix.
+			err = memlockError(err, len(mem), lim.Cur, lim.Max)
+		}
 		return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: err}
 	}
 	d.mu.Lock()
