@@ -233,7 +233,7 @@ func TestEngineServerKilledMidRun(t *testing.T) {
 // rate is one that a 2-core machine sustains (it measures for a short time here).
 func TestHelpRateExampleRuns(t *testing.T) {
 	_, help, _ := runMain(t, "run", "--help")
-	m := regexp.MustCompile(`rpcrdma-bench run (--rate \d+)`).FindStringSubmatch(help)
+	m := regexp.MustCompile(`rpcrdma-bench run (--rate \d+[^#]*?) --out run.json`).FindStringSubmatch(help)
 	if m == nil {
 		t.Fatalf("run --help has no --rate example:\n%s", help)
 	}

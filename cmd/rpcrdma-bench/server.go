@@ -137,7 +137,7 @@ func registerEngineCommands(local, remote newConnector, srv newServer) {
 		`  rpcrdma-bench run                                  # the default: NFS-like mix on soft, ~6 s
   rpcrdma-bench run --mix echo --sizes 64 --depth 1  # latency of small inline ECHOs
   rpcrdma-bench run --mix source/1m --class long     # force a Reply chunk for 1 MiB READs
-  rpcrdma-bench run --rate 2000 --out run.json       # open loop, RTT from the intended send (a rate above what the machine sustains fails)
+  rpcrdma-bench run --rate 1000 --mix echo --sizes 64 --out run.json  # open loop, RTT from the intended send (a rate the machine cannot sustain fails)
   rpcrdma-bench run --mix sink/64k --memory windows --remote-invalidate  # bind and invalidate per RPC, as FRWR
   rpcrdma-bench run --provider verbs --device rxe0 --cpus 2,3`, false, addrNone, local))
 	register(measureCommand("client", "Drive a server in another process ('rpcrdma-bench server') and record the results",
