@@ -378,12 +378,32 @@ func summaryTable(r *results.Run) (table, bool) {
 	return t, cut
 }
 
+// opsTable has, per point, a row for the side that wrote the file and one for its peer: in
+// RPC-over-RDMA the responder performs the RDMA Reads and Writes of the requester's chunks,
+// so one side's counts alone show a long ECHO moving no data by RDMA. A peer that was not
+// counted (another process) says so rather than showing zeros.
 func opsTable(r *results.Run) table {
-	t := table{Head: []string{"#", "Send", "Send w/ Inv", "RDMA Write", "RDMA Read", "Recv", "Local Inv", "Bind MW"}}
-	t.Num = []bool{true, true, true, true, true, true, true, true}
+	t := table{Head: []string{"#", "side", "Send", "Send w/ Inv", "RDMA Write", "RDMA Read", "Recv", "Local Inv", "Bind MW"}}
+	t.Num = []bool{true, false, true, true, true, true, true, true, true}
 	for i, p := range r.Points {
+		role, peer := "this side", "peer"
+		if p.Negotiated != nil && p.Negotiated.Role != "" {
+			role = p.Negotiated.Role
+			switch role {
+			case "requester":
+				peer = "responder"
+			case "responder":
+				peer = "requester"
+			}
+		}
 		o := p.Ops
-		t.add("", strconv.Itoa(i+1), opc(o.Send), opc(o.SendInv), opc(o.Write), opc(o.Read), opc(o.Recv), opc(o.LocalInv), opc(o.BindMW))
+		t.add("", strconv.Itoa(i+1), role, opc(o.Send), opc(o.SendInv), opc(o.Write), opc(o.Read), opc(o.Recv), opc(o.LocalInv), opc(o.BindMW))
+		if q := p.PeerOps; q != nil {
+			t.add("", strconv.Itoa(i+1), peer, opc(q.Send), opc(q.SendInv), opc(q.Write), opc(q.Read), opc(q.Recv), opc(q.LocalInv), opc(q.BindMW))
+			continue
+		}
+		n := Missing
+		t.add("", strconv.Itoa(i+1), peer+": not counted (another process)", n, n, n, n, n, n, n)
 	}
 	return t
 }

@@ -166,6 +166,7 @@ type localServer struct {
 	l      datapath.Listener
 	cancel context.CancelFunc
 	done   chan error
+	peer   *peerStats // its connections' counters, for the points' peer_ops
 }
 
 func openDevice(w *workloadFlags) (datapath.Provider, datapath.Device, error) {
@@ -220,8 +221,8 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		// exposed replies (responder-provided Read chunks).
 		Memory: w.tr.Memory, RemoteInvalidate: w.tr.RemoteInvalidate, ResponderRead: w.tr.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
-	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1)}
-	go func() { ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg}) }()
+	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats()}
+	go func() { ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Done: ls.peer.done}) }()
 	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), tr: w.tr, local: ls}, nil
 }
 
@@ -345,7 +346,11 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 			ops.LocalInv.Count += s.LocalInvs
 			ops.BindMW.Count += s.Binds
 		}
-		return pointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
+		rep := pointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
+		if c.local != nil {
+			rep.PeerOps = c.local.peer.take(len(stats), peerWait)
+		}
+		return rep
 	}
 	return open, report, nil
 }

@@ -31,8 +31,9 @@ type pointReport struct {
 	// Negotiated are the first connection's parameters (all of a point's connections offer
 	// the same), nil if none was established.
 	Negotiated *results.Negotiated
-	// Ops are the RDMA operations of all the point's connections, nil if not counted.
-	Ops *results.Ops
+	// Ops are the RDMA operations of all the point's connections, nil if not counted;
+	// PeerOps those of the responder's side of them, nil if not counted.
+	Ops, PeerOps *results.Ops
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run

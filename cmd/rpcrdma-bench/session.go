@@ -240,6 +240,7 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		if pr.Ops != nil {
 			rp.Ops = *pr.Ops
 		}
+		rp.PeerOps = pr.PeerOps
 	}
 	if st.Abandoned > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
