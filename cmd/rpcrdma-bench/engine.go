@@ -222,7 +222,9 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		Memory: w.tr.Memory, RemoteInvalidate: w.tr.RemoteInvalidate, ResponderRead: w.tr.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
 	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats()}
-	go func() { ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Done: ls.peer.done}) }()
+	go func() {
+		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Done: ls.peer.done})
+	}()
 	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), tr: w.tr, local: ls}, nil
 }
 
