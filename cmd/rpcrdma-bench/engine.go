@@ -221,7 +221,7 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		// exposed replies (responder-provided Read chunks).
 		Memory: w.tr.Memory, RemoteInvalidate: w.tr.RemoteInvalidate, ResponderRead: w.tr.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
-	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats()}
+	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process")}
 	go func() {
 		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Done: ls.peer.done})
 	}()
@@ -457,8 +457,16 @@ func (s *engineServer) Serve(stop *atomic.Bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := s.cfg
-	if s.once {
-		cfg.Done = func(*rpcrdma.Conn, error) { cancel() }
+	cfg.Done = func(c *rpcrdma.Conn, err error) {
+		if c == nil {
+			// A connection this side could not set up (memory registration under
+			// RLIMIT_MEMLOCK, ...): the client only sees a refusal, so say why here.
+			logSetupError("server", err)
+			return
+		}
+		if s.once {
+			cancel()
+		}
 	}
 	go func() {
 		t := time.NewTicker(10 * time.Millisecond)

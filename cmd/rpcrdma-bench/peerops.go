@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -16,23 +19,37 @@ type peerStats struct {
 	cond  *sync.Cond
 	stats []rpcrdma.Stats
 	taken int // stats before this index belong to earlier points
+	who   string
 }
 
-func newPeerStats() *peerStats {
-	p := &peerStats{}
+func newPeerStats(who string) *peerStats {
+	p := &peerStats{who: who}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
 
 // done is the responder's rpcrdma.ServeConfig.Done.
-func (p *peerStats) done(c *rpcrdma.Conn, _ error) {
+func (p *peerStats) done(c *rpcrdma.Conn, err error) {
 	if c == nil {
+		logSetupError(p.who, err)
 		return
 	}
 	p.mu.Lock()
 	p.stats = append(p.stats, c.Stats)
 	p.mu.Unlock()
 	p.cond.Broadcast()
+}
+
+// setupLog is where a responder reports the connections it could not set up; tests replace
+// it.
+var setupLog io.Writer = os.Stderr
+
+// logSetupError reports a connection the responder who could not set up: the requester sees
+// only a refused or failed connection, so the cause must be told on the responder's side.
+func logSetupError(who string, err error) {
+	if err != nil {
+		fmt.Fprintf(setupLog, "rpcrdma-bench %s: a connection could not be set up: %v\n", who, err)
+	}
 }
 
 // peerWait bounds the wait for the responder's side of a point's connections to end after

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -163,7 +165,7 @@ func TestEnginePeerOps(t *testing.T) {
 // The responder's counters of a point are those of as many connections as the point had; if
 // they do not all arrive in time, none are reported (and none leak into the next point).
 func TestPeerStatsTake(t *testing.T) {
-	p := newPeerStats()
+	p := newPeerStats("test")
 	p.stats = []rpcrdma.Stats{{Write: rpcrdma.OpCount{Count: 2, Bytes: 8}}, {Write: rpcrdma.OpCount{Count: 3, Bytes: 12}}}
 	if ops := p.take(2, time.Millisecond); ops == nil || ops.Write.Count != 5 || ops.Write.Bytes != 20 {
 		t.Fatalf("two connections: %+v", ops)
@@ -175,5 +177,21 @@ func TestPeerStatsTake(t *testing.T) {
 	p.stats = append(p.stats, rpcrdma.Stats{Read: rpcrdma.OpCount{Count: 7}})
 	if ops := p.take(1, time.Millisecond); ops == nil || ops.Read.Count != 7 {
 		t.Fatalf("the next point got %+v", ops)
+	}
+}
+
+// A connection the responder could not set up is reported on the responder's side, with the
+// cause (the requester sees only a refusal).
+func TestResponderReportsSetupErrors(t *testing.T) {
+	var b strings.Builder
+	setupLog = &b
+	t.Cleanup(func() { setupLog = os.Stderr })
+	p := newPeerStats("server")
+	p.done(nil, errors.New("ibv_reg_mr: cannot allocate memory registering 8 MiB: the locked-memory limit"))
+	if !strings.Contains(b.String(), "rpcrdma-bench server: a connection could not be set up: ibv_reg_mr: cannot allocate memory") {
+		t.Fatalf("logged %q", b.String())
+	}
+	if len(p.stats) != 0 {
+		t.Fatalf("a failed setup counted as a connection")
 	}
 }
