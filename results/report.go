@@ -61,7 +61,8 @@ func WriteText(w io.Writer, runs ...*Run) error {
 			e.Hostname, e.Kernel, e.CPUModel, e.GoVersion, e.GOMAXPROCS, e.Provider, dev, e.Port)
 
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "proc\tcall B\treply B\tthr B\tdepth\tconns\tclass\tRPCs\tRTT p50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tpayload Gb/s\terrors\t")
+		// The columns up to count are one word each: scripts find columns by header words.
+		fmt.Fprintln(tw, "proc\tcall\treply\tthr\tdepth\tconns\tclass\tcount\tRTT p50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tpayload Gb/s\terrors\t")
 		incomplete, missing := false, false
 		for _, p := range r.Points {
 			name := p.Params.Procedure
@@ -109,6 +110,7 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		fmt.Fprintln(w, "call, reply: payload bytes; thr: inline threshold offered, bytes; count: RPCs measured.")
 		fmt.Fprintln(w, "RTT: full round trip, call sent to reply received. payload Gb/s: call + reply payload of the point, headers excluded.")
 		if missing {
 			fmt.Fprintln(w, "-: too few RTTs for this percentile (it needs at least 10 beyond it); never estimated.")

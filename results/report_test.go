@@ -61,7 +61,7 @@ func TestWriteText(t *testing.T) {
 	// Columns line up: every table line has the same length in runes.
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	var width int
-	for _, l := range lines[4 : len(lines)-3] {
+	for _, l := range lines[4 : len(lines)-4] {
 		n := len([]rune(l))
 		if width == 0 {
 			width = n
