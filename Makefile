@@ -3,20 +3,26 @@ GO        ?= go
 FUZZTIME  ?= 10s
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build test unit bench fuzz lint
+.PHONY: all build test unit hlogtest bench fuzz lint
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build ./...
 
-# The whole suite: unit tests (no cgo, no RDMA hardware), then the soft-RoCE VM suite
-# (test/vm: real verbs on rxe0 under QEMU; installs its Debian packages when run as root).
-test: unit vmtest
+# The whole suite: unit tests (no cgo, no RDMA hardware), our HdrHistogram logs through the
+# format's reference processor, then the soft-RoCE VM suite (test/vm: real verbs on rxe0
+# under QEMU). Both install their Debian packages when run as root.
+test: unit hlogtest vmtest
 
 unit:
 	CGO_ENABLED=0 $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./...
+
+# HdrHistogram's reference HistogramLogProcessor (Java, Debian libhdrhistogram-java) reads
+# our .hlog output and agrees with our percentiles; as root it installs the package.
+hlogtest:
+	GO=$(GO) ./scripts/hlogtest.sh
 
 bench:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./...

@@ -269,7 +269,13 @@ func pointLabel(f ref, all []ref, runs []*results.Run) string {
 	if v.run {
 		at = 1
 	}
-	parts = slices.Insert(parts, at, bytesLabel(size(f.p.Params))+" B")
+	switch {
+	case size(f.p.Params) > 0 || !strings.HasPrefix(f.p.Params.Procedure, "MIX"):
+		parts = slices.Insert(parts, at, bytesLabel(size(f.p.Params))+" B")
+	case !v.procedure:
+		// A mix has no one size: its name says what it is (unless the parts name it).
+		parts = slices.Insert(parts, at, f.p.Params.Procedure)
+	}
 	if v.threshold {
 		parts = append(parts, "inline "+bytesLabel(k.threshold))
 	}

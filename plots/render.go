@@ -187,6 +187,10 @@ func heatmapSets(refs []ref, runs []*results.Run) []selection {
 		keys[i] = sets[i].k
 	}
 	v := varying(keys)
+	// A mix has no size axis: its heatmap would be one column of "0 B".
+	sets = slices.DeleteFunc(sets, func(c cell) bool {
+		return !slices.ContainsFunc(c.refs, func(f ref) bool { return size(f.p.Params) > 0 })
+	})
 	var out []selection
 	for i, s := range sets {
 		sel := selection{name: "heatmap", refs: s.refs}

@@ -3,11 +3,13 @@ package plots
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
@@ -40,7 +42,7 @@ func Latency(runs []*results.Run, p float64) (*Chart, error) {
 		return float64(v) / 1e3, ""
 	}
 	c, err := sizeChart(refs, runs, "latency-"+strings.ReplaceAll(ps, ".", ""),
-		"RTT "+ps+" vs message size", ps+" round-trip time (µs)", val, trimFloat)
+		"RTT "+ps+" vs message size", ps+" round-trip time (µs)", val, trimFloat, true)
 	if decodeErr != nil {
 		return nil, decodeErr
 	}
@@ -82,7 +84,7 @@ func Throughput(runs []*results.Run, rate Rate) (*Chart, error) {
 		}
 		return t.RPCPerSec, ""
 	}
-	return sizeChart(refs, runs, name, title, ylabel, val, label)
+	return sizeChart(refs, runs, name, title, ylabel, val, label, false)
 }
 
 // percentileName writes p as the schema does: p50, p99.9.
@@ -125,9 +127,11 @@ func percentileNs(f ref, p float64) (v int64, ok bool, err error) {
 }
 
 // sizeChart draws val of every point against its size (the larger payload) on a log2 axis,
-// one line per series. val returns the value or why the point has none.
+// one line per series. val returns the value or why the point has none. latency selects the
+// latency charts' y axis (setLatencyAxis) over the value axis rule. Each point's marker shows
+// the message class most of its RPCs used, so that a line shows where its class changed.
 func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
-	val func(ref) (float64, string), label func(float64) string) (*Chart, error) {
+	val func(ref) (float64, string), label func(float64) string, latency bool) (*Chart, error) {
 	ss := group(refs, runs)
 	omitted := map[string]int{}
 	var reasons []string
@@ -138,9 +142,10 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 		omitted[why]++
 	}
 	type line struct {
-		key   seriesKey
-		label string
-		xys   plotter.XYs
+		key     seriesKey
+		label   string
+		xys     plotter.XYs
+		classes []string // each point's dominant class
 	}
 	var lines []line
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -161,12 +166,20 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 			}
 			if why == "" && x <= 0 {
 				why = "0-byte payload (log axis)"
+				if strings.HasPrefix(f.p.Params.Procedure, "MIX") {
+					why = "a mix, which has no single size (see the spectra and 'report --format thresholds')"
+				}
 			}
 			if why != "" {
 				omit(why)
 				continue
 			}
 			l.xys = append(l.xys, plotter.XY{X: math.Log2(x), Y: v})
+			c := dominantClass(f.p)
+			if !slices.Contains(classOrder, c) {
+				c = "" // a file's unknown class draws as "no class"
+			}
+			l.classes = append(l.classes, c)
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 			k, _ := shape(f.p.Params)
 			shapes[k] = true
@@ -187,24 +200,113 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 	p := newPlot(title, sizeAxisLabel(shapes), ylabel)
 	p.X.Tick.Marker = logged(plot.TickerFunc(sizeTicks), 2)
 	p.X.Min, p.X.Max = log2Range(xlo, xhi)
-	ty := setValueAxis(&p.Y, lo, hi, label)
+	var ty func(float64) float64
+	if latency {
+		ty = setLatencyAxis(&p.Y, lo, hi)
+	} else {
+		ty = setValueAxis(&p.Y, lo, hi, label)
+	}
 	var lg Legend
 	st := newStyler()
+	seen := map[string]bool{}
 	for _, l := range lines {
 		for j := range l.xys {
 			l.xys[j].Y = ty(l.xys[j].Y)
 		}
-		ln, sc, err := plotter.NewLinePoints(l.xys)
+		ln, err := plotter.NewLine(l.xys)
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", name, err)
 		}
 		run := l.key.run
 		l.key.run = -1
-		ln.LineStyle, sc.GlyphStyle = st.style(l.key, run)
-		p.Add(ln, sc)
-		lg.Add(l.label, ln, sc)
+		var gs draw.GlyphStyle
+		ln.LineStyle, gs = st.style(l.key, run)
+		p.Add(ln)
+		var thumb plot.Thumbnailer
+		for _, c := range classOrder {
+			var xys plotter.XYs
+			for j, pc := range l.classes {
+				if pc == c {
+					xys = append(xys, l.xys[j])
+				}
+			}
+			if len(xys) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s: %w", name, err)
+			}
+			sc.GlyphStyle = gs
+			sc.GlyphStyle.Shape = classGlyph(c)
+			p.Add(sc)
+			if thumb == nil {
+				thumb = sc
+			}
+			seen[c] = true
+		}
+		lg.Add(l.label, ln, thumb)
+	}
+	var marks []string
+	for _, c := range classOrder {
+		if seen[c] {
+			marks = append(marks, classGlyphName(c)+" "+c)
+		}
+	}
+	if len(marks) > 1 {
+		notes = append(notes, "Markers: the message class most of a point's RPCs used ("+strings.Join(marks, ", ")+"): where it changes along a line, the class switched.")
 	}
 	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(used, notes...)}, nil
+}
+
+// classOrder lists the message classes lightest first; "" is a point without RPCs.
+var classOrder = []string{"short", "chunked", "long", ""}
+
+// dominantClass is the class with the most RTTs of the point ("" if none).
+func dominantClass(p *results.Point) string {
+	best, n := "", uint64(0)
+	for _, c := range p.Classes {
+		if c.RTT.Count > n {
+			best, n = c.Class, c.RTT.Count
+		}
+	}
+	return best
+}
+
+// classGlyph is the marker of a class on the size charts.
+func classGlyph(class string) draw.GlyphDrawer {
+	switch class {
+	case "chunked":
+		return draw.TriangleGlyph{}
+	case "long":
+		return draw.BoxGlyph{}
+	case "short":
+		return draw.CircleGlyph{}
+	}
+	return draw.CrossGlyph{}
+}
+
+func classGlyphName(class string) string {
+	switch class {
+	case "chunked":
+		return "▲"
+	case "long":
+		return "■"
+	case "short":
+		return "●"
+	}
+	return "×"
+}
+
+// setLatencyAxis is the one rule of every latency axis (RTT against size, the percentile
+// spectrum): logarithmic, so that the charts of p50, p99 and p99.9 read alike and a tail a
+// hundred times the median fits next to it; linear from zero only when a value is not
+// positive, which a log axis cannot show.
+func setLatencyAxis(a *plot.Axis, lo, hi float64) func(float64) float64 {
+	if lo > 0 {
+		return setLog(a, lo, hi, trimFloat)
+	}
+	return setValueAxis(a, lo, hi, trimFloat)
 }
 
 // setValueAxis scales an axis for non-negative values lo..hi: logarithmic when they are all
@@ -212,10 +314,7 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 // transform to apply to the values before plotting them (log10 on a log axis).
 func setValueAxis(a *plot.Axis, lo, hi float64, label func(float64) string) func(float64) float64 {
 	if lo > 0 && hi/lo > 20 {
-		a.Tick.Marker = expTicks(label)
-		// Whole 1-2-5 steps around the data, so the ends carry labels.
-		a.Min, a.Max = math.Log10(step125(lo, false)), math.Log10(step125(hi, true))
-		return math.Log10
+		return setLog(a, lo, hi, label)
 	}
 	a.Tick.Marker = linearTicks(label)
 	a.Min = 0
@@ -224,6 +323,17 @@ func setValueAxis(a *plot.Axis, lo, hi float64, label func(float64) string) func
 		a.Max = hi * 1.08
 	}
 	return func(v float64) float64 { return v }
+}
+
+// setLog makes a a log10 axis over lo..hi (both positive).
+func setLog(a *plot.Axis, lo, hi float64, label func(float64) string) func(float64) float64 {
+	a.Tick.Marker = expTicks(label)
+	// Whole 1-2-5 steps around the data, so the ends carry labels.
+	a.Min, a.Max = math.Log10(step125(lo, false)), math.Log10(step125(hi, true))
+	if a.Max <= a.Min {
+		a.Max = a.Min + math.Log10(2)
+	}
+	return math.Log10
 }
 
 // step125 rounds v down (or up) to 1, 2 or 5 times a power of ten.

@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
@@ -63,10 +64,26 @@ func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) 
 		return nil, fmt.Errorf("plots: %s: %w (no selected point has samples)", name, ErrNoData)
 	}
 
+	// A mix's point is a blend of classes whose latencies differ by design: one line per
+	// class says more than their sum, which the table has.
+	type specLine struct {
+		f     ref
+		class string // "" for the whole point
+	}
+	var ls []specLine
+	for _, f := range sel {
+		if classes := mixClasses(f.p); len(classes) > 1 {
+			for _, c := range classes {
+				ls = append(ls, specLine{f, c})
+			}
+			continue
+		}
+		ls = append(ls, specLine{f: f})
+	}
 	lo, hi, xmax := math.Inf(1), math.Inf(-1), 1.0 // x at least to 90%
-	all := make([]plotter.XYs, len(sel))
-	for i, f := range sel {
-		h, err := histogram(f)
+	all := make([]plotter.XYs, len(ls))
+	for i, l := range ls {
+		h, err := classHistogram(l.f, l.class)
 		if err != nil {
 			return nil, err
 		}
@@ -82,18 +99,20 @@ func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) 
 	p := newPlot(title, "percentile", "round-trip time (µs)")
 	p.X.Tick.Marker = logged(plot.TickerFunc(percentileTicks), 10)
 	p.X.Min, p.X.Max = 0, xmax
-	ty := setValueAxis(&p.Y, lo, hi, trimFloat)
+	ty := setLatencyAxis(&p.Y, lo, hi)
 
 	var lg Legend
 	st := newStyler()
 	type colourKey struct {
 		seriesKey
-		size int
+		size  int
+		class string
 	}
 	var lines []plot.Plotter
-	for i, f := range sel {
+	for i, sl := range ls {
+		f := sl.f
 		k := keyOf(f, false)
-		ls, gs := st.style(colourKey{k, size(f.p.Params)}, f.run)
+		ls, gs := st.style(colourKey{k, size(f.p.Params), sl.class}, f.run)
 		xys := all[i]
 		for j := range xys {
 			xys[j].Y = ty(xys[j].Y)
@@ -116,12 +135,48 @@ func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) 
 			l.LineStyle = ls
 			lines, th = append(lines, l), l
 		}
-		lg.Add(pointLabel(f, sel, runs), th)
+		label := pointLabel(f, sel, runs)
+		if sl.class != "" {
+			label += " · " + sl.class
+		}
+		lg.Add(label, th)
 	}
 	p.Add(lines...)
 	notes = append(notes, fmt.Sprintf("Each line ends at the last percentile with at least %d samples beyond it.",
 		results.MinTailSamples))
 	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(sel, notes...)}, nil
+}
+
+// mixClasses are the classes with round trips of a mix's point (MIX:NAME), nil for any other
+// point.
+func mixClasses(p *results.Point) []string {
+	if !strings.HasPrefix(p.Params.Procedure, "MIX") {
+		return nil
+	}
+	var cs []string
+	for _, c := range p.Classes {
+		if c.RTT.Count > 0 && c.Histogram != "" {
+			cs = append(cs, c.Class)
+		}
+	}
+	return cs
+}
+
+// classHistogram decodes the histogram of class of f's point ("" for the whole point).
+func classHistogram(f ref, class string) (*hdr.Histogram, error) {
+	if class == "" {
+		return histogram(f)
+	}
+	for _, c := range f.p.Classes {
+		if c.Class == class {
+			h, err := results.DecodeHistogram(c.Histogram)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s class %s: %w", f.name(), class, err)
+			}
+			return h, nil
+		}
+	}
+	return nil, fmt.Errorf("plots: %s: no class %s", f.name(), class)
 }
 
 // spectrum is the (log10 1/(1-p), RTT µs) points of h's cumulative distribution that its count

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -109,7 +110,11 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 				lg.Add(s.label, l)
 			}
 			tags.XYs = append(tags.XYs, plotter.XY{X: (xys[0].X + xys[len(xys)-1].X) / 2, Y: top})
-			tags.Labels = append(tags.Labels, bytesLabel(size(f.p.Params)))
+			tag := bytesLabel(size(f.p.Params))
+			if size(f.p.Params) == 0 && strings.HasPrefix(f.p.Params.Procedure, "MIX") {
+				tag = strings.TrimPrefix(f.p.Params.Procedure, "MIX:") // a mix has no one size
+			}
+			tags.Labels = append(tags.Labels, tag)
 		}
 	}
 	if len(errs) > 0 {

@@ -460,3 +460,25 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// The RDMA operations table has a row for each side: the responder's when it was counted,
+// else a row saying it was not (never zeros that read as "no RDMA at all").
+func TestOpsBothSides(t *testing.T) {
+	r, _ := testRuns(t)
+	r = clone(r)
+	for i := range r.Points {
+		r.Points[i].Negotiated = &results.Negotiated{Role: "requester"}
+	}
+	r.Points[0].PeerOps = &results.Ops{Read: results.OpCount{Count: 12345, Bytes: 99}, Write: results.OpCount{Count: 54321, Bytes: 77}}
+	tb := opsTable(r)
+	if len(tb.Rows) != 2*len(r.Points) {
+		t.Fatalf("%d rows for %d points", len(tb.Rows), len(r.Points))
+	}
+	row := strings.Join(tb.Rows[1].Cells, "|")
+	if tb.Rows[0].Cells[1] != "requester" || !strings.HasPrefix(row, "1|responder|") || !strings.Contains(row, "12") || !strings.Contains(row, "54") {
+		t.Errorf("point 1: %q / %q", tb.Rows[0].Cells, row)
+	}
+	if got := tb.Rows[3].Cells[1]; got != "responder: not counted (another process)" {
+		t.Errorf("point 2's responder: %q", got)
+	}
+}

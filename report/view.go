@@ -28,9 +28,13 @@ type page struct {
 	Generated string
 	Summary   string
 	Overview  table
-	Charts    []*chart
-	Notes     []string
-	Runs      []*runView
+	// Thresholds ranks the inline thresholds of points measured at several (empty
+	// otherwise); ThresholdsNote says how to read it.
+	Thresholds     table
+	ThresholdsNote string
+	Charts         []*chart
+	Notes          []string
+	Runs           []*runView
 }
 
 type chart struct {
@@ -129,6 +133,7 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 		pg.Overview.add(rv.Class, rv.Name, or(src), or(r.Environment.Provider), dev, or(r.Environment.Hostname),
 			stamp(r.Start), span(r.Start, r.End), strconv.Itoa(len(r.Points)), st)
 	}
+	thresholdsTable(pg, runs)
 	pg.Summary = fmt.Sprintf("%d run(s), %d point(s)", len(runs), npoints)
 	if nfailed > 0 {
 		pg.Summary += fmt.Sprintf("; %d run(s) did not complete", nfailed)
@@ -373,12 +378,32 @@ func summaryTable(r *results.Run) (table, bool) {
 	return t, cut
 }
 
+// opsTable has, per point, a row for the side that wrote the file and one for its peer: in
+// RPC-over-RDMA the responder performs the RDMA Reads and Writes of the requester's chunks,
+// so one side's counts alone show a long ECHO moving no data by RDMA. A peer that was not
+// counted (another process) says so rather than showing zeros.
 func opsTable(r *results.Run) table {
-	t := table{Head: []string{"#", "Send", "Send w/ Inv", "RDMA Write", "RDMA Read", "Recv", "Local Inv", "Bind MW"}}
-	t.Num = []bool{true, true, true, true, true, true, true, true}
+	t := table{Head: []string{"#", "side", "Send", "Send w/ Inv", "RDMA Write", "RDMA Read", "Recv", "Local Inv", "Bind MW"}}
+	t.Num = []bool{true, false, true, true, true, true, true, true, true}
 	for i, p := range r.Points {
+		role, peer := "this side", "peer"
+		if p.Negotiated != nil && p.Negotiated.Role != "" {
+			role = p.Negotiated.Role
+			switch role {
+			case "requester":
+				peer = "responder"
+			case "responder":
+				peer = "requester"
+			}
+		}
 		o := p.Ops
-		t.add("", strconv.Itoa(i+1), opc(o.Send), opc(o.SendInv), opc(o.Write), opc(o.Read), opc(o.Recv), opc(o.LocalInv), opc(o.BindMW))
+		t.add("", strconv.Itoa(i+1), role, opc(o.Send), opc(o.SendInv), opc(o.Write), opc(o.Read), opc(o.Recv), opc(o.LocalInv), opc(o.BindMW))
+		if q := p.PeerOps; q != nil {
+			t.add("", strconv.Itoa(i+1), peer, opc(q.Send), opc(q.SendInv), opc(q.Write), opc(q.Read), opc(q.Recv), opc(q.LocalInv), opc(q.BindMW))
+			continue
+		}
+		n := Missing
+		t.add("", strconv.Itoa(i+1), peer+": not counted (another process)", n, n, n, n, n, n, n)
 	}
 	return t
 }
@@ -557,4 +582,24 @@ func bit(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// thresholdsTable answers the question a threshold sweep is run for — which inline threshold
+// is best for each size or mix — when some point was measured at more than one threshold.
+func thresholdsTable(pg *page, runs []*results.Run) {
+	cs := results.BestThresholds(runs, 0)
+	multi := false
+	for _, c := range cs {
+		multi = multi || c.Compared > 1
+	}
+	if !multi {
+		return
+	}
+	pg.Thresholds = table{Head: results.ThresholdHeader, Num: []bool{false, false, true, true, true, true, true, false}}
+	for i := range cs {
+		pg.Thresholds.add("", cs[i].Row()...)
+	}
+	pg.ThresholdsNote = fmt.Sprintf("Per point (the threshold left out) and metric: the threshold with the best median over the runs "+
+		"(lowest RTT, highest RPC/s) and the runner-up. Beyond noise: a Mann-Whitney U test of their runs at alpha %g, "+
+		"which needs repeated runs: give the results files of several.", cs[0].Alpha)
 }

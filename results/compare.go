@@ -271,10 +271,10 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		cfg.Alpha = 0.05
 	}
 	if !(cfg.Alpha > 0 && cfg.Alpha < 1) {
-		return nil, fmt.Errorf("compare: alpha %v is not in (0, 1)", cfg.Alpha)
+		return nil, fmt.Errorf("results: alpha %v is not in (0, 1)", cfg.Alpha)
 	}
 	if len(base) == 0 || len(current) == 0 {
-		return nil, fmt.Errorf("compare: %w: %d base runs and %d current runs", ErrNothingToCompare, len(base), len(current))
+		return nil, fmt.Errorf("results: %w: %d base runs and %d current runs", ErrNothingToCompare, len(base), len(current))
 	}
 	metrics := cfg.Metrics
 	if metrics == nil {
@@ -308,7 +308,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		c.Points = append(c.Points, pr)
 	}
 	if len(c.Points) == 0 {
-		return nil, fmt.Errorf("compare: %w: no point of the base runs is in the current runs", ErrNothingToCompare)
+		return nil, fmt.Errorf("results: %w: no point of the base runs is in the current runs", ErrNothingToCompare)
 	}
 
 	decided, improved := false, false
@@ -336,9 +336,13 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			c.Verdict = NoEstimate
 		}
 	}
-	if nb, nc := minSamples(c); MinP(nb, nc) > cfg.Alpha {
-		c.Notes = append(c.Notes, fmt.Sprintf("too few runs for a noise estimate: need >= %d runs per side to detect a difference at alpha %g (have %d and %d); verdicts rest on the thresholds alone",
-			runsNeeded(cfg.Alpha), cfg.Alpha, nb, nc))
+	switch nb, nc := minSamples(c); {
+	case MinP(c.BaseRuns, c.CurrentRuns) > cfg.Alpha:
+		c.Notes = append(c.Notes, fmt.Sprintf("too few runs for a noise estimate: need >= %d runs per side to detect a difference at alpha %g (have %d base and %d current runs); verdicts rest on the thresholds alone",
+			runsNeeded(cfg.Alpha), cfg.Alpha, c.BaseRuns, c.CurrentRuns))
+	case MinP(nb, nc) > cfg.Alpha:
+		c.Notes = append(c.Notes, fmt.Sprintf("some metrics have too few values for a noise estimate (as few as %d base and %d current, of %d and %d runs: a percentile a run's sample count cannot support, or a point incomplete in some runs); those verdicts rest on the thresholds alone",
+			nb, nc, c.BaseRuns, c.CurrentRuns))
 	}
 	return c, nil
 }
@@ -362,6 +366,10 @@ func minSamples(c *Comparison) (nb, nc int) {
 	}
 	return nb, nc
 }
+
+// RunsNeeded is the number of runs per side a comparison needs for the U test to be able to
+// reach alpha: 4 at 0.05, 5 at 0.01.
+func RunsNeeded(alpha float64) int { return runsNeeded(alpha) }
 
 // runsNeeded is the smallest n with MinP(n, n) <= alpha: 4 at 0.05, 5 at 0.01.
 func runsNeeded(alpha float64) int {

@@ -82,7 +82,62 @@ func (c *Comparison) summary() string {
 	if n := len(c.MissingInCurrent); n > 0 {
 		s += fmt.Sprintf("; %d base point(s) missing in current", n)
 	}
+	if w := c.Warning(); w != "" {
+		s += "\n" + w
+	}
 	return s
+}
+
+// Warning is a loud line for a comparison whose verdicts lack a noise estimate, "" if every
+// verdict had one: unjudged metrics (no estimate, no threshold) would otherwise pass the gate
+// silently however far they moved, and verdicts on thresholds alone can be noise.
+func (c *Comparison) Warning() string {
+	var unjudged, alone int
+	var worst *MetricResult
+	var worstKey string
+	for i := range c.Points {
+		for j := range c.Points[i].Metrics {
+			r := &c.Points[i].Metrics[j]
+			if r.NoiseEstimate || r.Verdict == NotCompared {
+				continue
+			}
+			if r.Verdict == NoEstimate {
+				unjudged++
+			} else {
+				alone++
+			}
+			bad := r.Delta
+			if r.Metric.HigherIsBetter() {
+				bad = -bad
+			}
+			if !math.IsNaN(bad) && (worst == nil || bad > worstBad(worst)) {
+				worst, worstKey = r, c.Points[i].Params.Key()
+			}
+		}
+	}
+	if unjudged == 0 && alone == 0 {
+		return ""
+	}
+	var parts []string
+	if unjudged > 0 {
+		parts = append(parts, fmt.Sprintf("%d metric(s) NOT JUDGED (no noise estimate and no --threshold)", unjudged))
+	}
+	if alone > 0 {
+		parts = append(parts, fmt.Sprintf("%d verdict(s) on thresholds alone", alone))
+	}
+	w := "WARNING: " + strings.Join(parts, ", ")
+	if worst != nil {
+		w += fmt.Sprintf("; the worst change is %s %s at %s", worst.Metric, fmtDelta(worst.Delta), worstKey)
+	}
+	return w + fmt.Sprintf("; need >= %d runs per side for a noise estimate", runsNeeded(c.Alpha))
+}
+
+// worstBad is r's change in its bad direction, in percent.
+func worstBad(r *MetricResult) float64 {
+	if r.Metric.HigherIsBetter() {
+		return -r.Delta
+	}
+	return r.Delta
 }
 
 type compareRow [9]string

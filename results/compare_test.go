@@ -183,7 +183,7 @@ func TestCompareSingleRun(t *testing.T) {
 	if c.Verdict != results.NoEstimate || c.ExitCode() != results.ExitOK || verdicts(c)[results.NoEstimate] != 18 {
 		t.Errorf("1 vs 1 without thresholds: verdict %v exit %d %v", c.Verdict, c.ExitCode(), verdicts(c))
 	}
-	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "need >= 4 runs per side to detect a difference at alpha 0.05 (have 1 and 1)") {
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "need >= 4 runs per side to detect a difference at alpha 0.05 (have 1 base and 1 current runs)") {
 		t.Errorf("notes %q", c.Notes)
 	}
 	c, _ = results.Compare(base, slow, results.CompareConfig{Thresholds: mustThresholds(t, "p99=+10%")})
@@ -197,10 +197,47 @@ func TestCompareSingleRun(t *testing.T) {
 	if r := c.Points[0].Metrics[results.MetricP50]; r.Verdict != results.NoEstimate {
 		t.Errorf("p50 without a threshold: %v", r.String())
 	}
-	// 3 a side is still too few at 0.05 (min p 0.1), as benchstat warns.
-	c, _ = results.Compare(runs(t, 1, 3, 1), runs(t, 2, 3, 1.2), results.CompareConfig{})
-	if c.Verdict != results.NoEstimate {
-		t.Errorf("3 vs 3: %v", c.Verdict)
+	// 3 a side is still too few at 0.05 (min p 0.1), as benchstat warns; the note counts
+	// runs, not the values of the metric with the fewest (a percentile some runs lack).
+	b3, c3 := runs(t, 1, 3, 1), runs(t, 2, 3, 1.2)
+	b3[0].Points[0].RTT.P999, c3[0].Points[0].RTT.P999, c3[1].Points[0].RTT.P999 = nil, nil, nil
+	c, _ = results.Compare(b3, c3, results.CompareConfig{})
+	if c.Verdict != results.NoEstimate || len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "(have 3 base and 3 current runs)") {
+		t.Errorf("3 vs 3: %v %q", c.Verdict, c.Notes)
+	}
+	// 4 a side suffice, but a metric with fewer values says why it has no estimate.
+	b4, c4 := runs(t, 1, 4, 1), runs(t, 2, 4, 1.2)
+	b4[0].Points[0].RTT.P50 = nil
+	c, _ = results.Compare(b4, c4, results.CompareConfig{})
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "as few as 3 base and 4 current, of 4 and 4 runs") {
+		t.Errorf("4 vs 4 with a missing p50: %q", c.Notes)
+	}
+}
+
+// A comparison that cannot judge says so loudly in its summary: a 98% drop in RPC/s with one
+// run a side and no threshold still exits 0, but not quietly.
+func TestCompareWarnsWithoutNoiseEstimate(t *testing.T) {
+	base, cur := runs(t, 1, 1, 1), runs(t, 2, 1, 1)
+	for i := range cur[0].Points {
+		cur[0].Points[i].Throughput.RPCPerSec = base[0].Points[i].Throughput.RPCPerSec * 0.02
+	}
+	c, err := results.Compare(base, cur, results.CompareConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := results.WriteCompareText(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	first := strings.SplitN(b.String(), "\n", 3)
+	if c.ExitCode() != results.ExitOK || !strings.HasPrefix(first[1], "WARNING: 18 metric(s) NOT JUDGED") ||
+		!strings.Contains(first[1], "the worst change is rps -98.0%") || !strings.Contains(first[1], "need >= 4 runs per side") {
+		t.Errorf("exit %d, summary:\n%s", c.ExitCode(), b.String())
+	}
+	// With four runs a side every verdict has its estimate: no warning.
+	c, _ = results.Compare(runs(t, 1, 4, 1), runs(t, 2, 4, 1), results.CompareConfig{})
+	if w := c.Warning(); w != "" {
+		t.Errorf("4 vs 4: %q", w)
 	}
 }
 

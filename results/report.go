@@ -2,11 +2,13 @@ package results
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Key names a point by its params, in the key=value/... form benchstat reads as sub-benchmark
@@ -35,8 +37,9 @@ func micros(v *int64) string {
 
 // WriteText writes a human-readable report of runs: a header per run, then an aligned table
 // with a row per point and message class (and an "all" row when a point used several
-// classes). Latencies are round-trip times in microseconds; "-" marks a percentile the sample
-// count cannot support; "*" marks an incomplete point.
+// classes), then a legend. Latencies are full round-trip times (call sent to reply received)
+// in microseconds; "-" marks a percentile the sample count cannot support; "*" marks an
+// incomplete point. A mix's point is named MIX:NAME and has no single call or reply size.
 func WriteText(w io.Writer, runs ...*Run) error {
 	for i, r := range runs {
 		if i > 0 {
@@ -58,19 +61,27 @@ func WriteText(w io.Writer, runs ...*Run) error {
 			e.Hostname, e.Kernel, e.CPUModel, e.GoVersion, e.GOMAXPROCS, e.Provider, dev, e.Port)
 
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "proc\tcall\treply\tthr\tdepth\tconns\tclass\tcount\tp50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tGb/s\terrors\t")
+		// The columns up to count are one word each: scripts find columns by header words.
+		fmt.Fprintln(tw, "proc\tcall\treply\tthr\tdepth\tconns\tclass\tcount\tRTT p50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tpayload Gb/s\terrors\t")
+		incomplete, missing := false, false
 		for _, p := range r.Points {
 			name := p.Params.Procedure
 			if !p.Complete {
 				name += "*"
+				incomplete = true
 			}
-			pre := fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%d\t", name, p.Params.CallBytes, p.Params.ReplyBytes,
+			call, reply := strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes)
+			if strings.HasPrefix(p.Params.Procedure, "MIX") && p.Params.CallBytes == 0 && p.Params.ReplyBytes == 0 {
+				call, reply = "mix", "mix" // sizes vary by entry: not 0
+			}
+			pre := fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d\t", name, call, reply,
 				p.Params.InlineThreshold, p.Params.Depth, p.Params.Connections)
 			var nerr uint64
 			for _, e := range p.Errors {
 				nerr += e.Count
 			}
 			row := func(class string, s *Summary, rate string) {
+				missing = missing || s.Count > 0 && (s.P50 == nil || s.P90 == nil || s.P99 == nil || s.P999 == nil)
 				fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", pre, class, s.Count,
 					micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max), rate, nerr)
 			}
@@ -90,7 +101,8 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				row(used[0].Class, &p.RTT, rate)
 			default:
 				for _, c := range used {
-					row(c.Class, &c.RTT, "\t")
+					// Payload is counted per point, not per class: no Gb/s here.
+					row(c.Class, &c.RTT, fmt.Sprintf("%.0f\t", classRate(&p, c)))
 				}
 				row("all", &p.RTT, rate)
 			}
@@ -98,11 +110,13 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		for _, p := range r.Points {
-			if !p.Complete {
-				fmt.Fprintln(w, "* incomplete: the run stopped during this point")
-				break
-			}
+		fmt.Fprintln(w, "call, reply: payload bytes; thr: inline threshold offered, bytes; count: RPCs measured.")
+		fmt.Fprintln(w, "RTT: full round trip, call sent to reply received. payload Gb/s: call + reply payload of the point, headers excluded.")
+		if missing {
+			fmt.Fprintln(w, "-: too few RTTs for this percentile (it needs at least 10 beyond it); never estimated.")
+		}
+		if incomplete {
+			fmt.Fprintln(w, "*: incomplete: the run stopped during this point.")
 		}
 	}
 	return nil
@@ -110,8 +124,9 @@ func WriteText(w io.Writer, runs ...*Run) error {
 
 // csvHeader is the header row of WriteCSV.
 var csvHeader = []string{
+	"source", "run_start", "command", "provider", "device",
 	"procedure", "class", "call_bytes", "reply_bytes", "inline_threshold_bytes", "depth", "connections", "rate_rps",
-	"complete", "classes_used", "count", "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
+	"complete", "classes_used", "rtt_class", "calls", "replies", "count", "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
 	"mean_ns", "stdev_ns", "duration_ns", "rpcs", "payload_bytes", "rpc_per_s", "payload_gbps", "errors",
 	"user_ns", "sys_ns", "inline_send_bytes", "inline_recv_bytes", "credits_granted", "remote_invalidation",
 }
@@ -123,19 +138,51 @@ func csvInt(v *int64) string {
 	return strconv.FormatInt(*v, 10)
 }
 
-// WriteCSV writes one header row and one row per point of every run (RFC 4180). Columns are
-// named as the JSON fields, with the same units; an unavailable value is an empty field.
-func WriteCSV(w io.Writer, runs ...*Run) error {
+// Command is the subcommand that wrote r ("run", "client", "sweep"), read from its config;
+// "" if the config does not say.
+func (r *Run) Command() string {
+	var c struct {
+		Command string `json:"command"`
+	}
+	if len(r.Config) == 0 || json.Unmarshal(r.Config, &c) != nil {
+		return ""
+	}
+	return c.Command
+}
+
+// WriteCSV writes runs with no source names (see WriteCSVSources).
+func WriteCSV(w io.Writer, runs ...*Run) error { return WriteCSVSources(w, nil, runs...) }
+
+// WriteCSVSources writes one header row, then per point of every run one row per message
+// class that has round trips of its own (rtt_class short, chunked or long) and the point's
+// total (rtt_class all), RFC 4180. Columns are named as the JSON fields, with the same units;
+// an unavailable value is an empty field. The first columns say where a row came from —
+// sources[i] names the file runs[i] was read from (empty if sources is short), then the run's
+// start, command, provider and device — so that CSVs of several runs merged into one can be
+// told apart. A class row's payload columns are empty: payload is counted per point.
+func WriteCSVSources(w io.Writer, sources []string, runs ...*Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
-	for _, r := range runs {
+	u := strconv.FormatUint
+	for ri, r := range runs {
+		src := ""
+		if ri < len(sources) {
+			src = sources[ri]
+		}
+		dev := ""
+		if r.Environment.Device != nil {
+			dev = r.Environment.Device.Name
+		}
+		origin := []string{src, r.Start.Format(time.RFC3339Nano), r.Command(), r.Environment.Provider, dev}
 		for _, p := range r.Points {
-			s := &p.RTT
 			var classes []string
+			var calls, replies uint64
 			for _, c := range p.Classes {
 				classes = append(classes, c.Class)
+				calls += c.Calls
+				replies += c.Replies
 			}
 			var nerr uint64
 			for _, e := range p.Errors {
@@ -146,23 +193,46 @@ func WriteCSV(w io.Writer, runs ...*Run) error {
 				neg = []string{strconv.Itoa(n.InlineSendBytes), strconv.Itoa(n.InlineRecvBytes),
 					strconv.Itoa(n.CreditsGranted), strconv.FormatBool(n.RemoteInvalidation)}
 			}
-			u := strconv.FormatUint
-			row := []string{
+			params := []string{
 				p.Params.Procedure, p.Params.Class, strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes),
 				strconv.Itoa(p.Params.InlineThreshold), strconv.Itoa(p.Params.Depth), strconv.Itoa(p.Params.Connections),
 				strconv.FormatFloat(p.Params.RateRPS, 'g', -1, 64),
-				strconv.FormatBool(p.Complete), strings.Join(classes, "+"), u(s.Count, 10),
-				csvInt(s.Min), csvInt(s.P50), csvInt(s.P90), csvInt(s.P99), csvInt(s.P999), csvInt(s.P9999), csvInt(s.Max),
-				csvInt(s.Mean), csvInt(s.Stdev), strconv.FormatInt(p.DurationNs, 10),
-				u(p.Throughput.RPCs, 10), u(p.Throughput.PayloadBytes, 10),
-				strconv.FormatFloat(p.Throughput.RPCPerSec, 'f', 3, 64), strconv.FormatFloat(p.Throughput.PayloadGbps, 'f', 6, 64),
-				u(nerr, 10), strconv.FormatInt(p.CPU.UserNs, 10), strconv.FormatInt(p.CPU.SysNs, 10),
+				strconv.FormatBool(p.Complete), strings.Join(classes, "+"),
 			}
-			if err := cw.Write(append(row, neg...)); err != nil {
+			row := func(class string, calls, replies uint64, s *Summary, rpcs, bytes, rps, gbps, errs string) error {
+				row := append(append([]string{}, origin...), params...)
+				row = append(row, class, u(calls, 10), u(replies, 10), u(s.Count, 10),
+					csvInt(s.Min), csvInt(s.P50), csvInt(s.P90), csvInt(s.P99), csvInt(s.P999), csvInt(s.P9999), csvInt(s.Max),
+					csvInt(s.Mean), csvInt(s.Stdev), strconv.FormatInt(p.DurationNs, 10), rpcs, bytes, rps, gbps, errs,
+					strconv.FormatInt(p.CPU.UserNs, 10), strconv.FormatInt(p.CPU.SysNs, 10))
+				return cw.Write(append(row, neg...))
+			}
+			for i := range p.Classes {
+				c := &p.Classes[i]
+				if c.RTT.Count == 0 {
+					continue
+				}
+				if err := row(c.Class, c.Calls, c.Replies, &c.RTT, u(c.RTT.Count, 10), "",
+					strconv.FormatFloat(classRate(&p, c), 'f', 3, 64), "", ""); err != nil {
+					return err
+				}
+			}
+			if err := row("all", calls, replies, &p.RTT, u(p.Throughput.RPCs, 10), u(p.Throughput.PayloadBytes, 10),
+				strconv.FormatFloat(p.Throughput.RPCPerSec, 'f', 3, 64), strconv.FormatFloat(p.Throughput.PayloadGbps, 'f', 6, 64),
+				u(nerr, 10)); err != nil {
 				return err
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// classRate is the RPCs per second of point p's class c: its round trips over the point's
+// measured time.
+func classRate(p *Point, c *ClassStats) float64 {
+	if p.DurationNs <= 0 {
+		return 0
+	}
+	return float64(c.RTT.Count) / (float64(p.DurationNs) / 1e9)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -60,7 +61,7 @@ func TestWriteText(t *testing.T) {
 	// Columns line up: every table line has the same length in runes.
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	var width int
-	for _, l := range lines[4 : len(lines)-1] {
+	for _, l := range lines[4 : len(lines)-4] {
 		n := len([]rune(l))
 		if width == 0 {
 			width = n
@@ -71,6 +72,27 @@ func TestWriteText(t *testing.T) {
 	}
 	if !strings.Contains(lines[5], "  -  ") {
 		t.Errorf("the 1000-sample point shows a p99.9: %q", lines[5])
+	}
+	// Each mark is explained, the columns say what they hold, and classes have a rate.
+	for _, want := range []string{"RTT p50 µs", "payload Gb/s", "RTT: full round trip", "call + reply payload",
+		"-: too few RTTs", "*: incomplete"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the table lacks %q", want)
+		}
+	}
+	if f := strings.Fields(lines[6]); f[6] != "chunked" || f[len(f)-2] == "0" || len(f) != 15 {
+		t.Errorf("the chunked class row of a mixed point has no RPC/s of its own: %q", lines[6])
+	}
+	// A mix shows its name, not sizes of 0.
+	r := goldenRun(t)
+	r.Points = r.Points[:1]
+	r.Points[0].Params.Procedure, r.Points[0].Params.CallBytes, r.Points[0].Params.ReplyBytes = "MIX:nfs", 0, 0
+	b.Reset()
+	if err := results.WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`MIX:nfs +mix +mix +4096`).MatchString(b.String()) {
+		t.Errorf("mix row:\n%s", b.String())
 	}
 }
 
@@ -85,24 +107,52 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1+len(r.Points) {
-		t.Fatalf("%d rows, want a header and %d points", len(rows), len(r.Points))
-	}
 	col := map[string]int{}
 	for i, h := range rows[0] {
 		col[h] = i
 	}
+	// Per point: a row per class with round trips, then the total ("all").
+	k := 1
 	for i, p := range r.Points {
-		row := rows[i+1]
+		for _, c := range p.Classes {
+			if c.RTT.Count == 0 {
+				continue
+			}
+			row := rows[k]
+			k++
+			if row[col["rtt_class"]] != c.Class || row[col["count"]] != strconv.FormatUint(c.RTT.Count, 10) ||
+				row[col["p50_ns"]] != results.CSVInt(c.RTT.P50) || row[col["rpc_per_s"]] == "0.000" {
+				t.Errorf("point %d class %s row %q", i, c.Class, row)
+			}
+		}
+		row := rows[k]
+		k++
+		if row[col["rtt_class"]] != "all" || row[col["procedure"]] != p.Params.Procedure {
+			t.Errorf("point %d: total row %q", i, row)
+		}
 		if got := row[col["p99_ns"]]; got != strconv.FormatInt(*p.RTT.P99, 10) {
 			t.Errorf("point %d p99_ns %s, want %d", i, got, *p.RTT.P99)
 		}
 		if got, want := row[col["p999_ns"]], results.CSVInt(p.RTT.P999); got != want {
 			t.Errorf("point %d p999_ns %q, want %q", i, got, want)
 		}
+		if row[col["run_start"]] != r.Start.Format(time.RFC3339Nano) || row[col["provider"]] != r.Environment.Provider {
+			t.Errorf("point %d: origin columns %q", i, row[:5])
+		}
+	}
+	if k != len(rows) {
+		t.Fatalf("%d rows, want %d", len(rows), k)
 	}
 	if rows[1][col["p999_ns"]] != "" {
 		t.Error("unsupported p99.9 is not empty")
+	}
+	// Named sources go in the first column.
+	b.Reset()
+	if err := results.WriteCSVSources(&b, []string{"a.json"}, r); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := csv.NewReader(&b).ReadAll(); rows[1][0] != "a.json" {
+		t.Errorf("source %q", rows[1][0])
 	}
 }
 
@@ -114,22 +164,35 @@ func TestWriteHlog(t *testing.T) {
 	}
 	golden(t, "report.hlog", b.Bytes())
 
-	// hdrhistogram-go's own log reader reads it back: tags, times and histograms.
+	// hdrhistogram-go's own log reader reads it back: tags, times and histograms. Per point:
+	// untagged and tagged with its key (per interval if it has interval histograms), then
+	// one line per class with round trips.
 	type line struct {
 		tag   string
 		start float64
 		hist  string
 	}
 	var want []line
-	for _, p := range r.Points[1:] {
-		want = append(want, line{p.Params.Key(), p.Start.Sub(r.Start).Seconds(), p.Histogram})
+	for i, p := range r.Points {
+		s := p.Start.Sub(r.Start).Seconds()
+		for _, tag := range []string{"", p.Params.Key()} {
+			if i > 0 {
+				want = append(want, line{tag, s, p.Histogram})
+				continue
+			}
+			for _, iv := range p.Intervals {
+				want = append(want, line{tag, s + float64(iv.OffsetNs)/1e9, iv.Histogram})
+			}
+		}
+		for _, c := range p.Classes {
+			if c.RTT.Count > 0 {
+				want = append(want, line{p.Params.Key() + "/rtt_class=" + c.Class, s, c.Histogram})
+			}
+		}
 	}
-	p0 := r.Points[0]
-	s0 := p0.Start.Sub(r.Start).Seconds()
-	want = append([]line{
-		{p0.Params.Key(), s0, p0.Intervals[0].Histogram},
-		{p0.Params.Key(), s0 + float64(p0.Intervals[1].OffsetNs)/1e9, p0.Intervals[1].Histogram},
-	}, want...)
+	if len(r.Points[0].Intervals) != 2 || r.Points[1].Intervals != nil && r.Points[1].Intervals[0].Histogram != "" {
+		t.Fatal("the golden run should have interval histograms in its first point only")
+	}
 	lr := hdr.NewHistogramLogReader(&b)
 	for i, w := range want {
 		h, err := lr.NextIntervalHistogram()

@@ -11,7 +11,9 @@ import (
 // it reads. It changes whenever a field changes meaning, is removed, or a new field is added
 // (the reader rejects unknown fields, so an older reader must refuse a newer file clearly
 // rather than drop what it does not know).
-const SchemaVersion = 1
+//
+// Version 2 added Point.PeerOps.
+const SchemaVersion = 2
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -99,6 +101,11 @@ type Point struct {
 	Classes []ClassStats `json:"classes"`
 	// Ops counts the RDMA operations this side posted and received.
 	Ops Ops `json:"ops"`
+	// PeerOps counts those of the other side of the point's connections, when it was
+	// counted (a responder in the same process); null otherwise. In RPC-over-RDMA the
+	// responder performs the RDMA Reads and Writes of the requester's chunks, so without
+	// it a chunked or long point shows no RDMA Read or Write at all.
+	PeerOps *Ops `json:"peer_ops,omitempty"`
 	// Errors counts failures by kind; empty when there were none.
 	Errors []ErrorStats `json:"errors"`
 	// Throughput is what the point moved per second.

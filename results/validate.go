@@ -28,8 +28,8 @@ func fieldErr(field, format string, args ...any) error {
 // monotone percentile spectrum within min..max, decodable histograms whose counts match, and
 // non-negative durations and rates. The first problem found is returned as a *FieldError.
 func (r *Run) Validate() error {
-	if r.SchemaVersion != SchemaVersion {
-		return fieldErr("schema_version", "%d, want %d", r.SchemaVersion, SchemaVersion)
+	if r.SchemaVersion < 1 || r.SchemaVersion > SchemaVersion {
+		return fieldErr("schema_version", "%d, want 1 to %d", r.SchemaVersion, SchemaVersion)
 	}
 	if c := bytes.TrimSpace(r.Config); len(c) > 0 && c[0] != '{' && !bytes.Equal(c, []byte("null")) {
 		return fieldErr("config", "must be a JSON object or null")
@@ -47,6 +47,9 @@ func (r *Run) Validate() error {
 		return fieldErr("status.state", "%q is not complete, interrupted or failed", r.Status.State)
 	}
 	for i := range r.Points {
+		if r.SchemaVersion < 2 && r.Points[i].PeerOps != nil {
+			return fieldErr(fmt.Sprintf("points[%d].peer_ops", i), "not in schema_version %d (added in 2)", r.SchemaVersion)
+		}
 		if err := r.Points[i].validate(fmt.Sprintf("points[%d].", i)); err != nil {
 			return err
 		}

@@ -294,6 +294,10 @@ type Config struct {
 	// Warmup is run before the measured phase and discarded (default 1s; negative, such as
 	// NoWarmup: none).
 	Warmup Duration `json:"warmup,omitempty"`
+	// Drain bounds how long a poller waits for its outstanding RPCs after the measured phase
+	// or a stop before counting them abandoned; zero derives it from the RTTs observed (see
+	// DrainFor).
+	Drain Duration `json:"drain,omitempty"`
 
 	// Rate, when positive, runs open loop at this many RPC/s over all pollers; zero runs
 	// closed loop (each completion immediately sends the next RPC).
@@ -396,6 +400,9 @@ func (c Config) Normalized() (Config, error) {
 				return c, fmt.Errorf("workloads: class chunked needs DDP-eligible data, which only sink and source carry, not %v", e.Proc)
 			}
 		}
+	}
+	if c.Drain < 0 {
+		return c, fmt.Errorf("workloads: drain %v is negative", time.Duration(c.Drain))
 	}
 	if c.Depth == 0 {
 		c.Depth = DefaultDepth

@@ -112,7 +112,7 @@ type Driver struct {
 	// replace it to simulate time. It is read once per poll iteration.
 	Clock func() int64
 	// Drain bounds how long Run waits for outstanding RPCs after the measured phase or a stop
-	// (default 2s).
+	// (0: DrainFor the longest round trip this Run observed).
 	Drain time.Duration
 	// IdleSleep is the shortest open-loop gap, with nothing outstanding, that Run sleeps
 	// through instead of spinning (default 2ms; negative: always spin; it sleeps the gap less
@@ -166,6 +166,7 @@ func NewDriver(c Config, poller int, cl Client, rec Recorder, live *Live) (*Driv
 		mask:     c.TableSize - 1,
 		warmup:   max(0, int64(c.Warmup)),
 		duration: int64(c.Duration),
+		Drain:    time.Duration(max(0, c.Drain)),
 		free:     make([]uint32, depth),
 		reqs:     make([]Request, depth),
 		start:    make([]int64, depth),
@@ -191,6 +192,22 @@ func NewDriver(c Config, poller int, cl Client, rec Recorder, live *Live) (*Driv
 		d.free[i] = uint32(depth - 1 - i)
 	}
 	return d, nil
+}
+
+// Drain defaults: the wait for outstanding RPCs is DrainRTTs times the longest round trip
+// observed, and never less than MinDrain, which covers a few retransmission timeouts of a
+// lossy RDMA link (soft-RoCE's and RoCE NICs' ack timeouts are hundreds of milliseconds to
+// seconds, and a retransmitted RPC may need several): an RPC that is merely late must not
+// be counted lost. The drain ends as soon as nothing is outstanding, so a long bound costs
+// only a run that really lost RPCs.
+const (
+	MinDrain  = 10 * time.Second
+	DrainRTTs = 20
+)
+
+// DrainFor is the default drain after a phase whose longest round trip was maxRTT.
+func DrainFor(maxRTT time.Duration) time.Duration {
+	return max(MinDrain, DrainRTTs*maxRTT)
 }
 
 // Depth is the most RPCs this Driver keeps outstanding.
@@ -243,9 +260,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		clock = Now
 	}
 	drain := int64(d.Drain)
-	if drain <= 0 {
-		drain = int64(2 * time.Second)
-	}
+	var maxRTT int64 // the longest round trip so far, for the default drain
 	idle := int64(d.IdleSleep)
 	switch {
 	case idle == 0:
@@ -388,6 +403,9 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 				break
 			}
 			if drainEnd == 0 {
+				if drain <= 0 {
+					drain = int64(DrainFor(time.Duration(maxRTT)))
+				}
 				drainEnd = now + drain
 			} else if now >= drainEnd {
 				st.Abandoned = uint64(inflight)
@@ -421,7 +439,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			st.End = now
 			return st, ErrOverrun
 		}
-		var liveBytes, liveErrs uint64
+		var liveBytes, liveErrs, mDone, mBytes, mErrs uint64
 		for i := range n {
 			c := &d.done[i]
 			slot := c.Tag
@@ -437,6 +455,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			if c.Err != nil {
 				liveErrs++
 				if t0 >= measure {
+					mErrs++
 					st.Errors++
 					if st.FirstErr == nil {
 						st.FirstErr = c.Err
@@ -451,6 +470,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			}
 			cls := RPCClass(c.CallClass, c.ReplyClass)
 			rtt := now - t0
+			maxRTT = max(maxRTT, rtt)
 			if d.live != nil {
 				d.live.record(rtt)
 				liveBytes += uint64(r.CallSize) + uint64(r.ReplySize)
@@ -460,6 +480,8 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 				continue
 			}
 			lastDone = now
+			mDone++
+			mBytes += uint64(r.CallSize) + uint64(r.ReplySize)
 			st.Completed++
 			st.Procs[r.Proc]++
 			st.Classes[cls]++
@@ -474,6 +496,13 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			d.live.Bytes.Add(liveBytes)
 			if liveErrs > 0 {
 				d.live.Errors.Add(liveErrs)
+			}
+			if mDone > 0 {
+				d.live.MDone.Add(mDone)
+				d.live.MBytes.Add(mBytes)
+			}
+			if mErrs > 0 {
+				d.live.MErrors.Add(mErrs)
 			}
 		}
 		if perr != nil {

@@ -2,6 +2,7 @@ package workloads_test
 
 import (
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -508,7 +509,51 @@ func TestDriverRecordsThreadUsage(t *testing.T) {
 	if st.UsageErr != nil {
 		t.Skipf("no thread usage here: %v", st.UsageErr)
 	}
-	if st.UsageWall < 50*time.Millisecond || st.Usage.CPU <= 0 {
-		t.Fatalf("usage %+v over %v; want the measured 50 ms with CPU time", st.Usage, st.UsageWall)
+	if st.UsageWall <= 0 || st.Usage.CPU <= 0 || st.UsageWall > st.Elapsed()+time.Millisecond {
+		t.Fatalf("usage %+v over %v of a %v phase; want CPU time over the measured phase", st.Usage, st.UsageWall, st.Elapsed())
+	}
+}
+
+// Without a Drain, the wait for outstanding RPCs follows the observed RTTs with a floor that
+// rides out link retransmissions: RPCs held up for 3 s (longer than the old fixed 2 s) are
+// waited for, not counted lost; RPCs that never come back are abandoned after the default.
+// Config.Drain overrides it.
+func TestDefaultDrainFollowsRTTs(t *testing.T) {
+	c := workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 4,
+		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(-1)}
+	run := func(c workloads.Config, stallUntil int64) (workloads.Stats, int64) {
+		f, d, _ := fakeRun(t, c, time.Millisecond, 100*time.Microsecond)
+		f.StallFrom, f.StallUntil = int64(9*time.Millisecond), stallUntil
+		var stop atomic.Bool
+		st, err := d.Run(&stop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, f.Clock.Now()
+	}
+	// Retransmitted late: completed in the drain.
+	st, _ := run(c, int64(3*time.Second))
+	if st.Abandoned != 0 || st.Sent != st.Completed {
+		t.Fatalf("late RPCs: abandoned %d, sent %d, completed %d", st.Abandoned, st.Sent, st.Completed)
+	}
+	// Lost: abandoned once the default drain (RTT ~1 ms: the floor) has passed.
+	st, end := run(c, 1<<62)
+	if st.Abandoned == 0 {
+		t.Fatal("lost RPCs not abandoned")
+	}
+	if gave := time.Duration(end) - 10*time.Millisecond; gave < workloads.MinDrain || gave > workloads.MinDrain+time.Millisecond {
+		t.Fatalf("drained for %v, want the default %v", gave, workloads.MinDrain)
+	}
+	// --drain 1s: abandoned after 1 s.
+	c.Drain = workloads.Duration(time.Second)
+	st, end = run(c, 1<<62)
+	if gave := time.Duration(end) - 10*time.Millisecond; st.Abandoned == 0 || gave < time.Second || gave > time.Second+time.Millisecond {
+		t.Fatalf("drain 1s: abandoned %d after %v", st.Abandoned, gave)
+	}
+	if d := workloads.DrainFor(time.Second); d != workloads.DrainRTTs*time.Second {
+		t.Fatalf("DrainFor(1s) = %v, want %d RTTs", d, workloads.DrainRTTs)
+	}
+	if _, err := (workloads.Config{Drain: -1}).Normalized(); err == nil || !strings.Contains(err.Error(), "drain") {
+		t.Fatalf("negative drain: %v", err)
 	}
 }

@@ -15,6 +15,10 @@ type Live struct {
 	// Done counts finished RPCs (warm-up included, errors included), Bytes the payload of
 	// the successful ones, Errors the failed ones; each is added to once per poll iteration.
 	Done, Bytes, Errors atomic.Uint64
+	// MDone, MBytes and MErrors count the same of the measured RPCs only (sent at or after
+	// the end of the warm-up), as Stats does: a throughput time series built from them
+	// starts with the measured phase and adds up to the point's totals.
+	MDone, MBytes, MErrors atomic.Uint64
 	// Begin and Measure are the clock readings (ns) when the run began and when its measured
 	// phase begins.
 	Begin, Measure atomic.Int64

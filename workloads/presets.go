@@ -1,5 +1,11 @@
 package workloads
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // NFSMix is a mix shaped like an NFS client's traffic, so one run exercises all three
 // message classes at the default inline threshold of 4 KiB (and at RFC 8166's 1 KiB):
 //
@@ -35,4 +41,56 @@ func NFSMix() []MixEntry {
 // ("echo of 4 KiB").
 func Only(p Proc, sizes Sizes) []MixEntry {
 	return []MixEntry{{Proc: p, Weight: 1, Size: sizes}}
+}
+
+// MixName names a normalized mix for results, where the name identifies the point: "nfs" for
+// the NFSMix preset, else its entries as PROC[_SIZE][:WEIGHT] joined by "+", for example
+// "echo_128:40+sink_32k:10". The name holds no '/', ',', '=' or space, which separate the
+// fields of a point's key (benchstat) and of an HdrHistogram log line.
+func MixName(mix []MixEntry) string {
+	if sameMix(mix, NFSMix()) {
+		return "nfs"
+	}
+	parts := make([]string, len(mix))
+	for i, e := range mix {
+		s := e.Proc.String()
+		if !e.Size.IsZero() && e.Proc != ProcNull {
+			s += "_" + sizesName(e.Size)
+		}
+		if e.Weight > 1 {
+			s += ":" + strconv.Itoa(e.Weight)
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, "+")
+}
+
+// sizesName is a compact name of s without ',' or '/'.
+func sizesName(s Sizes) string {
+	switch s.Dist {
+	case "", "list":
+		v := make([]string, len(s.Values))
+		for i, n := range s.Values {
+			v[i] = FormatSize(n)
+		}
+		return strings.Join(v, "~")
+	case "uniform":
+		return "uniform:" + FormatSize(s.Min) + "-" + FormatSize(s.Max)
+	}
+	return fmt.Sprintf("lognormal:%s:%g:%s-%s", FormatSize(s.Median), s.Sigma, FormatSize(s.Min), FormatSize(s.Max))
+}
+
+// sameMix reports whether a and b draw the same procedures, sizes and weights, a missing
+// weight counting as 1.
+func sameMix(a, b []MixEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Proc != y.Proc || max(x.Weight, 1) != max(y.Weight, 1) || sizesName(x.Size) != sizesName(y.Size) {
+			return false
+		}
+	}
+	return true
 }

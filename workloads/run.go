@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -54,7 +55,14 @@ type RunError struct {
 	Err    error
 }
 
-func (e *RunError) Error() string { return fmt.Sprintf("poller %d: %s: %v", e.Poller, e.Op, e.Err) }
+func (e *RunError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Op+" ") {
+		// "pin poller to cpu 3: ..." says the step already.
+		return fmt.Sprintf("poller %d: %s", e.Poller, msg)
+	}
+	return fmt.Sprintf("poller %d: %s: %s", e.Poller, e.Op, msg)
+}
 func (e *RunError) Unwrap() error { return e.Err }
 
 // Run opens every poller's Client, starts the Drivers together (so their warm-ups line up)

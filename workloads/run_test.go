@@ -112,3 +112,15 @@ func TestRunnerBadConfig(t *testing.T) {
 		t.Fatal("bad config ran")
 	}
 }
+
+// A RunError names the step once: "pin poller to cpu 3" already says "pin".
+func TestRunErrorNamesTheStepOnce(t *testing.T) {
+	pin := &workloads.RunError{Poller: 1, Op: "pin", Err: &workloads.PinError{CPU: 3, Err: errors.New("invalid argument")}}
+	if got := pin.Error(); got != "poller 1: pin poller to cpu 3: invalid argument" {
+		t.Errorf("pin: %q", got)
+	}
+	open := &workloads.RunError{Poller: 0, Op: "open", Err: errors.New("connection refused")}
+	if got := open.Error(); got != "poller 0: open: connection refused" {
+		t.Errorf("open: %q", got)
+	}
+}

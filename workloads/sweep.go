@@ -20,6 +20,10 @@ type Sweep struct {
 	// DDP-eligible, shows short → long; SINK and SOURCE show short → chunked. ProcNull, the
 	// zero value, means ProcEcho: a NULL carries no payload, so its size sweep would be flat.
 	Proc Proc `json:"proc"`
+	// Mixes, when given, replace the size axis: every threshold × depth × mix, each point
+	// running the whole mix (entries without a size take Base.Size), to ask which threshold
+	// suits a traffic shape rather than a size. Proc and Sizes are then unused.
+	Mixes [][]MixEntry `json:"mixes,omitempty"`
 	// Base is the workload of every point, whose Mix is replaced by Proc at the point's size
 	// and whose Depth by the point's depth. Its zero Duration and Warmup mean 1 s and 200 ms
 	// per point, shorter than a single run's defaults because a sweep has many points.
@@ -48,6 +52,8 @@ type Point struct {
 	Threshold int `json:"threshold"`
 	Size      int `json:"size"`
 	Depth     int `json:"depth"`
+	// Mix names the point's mix (MixName) in a sweep over mixes; Size is then 0.
+	Mix string `json:"mix,omitempty"`
 	// Workload is the normalized workload of this point.
 	Workload Config `json:"workload"`
 }
@@ -94,6 +100,23 @@ func (s Sweep) Plan() ([]Point, error) {
 		}
 	}
 	var pts []Point
+	if len(s.Mixes) > 0 {
+		for _, t := range ths {
+			for _, d := range depths {
+				for i, m := range s.Mixes {
+					w := base
+					w.Mix = m
+					w.Depth = d
+					w, err := w.Normalized()
+					if err != nil {
+						return nil, fmt.Errorf("workloads: sweep point threshold %d mix %d depth %d: %w", t, i+1, d, err)
+					}
+					pts = append(pts, Point{Index: len(pts), Threshold: t, Depth: d, Mix: MixName(w.Mix), Workload: w})
+				}
+			}
+		}
+		return pts, nil
+	}
 	for _, t := range ths {
 		for _, d := range depths {
 			for _, z := range sizes {

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -76,5 +77,64 @@ func TestSwitches(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestSweepOverMixes(t *testing.T) {
+	user, err := ParseMix("echo/128:3,sink/32k,null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Sweep{Thresholds: []int{1024, 4096}, Depths: []int{1, 8}, Mixes: [][]MixEntry{NFSMix(), user}, Sizes: []int{64, 128}}
+	pts, err := s.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 2*2*2 {
+		t.Fatalf("%d points, want thresholds × depths × mixes (sizes unused)", len(pts))
+	}
+	for i, p := range pts {
+		wantMix := []string{"nfs", "echo_128:3+sink_32k+null"}[i%2]
+		if p.Mix != wantMix || p.Size != 0 || p.Threshold != []int{1024, 4096}[i/4] || p.Depth != []int{1, 8}[i/2%2] || p.Workload.Depth != p.Depth {
+			t.Errorf("point %d: %+v", i, p)
+		}
+		if MixName(p.Workload.Mix) != p.Mix {
+			t.Errorf("point %d: workload mix is %q", i, MixName(p.Workload.Mix))
+		}
+	}
+	// An entry without a size takes the base size, and the name says which.
+	s = Sweep{Thresholds: []int{4096}, Mixes: [][]MixEntry{{{Proc: ProcEcho}}}, Base: Config{Size: Fixed(2048)}}
+	if pts, err := s.Plan(); err != nil || pts[0].Mix != "echo_2k" {
+		t.Fatalf("%v %+v", err, pts)
+	}
+	s.Mixes = [][]MixEntry{{{Proc: ProcNull, Size: Fixed(8)}}}
+	if _, err := s.Plan(); err == nil || !strings.Contains(err.Error(), "mix 1") {
+		t.Fatalf("bad mix: %v", err)
+	}
+}
+
+func TestMixName(t *testing.T) {
+	n, _ := Config{}.Normalized()
+	if got := MixName(n.Mix); got != "nfs" {
+		t.Errorf("default mix %q", got)
+	}
+	for _, spec := range []string{"echo/128:3,sink/32k", "source:2", "null,echo"} {
+		m, err := ParseMix(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Config{Mix: m, Size: Sizes{Dist: "list", Values: []int{64, 4096}}}.Normalized()
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := MixName(c.Mix)
+		if strings.ContainsAny(name, "/,= ") || name == "nfs" {
+			t.Errorf("%s: name %q", spec, name)
+		}
+	}
+	a, _ := ParseMix("echo/128:40,sink/4k")
+	b, _ := ParseMix("echo/128:40,sink/8k")
+	if MixName(a) == MixName(b) {
+		t.Errorf("different mixes share the name %q", MixName(a))
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -19,9 +20,10 @@ func init() {
   rpcrdma-bench compare --threshold all=5% --metrics p50,p99,rps --format markdown base/*.json -- head/*.json
   rpcrdma-bench compare build/demo/preregistered -- build/demo/windows   # directories: their *.json
 
-Runs of the same point are samples: with 3 or more runs per side a Mann-Whitney U test decides
-what is beyond noise (as benchstat does); with fewer, the thresholds alone decide. Exit status
-1 means a regression (or a base point missing from current).`,
+Runs of the same point are samples: with 4 or more runs per side (at the default --alpha 0.05;
+5 at 0.01) a Mann-Whitney U test decides what is beyond noise (as benchstat does); with fewer,
+the thresholds alone decide, and a metric without a threshold is not judged at all (the
+summary warns). Exit status 1 means a regression (or a base point missing from current).`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			thresholds := fs.String("threshold", "", "tolerated changes NAME=CHANGE%,... (p50, p90, p99, p99.9, mean, rps, gbps, latency, throughput, all); default none")
 			alpha := fs.Float64("alpha", 0.05, "significance level of the U test")
@@ -74,11 +76,14 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 			cfg.Metrics = append(cfg.Metrics, m)
 		}
 	}
-	b, err := results.ReadFiles(base...)
+	if slices.Contains(base, stdio) && slices.Contains(cur, stdio) {
+		return fail(e, "compare", usageErrorf(`"-" (standard input) can be one side only`))
+	}
+	b, err := readRuns(e, base)
 	if err != nil {
 		return fail(e, "compare", usageError{err.Error()})
 	}
-	c, err := results.ReadFiles(cur...)
+	c, err := readRuns(e, cur)
 	if err != nil {
 		return fail(e, "compare", usageError{err.Error()})
 	}
@@ -93,6 +98,10 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 	}
 	if err != nil {
 		return fail(e, "compare", err)
+	}
+	if w := cmp.Warning(); w != "" {
+		// Also where a CI log shows it next to the exit status, whatever --format wrote.
+		fmt.Fprintf(e.stderr, "rpcrdma-bench compare: %s\n", w)
 	}
 	return cmp.ExitCode()
 }

@@ -51,7 +51,11 @@ func devices(e *env, provider, device string, asJSON bool) int {
 	for _, p := range ps {
 		infos, err := p.Devices()
 		if errors.Is(err, datapath.ErrNotSupported) {
-			if !asJSON {
+			if provider != "" {
+				// Asked for by name: its absence is the answer, and a failure.
+				fmt.Fprintf(e.stderr, "rpcrdma-bench devices: %s: not available: %v\n", p.Name(), err)
+				failed = true
+			} else if !asJSON {
 				fmt.Fprintf(e.stdout, "%s: not available: %v\n", p.Name(), err)
 			}
 			continue

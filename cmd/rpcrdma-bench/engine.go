@@ -190,6 +190,7 @@ type localServer struct {
 	l      datapath.Listener
 	cancel context.CancelFunc
 	done   chan error
+	peer   *peerStats // its connections' counters, for the points' peer_ops
 }
 
 func openDevice(w *workloadFlags) (datapath.Provider, datapath.Device, error) {
@@ -244,7 +245,7 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		// exposed replies (responder-provided Read chunks).
 		Memory: w.tr.Memory, RemoteInvalidate: w.tr.RemoteInvalidate, ResponderRead: w.tr.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
-	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1)}
+	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process")}
 	// The responder in this process waits as the client does, but spins where the client
 	// is busy: a closed loop keeps it spinning, and it frees the CPU between points.
 	poll := w.cfg.Poll
@@ -257,15 +258,20 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 	}
 	go func() {
 		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Pollers: 1,
-			MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}})
+			MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}, Done: ls.peer.done})
 	}()
 	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), tr: w.tr, local: ls}, nil
 }
 
-// localAddr is an address to listen on for a server in this process: the device's first
-// IPv4 address (from an IPv4-mapped GID: RDMA-CM binds to an address of the device's
-// netdev, not to loopback), else 127.0.0.1; port 0 picks a free port.
-func localAddr(info datapath.DeviceInfo) string {
+// localAddr is an address to listen on for a server in this process. RDMA-CM binds to an
+// address of the device's netdev, not to loopback: the device's first IPv4 address from an
+// IPv4-mapped GID (RoCE), else an address of a GID's netdev (iWARP devices, siw and iWARP
+// NICs, have MAC-based GIDs: their address is only on the netdev), else 127.0.0.1 (soft).
+// Port 0 picks a free port.
+func localAddr(info datapath.DeviceInfo) string { return localAddrWith(info, netdevAddrs) }
+
+// localAddrWith is localAddr with addrs listing a netdev's addresses.
+func localAddrWith(info datapath.DeviceInfo, addrs func(netdev string) []net.IP) string {
 	for _, p := range info.Ports {
 		for _, g := range p.GIDs {
 			ip := net.ParseIP(g.GID)
@@ -274,7 +280,43 @@ func localAddr(info datapath.DeviceInfo) string {
 			}
 		}
 	}
+	var v6 net.IP
+	for _, p := range info.Ports {
+		for _, g := range p.GIDs {
+			if g.NetDev == "" {
+				continue
+			}
+			for _, ip := range addrs(g.NetDev) {
+				if ip4 := ip.To4(); ip4 != nil && !ip4.IsUnspecified() {
+					return net.JoinHostPort(ip4.String(), "0")
+				}
+				if v6 == nil && ip.IsGlobalUnicast() {
+					v6 = ip
+				}
+			}
+		}
+	}
+	if v6 != nil {
+		return net.JoinHostPort(v6.String(), "0")
+	}
 	return "127.0.0.1:0"
+}
+
+// netdevAddrs lists the addresses of network interface name (none if it has none or does
+// not exist).
+func netdevAddrs(name string) []net.IP {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil
+	}
+	as, _ := ifi.Addrs()
+	var ips []net.IP
+	for _, a := range as {
+		if ipn, ok := a.(*net.IPNet); ok {
+			ips = append(ips, ipn.IP)
+		}
+	}
+	return ips
 }
 
 func openRemote(w *workloadFlags, pts []workloads.Point) (connector, error) {
@@ -351,7 +393,11 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 			ops.LocalInv.Count += s.LocalInvs
 			ops.BindMW.Count += s.Binds
 		}
-		return pointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
+		rep := pointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
+		if c.local != nil {
+			rep.PeerOps = c.local.peer.take(len(stats), peerWait)
+		}
+		return rep
 	}
 	return open, report, nil
 }
@@ -460,8 +506,16 @@ func (s *engineServer) Serve(stop *atomic.Bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := s.cfg
-	if s.once {
-		cfg.Done = func(*rpcrdma.Conn, error) { cancel() }
+	cfg.Done = func(c *rpcrdma.Conn, err error) {
+		if c == nil {
+			// A connection this side could not set up (memory registration under
+			// RLIMIT_MEMLOCK, ...): the client only sees a refusal, so say why here.
+			logSetupError("server", err)
+			return
+		}
+		if s.once {
+			cancel()
+		}
 	}
 	go func() {
 		t := time.NewTicker(10 * time.Millisecond)

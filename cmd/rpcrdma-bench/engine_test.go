@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -134,6 +136,27 @@ func TestLocalAddr(t *testing.T) {
 	if got := localAddr(datapath.DeviceInfo{}); got != "127.0.0.1:0" {
 		t.Fatalf("no GIDs: %q", got)
 	}
+	// iWARP (siw): MAC-based GIDs; the address is on the GID's netdev.
+	siw := datapath.DeviceInfo{NodeType: "RNIC", Ports: []datapath.PortInfo{{GIDs: []datapath.GIDInfo{
+		{GID: "5254:0012:3456:0000:0000:0000:0000:0000", NetDev: "eth0"}}}}}
+	addrs := map[string][]net.IP{"eth0": {net.ParseIP("fe80::1"), net.ParseIP("2001:db8::7"), net.ParseIP("192.0.2.9")}}
+	lookup := func(n string) []net.IP { return addrs[n] }
+	if got := localAddrWith(siw, lookup); got != "192.0.2.9:0" {
+		t.Fatalf("siw: %q", got)
+	}
+	addrs["eth0"] = addrs["eth0"][:2]
+	if got := localAddrWith(siw, lookup); got != "[2001:db8::7]:0" {
+		t.Fatalf("siw, IPv6 only: %q", got)
+	}
+	delete(addrs, "eth0")
+	if got := localAddrWith(siw, lookup); got != "127.0.0.1:0" {
+		t.Fatalf("siw, no address: %q", got)
+	}
+	// The loopback interface exists everywhere: the real lookup finds its address.
+	lo := datapath.DeviceInfo{Ports: []datapath.PortInfo{{GIDs: []datapath.GIDInfo{{GID: "0000::1", NetDev: "lo"}}}}}
+	if got := localAddr(lo); got != "127.0.0.1:0" {
+		t.Fatalf("lo: %q", got)
+	}
 }
 
 // Killing the server mid-run (two processes, soft over TCP) leaves the client with exit 1, a
@@ -203,5 +226,19 @@ func TestEngineServerKilledMidRun(t *testing.T) {
 	}
 	if r.Status.State != results.StateFailed || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
 		t.Fatalf("status %+v, points %+v", r.Status, r.Points)
+	}
+}
+
+// The open-loop example in run's help works on the soft provider of a small machine: its
+// rate is one that a 2-core machine sustains (it measures for a short time here).
+func TestHelpRateExampleRuns(t *testing.T) {
+	_, help, _ := runMain(t, "run", "--help")
+	m := regexp.MustCompile(`rpcrdma-bench run (--rate \d+[^#]*?) --out run.json`).FindStringSubmatch(help)
+	if m == nil {
+		t.Fatalf("run --help has no --rate example:\n%s", help)
+	}
+	args := append([]string{"run", "--duration", "1s", "--warmup", "200ms", "-q", "--out="}, strings.Fields(m[1])...)
+	if code, _, stderr := runMain(t, args...); code != exitOK {
+		t.Fatalf("%q: exit %d: %s", args, code, stderr)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -166,7 +167,9 @@ type workloadFlags struct {
 	thresholds []int
 	duration   time.Duration
 	warmup     time.Duration
+	drain      time.Duration
 	proc       string
+	mixes      []string // sweep --mix, one mix each
 
 	provider, device, out string
 	addr                  string // client: the server's address
@@ -179,12 +182,13 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	c := &w.cfg
 	fs.StringVar(&w.provider, "provider", "", "RDMA provider: soft (default, pure Go) or verbs (libibverbs; build with -tags verbs)")
 	fs.StringVar(&w.device, "device", "", "device to open (default: the provider's first; see 'rpcrdma-bench devices')")
-	fs.StringVar(&w.out, "out", "", "write the results (JSON) to `FILE`, atomically, also on failure or interruption (default rpcrdma-bench-COMMAND-TIME.json here; --out= for none)")
+	fs.StringVar(&w.out, "out", "", "write the results (JSON) to `FILE`, atomically, also on failure or interruption; - for standard output (the table then goes to standard error) (default rpcrdma-bench-COMMAND-TIME.json here; --out= for none)")
 	if sweep {
 		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline thresholds to sweep, advertised both ways (default 1k,4k,16k,64k)")
 		fs.Var(sizeListValue{&w.sizes, "sizes"}, "sizes", "payload sizes to sweep (default 64,256,1k,4k,16k,64k,256k,1m)")
 		fs.Var(depthsValue{&w.depths}, "depth", "queue depths to sweep, RPCs outstanding per connection (default 16)")
 		fs.StringVar(&w.proc, "proc", "echo", "procedure every point runs: echo (short→long), sink or source (short→chunked)")
+		fs.StringArrayVar(&w.mixes, "mix", nil, "sweep mixes instead of sizes: thresholds × depths × mixes; repeat the flag, one mix PROC[/SIZE][:WEIGHT],... or nfs each (see 'Mixes' below)")
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultPointDuration, "measured time per point")
 		fs.Int64Var(&c.Count, "count", 0, "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
@@ -196,7 +200,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultDuration, "measured time after the warm-up")
 		fs.Int64Var(&c.Count, "count", 0, "end after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultWarmup, "discarded warm-up (0: none)")
-		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop)")
+		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop); it must stay below what the machine sustains closed loop (see a plain 'run''s RPC/s; the soft provider on 2 cores: some 10k-40k), or sends are missed and the run fails")
 		fs.StringVar(&c.Arrival, "arrival", "constant", "open-loop arrivals: constant or poisson")
 		fs.Var(programValue{&c.Program, &c.Version}, "program", "call the NULL procedure of this ONC RPC program instead (nfs = 100003:3), e.g. against the Linux NFS server")
 	}
@@ -207,6 +211,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.Var(pollValue{&c.Poll}, "poll", "how a poller waits for completions: busy (default: spin, no wakeup on the measured path), event (block on the completion channel) or hybrid[:SPIN] (spin SPIN after the last completion, default 50us, then block)")
 	fs.Var(cpusValue{&c.CPUs}, "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
 	addTransportFlags(fs, &w.tr, true)
+	fs.DurationVar(&w.drain, "drain", 0, fmt.Sprintf("after the measured time, wait this long for outstanding RPCs before counting them lost (default: %d × the longest RTT seen, at least %v, which rides out link retransmissions)", workloads.DrainRTTs, workloads.MinDrain))
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
 	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")
 	fs.BoolVarP(&w.quiet, "quiet", "q", false, "no progress display")
@@ -224,8 +229,19 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	if w.warmup == 0 {
 		c.Warmup = -1 // the flag's 0 means none; the Config's 0 means the default
 	}
-	if w.warmup < 0 || w.duration < 0 || w.interval < 0 {
-		return c, usageErrorf("--warmup, --duration and --interval must not be negative")
+	if w.warmup < 0 || w.duration < 0 || w.interval < 0 || w.drain < 0 {
+		return c, usageErrorf("--warmup, --duration, --interval and --drain must not be negative")
+	}
+	c.Drain = workloads.Duration(w.drain)
+	// A flag's zero must not quietly mean its default: say what is accepted.
+	if !w.sweep && c.Depth < 1 {
+		return c, usageErrorf("--depth %d: want at least 1 RPC outstanding per connection", c.Depth)
+	}
+	if c.Connections < 1 {
+		return c, usageErrorf("--connections %d: want at least 1", c.Connections)
+	}
+	if !w.sweep && w.fs.Changed("sizes") && c.Program == 0 && !mixTakesSize(c.Mix) {
+		return c, usageErrorf("--sizes has no effect: every entry of the %s mix has its own size (--sizes sets the entries without one, as in --mix echo --sizes 64k; 'sweep' sweeps sizes)", mixLabel(c.Mix))
 	}
 	if c.Rate == 0 && w.fs.Changed("arrival") {
 		return c, usageErrorf("--arrival needs --rate (open loop)")
@@ -270,6 +286,27 @@ func (w *workloadFlags) plan() (workloads.Sweep, []workloads.Point, error) {
 	if err != nil {
 		return workloads.Sweep{}, nil, err
 	}
+	if len(w.mixes) > 0 {
+		// A mix sets each entry's procedure and size: a --proc or --sizes would be ignored.
+		for _, f := range []string{"proc", "sizes"} {
+			if w.fs.Changed(f) {
+				return workloads.Sweep{}, nil, usageErrorf("--%s has no effect with --mix (a mix names each entry's procedure and size)", f)
+			}
+		}
+		s := workloads.Sweep{Thresholds: w.thresholds, Depths: w.depths, Base: base}
+		for _, m := range w.mixes {
+			mix, err := workloads.ParseMix(m)
+			if err != nil {
+				return s, nil, usageError{"--mix: " + err.Error()}
+			}
+			s.Mixes = append(s.Mixes, mix)
+		}
+		pts, err := s.Plan()
+		if err != nil {
+			return s, nil, usageError{err.Error()}
+		}
+		return s, pts, nil
+	}
 	p, err := workloads.ParseProc(w.proc)
 	if err != nil {
 		return workloads.Sweep{}, nil, usageError{"--proc: " + err.Error()}
@@ -293,3 +330,22 @@ const mixHelp = `Mixes:
   null 5, echo/128 40, echo/8k 5 (READDIR-like, long), source/4k 15, source/32k 10,
   source/256k 5, sink/4k 10, sink/32k 7, sink/256k 3.
 `
+
+// mixTakesSize reports whether some entry of mix (nil: the nfs preset) carries a payload
+// without a size of its own, so that --sizes applies to it.
+func mixTakesSize(mix []workloads.MixEntry) bool {
+	for _, e := range mix {
+		if e.Proc != workloads.ProcNull && e.Size.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// mixLabel names mix for a message: "nfs" for the preset (nil is the default, the preset).
+func mixLabel(mix []workloads.MixEntry) string {
+	if mix == nil {
+		return "nfs"
+	}
+	return strconv.Quote(workloads.MixName(mix))
+}

@@ -33,11 +33,13 @@ const (
 )
 
 func main() {
-	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(MainIO(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// env is what a command runs with: where it writes, so tests can capture it.
+// env is what a command runs with: where it reads "-" from and where it writes, so tests
+// can supply and capture them.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
@@ -60,9 +62,15 @@ var commands = map[string]*command{}
 
 func register(c *command) { commands[c.name] = c }
 
-// Main runs the CLI with args (without the program name) and returns the exit status.
+// Main runs the CLI with args (without the program name) and an empty standard input, and
+// returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	return MainIO(args, strings.NewReader(""), stdout, stderr)
+}
+
+// MainIO is Main reading standard input from stdin (results named "-").
+func MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		usage(e.stderr)
 		return exitUsage

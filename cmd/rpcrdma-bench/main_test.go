@@ -84,6 +84,15 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakesweep", "--proc", "null"}, "null"},
 		{[]string{"devices", "--provider", "nope"}, `unknown provider "nope"`},
 		{[]string{"version", "extra"}, "no arguments"},
+		// Zeros and no-ops that used to run the defaults silently.
+		{[]string{"fakerun", "--depth", "0"}, "--depth 0: want at least 1"},
+		{[]string{"fakerun", "--connections", "0"}, "--connections 0: want at least 1"},
+		{[]string{"fakesweep", "--connections", "0"}, "--connections 0: want at least 1"},
+		{[]string{"fakerun", "--sizes", "64k"}, "--sizes has no effect: every entry of the nfs mix has its own size"},
+		{[]string{"fakerun", "--mix", "echo/4k,sink/8k", "--sizes", "64k"}, `every entry of the "echo_4k+sink_8k" mix has its own size`},
+		// A CPU this process cannot run on, found before measuring.
+		{[]string{"fakerun", "--cpus", "1023"}, "--cpus: CPU 1023 is not available to this process"},
+		{[]string{"fakerun", "--drain", "-1s"}, "--drain must not be negative"},
 	} {
 		code, _, errOut := runMain(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
@@ -114,7 +123,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 		t.Fatalf("status %+v, %d points", r.Status, len(r.Points))
 	}
 	p := r.Points[0]
-	if p.Params.Procedure != "MIX" || p.Params.Depth != workloads.DefaultDepth || p.Params.Connections != 2 || p.Negotiated == nil {
+	if p.Params.Procedure != "MIX:nfs" || p.Params.Depth != workloads.DefaultDepth || p.Params.Connections != 2 || p.Negotiated == nil {
 		t.Fatalf("params %+v", p.Params)
 	}
 	used := map[string]uint64{}
@@ -128,17 +137,21 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if p.Throughput.RPCs != 20000 || p.Throughput.RPCPerSec <= 0 || p.RTT.P99 == nil || p.DurationNs <= 0 {
 		t.Fatalf("throughput %+v, duration %d", p.Throughput, p.DurationNs)
 	}
-	// The time series: RPCs finished between samples, within the measured phase. RPCs of
-	// the warm-up that finish after it count too: at most depth × connections of them.
-	var sum uint64
+	// The time series starts with the measured phase, tiles it and adds up to the point's
+	// RPCs exactly (the warm-up's are not in it, the drain's are in the last interval).
+	var sum, bytes uint64
+	next := int64(0)
 	for _, iv := range p.Intervals {
 		sum += iv.RPCs
-		if iv.OffsetNs+iv.DurationNs > p.DurationNs {
-			t.Fatalf("interval %+v beyond the point's %d ns", iv, p.DurationNs)
+		bytes += iv.PayloadBytes
+		if iv.OffsetNs != next || iv.OffsetNs+iv.DurationNs > p.DurationNs {
+			t.Fatalf("interval %+v: want it to start at %d and end by the point's %d ns", iv, next, p.DurationNs)
 		}
+		next = iv.OffsetNs + iv.DurationNs
 	}
-	if len(p.Intervals) == 0 || sum == 0 || sum > p.Throughput.RPCs+2*workloads.DefaultDepth {
-		t.Fatalf("%d intervals holding %d RPCs of %d", len(p.Intervals), sum, p.Throughput.RPCs)
+	if len(p.Intervals) < 2 || sum != p.Throughput.RPCs || bytes != p.Throughput.PayloadBytes || next != p.DurationNs {
+		t.Fatalf("%d intervals holding %d RPCs and %d bytes to %d ns, want %d, %d and %d", len(p.Intervals), sum, bytes, next,
+			p.Throughput.RPCs, p.Throughput.PayloadBytes, p.DurationNs)
 	}
 	if !strings.Contains(stdout, "MIX") || !strings.Contains(stdout, "chunked") {
 		t.Fatalf("table:\n%s", stdout)
@@ -229,7 +242,7 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	if r.Status.State != results.StateInterrupted || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
 		t.Fatalf("status %+v, points %d, %+v", r.Status, len(r.Points), r.Points)
 	}
-	if !strings.Contains(log.String(), "interrupted: 1 point(s) kept") || !strings.Contains(stdout.String(), "MIX*") {
+	if !strings.Contains(log.String(), "interrupted: 1 point(s) kept") || !strings.Contains(stdout.String(), "MIX:nfs*") {
 		t.Fatalf("stderr:\n%s\nstdout:\n%s", log.String(), stdout.String())
 	}
 }
@@ -296,6 +309,17 @@ func TestDevicesReportsProviderFailure(t *testing.T) {
 	withProviders(t, fakeProvider{name: "soft", err: errors.New("probe failed")})
 	if code, _, errOut := runMain(t, "devices"); code != exitFailed || !strings.Contains(errOut, "soft: probe failed") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A provider asked for by name that this build lacks fails devices; listing all does not.
+func TestDevicesUnsupportedProvider(t *testing.T) {
+	withProviders(t, fakeProvider{name: "soft"}, fakeProvider{name: "verbs", err: datapath.ErrNotSupported})
+	if code, _, errOut := runMain(t, "devices", "--provider", "verbs"); code != exitFailed || !strings.Contains(errOut, "verbs: not available") {
+		t.Fatalf("--provider verbs: exit %d, stderr %q", code, errOut)
+	}
+	if code, out, errOut := runMain(t, "devices"); code != exitOK || !strings.Contains(out, "verbs: not available") {
+		t.Fatalf("all: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

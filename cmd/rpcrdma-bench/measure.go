@@ -31,8 +31,9 @@ type pointReport struct {
 	// Negotiated are the first connection's parameters (all of a point's connections offer
 	// the same), nil if none was established.
 	Negotiated *results.Negotiated
-	// Ops are the RDMA operations of all the point's connections, nil if not counted.
-	Ops *results.Ops
+	// Ops are the RDMA operations of all the point's connections, nil if not counted;
+	// PeerOps those of the responder's side of them, nil if not counted.
+	Ops, PeerOps *results.Ops
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
@@ -107,6 +108,13 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		}
 		pts = []workloads.Point{{Threshold: cfg.Threshold, Size: size, Depth: c.Depth, Workload: c}}
 	}
+	if err := checkCPUs(w.cfg.CPUs); err != nil {
+		return fail(e, name, usageError{err.Error()})
+	}
+	if err := checkOut(w.out); err != nil {
+		// Before anything is measured: a run is expensive to repeat.
+		return fail(e, name, usageError{err.Error()})
+	}
 	conn, err := open(w, pts)
 	if err != nil {
 		return fail(e, name, err)
@@ -122,7 +130,20 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		code = max(code, exitFailed)
 	}
 	if w.sweep && len(s.run.Points) > 0 {
-		printSwitches(e, &s.run)
+		te := e
+		if w.out == stdio {
+			te = &env{stdout: e.stderr}
+		}
+		if len(cfg.Sweep.Mixes) > 0 {
+			// A mix has no size axis to switch class along: the question is which
+			// threshold suits it.
+			fmt.Fprintln(te.stdout)
+			if err := results.WriteThresholds(te.stdout, results.BestThresholds([]*results.Run{&s.run}, 0)); err != nil {
+				fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
+			}
+		} else {
+			printSwitches(te, &s.run)
+		}
 	}
 	return code
 }

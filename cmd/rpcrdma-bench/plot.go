@@ -8,17 +8,17 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/plots"
-	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 func init() {
 	register(&command{
 		name:    "plot",
 		summary: "Draw charts (PNG, SVG) from results files: latency and throughput vs size, spectra, heatmaps, timelines",
-		usage:   "[--out DIR] [--format png,svg] RESULTS.json|DIR...",
+		usage:   "[--out DIR] [--format png,svg] [RESULTS.json|DIR|-...]",
 		examples: `  rpcrdma-bench plot sweep.json                      # every chart that applies, into ./plots
   rpcrdma-bench plot --out charts --format svg old.json new.json
-  rpcrdma-bench sweep --out sweep.json && rpcrdma-bench plot --out sweep-charts sweep.json`,
+  rpcrdma-bench sweep --out sweep.json && rpcrdma-bench plot --out sweep-charts sweep.json
+  rpcrdma-bench sweep --out - | rpcrdma-bench plot --out charts     # - or no file: standard input`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			dir := fs.String("out", "plots", "directory to write the charts into (created if needed)")
 			// --dir is what 'report --format html' calls its directory; accept it here too.
@@ -33,7 +33,7 @@ func init() {
 }
 
 func plot(e *env, dir, formats string, files []string) int {
-	files, _, err := expandDirs(files)
+	files, _, err := expandDirs(defaultInput(e, files))
 	if err != nil {
 		return fail(e, "plot", err)
 	}
@@ -48,7 +48,7 @@ func plot(e *env, dir, formats string, files []string) int {
 		}
 		fs = append(fs, f)
 	}
-	runs, err := results.ReadFiles(files...)
+	runs, err := readRuns(e, files)
 	if err != nil {
 		return fail(e, "plot", usageError{err.Error()})
 	}

@@ -122,10 +122,11 @@ func (p *progress) end() {
 }
 
 // sampler records a point's throughput time series (results.Point.Intervals) from the
-// pollers' Live counters: every interval it sums them and keeps the difference. Like the
-// progress display it never touches the hot path beyond Live's atomics. Its counts include
-// the RPCs of the warm-up that finish after it ends, which a per-RPC split would need the
-// hot path to tag; intervals before the measured phase are dropped.
+// pollers' Live counters of measured RPCs: every interval it sums them and keeps the
+// difference. Like the progress display it never touches the hot path beyond Live's atomics.
+// The series starts at the measured phase's start and its counts add up to the point's:
+// warm-up RPCs are not in the measured counters, and what completes while draining counts in
+// the last interval.
 type sampler struct {
 	lives []*workloads.Live
 	clock func() int64
@@ -137,7 +138,8 @@ type sampler struct {
 	wg      sync.WaitGroup
 }
 
-// sample is one reading of the summed counters at clock time t.
+// sample is one reading of the summed measured counters at clock time t: successful RPCs,
+// their payload bytes, failed RPCs.
 type sample struct {
 	t                 int64
 	done, bytes, errs uint64
@@ -150,15 +152,14 @@ func newSampler(lives []*workloads.Live, clock func() int64, every time.Duration
 func (s *sampler) read() sample {
 	r := sample{t: s.clock()}
 	for _, l := range s.lives {
-		r.done += l.Done.Load()
-		r.bytes += l.Bytes.Load()
-		r.errs += l.Errors.Load()
+		r.done += l.MDone.Load()
+		r.bytes += l.MBytes.Load()
+		r.errs += l.MErrors.Load()
 	}
 	return r
 }
 
 func (s *sampler) start() {
-	s.samples = append(s.samples, s.read())
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -178,30 +179,29 @@ func (s *sampler) start() {
 	}()
 }
 
-// end stops sampling, takes a last reading and returns the intervals that lie inside the
-// measured phase [from, to] (clock ns), with offsets relative to from. The last one is cut
-// at to, so it may be shorter than the others.
+// end stops sampling, takes a last reading and returns the intervals of the measured phase
+// [from, to] (clock ns), with offsets relative to from: the first starts at from, each
+// reading inside the phase ends one, and the last ends at to with everything measured since
+// the reading before (the drain included), so the counts add up to the last reading's.
 func (s *sampler) end(from, to int64) []results.Interval {
 	close(s.stop)
 	s.wg.Wait()
-	all := append(s.samples, s.read())
+	last := s.read()
 	out := []results.Interval{}
-	for i := 1; i < len(all); i++ {
-		a, b := all[i-1], all[i]
-		// Readings after the phase ended (while draining) close the last interval at its
-		// end: the RPCs they add are in the point's totals too.
-		a.t, b.t = min(a.t, to), min(b.t, to)
-		if a.t < from || b.t <= a.t {
-			if a.t >= to && len(out) > 0 {
-				o := &out[len(out)-1]
-				o.RPCs += b.done - a.done - (b.errs - a.errs)
-				o.PayloadBytes += b.bytes - a.bytes
-				o.Errors += b.errs - a.errs
-			}
+	if to <= from && last.done == 0 && last.errs == 0 {
+		return out
+	}
+	iv := func(a, b sample, end int64) results.Interval {
+		return results.Interval{OffsetNs: a.t - from, DurationNs: end - a.t,
+			RPCs: b.done - a.done, PayloadBytes: b.bytes - a.bytes, Errors: b.errs - a.errs}
+	}
+	prev := sample{t: from} // the measured counters are zero until the phase begins
+	for _, r := range s.samples {
+		if r.t <= prev.t || r.t >= to {
 			continue
 		}
-		out = append(out, results.Interval{OffsetNs: a.t - from, DurationNs: b.t - a.t,
-			RPCs: b.done - a.done - (b.errs - a.errs), PayloadBytes: b.bytes - a.bytes, Errors: b.errs - a.errs})
+		out = append(out, iv(prev, r, r.t))
+		prev = r
 	}
-	return out
+	return append(out, iv(prev, last, max(to, prev.t)))
 }

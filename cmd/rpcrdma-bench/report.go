@@ -17,20 +17,24 @@ import (
 func init() {
 	register(&command{
 		name:    "report",
-		summary: "Re-render results files: a table, CSV, HdrHistogram log, Go benchmark lines, class switches or an HTML/Markdown page",
-		usage:   "[--format text|csv|hlog|bench|switches|html] [--out FILE | --dir DIR] RESULTS.json|DIR...",
+		summary: "Re-render results files: a table, CSV, HdrHistogram log, Go benchmark lines, class switches, best thresholds or an HTML/Markdown page",
+		usage:   "[--format text|csv|hlog|bench|switches|thresholds|html] [--out FILE | --dir DIR] [RESULTS.json|DIR|-...]",
 		examples: `  rpcrdma-bench report run.json                        # the table 'run' printed
   rpcrdma-bench report --format csv sweep.json > sweep.csv
   rpcrdma-bench report --format bench old*.json > old.txt   # then: benchstat old.txt new.txt
   rpcrdma-bench report --format hlog run.json > run.hlog    # HdrHistogram interval log
   rpcrdma-bench report --format switches sweep.json        # where each size changed class
+  rpcrdma-bench report --format thresholds sweep-*.json    # which threshold is best per size or mix
   rpcrdma-bench report --format html --dir page --title "rxe vs soft" a.json b.json  # page/report.html and .md
   rpcrdma-bench report --format html build/demo/sweep      # every *.json there; the page goes there too
 
-A directory argument stands for the *.json results files in it, in name order. With --format
-html and no --dir, a single directory argument also receives the page.`,
+  rpcrdma-bench run --out - | rpcrdma-bench report --format csv   # - or no file: standard input
+
+A directory argument stands for the *.json results files in it, in name order; "-" (or no
+argument, when standard input is not a terminal) for a results file on standard input. With
+--format html and no --dir, a single directory argument also receives the page.`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			format := fs.String("format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes) or html (a page with charts, and its Markdown twin)")
+			format := fs.String("format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes), thresholds (the best inline threshold per size or mix, beyond noise or not) or html (a page with charts, and its Markdown twin)")
 			out := fs.String("out", "", "write to `FILE` instead of stdout (not for html)")
 			var page report.Config
 			dir := fs.String("dir", "report", "html: directory for report.html, report.md and the charts (default: the one directory given, else report)")
@@ -38,7 +42,7 @@ html and no --dir, a single directory argument also receives the page.`,
 			fs.BoolVar(&page.PNG, "png", false, "html: embed charts as PNG rather than SVG")
 			fs.BoolVar(&page.NoCharts, "no-charts", false, "html: tables only")
 			return func(e *env, args []string) int {
-				files, dirs, err := expandDirs(args)
+				files, dirs, err := expandDirs(defaultInput(e, args))
 				if err != nil {
 					return fail(e, "report", err)
 				}
@@ -87,11 +91,13 @@ func reportPage(e *env, dir string, cfg report.Config, files []string) int {
 	if len(files) == 0 {
 		return fail(e, "report", usageErrorf("no results file given"))
 	}
-	runs, err := results.ReadFiles(files...)
+	runs, err := readRuns(e, files)
 	if err != nil {
 		return fail(e, "report", usageError{err.Error()})
 	}
-	cfg.Sources = files
+	for _, f := range files {
+		cfg.Sources = append(cfg.Sources, sourceName(f))
+	}
 	html, md, err := report.Write(runs, dir, cfg)
 	for _, p := range []string{html, md} {
 		if p != "" {
@@ -109,27 +115,26 @@ func reportFiles(e *env, format, out string, files []string) int {
 		return fail(e, "report", usageErrorf("no results file given"))
 	}
 	switch format {
-	case "text", "csv", "bench", "switches":
+	case "text", "csv", "bench", "switches", "thresholds":
 	case "hlog":
 		if len(files) != 1 {
 			return fail(e, "report", usageErrorf("--format hlog writes one run; got %d files", len(files)))
 		}
 	default:
-		return fail(e, "report", usageErrorf("unknown --format %q (want text, csv, hlog, bench, switches or html)", format))
+		return fail(e, "report", usageErrorf("unknown --format %q (want text, csv, hlog, bench, switches, thresholds or html)", format))
 	}
-	runs := make([]*results.Run, 0, len(files))
-	for _, f := range files {
-		r, err := results.ReadFile(f)
-		if err != nil {
-			// A file that is not a valid results file is bad input.
-			return fail(e, "report", usageError{err.Error()})
-		}
-		runs = append(runs, r)
+	runs, err := readRuns(e, files)
+	if err != nil {
+		// A file that is not a valid results file is bad input.
+		return fail(e, "report", usageError{err.Error()})
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = sourceName(f)
 	}
 	w := e.stdout
 	var f *os.File
-	if out != "" {
-		var err error
+	if out != "" && out != stdio {
 		if f, err = os.Create(out); err != nil {
 			return fail(e, "report", err)
 		}
@@ -139,7 +144,7 @@ func reportFiles(e *env, format, out string, files []string) int {
 		bw = bufio.NewWriter(f)
 		w = bw
 	}
-	err := render(w, format, runs)
+	err = render(w, format, runs, names)
 	if bw != nil {
 		if ferr := bw.Flush(); err == nil {
 			err = ferr
@@ -154,19 +159,37 @@ func reportFiles(e *env, format, out string, files []string) int {
 	return exitOK
 }
 
-func render(w io.Writer, format string, runs []*results.Run) error {
+// render writes runs, read from the files names, in format.
+func render(w io.Writer, format string, runs []*results.Run, names []string) error {
 	switch format {
 	case "csv":
-		return results.WriteCSV(w, runs...)
+		return results.WriteCSVSources(w, names, runs...)
 	case "hlog":
 		return results.WriteHlog(w, runs[0])
 	case "bench":
 		return results.WriteBench(w, runs...)
+	case "thresholds":
+		return results.WriteThresholds(w, results.BestThresholds(runs, 0))
 	case "switches":
-		for _, r := range runs {
+		for i, r := range runs {
+			if len(runs) > 1 {
+				fmt.Fprintf(w, "\n== %s ==", names[i])
+			}
 			printSwitches(&env{stdout: w}, r)
 		}
 		return nil
 	}
-	return results.WriteText(w, runs...)
+	for i, r := range runs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if len(runs) > 1 {
+			// Several blocks look alike: say which file each one is.
+			fmt.Fprintf(w, "== %s ==\n", names[i])
+		}
+		if err := results.WriteText(w, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 func sweepFile(t *testing.T) string {
@@ -36,7 +39,7 @@ func TestReportFormats(t *testing.T) {
 		t.Fatalf("--out: exit %d, stdout %q", code, out)
 	}
 	b, err := os.ReadFile(dst)
-	if err != nil || strings.Count(string(b), "\n") != 1+2*2 {
+	if err != nil || strings.Count(string(b), "\n") != 1+2*2*2 { // a class row and a total row per point
 		t.Fatalf("csv of two runs of two points: %q, %v", b, err)
 	}
 }
@@ -102,8 +105,11 @@ func TestReportDir(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("csv: exit %d: %s", code, errOut)
 	}
+	// Each point has its one class's row and its total's row; the source column names the file.
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+2*2 || !strings.Contains(lines[1], ",1024,") || !strings.Contains(lines[4], ",16384,") {
+	if len(lines) != 1+2*2*2 || !strings.Contains(lines[1], ",1024,") || !strings.Contains(lines[8], ",16384,") ||
+		!strings.HasPrefix(lines[1], filepath.Join(dir, "a.json")+",") || !strings.HasPrefix(lines[8], filepath.Join(dir, "b.json")+",") ||
+		!strings.Contains(lines[1], ",fakesweep,soft,fake0,") {
 		t.Fatalf("csv of a.json then b.json:\n%s", out)
 	}
 
@@ -137,5 +143,71 @@ func TestReportDir(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, empty+": no *.json results files") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
 		}
+	}
+}
+
+// sweep --mix runs thresholds × mixes; report --format thresholds and the HTML page name the
+// best threshold per mix.
+func TestSweepMixesAndBestThreshold(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "mix.json")
+	code, stdout, stderr := runMain(t, "fakesweep", "--mix", "nfs", "--mix", "echo/128:3,sink/32k", "--thresholds", "1k,4k,16k,64k",
+		"--count", "2000", "--warmup", "0", "--out", out, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) != 4*2 || r.Points[0].Params.Procedure != "MIX:nfs" || r.Points[1].Params.Procedure != "MIX:echo_128:3+sink_32k" {
+		t.Fatalf("%d points, first %+v", len(r.Points), r.Points[0].Params)
+	}
+	if !strings.Contains(stdout, "best inline threshold") || strings.Contains(stdout, "class switches") {
+		t.Fatalf("a mix sweep ends with the best thresholds:\n%s", stdout)
+	}
+	code, txt, errOut := runMain(t, "report", "--format", "thresholds", out)
+	if code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	for _, mix := range []string{"MIX:nfs depth 16", "MIX:echo_128:3+sink_32k depth 16"} {
+		for _, m := range []string{"p50", "p99", "rps"} {
+			re := regexp.MustCompile(regexp.QuoteMeta(mix) + ` +` + m + ` +(1k|4k|16k|64k) `)
+			if !re.MatchString(txt) {
+				t.Errorf("no best threshold for %s %s:\n%s", mix, m, txt)
+			}
+		}
+	}
+	code, _, errOut = runMain(t, "report", "--format", "html", "--no-charts", "--dir", dir, out)
+	if code != exitOK {
+		t.Fatalf("html: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(b), `id="thresholds"`) || !strings.Contains(string(b), "MIX:nfs depth 16") {
+		t.Fatalf("the page lacks the best thresholds: %v", err)
+	}
+	// A mix decides each entry's procedure and size.
+	for _, f := range [][]string{{"--proc", "sink"}, {"--sizes", "4k"}} {
+		args := append([]string{"fakesweep", "--mix", "nfs", "--count", "10", "--out="}, f...)
+		if code, _, errOut := runMain(t, args...); code != exitUsage || !strings.Contains(errOut, f[0]+" has no effect with --mix") {
+			t.Errorf("%v: exit %d: %s", f, code, errOut)
+		}
+	}
+}
+
+// report of several files names the file above each block.
+func TestReportNamesEachFile(t *testing.T) {
+	a := sweepFile(t)
+	b := sweepFile(t)
+	code, out, errOut := runMain(t, "report", a, b)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	ia, ib := strings.Index(out, "== "+a+" ==\n"), strings.Index(out, "== "+b+" ==\n")
+	if ia != 0 || ib <= ia || strings.Count(out, "\nrun ") != 2 {
+		t.Fatalf("blocks not named by their files:\n%s", out)
+	}
+	if _, out, _ := runMain(t, "report", a); strings.Contains(out, "==") {
+		t.Fatalf("a single file needs no name:\n%s", out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -47,6 +48,8 @@ type session struct {
 	clock func() int64
 	// interval is how often a point's throughput is sampled into its Intervals (0: never).
 	interval time.Duration
+	// saveErr is the first failure to write the results file after a point.
+	saveErr error
 }
 
 func toolName() string {
@@ -82,13 +85,14 @@ func newSession(e *env, name string, w *workloadFlags, cfg *runConfig, dev *data
 	return s, nil
 }
 
-// params names a point for results: the procedure (MIX for a mix, NULL@PROGvVERS for another
-// program's NULL), the payload sizes when the workload has a single fixed size, threshold,
+// params names a point for results: the procedure (MIX:NAME for a mix of several entries,
+// NAME being workloads.MixName: "nfs" for the preset; NULL@PROGvVERS for another program's
+// NULL), the payload sizes when the workload has a single fixed size, threshold,
 // depth, connections and rate.
 func params(pt workloads.Point) results.Params {
 	w := &pt.Workload
 	p := results.Params{
-		Procedure:       "MIX",
+		Procedure:       "MIX:" + workloads.MixName(w.Mix),
 		Class:           w.Class.String(),
 		InlineThreshold: pt.Threshold,
 		Depth:           w.Depth,
@@ -165,7 +169,11 @@ type pointOutcome struct {
 func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener, report func() pointReport) pointOutcome {
 	label := ""
 	if total > 1 {
-		label = fmt.Sprintf("[%d/%d thr %s size %s depth %d]", n, total, workloads.FormatSize(pt.Threshold), workloads.FormatSize(pt.Size), pt.Depth)
+		what := "size " + workloads.FormatSize(pt.Size)
+		if pt.Mix != "" {
+			what = "mix " + pt.Mix
+		}
+		label = fmt.Sprintf("[%d/%d thr %s %s depth %d]", n, total, workloads.FormatSize(pt.Threshold), what, pt.Depth)
 	}
 	w := pt.Workload
 	warm := "no warm-up"
@@ -232,10 +240,11 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		if pr.Ops != nil {
 			rp.Ops = *pr.Ops
 		}
+		rp.PeerOps = pr.PeerOps
 	}
 	if st.Abandoned > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
-			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out", st.Abandoned)}})
+			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out (a longer --drain waits for late replies)", st.Abandoned)}})
 	}
 	if st.Missed > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "missed_sends", Count: st.Missed,
@@ -249,8 +258,11 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 			Messages: []string{"no RPC completed in the measured time (a stalled poller, or a duration shorter than one round trip)"}})
 	}
 	s.run.Points = append(s.run.Points, rp)
-	if werr := s.save(); werr != nil && err == nil {
-		err = werr
+	if werr := s.save(); werr != nil && s.saveErr == nil {
+		// The measuring goes on: finish tries again and, failing that, writes a fallback
+		// file, so a full disk or a removed directory costs no measurement.
+		s.saveErr = werr
+		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v (measuring goes on; the results will be written elsewhere if need be)\n", s.name, werr)
 	}
 	return pointOutcome{res, err}
 }
@@ -266,17 +278,21 @@ func runLength(w workloads.Config) string {
 	return strings.Join(parts, " or ")
 }
 
-// save writes the results file as it stands, if one was asked for.
+// save writes the results file as it stands, if one was asked for. Standard output (--out
+// -) is written once, by finish: a stream cannot be rewritten.
 func (s *session) save() error {
-	if s.out == "" {
+	if s.out == "" || s.out == stdio {
 		return nil
 	}
 	s.run.End = time.Now().UTC()
 	if s.run.End.Before(s.run.Start) {
 		s.run.End = s.run.Start
 	}
-	return results.WriteFile(s.out, &s.run)
+	return writeResults(s.out, &s.run)
 }
+
+// writeResults writes a results file; tests replace it to make the write fail.
+var writeResults = results.WriteFile
 
 // finish sets the run's final status from err (the first failure, nil if none) and whether
 // the user interrupted, writes the file one last time, prints the report and returns the
@@ -315,23 +331,55 @@ func (s *session) finish(err error) int {
 	if s.run.Status.State != results.StateComplete {
 		code = exitFailed
 	}
-	if werr := s.save(); werr != nil {
-		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
+	written := ""
+	switch werr := s.save(); {
+	case s.out == stdio:
+		if werr := writeRunTo(s.e.stdout, &s.run); werr != nil {
+			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: write results to standard output: %v\n", s.name, werr)
+			code = exitFailed
+		}
+	case werr != nil:
+		// Never lose a measurement, never claim a write that did not happen.
 		code = exitFailed
+		if len(s.run.Points) == 0 {
+			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
+			break
+		}
+		if s.saveErr == nil || s.saveErr.Error() != werr.Error() {
+			// Said once: the point's attempt already reported the same failure.
+			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
+		}
+		if path, ferr := writeFallback(s.name, &s.run); ferr == nil {
+			fmt.Fprintf(s.e.stderr, "results written to %s instead\n", path)
+		} else {
+			fmt.Fprintf(s.e.stderr, "results NOT written: the fallback failed too: %v\n", ferr)
+		}
+	case s.out != "" && len(s.run.Points) > 0:
+		written = s.out
 	}
-	if len(s.run.Points) > 0 {
-		if werr := results.WriteText(s.e.stdout, &s.run); werr != nil {
+	// With the results on standard output, the table goes to standard error.
+	table := s.e.stdout
+	if s.out == stdio {
+		table = s.e.stderr
+	}
+	measured := false
+	for _, p := range s.run.Points {
+		measured = measured || p.RTT.Count > 0 || p.Throughput.RPCs > 0
+	}
+	if measured {
+		// A table of nothing would only repeat the failure printed below.
+		if werr := results.WriteText(table, &s.run); werr != nil {
 			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
 		}
 	}
 	switch s.run.Status.State {
 	case results.StateFailed:
-		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: failed: %s\n", s.name, s.run.Status.Message)
+		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: failed: %s%s\n", s.name, s.run.Status.Message, hint(err))
 	case results.StateInterrupted:
 		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: interrupted: %d point(s) kept\n", s.name, len(s.run.Points))
 	}
-	if s.out != "" && len(s.run.Points) > 0 {
-		fmt.Fprintf(s.e.stderr, "results written to %s\n", s.out)
+	if written != "" {
+		fmt.Fprintf(s.e.stderr, "results written to %s\n", written)
 	}
 	return code
 }
@@ -342,7 +390,7 @@ func errorKindText(kind string) string {
 	case "missed_sends":
 		return "open-loop sends never went out: the server did not keep up with the rate"
 	case "abandoned":
-		return "RPCs still outstanding when draining timed out"
+		return "RPCs still outstanding when draining timed out (lost, or later than --drain allows)"
 	case "no_rpcs":
 		return "point(s) measured no RPC at all"
 	}
@@ -390,4 +438,15 @@ func switchesOf(r *results.Run) []workloads.Switch {
 		obs = append(obs, o)
 	}
 	return workloads.Switches(obs)
+}
+
+// hint is advice for a failure whose cause is commonly a setup mistake, "" for others.
+func hint(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
+		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same --provider?)"
+	}
+	return ""
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
@@ -138,5 +141,57 @@ func TestEngineCreditsAndSizes(t *testing.T) {
 	n := p.Negotiated
 	if n.CreditsRequested != 3 || n.CreditsGranted != 3 || n.InlineSendBytes != 1024 || n.InlineRecvBytes != 16384 {
 		t.Fatalf("negotiated %+v", n)
+	}
+}
+
+// A long ECHO moves its data by RDMA Reads and Writes the responder performs: with the
+// responder in this process, the point counts them (peer_ops), where the requester's own
+// counts show none.
+func TestEnginePeerOps(t *testing.T) {
+	p := engineRun(t, "--mix", "echo/64k")
+	if p.PeerOps == nil {
+		t.Fatal("no peer_ops from the in-process responder")
+	}
+	o, q := p.Ops, *p.PeerOps
+	if o.Read.Count != 0 || o.Write.Count != 0 {
+		t.Errorf("the requester posted RDMA Reads/Writes: %+v", o)
+	}
+	// Every RPC: the call's Position Zero Read chunk read, the reply written to the Reply chunk.
+	if q.Read.Count < 300 || q.Write.Count < 300 || q.Read.Bytes < 300*64<<10 || q.Recv.Count != o.Send.Count || q.Send.Count != o.Recv.Count {
+		t.Errorf("responder ops %+v, requester %+v", q, o)
+	}
+}
+
+// The responder's counters of a point are those of as many connections as the point had; if
+// they do not all arrive in time, none are reported (and none leak into the next point).
+func TestPeerStatsTake(t *testing.T) {
+	p := newPeerStats("test")
+	p.stats = []rpcrdma.Stats{{Write: rpcrdma.OpCount{Count: 2, Bytes: 8}}, {Write: rpcrdma.OpCount{Count: 3, Bytes: 12}}}
+	if ops := p.take(2, time.Millisecond); ops == nil || ops.Write.Count != 5 || ops.Write.Bytes != 20 {
+		t.Fatalf("two connections: %+v", ops)
+	}
+	p.stats = append(p.stats, rpcrdma.Stats{Read: rpcrdma.OpCount{Count: 1}})
+	if ops := p.take(2, 10*time.Millisecond); ops != nil {
+		t.Fatalf("one of two connections reported: %+v", ops)
+	}
+	p.stats = append(p.stats, rpcrdma.Stats{Read: rpcrdma.OpCount{Count: 7}})
+	if ops := p.take(1, time.Millisecond); ops == nil || ops.Read.Count != 7 {
+		t.Fatalf("the next point got %+v", ops)
+	}
+}
+
+// A connection the responder could not set up is reported on the responder's side, with the
+// cause (the requester sees only a refusal).
+func TestResponderReportsSetupErrors(t *testing.T) {
+	var b strings.Builder
+	setupLog = &b
+	t.Cleanup(func() { setupLog = os.Stderr })
+	p := newPeerStats("server")
+	p.done(nil, errors.New("ibv_reg_mr: cannot allocate memory registering 8 MiB: the locked-memory limit"))
+	if !strings.Contains(b.String(), "rpcrdma-bench server: a connection could not be set up: ibv_reg_mr: cannot allocate memory") {
+		t.Fatalf("logged %q", b.String())
+	}
+	if len(p.stats) != 0 {
+		t.Fatalf("a failed setup counted as a connection")
 	}
 }

@@ -16,8 +16,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"golang.org/x/sys/unix"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
 type device struct {
@@ -93,7 +94,15 @@ func (d *device) register(pd *C.struct_ibv_pd, mem []byte, access datapath.Acces
 	var err error
 	m.mr, err = C.vb_reg_mr(pd, C.uintptr_t(uintptr(unsafe.Pointer(&mem[0]))), C.size_t(len(mem)), ibvAccess(access))
 	if m.mr == nil {
-		return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: pinnedHint(err)}
+		var lim unix.Rlimit
+		if errors.Is(err, unix.ENOMEM) && unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim) == nil && lim.Cur != rlimInfinity {
+			// Most likely the locked-memory limit, not the machine's memory: say so
+			// where it happened, with the limit and the fix.
+			err = memlockError(err, len(mem), lim.Cur, lim.Max)
+		} else {
+			err = pinnedHint(err)
+		}
+		return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: err}
 	}
 	d.mu.Lock()
 	if d.closed {

@@ -191,7 +191,7 @@ func (p *Provider) query(ctx *C.struct_ibv_context, pd *C.struct_ibv_pd) (datapa
 			pi.GIDs = append(pi.GIDs, datapath.GIDInfo{
 				Index:  i,
 				GID:    gidString(raw),
-				Type:   gidType(int(g._type)),
+				Type:   gidLabel(int(g._type) == C.IBV_GID_TYPE_ROCE_V2, info.NodeType),
 				NetDev: C.GoString(&g.netdev[0]),
 			})
 		}
@@ -263,13 +263,6 @@ func linkLayer(l int) string {
 		return "Ethernet"
 	}
 	return "InfiniBand"
-}
-
-func gidType(t int) string {
-	if t == C.IBV_GID_TYPE_ROCE_V2 {
-		return "RoCE v2"
-	}
-	return "IB/RoCE v1"
 }
 
 // deviceIP is the address Listen and Connect bind to by default: an address of the network

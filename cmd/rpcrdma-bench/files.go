@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+)
+
+// stdio is the name that stands for standard input (report, plot, compare) or standard
+// output (--out of run, client and sweep), as vegeta and most Unix tools read it.
+const stdio = "-"
+
+// stdinName is how outputs name results read from standard input.
+const stdinName = "(stdin)"
+
+// readRuns reads the results files named by files, "-" being standard input (read once:
+// naming it twice is bad input, as the second read would see nothing).
+func readRuns(e *env, files []string) ([]*results.Run, error) {
+	runs := make([]*results.Run, 0, len(files))
+	seenStdin := false
+	for _, f := range files {
+		if f != stdio {
+			r, err := results.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, r)
+			continue
+		}
+		if seenStdin {
+			return nil, errors.New(`"-" (standard input) given twice`)
+		}
+		seenStdin = true
+		r, err := results.Read(e.stdin)
+		if err != nil {
+			var fe *results.FileError
+			if errors.As(err, &fe) {
+				fe.Path = stdinName
+			}
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// sourceName is how outputs name the results file f.
+func sourceName(f string) string {
+	if f == stdio {
+		return stdinName
+	}
+	return f
+}
+
+// defaultInput is the argument list of a reading command given none: standard input when it
+// is not a terminal (rpcrdma-bench run --out - | rpcrdma-bench report), else none.
+func defaultInput(e *env, args []string) []string {
+	if len(args) > 0 || e.stdin == nil {
+		return args
+	}
+	if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
+		return args
+	}
+	if r, ok := e.stdin.(interface{ Len() int }); ok && r.Len() == 0 {
+		// An empty in-memory input (tests, Main) is no input.
+		return args
+	}
+	return []string{stdio}
+}
+
+// checkOut makes sure the results can be written to path before anything is measured: its
+// directory exists and takes a new file, and path is not a directory. "" (no file) and "-"
+// (standard output) always can. The probe file is removed again.
+func checkOut(path string) error {
+	if path == "" || path == stdio {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--out %s: is a directory (name a file in it)", path)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".probe-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: cannot create the results file: %w", path, unwrapPath(err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// unwrapPath drops the *PathError's temporary probe name, which would only confuse: the
+// user named path, not the probe.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// writeFallback writes r to a new file in the working directory, or failing that in the
+// temporary directory, after the file the user named could not be written: a run is
+// expensive to repeat, so its results must land somewhere. It returns the file's path.
+func writeFallback(name string, r *results.Run) (string, error) {
+	var errs []error
+	for _, dir := range []string{".", os.TempDir()} {
+		f, err := os.CreateTemp(dir, "rpcrdma-bench-"+name+"-rescued-*.json")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		path := f.Name()
+		f.Close()
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		if err := results.WriteFile(path, r); err != nil {
+			os.Remove(path)
+			errs = append(errs, err)
+			continue
+		}
+		return path, nil
+	}
+	return "", errors.Join(errs...)
+}
+
+// writeRunTo writes r as JSON to w (--out -).
+func writeRunTo(w io.Writer, r *results.Run) error {
+	b, err := results.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
