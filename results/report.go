@@ -118,8 +118,20 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		if incomplete {
 			fmt.Fprintln(w, "*: incomplete: the run stopped during this point.")
 		}
+		for _, p := range r.Points {
+			for _, why := range p.Disturbed {
+				fmt.Fprintf(w, "warning: %s: %s: the scheduler, not the transport, may have set these latencies.\n", pointLabel(&p), why)
+			}
+		}
 	}
 	return nil
+}
+
+// pointLabel names a point in a warning: procedure, payload, threshold, depth and
+// connections.
+func pointLabel(p *Point) string {
+	q := &p.Params
+	return fmt.Sprintf("%s %d/%d B, threshold %d, depth %d × %d connection(s)", q.Procedure, q.CallBytes, q.ReplyBytes, q.InlineThreshold, q.Depth, q.Connections)
 }
 
 // csvHeader is the header row of WriteCSV.

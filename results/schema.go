@@ -12,7 +12,8 @@ import (
 // (the reader rejects unknown fields, so an older reader must refuse a newer file clearly
 // rather than drop what it does not know).
 //
-// Version 2 added Point.PeerOps.
+// Version 2 added Point.PeerOps, Point.Pollers, Point.HostCPUPressure, Point.Disturbed and
+// Negotiated.RegisteredBytesPerConnection.
 const SchemaVersion = 2
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
@@ -114,6 +115,33 @@ type Point struct {
 	CPU CPU `json:"cpu"`
 	// Intervals is the optional throughput time series, in time order; empty if not sampled.
 	Intervals []Interval `json:"intervals"`
+	// Pollers are the measuring pollers' threads over the measured interval; absent where
+	// not read (not Linux).
+	Pollers []PollerUsage `json:"pollers,omitempty"`
+	// HostCPUPressure is the host's CPU pressure at the end of the point: the share of the
+	// last 10 s in which some runnable task waited for a CPU (Linux PSI "some avg10", in
+	// percent); absent where the kernel has none.
+	HostCPUPressure *float64 `json:"host_cpu_pressure,omitempty"`
+	// Disturbed says why the scheduler, not the transport, may have set this point's
+	// latencies (see Disturbances); absent when nothing suggests it.
+	Disturbed []string `json:"disturbed,omitempty"`
+}
+
+// PollerUsage is what the kernel accounted to one measuring poller's thread over the measured
+// interval.
+type PollerUsage struct {
+	Poller int `json:"poller"`
+	// CPU is the CPU the thread was pinned to, -1 when unpinned.
+	CPU int `json:"cpu"`
+	// Poll is how the poller waited: "busy", "event" or "hybrid:SPIN".
+	Poll string `json:"poll"`
+	// WallNs is the measured interval; CPUNs the thread's user + system time in it.
+	WallNs int64 `json:"wall_ns"`
+	CPUNs  int64 `json:"cpu_ns"`
+	// Involuntary counts the times the scheduler switched the thread out; Voluntary the
+	// times it blocked (an event or hybrid poller waiting).
+	Involuntary uint64 `json:"involuntary_switches"`
+	Voluntary   uint64 `json:"voluntary_switches"`
 }
 
 // Params are a point's workload parameters. Two points are the same point (in Compare and in
@@ -159,6 +187,9 @@ type Negotiated struct {
 	// RemoteInvalidation is true when both sides set the R bit (RFC 8797 section 4.1), so
 	// the responder may reply with Send With Invalidate.
 	RemoteInvalidation bool `json:"remote_invalidation"`
+	// RegisteredBytesPerConnection is the memory registered for one connection of this
+	// side (the formula is in rpcrdma/TRANSPORT.md); 0 when not known.
+	RegisteredBytesPerConnection int `json:"registered_bytes_per_connection,omitempty"`
 }
 
 // PrivateData is one side's RDMA-CM private data, raw and decoded.

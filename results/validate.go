@@ -47,8 +47,19 @@ func (r *Run) Validate() error {
 		return fieldErr("status.state", "%q is not complete, interrupted or failed", r.Status.State)
 	}
 	for i := range r.Points {
-		if r.SchemaVersion < 2 && r.Points[i].PeerOps != nil {
-			return fieldErr(fmt.Sprintf("points[%d].peer_ops", i), "not in schema_version %d (added in 2)", r.SchemaVersion)
+		if r.SchemaVersion < 2 {
+			pt := &r.Points[i]
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{
+				{"peer_ops", pt.PeerOps != nil}, {"pollers", pt.Pollers != nil}, {"host_cpu_pressure", pt.HostCPUPressure != nil},
+				{"disturbed", pt.Disturbed != nil}, {"negotiated.registered_bytes_per_connection", pt.Negotiated != nil && pt.Negotiated.RegisteredBytesPerConnection != 0},
+			} {
+				if f.set {
+					return fieldErr(fmt.Sprintf("points[%d].%s", i, f.name), "not in schema_version %d (added in 2)", r.SchemaVersion)
+				}
+			}
 		}
 		if err := r.Points[i].validate(fmt.Sprintf("points[%d].", i)); err != nil {
 			return err
@@ -67,6 +78,17 @@ func checkSpan(prefix string, start, end time.Time) error {
 func (p *Point) validate(f string) error {
 	if err := p.Params.validate(f + "params."); err != nil {
 		return err
+	}
+	for i, u := range p.Pollers {
+		if u.WallNs < 0 || u.CPUNs < 0 || u.CPU < -1 || u.Poll == "" {
+			return fieldErr(fmt.Sprintf("%spollers[%d]", f, i), "negative time, CPU below -1 or no poll mode: %+v", u)
+		}
+	}
+	if v := p.HostCPUPressure; v != nil && (*v < 0 || *v > 100) {
+		return fieldErr(f+"host_cpu_pressure", "%v is not a percentage", *v)
+	}
+	if p.Negotiated != nil && p.Negotiated.RegisteredBytesPerConnection < 0 {
+		return fieldErr(f+"negotiated.registered_bytes_per_connection", "negative")
 	}
 	if err := checkSpan(f, p.Start, p.End); err != nil {
 		return err

@@ -191,6 +191,7 @@ type localServer struct {
 	cancel context.CancelFunc
 	done   chan error
 	peer   *peerStats // its connections' counters, for the points' peer_ops
+	poll   datapath.Poll
 }
 
 func openDevice(w *workloadFlags) (datapath.Provider, datapath.Device, error) {
@@ -245,13 +246,13 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		// exposed replies (responder-provided Read chunks).
 		Memory: w.tr.Memory, RemoteInvalidate: w.tr.RemoteInvalidate, ResponderRead: w.tr.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
-	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process")}
 	// The responder in this process waits as the client does, but spins where the client
 	// is busy: a closed loop keeps it spinning, and it frees the CPU between points.
 	poll := w.cfg.Poll
 	if poll.Mode == datapath.PollBusy {
 		poll = datapath.Poll{Mode: datapath.PollHybrid}
 	}
+	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process"), poll: poll}
 	conns := 0
 	for _, pt := range pts {
 		conns = max(conns, pt.Workload.Connections)
@@ -396,6 +397,9 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 		rep := pointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
 		if c.local != nil {
 			rep.PeerOps = c.local.peer.take(len(stats), peerWait)
+			if c.local.poll.Mode != datapath.PollEvent {
+				rep.SpinningPeers = 1
+			}
 		}
 		return rep
 	}
@@ -411,13 +415,14 @@ func addOp(dst *results.OpCount, src rpcrdma.OpCount) {
 func negotiated(s *rpcrdma.Stats) *results.Negotiated {
 	p := &s.Params
 	n := &results.Negotiated{
-		Role:               p.Role.String(),
-		Local:              privateData(p.Local, p.LocalSent),
-		InlineSendBytes:    p.Inline.SendSize,
-		InlineRecvBytes:    p.Inline.RecvSize,
-		CreditsRequested:   p.Credits,
-		CreditsGranted:     int(s.MaxCredit),
-		RemoteInvalidation: p.Inline.RemoteInvalidate,
+		Role:                         p.Role.String(),
+		Local:                        privateData(p.Local, p.LocalSent),
+		InlineSendBytes:              p.Inline.SendSize,
+		InlineRecvBytes:              p.Inline.RecvSize,
+		CreditsRequested:             p.Credits,
+		CreditsGranted:               int(s.MaxCredit),
+		RemoteInvalidation:           p.Inline.RemoteInvalidate,
+		RegisteredBytesPerConnection: s.RegisteredBytes,
 	}
 	if p.PeerSent {
 		pd := privateData(p.Peer, true)

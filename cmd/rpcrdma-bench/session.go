@@ -234,14 +234,16 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	if samp != nil {
 		rp.Intervals = samp.end(st.Start, max(st.Start, st.End))
 	}
+	var pr pointReport
 	if report != nil {
-		pr := report()
+		pr = report()
 		rp.Negotiated = pr.Negotiated
 		if pr.Ops != nil {
 			rp.Ops = *pr.Ops
 		}
 		rp.PeerOps = pr.PeerOps
 	}
+	markDisturbance(&rp, &res, w, pr.SpinningPeers)
 	if st.Abandoned > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
 			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out (a longer --drain waits for late replies)", st.Abandoned)}})
@@ -449,4 +451,27 @@ func hint(err error) string {
 		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same --provider?)"
 	}
 	return ""
+}
+
+// markDisturbance records the measuring pollers' thread usage over the measured interval and
+// the host's CPU pressure in the point, and marks it when they say the scheduler, not the
+// transport, set its latencies (results.Disturbances). spinningPeers are pollers of a
+// responder in this process that spin beside the measuring ones.
+func markDisturbance(rp *results.Point, res *workloads.Result, w workloads.Config, spinningPeers int) {
+	for _, p := range res.Pollers {
+		st := &p.Stats
+		if st.UsageErr != nil || st.UsageWall <= 0 {
+			continue
+		}
+		rp.Pollers = append(rp.Pollers, results.PollerUsage{Poller: p.Poller, CPU: p.CPU, Poll: w.Poll.String(),
+			WallNs: int64(st.UsageWall), CPUNs: int64(st.Usage.CPU), Involuntary: st.Usage.Involuntary, Voluntary: st.Usage.Voluntary})
+	}
+	if v, err := datapath.HostCPUPressure(); err == nil {
+		rp.HostCPUPressure = &v
+	}
+	cpus := 0
+	if set, err := datapath.AllowedCPUs(); err == nil {
+		cpus = len(set)
+	}
+	rp.Disturbed = results.Disturbances(rp.Pollers, spinningPeers, cpus, rp.HostCPUPressure)
 }
