@@ -242,6 +242,10 @@ func missed(next float64, measure, end int64, gap float64, poisson bool) uint64 
 	return uint64(math.Ceil((hi - lo) / gap))
 }
 
+// errThreadMoved: a Driver's goroutine was not locked to its thread, so the thread's usage
+// says nothing about it.
+var errThreadMoved = errors.New("workloads: the driver's goroutine changed threads (not locked to one): no thread usage")
+
 // Errors that end a run because the Client broke its contract.
 var (
 	ErrBadTag   = errors.New("workloads: client completed an RPC that is not outstanding")
@@ -311,6 +315,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		measuring bool
 		usage0    datapath.ThreadUsage
 		usageAt   int64
+		usageTID  int
 	)
 	endUsage := func() {
 		if !measuring {
@@ -318,6 +323,10 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 		measuring = false
 		u, err := datapath.SelfThreadUsage()
+		if err == nil && datapath.Gettid() != usageTID {
+			// The goroutine moved to another thread: it was not locked to one (tests).
+			err = errThreadMoved
+		}
 		if st.UsageErr == nil {
 			st.UsageErr = err
 		}
@@ -328,7 +337,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 
 	for {
 		if !measuring && !stopping && now >= measure && st.UsageWall == 0 {
-			measuring, usageAt = true, now
+			measuring, usageAt, usageTID = true, now, datapath.Gettid()
 			usage0, st.UsageErr = datapath.SelfThreadUsage()
 		}
 		if !stopping {
