@@ -27,6 +27,11 @@ hlogtest:
 bench:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Go's net/rpc over loopback TCP next to rpcrdma-bench server/client over soft, alternating.
+.PHONY: baseline
+baseline:
+	./scripts/baseline.sh
+
 # Runs every native fuzz target for FUZZTIME each.
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
