@@ -120,7 +120,7 @@ func TestReplyExactBytes(t *testing.T) {
 		want  string
 	}{
 		{
-			// knfsd's reply to the NFSv3 NULL call, recorded in shared/softroce-lab/README.md.
+			// knfsd's reply to the NFSv3 NULL call, as test/vm/knfsd receives it over rxe0.
 			name:  "knfsd nfs3 null success",
 			reply: Reply{XID: 0x12345678, Stat: Accepted, Accept: Success},
 			want:  "12345678 00000001 00000000 00000000 00000000 00000000",

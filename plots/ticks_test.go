@@ -118,8 +118,8 @@ func TestFormat(t *testing.T) {
 	}
 }
 
-// TestImports keeps the package away from the providers: DESIGN.md, "plots/ never imports
-// datapath". It reaches datapath's types only through package results.
+// TestImports keeps the package away from the providers (ARCHITECTURE.md: plots never
+// imports datapath). It reaches datapath's types only through package results.
 func TestImports(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {

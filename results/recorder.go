@@ -13,7 +13,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
-// Class is an RPC-over-RDMA message class (DESIGN.md, RFC 8166 section 3.5). Heavier classes
+// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5; see ARCHITECTURE.md). Heavier classes
 // have larger values.
 type Class uint8
 

@@ -147,11 +147,11 @@ func BenchmarkRawPingPong(b *testing.B) {
 	}
 }
 
-// BenchmarkEngine prints the figure /work/shared/ANCHORS.md sets its target on: the protocol
-// engine's own CPU per RPC per side, engine-ns/side = (NullRPC − RawPingPong) / 2. Both are
-// measured in the same run on two pairs, alternating in blocks, so that load from other work
-// on the machine falls on both alike instead of skewing their difference. ns/op is one of
-// each together; rpc-ns/op and raw-ns/op are the two halves.
+// BenchmarkEngine prints the protocol engine's own CPU per RPC per side,
+// engine-ns/side = (NullRPC − RawPingPong) / 2. Both are measured in the same run on two
+// pairs, alternating in blocks, so that load from other work on the machine falls on both
+// alike instead of skewing their difference. ns/op is one of each together; rpc-ns/op and
+// raw-ns/op are the two halves.
 func BenchmarkEngine(b *testing.B) {
 	cfg := testCfg(4096)
 	cfg.Verify = false

@@ -23,7 +23,8 @@ func unhex(t testing.TB, s string) []byte {
 }
 
 // knfsdNullReply is the Linux kernel NFS server's reply to an RDMA_MSG NFSv3 NULL call with
-// XID 0x12345678, recorded over soft-RoCE (shared/softroce-lab/README.md).
+// XID 0x12345678, captured from knfsd over soft-RoCE in the VM (test/vm/knfsd sends that
+// call and checks the reply with these codecs).
 const knfsdNullReply = "12345678 00000001 00000040 00000000 00000000 00000000 00000000" +
 	"12345678 00000001 00000000 00000000 00000000 00000000"
 

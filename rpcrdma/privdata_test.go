@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// knfsdPrivateData is what the Linux kernel NFS server sends in its accept (recorded over
-// soft-RoCE, shared/softroce-lab/README.md): version 1, no remote invalidation, 4 KiB each
+// knfsdPrivateData is what the Linux kernel NFS server sends in its accept (as test/vm/knfsd
+// receives it over soft-RoCE): version 1, no remote invalidation, 4 KiB each
 // way.
 var knfsdPrivateData = []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03}
 

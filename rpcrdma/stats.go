@@ -1,6 +1,6 @@
 package rpcrdma
 
-// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5; DESIGN.md).
+// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5).
 //
 // A Call can force one: ClassShort forces both the call and the reply inline; ClassReadChunk
 // and ClassPosZeroRead force how the call travels; ClassWriteChunk, ClassReplyChunk and
