@@ -120,7 +120,6 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 		x := &sv.ctxs[i]
 		x.sink = c.sinkPool.Get()
 		x.send = c.sendPool.Get()
-		x.hdr = newHeader(c.cfg.Limits)
 		if c.replyWindows {
 			mw, err := dev.AllocMW()
 			if err != nil {
@@ -152,6 +151,11 @@ func (sv *server) take(buf *mempool.Buf) (int32, *sctx) {
 	i := sv.free[len(sv.free)-1]
 	sv.free = sv.free[:len(sv.free)-1]
 	x := &sv.ctxs[i]
+	if x.hdr == nil {
+		// A context gets its header scratch the first time it serves: contexts are taken
+		// last-in first-out, so a peer that keeps few calls outstanding costs few of them.
+		x.hdr = newHeader(c.cfg.Limits)
+	}
 	x.hdr, c.hdr = c.hdr, x.hdr
 	x.recv, x.msg, x.chunk, x.pos0, x.waits = buf, nil, nil, false, 0
 	x.credit = x.hdr.Credit

@@ -68,29 +68,63 @@ type sqe struct {
 	resolved bool
 }
 
-// ring is a fixed-capacity FIFO preallocated at connection setup.
+// ring is a FIFO of at most limit entries. Entries are allocated as the queue first needs
+// them, not at connection setup (a deep queue that is never full costs only what it used),
+// and never move, so pointers to them stay valid. Steady state allocates nothing.
 type ring[T any] struct {
-	buf  []T
-	head int
-	n    int
+	buf   []*T
+	head  int
+	n     int
+	limit int
+	// fresh prepares an entry when it is allocated (its SGL and scratch buffers).
+	fresh func(*T)
 }
 
-func (r *ring[T]) full() bool { return r.n == len(r.buf) }
-func (r *ring[T]) front() *T  { return &r.buf[r.head] }
+func newRing[T any](limit int, fresh func(*T)) ring[T] {
+	return ring[T]{limit: limit, fresh: fresh}
+}
+
+func (r *ring[T]) full() bool { return r.n == r.limit }
+func (r *ring[T]) front() *T  { return r.buf[r.head] }
 func (r *ring[T]) back() *T {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
 	i := r.head + r.n
 	if i >= len(r.buf) {
 		i -= len(r.buf)
 	}
 	r.n++
-	return &r.buf[i]
+	return r.buf[i]
 }
 func (r *ring[T]) at(i int) *T {
 	i += r.head
 	if i >= len(r.buf) {
 		i -= len(r.buf)
 	}
-	return &r.buf[i]
+	return r.buf[i]
+}
+
+// grow doubles the ring (up to limit), keeping its entries in order; callers check full first.
+func (r *ring[T]) grow() {
+	nb := make([]*T, min(max(2*len(r.buf), 8), r.limit))
+	for i := range r.n {
+		nb[i] = r.at(i)
+	}
+	// The entries not in use keep their place after the used ones; new ones are made.
+	k := r.n
+	for i := r.n; i < len(r.buf); i++ {
+		nb[k] = r.at(i)
+		k++
+	}
+	for ; k < len(nb); k++ {
+		e := new(T)
+		if r.fresh != nil {
+			r.fresh(e)
+		}
+		nb[k] = e
+	}
+	r.buf, r.head = nb, 0
 }
 
 // unpop puts back the entry pop just removed.
@@ -152,19 +186,12 @@ func newConn(d *device, cfg datapath.QPConfig) (*conn, error) {
 	caps.RDMAReadDepth = min(caps.RDMAReadDepth, maxQPRdAtom)
 
 	c := &conn{dev: d, pd: p, qpn: qpnSeq.Add(1) & 0xffffff, caps: caps, scq: scq, rcq: rcq}
-	c.rq.buf = make([]rqe, caps.MaxRecvWR)
-	rsges := make([]datapath.SGE, caps.MaxRecvWR*caps.MaxRecvSGE)
-	for i := range c.rq.buf {
-		c.rq.buf[i].sgl = rsges[i*caps.MaxRecvSGE : i*caps.MaxRecvSGE : (i+1)*caps.MaxRecvSGE]
-	}
-	c.sq.buf = make([]sqe, caps.MaxSendWR)
-	ssges := make([]datapath.SGE, caps.MaxSendWR*caps.MaxSendSGE)
-	inl := make([]byte, caps.MaxSendWR*caps.MaxInlineData)
-	for i := range c.sq.buf {
-		e := &c.sq.buf[i]
-		e.sgl = ssges[i*caps.MaxSendSGE : i*caps.MaxSendSGE : (i+1)*caps.MaxSendSGE]
-		e.inline = inl[i*caps.MaxInlineData : i*caps.MaxInlineData : (i+1)*caps.MaxInlineData]
-	}
+	c.rq = newRing(caps.MaxRecvWR, func(e *rqe) { e.sgl = make([]datapath.SGE, 0, caps.MaxRecvSGE) })
+	c.sq = newRing(caps.MaxSendWR, func(e *sqe) {
+		e.sgl = make([]datapath.SGE, 0, caps.MaxSendSGE)
+		e.inline = make([]byte, 0, caps.MaxInlineData)
+		e.segs = make([][]byte, 0, caps.MaxSendSGE)
+	})
 	c.src = make([][]byte, 0, maxSGE)
 	c.dst = make([][]byte, 0, maxSGE)
 	c.mu = new(sync.Mutex)

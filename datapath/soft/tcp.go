@@ -27,7 +27,11 @@ import (
 // socket and from the socket into the registered memory.
 
 const (
-	bufSize       = 64 << 10
+	// bufSize is each TCP link's read and write buffer: headers and small payloads. A
+	// payload larger than it goes between the socket and registered memory directly (bufio
+	// bypasses its buffer then), so a larger one would cost memory per connection and save
+	// little.
+	bufSize       = 16 << 10
 	lingerTimeout = 5 * time.Second
 	// quiesceTimeout bounds how long breaking a connection waits for a payload transfer in
 	// progress before cutting it short.
@@ -42,11 +46,57 @@ type txd struct {
 	text []byte // a DISCONNECT's reason: not registered memory, sent even once dead
 }
 
+// txQueue hands frames to the writer goroutine: a slice that grows to what is actually in
+// flight (a channel would have to be sized for the worst case at connection setup, which
+// for a deep send queue was most of a connection's memory) and a one-slot wake-up. The
+// writer swaps the slice out whole, so a busy link takes the lock once per batch, and the
+// two slices' storage is reused: steady state allocates nothing.
+type txQueue struct {
+	mu    sync.Mutex
+	q     []txd
+	limit int // frames that may be queued: the protocol's bound (see newLink)
+	wake  chan struct{}
+}
+
+// push queues d; false means the bound was exceeded (the peer broke the protocol).
+func (t *txQueue) push(d txd) bool {
+	t.mu.Lock()
+	if len(t.q) >= t.limit {
+		t.mu.Unlock()
+		return false
+	}
+	t.q = append(t.q, d)
+	t.mu.Unlock()
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns what is queued and keeps the storage of batch, which the writer is done with,
+// for the next frames.
+func (t *txQueue) take(batch []txd) []txd {
+	clear(batch) // drop the references to send queue entries and payloads
+	t.mu.Lock()
+	q := t.q
+	t.q = batch[:0]
+	t.mu.Unlock()
+	return q
+}
+
+func (t *txQueue) empty() bool {
+	t.mu.Lock()
+	n := len(t.q)
+	t.mu.Unlock()
+	return n == 0
+}
+
 type tcpLink struct {
 	nc    net.Conn
 	br    *bufio.Reader
 	bw    *bufio.Writer
-	tx    chan txd
+	tx    txQueue
 	hdr   [headerLen]byte // writer's
 	rhdr  [headerLen]byte // reader's
 	retry time.Duration
@@ -83,14 +133,11 @@ type tcpLink struct {
 
 func newLink(c *conn, nc net.Conn, br *bufio.Reader, peerSendWR int) *tcpLink {
 	l := &tcpLink{nc: nc, br: br, bw: bufio.NewWriterSize(nc, bufSize),
-		tx: make(chan txd, 2*c.caps.MaxSendWR+peerSendWR+8), done: make(chan struct{}),
-		wdone: make(chan struct{})}
+		done: make(chan struct{}), wdone: make(chan struct{})}
+	l.tx.limit, l.tx.wake = 2*c.caps.MaxSendWR+peerSendWR+8, make(chan struct{}, 1)
 	d := c.dev.p.cfg.RNRTimeout
 	l.retry = min(max(d/16, 50*time.Microsecond), 5*time.Millisecond)
 	c.link = l
-	for i := range c.sq.buf {
-		c.sq.buf[i].segs = make([][]byte, 0, c.caps.MaxSendSGE)
-	}
 	c.rnr = time.AfterFunc(time.Hour, c.rnrRetry)
 	c.rnr.Stop()
 	l.ackTimer = time.AfterFunc(time.Hour, c.ackExpired)
@@ -100,12 +147,10 @@ func newLink(c *conn, nc net.Conn, br *bufio.Reader, peerSendWR int) *tcpLink {
 	return l
 }
 
-// queue hands a frame to the writer. The channel is sized so that it never fills; if it
-// did, the peer broke the protocol's bounds and the connection breaks.
+// queue hands a frame to the writer. The queue's bound is never reached by a peer that keeps
+// to the protocol's bounds; one that does not breaks the connection.
 func (l *tcpLink) queue(c *conn, d txd) {
-	select {
-	case l.tx <- d:
-	default:
+	if !l.tx.push(d) {
 		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: transmit queue overflow"))
 	}
 }
@@ -166,9 +211,7 @@ func (l *tcpLink) broken(c *conn) {
 		}
 	}
 	d.h.flags = uint8(st)
-	select {
-	case l.tx <- d:
-	default:
+	if !l.tx.push(d) {
 		// Full only if the protocol broke; the reader's deadline closes the socket.
 		l.nc.SetDeadline(time.Now())
 	}
@@ -179,30 +222,41 @@ func (l *tcpLink) broken(c *conn) {
 func (l *tcpLink) write(c *conn) {
 	defer close(l.wdone)
 	failed := false
-	for d := range l.tx {
-		if !failed {
-			if err := l.frameMem(&d); err != nil {
-				failed = true
-				c.mu.Lock()
-				c.breakLocked(brokenBy(datapath.StatusRetryExceeded, false, "TCP write: "+err.Error()))
-				c.mu.Unlock()
+	fail := func(err error) {
+		failed = true
+		c.mu.Lock()
+		c.breakLocked(brokenBy(datapath.StatusRetryExceeded, false, "TCP write: "+err.Error()))
+		c.mu.Unlock()
+	}
+	var batch []txd
+	for range l.tx.wake {
+		for {
+			if batch = l.tx.take(batch); len(batch) == 0 {
+				break
 			}
-		}
-		if d.h.typ == frameDisconnect {
-			if !failed {
-				l.bw.Flush()
+			for i := range batch {
+				d := &batch[i]
+				if !failed {
+					if err := l.frameMem(d); err != nil {
+						fail(err)
+					}
+				}
+				if d.h.typ == frameDisconnect {
+					if !failed {
+						l.bw.Flush()
+					}
+					if tc, ok := l.nc.(*net.TCPConn); ok {
+						tc.CloseWrite()
+					}
+					return
+				}
 			}
-			if tc, ok := l.nc.(*net.TCPConn); ok {
-				tc.CloseWrite()
-			}
-			return
-		}
-		if !failed && len(l.tx) == 0 {
-			if err := l.bw.Flush(); err != nil {
-				failed = true
-				c.mu.Lock()
-				c.breakLocked(brokenBy(datapath.StatusRetryExceeded, false, "TCP write: "+err.Error()))
-				c.mu.Unlock()
+			// Flush once nothing more is queued: frames queued meanwhile go out in the
+			// same write.
+			if !failed && l.tx.empty() {
+				if err := l.bw.Flush(); err != nil {
+					fail(err)
+				}
 			}
 		}
 	}
