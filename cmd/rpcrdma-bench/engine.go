@@ -512,13 +512,12 @@ func (s *engineServer) Serve(stop *atomic.Bool) error {
 	defer cancel()
 	cfg := s.cfg
 	cfg.Done = func(c *rpcrdma.Conn, err error) {
-		if c == nil {
-			// A connection this side could not set up (memory registration under
-			// RLIMIT_MEMLOCK, ...): the client only sees a refusal, so say why here.
-			logSetupError("server", err)
-			return
+		// One line per refused, failed (memory registration under RLIMIT_MEMLOCK, ...: the
+		// client only sees a refusal), broken or timed-out connection, with its cause.
+		if s.cfg.Done != nil {
+			s.cfg.Done(c, err)
 		}
-		if s.once {
+		if c != nil && s.once {
 			cancel()
 		}
 	}
