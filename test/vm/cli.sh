@@ -61,6 +61,33 @@ echo "client rc=$crc server rc=$src check rc=$chk"
 result cli-server-client $?
 keep $R/client-verbs.json
 
+# 1b. the same in the event and hybrid poll modes (both ends blocking on the completion
+# channel when idle, or after a spin): every class, 0 errors.
+for m in event hybrid; do
+	ts "=== cli: server + client with --poll $m on $DEV"
+	PORT=$((PORT + 1))
+	$B server --provider verbs --device $DEV --listen $IP:$PORT --once --credits 16 --max-payload 256k --verify \
+		--poll $m >/tmp/server.out 2>&1 &
+	spid=$!
+	i=0
+	while ! grep -q "listening on" /tmp/server.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	timeout 120 $B client --provider verbs --device $DEV --addr $IP:$PORT --depth 8 --duration 2s --warmup 500ms \
+		--verify --poll $m -q --out $R/client-verbs-$m.json
+	crc=$?
+	i=0
+	while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill $spid 2>/dev/null
+	wait $spid
+	src=$?
+	sed 's/^/server: /' /tmp/server.out
+	check_results $R/client-verbs-$m.json short chunked long
+	chk=$?
+	echo "client rc=$crc server rc=$src check rc=$chk"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $chk -eq 0 ]
+	result cli-server-client-$m $?
+	keep $R/client-verbs-$m.json
+done
+
 # 2. the client against knfsd: NULL calls of NFSv3.
 ts "=== cli: rpcrdma-bench client --program nfs against knfsd"
 timeout 120 $B client --provider verbs --device $DEV --addr $IP:20049 --program nfs --mix null --depth 16 \

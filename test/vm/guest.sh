@@ -139,6 +139,28 @@ perftest_lat() { # size; prints t_typical in microseconds; one retry (its TSC ca
 	done
 	return 1
 }
+# rb_lat MODE: the tool's NULL round trip at depth 1, server and client as two processes,
+# both polling in MODE; prints p50_us and min_us (full round trips) from its results file.
+rb_lat() {
+	[ -x $T/rpcrdma-bench ] || return 1
+	port=$((20060 + $(printf '%s' "$1" | wc -c)))
+	$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:$port --poll $1 --once >/tmp/rbs.out 2>&1 &
+	spid=$!
+	i=0
+	while ! grep -q "listening on" /tmp/rbs.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	timeout 60 $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:$port --mix null --depth 1 \
+		--duration 2s --warmup 300ms --poll $1 -q --out /tmp/rblat.json >/dev/null 2>&1
+	crc=$?
+	i=0
+	while kill -0 $spid 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	kill $spid 2>/dev/null
+	wait $spid
+	[ $crc -eq 0 ] || { cat /tmp/rbs.out >&2; return 1; }
+	$T/rpcrdma-bench report --format csv /tmp/rblat.json 2>/dev/null | awk -F, '
+		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ p50 = $c["p50_ns"]; mn = $c["min_ns"] }
+		END { if (p50 == "") exit 1; printf "p50_us=%.2f min_us=%.2f\n", p50 / 1000, mn / 1000 }'
+}
 # Interleaved per size, so both see the same background load, in two rounds: the host's
 # table keeps each tool's best round (background load only ever adds time).
 step latency && for round in 1 2; do
@@ -155,6 +177,17 @@ step latency && for round in 1 2; do
 		ts "=== latency $s B, round $round: pingpong (verbs provider)"
 		timeout 120 $T/pingpong -sizes $s -iters 1000
 		result "pingpong-$s/round$round" $?
+	done
+	# The tool's NULL RPC in each poll mode, beside perftest's 64 B Send round trip.
+	for m in busy event hybrid; do
+		ts "=== latency NULL RPC, round $round: rpcrdma-bench server + client, --poll $m"
+		if t=$(rb_lat $m); then
+			echo "VMTEST: PASS rpcrdma-bench-null-$m/round$round"
+			echo "VMTEST: LAT rpcrdma-bench poll=$m $t"
+		else
+			echo "VMTEST: FAIL rpcrdma-bench-null-$m/round$round"
+			FAILS=$((FAILS + 1))
+		fi
 	done
 done
 if step latency; then

@@ -118,6 +118,17 @@ func setup(t *testing.T) (cdev, sdev datapath.Device, l datapath.Listener, provi
 // invalidation on, and prints what ran as a table.
 func TestIntegrationClassMatrix(t *testing.T) {
 	cdev, sdev, l, provider := setup(t)
+	for _, poll := range polls {
+		t.Run(poll.String(), func(t *testing.T) { classMatrix(t, cdev, sdev, l, provider, poll) })
+	}
+}
+
+// polls are the poll modes the matrix runs in: busy polling, and each end blocking in
+// CQ.Wait (the completion channel) whenever it found nothing (event) or after a spin
+// (hybrid), which proves that no completion is lost to notification re-arming.
+var polls = []datapath.Poll{{Mode: datapath.PollBusy}, {Mode: datapath.PollEvent}, {Mode: datapath.PollHybrid}}
+
+func classMatrix(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, provider string, poll datapath.Poll) {
 	n := reps(t)
 	var combos []combo
 	for _, th := range thresholds {
@@ -134,7 +145,7 @@ func TestIntegrationClassMatrix(t *testing.T) {
 	start := time.Now()
 	for ci, co := range combos {
 		t.Run(co.String(), func(t *testing.T) {
-			stats = append(stats, runCombo(t, cdev, sdev, l, co, n, func(dir int, c rpcrdma.Class, bad bool) {
+			stats = append(stats, runCombo(t, cdev, sdev, l, co, n, poll, func(dir int, c rpcrdma.Class, bad bool) {
 				cell := &table[c][dir][ci]
 				cell.rpcs++
 				if bad {
@@ -148,8 +159,8 @@ func TestIntegrationClassMatrix(t *testing.T) {
 	// The table: RPCs/errors per class and direction (rows) and threshold/memory mode
 	// (columns). An RPC counts once in the row of each non-short half (a Position Zero Read
 	// call answered in a Reply chunk counts in both rows), in "short" when both are inline.
-	fmt.Printf("MATRIX class matrix over %s (%s), requester <-> responder: RPCs/errors, %d reps of %d cases per cell group, verify on, remote invalidation on, credits %d, reverse credits %d\n",
-		provider, l.Addr(), n, len(rpcrdmatest.Cases(1024, true)), credits, reverseCredits)
+	fmt.Printf("MATRIX class matrix over %s (%s), poll %s, requester <-> responder: RPCs/errors, %d reps of %d cases per cell group, verify on, remote invalidation on, credits %d, reverse credits %d\n",
+		provider, l.Addr(), poll, n, len(rpcrdmatest.Cases(1024, true)), credits, reverseCredits)
 	var b strings.Builder
 	fmt.Fprintf(&b, "MATRIX %-14s %-3s |", "class", "dir")
 	for _, co := range combos {
@@ -181,13 +192,13 @@ func TestIntegrationClassMatrix(t *testing.T) {
 			}
 		}
 	}
-	fmt.Printf("MATRIX total: %d columns x 2 directions in %.1f s, %d errors\n", len(combos), elapsed.Seconds(), total.errs)
+	fmt.Printf("MATRIX total (poll %s): %d columns x 2 directions in %.1f s, %d errors\n", poll, len(combos), elapsed.Seconds(), total.errs)
 }
 
 // runCombo connects a requester and a responder configured for co, runs the cases n times
 // forward and then n times in reverse, checks every result and the counters, and returns a
 // summary line per direction. tally is called once per RPC and class row.
-func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co combo, n int, tally func(dir int, c rpcrdma.Class, bad bool)) []string {
+func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co combo, n int, poll datapath.Poll, tally func(dir int, c rpcrdma.Class, bad bool)) []string {
 	cfg := rpcrdma.Config{
 		SendSize: co.th, RecvSize: co.th,
 		Credits: credits, ReverseCredits: reverseCredits,
@@ -198,6 +209,7 @@ func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co 
 	}
 	p := connect(t, cdev, sdev, l, cfg)
 	defer p.close()
+	p.idle = datapath.NewIdler(poll, nil)
 
 	prm := p.req.Params()
 	if prm.Inline.SendSize != co.th || prm.Inline.RecvSize != co.th || !prm.ResponderRead || !prm.Reverse {
@@ -325,7 +337,13 @@ func rowsOf(tc rpcrdmatest.Case) []rpcrdma.Class {
 type pair struct {
 	req, rsp *rpcrdma.Conn
 	buf      [64]rpcrdma.Result
+	// idle decides, after a round that completed nothing, whether to block (the matrix's
+	// poll mode).
+	idle datapath.Idler
 }
+
+// waitSlice bounds each CQ.Wait of the event and hybrid modes.
+const waitSlice = 2 * time.Millisecond
 
 func connect(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, cfg rpcrdma.Config) *pair {
 	t.Helper()
@@ -406,6 +424,17 @@ func (p *pair) run(dir int, calls []rpcrdma.Call, depth int, got func(rpcrdma.Re
 		}
 		if k, err := other.Progress(p.buf[:]); err != nil || k != 0 {
 			return fmt.Errorf("%s (replier): %d results of its own, %v", other.Params().Role, k, err)
+		}
+		if k > 0 {
+			p.idle.Active()
+		} else if p.idle.ShouldWait() {
+			// Each end's CQ in turn, briefly: the completion that ends the wait may be
+			// on either, and both are drained by the next Progress.
+			for _, c := range []*rpcrdma.Conn{caller, other} {
+				if err := c.CQ().Wait(waitSlice); err != nil && !errors.Is(err, datapath.ErrTimeout) {
+					return fmt.Errorf("%s: wait: %w", c.Params().Role, err)
+				}
+			}
 		}
 		if time.Now().After(deadline) {
 			return rpcrdmatest.ErrTimeout
