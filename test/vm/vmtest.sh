@@ -53,7 +53,8 @@ KROOT=$VMDIR/kernel/root
 KVER=$(ls "$KROOT/lib/modules" | head -1)
 LOG=$VMDIR/guest.log
 echo "vmtest: booting $KVER under QEMU TCG (console: $LOG)"
-# KVM cannot boot a stock kernel on this machine kind (paravirtual KVM host), hence TCG.
+# TCG (software emulation) rather than KVM: it needs no /dev/kvm, so the suite runs on any
+# x86-64 Linux machine, virtual ones and CI runners included.
 set +e
 timeout "${VMTIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_MEM:-1024}" -smp "${QEMU_SMP:-2}" \
 	-nographic -no-reboot -nodefaults -serial stdio \
