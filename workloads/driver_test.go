@@ -573,3 +573,28 @@ func TestDefaultDrainFollowsRTTs(t *testing.T) {
 		t.Fatalf("negative drain: %v", err)
 	}
 }
+
+func TestDriverAllocatesNothingPerRPCWhenWaiting(t *testing.T) {
+	// Depth 1 and RPCs of 50 µs: the poller idles between completions, so both modes wait.
+	for _, poll := range []datapath.Poll{{Mode: datapath.PollEvent}, {Mode: datapath.PollHybrid, Spin: time.Microsecond}} {
+		c := normalized(t, workloads.Config{Mix: workloads.NFSMix(), Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll})
+		f := workloadstest.New(1 << 16)
+		f.Clock = new(workloadstest.Clock)
+		f.Latency, f.Tick = 50*time.Microsecond, 500*time.Nanosecond
+		w := &waitingFake{Fake: f}
+		d, err := workloads.NewDriver(c, 0, w, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Clock = f.Clock.Now
+		var stop atomic.Bool
+		var st workloads.Stats
+		allocs := testing.AllocsPerRun(3, func() { st, _ = d.Run(&stop) })
+		if st.Completed != 20000 || w.waits == 0 {
+			t.Fatalf("%s: completed %d with %d waits", poll, st.Completed, w.waits)
+		}
+		if allocs != 0 {
+			t.Fatalf("%s: %v allocations per run of 20000 RPCs", poll, allocs)
+		}
+	}
+}
