@@ -102,16 +102,16 @@ awk '
 	function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
 	function us(x) { return x > 0 ? sprintf("%.2f", x) : "n/a" }
 	END {
-		printf "    %6s | %14s %14s %6s | %14s %14s %6s\n", "bytes", "perftest 2xtyp", "ours p50", "ratio", "perftest 2xmin", "ours min", "ratio"
+		printf "    %11s | %14s %14s %6s | %14s %14s %6s\n", "bytes", "perftest 2xtyp", "ours p50", "ratio", "perftest 2xmin", "ours min", "ratio"
 		for (i = 1; i <= n; i++) {
 			z = order[i]
-			printf "    %6s | %14s %14s %6s | %14s %14s %6s\n", z, us(2 * pt[z]), us(ours[z]), ratio(ours[z], 2 * pt[z]), us(2 * pm[z]), us(omin[z]), ratio(omin[z], 2 * pm[z])
+			printf "    %11s | %14s %14s %6s | %14s %14s %6s\n", z, us(2 * pt[z]), us(ours[z]), ratio(ours[z], 2 * pt[z]), us(2 * pm[z]), us(omin[z]), ratio(omin[z], 2 * pm[z])
 		}
 		# The tool: a NULL RPC at depth 1, server and client as two processes, per poll
 		# mode, against perftest at 64 B.
 		for (i = 1; i <= nm; i++) {
 			m = morder[i]
-			printf "    %6s | %14s %14s %6s | %14s %14s %6s\n", "NULL " m, us(2 * pt[64]), us(rb[m]), ratio(rb[m], 2 * pt[64]), us(2 * pm[64]), us(rbmin[m]), ratio(rbmin[m], 2 * pm[64])
+			printf "    %11s | %14s %14s %6s | %14s %14s %6s\n", "NULL " m, us(2 * pt[64]), us(rb[m]), ratio(rb[m], 2 * pt[64]), us(2 * pm[64]), us(rbmin[m]), ratio(rbmin[m], 2 * pm[64])
 		}
 	}' "$LOG"
 grep -E '^PINGPONG.* events=1' "$LOG" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } printf "    event-driven (CQ.Wait), %s B: RTT p50 %s us, min %s us\n", f["size"], f["rtt_p50_us"], f["rtt_min_us"] }' || true
