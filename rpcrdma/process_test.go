@@ -138,7 +138,7 @@ func peerCommand(c *Conn, cmd string) string {
 		proc, _ := strconv.Atoi(f[0])
 		size, _ := strconv.Atoi(f[1])
 		class, _ := strconv.Atoi(f[2])
-		r := peerCall(c, Call{Proc: uint32(proc), Size: size, Class: Class(class), Tag: 1})
+		r := callAndWait(c, Call{Proc: uint32(proc), Size: size, Class: Class(class), Tag: 1})
 		if r.Err != nil {
 			return "RES err " + r.Err.Error()
 		}
@@ -153,8 +153,9 @@ func peerCommand(c *Conn, cmd string) string {
 	return "ERR unknown command " + strconv.Quote(cmd)
 }
 
-// peerCall makes one call and waits for its result.
-func peerCall(c *Conn, call Call) Result {
+// callAndWait makes one call on c, whose peer progresses on its own, and waits (up to the
+// hang guard) for its result.
+func callAndWait(c *Conn, call Call) Result {
 	var res [8]Result
 	deadline := time.Now().Add(hangGuard)
 	for {
@@ -486,7 +487,7 @@ func TestProcessLateDoneKeepsReservation(t *testing.T) {
 // result (the peer progresses on its own).
 func (pr *pair) callRemote(p *peerProc, call Call) Result {
 	pr.t.Helper()
-	r := peerCall(p.local, call)
+	r := callAndWait(p.local, call)
 	if r.Err != nil && errors.Is(r.Err, datapath.ErrBroken) {
 		pr.t.Fatalf("connection to the peer broke: %v; peer stderr:\n%s", r.Err, p.stderr.String())
 	}

@@ -446,49 +446,5 @@ func TestServeManyConnectionsFewPollers(t *testing.T) {
 // for its result.
 func callServed(t *testing.T, c *Conn, call Call) Result {
 	t.Helper()
-	var res [1]Result
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.Submit(call)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, ErrNoCredit) || time.Now().After(deadline) {
-			return Result{Err: err}
-		}
-		c.Progress(res[:0])
-	}
-	for time.Now().Before(deadline) {
-		n, err := c.Progress(res[:])
-		if n == 1 {
-			return res[0]
-		}
-		if err != nil {
-			return Result{Err: err}
-		}
-	}
-	return Result{Err: errors.New("no reply within 10 s")}
-}
-
-func TestRejectReason(t *testing.T) {
-	b := EncodeRejectReason("server full: 2 connections (--max-connections)")
-	if len(b) > datapath.MaxConnectPrivateData || string(b[:4]) != "rrb!" {
-		t.Fatalf("encoded % x", b)
-	}
-	// RDMA-CM pads private data with zeros.
-	padded := append(append([]byte(nil), b...), make([]byte, 56-len(b))...)
-	if r, ok := DecodeRejectReason(padded); !ok || r != "server full: 2 connections (--max-connections)" {
-		t.Fatalf("decoded %q, %v", r, ok)
-	}
-	if r, ok := DecodeRejectReason(EncodeRejectReason(strings.Repeat("x", 100))); !ok || len(r) != datapath.MaxConnectPrivateData-4 {
-		t.Fatalf("long reason decoded to %d bytes, %v; want cut to the limit", len(r), ok)
-	}
-	if r, ok := DecodeRejectReason([]byte("rrb!\x1b[31mred\xff")); !ok || r != "?[31mred?" {
-		t.Fatalf("hostile reason decoded to %q", r)
-	}
-	for _, b := range [][]byte{nil, {}, []byte("rrb"), []byte("RRB!x"), make([]byte, 56)} {
-		if r, ok := DecodeRejectReason(b); ok {
-			t.Fatalf("DecodeRejectReason(% x) = %q, true", b, r)
-		}
-	}
+	return callAndWait(c, call)
 }

@@ -455,6 +455,22 @@ func (w *waitingFake) Wait(timeout time.Duration) error {
 	return nil
 }
 
+// waitingRun builds a Driver for c over a waitingFake on a manual clock.
+func waitingRun(t *testing.T, c workloads.Config, latency, tick time.Duration) (*waitingFake, *workloads.Driver) {
+	t.Helper()
+	c = normalized(t, c)
+	f := workloadstest.New(1 << 16)
+	f.Clock = new(workloadstest.Clock)
+	f.Latency, f.Tick = latency, tick
+	w := &waitingFake{Fake: f}
+	d, err := workloads.NewDriver(c, 0, w, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Clock = f.Clock.Now
+	return w, d
+}
+
 func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
 	for _, tc := range []struct {
 		poll      datapath.Poll
@@ -466,17 +482,9 @@ func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
 		{datapath.Poll{Mode: datapath.PollHybrid, Spin: time.Millisecond}, false},
 		{datapath.Poll{Mode: datapath.PollHybrid, Spin: time.Microsecond}, true},
 	} {
-		c := normalized(t, workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1,
-			Count: 2000, Warmup: workloads.Duration(-1), Poll: tc.poll})
-		f := workloadstest.New(16)
-		f.Clock = new(workloadstest.Clock)
-		f.Latency, f.Tick = 100*time.Microsecond, 100*time.Nanosecond
-		w := &waitingFake{Fake: f}
-		d, err := workloads.NewDriver(c, 0, w, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Clock = f.Clock.Now
+		c := workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1,
+			Count: 2000, Warmup: workloads.Duration(-1), Poll: tc.poll}
+		w, d := waitingRun(t, c, 100*time.Microsecond, 100*time.Nanosecond)
 		var stop atomic.Bool
 		st, err := d.Run(&stop)
 		if err != nil || st.Completed != 2000 {
@@ -577,16 +585,8 @@ func TestDefaultDrainFollowsRTTs(t *testing.T) {
 func TestDriverAllocatesNothingPerRPCWhenWaiting(t *testing.T) {
 	// Depth 1 and RPCs of 50 µs: the poller idles between completions, so both modes wait.
 	for _, poll := range []datapath.Poll{{Mode: datapath.PollEvent}, {Mode: datapath.PollHybrid, Spin: time.Microsecond}} {
-		c := normalized(t, workloads.Config{Mix: workloads.NFSMix(), Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll})
-		f := workloadstest.New(1 << 16)
-		f.Clock = new(workloadstest.Clock)
-		f.Latency, f.Tick = 50*time.Microsecond, 500*time.Nanosecond
-		w := &waitingFake{Fake: f}
-		d, err := workloads.NewDriver(c, 0, w, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Clock = f.Clock.Now
+		c := workloads.Config{Mix: workloads.NFSMix(), Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll}
+		w, d := waitingRun(t, c, 50*time.Microsecond, 500*time.Nanosecond)
 		var stop atomic.Bool
 		var st workloads.Stats
 		allocs := testing.AllocsPerRun(3, func() { st, _ = d.Run(&stop) })
