@@ -114,3 +114,41 @@ func TestMixCharts(t *testing.T) {
 		}
 	}
 }
+
+// A mix's timeline has a line per message class beside the point's own; a point of one
+// class has none.
+func TestTimelineClassLines(t *testing.T) {
+	r := mixRun(t)
+	for i := range r.Points {
+		r.Points[i].Intervals = []results.Interval{
+			{OffsetNs: 0, DurationNs: 5e8, RPCs: 1500, Classes: map[string]uint64{"short": 500, "chunked": 500, "long": 500}},
+			{OffsetNs: 5e8, DurationNs: 5e8, RPCs: 1500, Classes: map[string]uint64{"short": 700, "chunked": 500, "long": 300}},
+		}
+	}
+	c, err := Timeline(r, RPCRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var classes []string
+	for _, e := range c.Legend {
+		if strings.HasSuffix(e.Label, " RPCs") {
+			classes = append(classes, strings.TrimSuffix(e.Label, " RPCs"))
+		}
+	}
+	if strings.Join(classes, ",") != "short,chunked,long" {
+		t.Fatalf("class lines %v in legend %v, want short, chunked, long", classes, c.Legend)
+	}
+	for i := range r.Points {
+		for k := range r.Points[i].Intervals {
+			r.Points[i].Intervals[k].Classes = map[string]uint64{"short": 1500}
+		}
+	}
+	if c, err = Timeline(r, RPCRate); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range c.Legend {
+		if strings.HasSuffix(e.Label, " RPCs") {
+			t.Fatalf("a one-class point got class lines: %v", c.Legend)
+		}
+	}
+}

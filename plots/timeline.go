@@ -74,6 +74,7 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	var tags plotter.XYLabels
 	hi := 0.0
 	seen := map[seriesKey]bool{}
+	classSeen := map[string]bool{}
 	for _, s := range ss {
 		for _, f := range s.refs {
 			base := f.p.Start.Sub(t0).Nanoseconds()
@@ -108,6 +109,11 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 			if !seen[s.key] {
 				seen[s.key] = true
 				lg.Add(s.label, l)
+			}
+			if rate == RPCRate {
+				if err := classLines(p, &lg, classSeen, f.p, base, unit); err != nil {
+					return nil, fmt.Errorf("plots: timeline: %s: %w", f.name(), err)
+				}
 			}
 			tags.XYs = append(tags.XYs, plotter.XY{X: (xys[0].X + xys[len(xys)-1].X) / 2, Y: top})
 			tag := bytesLabel(size(f.p.Params))
@@ -148,8 +154,69 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	} else {
 		note += fmt.Sprintf("; %d points, too many to label.", len(tags.Labels))
 	}
+	if len(classSeen) > 0 {
+		note += " Dashed lines: the RPC/s of each message class of a point that used several."
+	}
 	notes := []string{note}
 	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(sel, notes...)}, nil
 }
 
 func color2(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
+
+// timelineClasses are the message classes a point's intervals may break down into, in the
+// order their lines are drawn.
+var timelineClasses = []string{"short", "chunked", "long"}
+
+// classColours tell the classes apart in a timeline; a class's line is thinner and dashed,
+// under the point's own.
+var classColours = map[string]color.Color{
+	"short":   color2(0x2a, 0x9d, 0x3f),
+	"chunked": color2(0xe0, 0x8a, 0x10),
+	"long":    color2(0x8a, 0x2b, 0xc0),
+}
+
+// classLines adds to p one step line per message class of pt's intervals when they hold more
+// than one class (a mix, or a size at a class boundary): each class's RPC/s over time.
+func classLines(p *plot.Plot, lg *Legend, seen map[string]bool, pt *results.Point, base int64, unit float64) error {
+	used := 0
+	for _, c := range timelineClasses {
+		for _, iv := range pt.Intervals {
+			if iv.Classes[c] > 0 {
+				used++
+				break
+			}
+		}
+	}
+	if used < 2 {
+		return nil
+	}
+	for _, c := range timelineClasses {
+		var xys plotter.XYs
+		some := false
+		for _, iv := range pt.Intervals {
+			if iv.DurationNs <= 0 {
+				continue
+			}
+			n := iv.Classes[c]
+			some = some || n > 0
+			v := float64(n) / (float64(iv.DurationNs) / 1e9)
+			a := float64(base+iv.OffsetNs) / unit
+			b := float64(base+iv.OffsetNs+iv.DurationNs) / unit
+			xys = append(xys, plotter.XY{X: a, Y: v}, plotter.XY{X: b, Y: v})
+		}
+		if !some {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return err
+		}
+		l.LineStyle = draw.LineStyle{Color: classColours[c], Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
+		p.Add(l)
+		if !seen[c] {
+			seen[c] = true
+			lg.Add(c+" RPCs", l)
+		}
+	}
+	return nil
+}

@@ -12,8 +12,8 @@ import (
 // (the reader rejects unknown fields, so an older reader must refuse a newer file clearly
 // rather than drop what it does not know).
 //
-// Version 2 added Point.PeerOps, Point.Pollers, Point.HostCPUPressure, Point.Disturbed and
-// Negotiated.RegisteredBytesPerConnection.
+// Version 2 added Point.PeerOps, Point.Pollers, Point.HostCPUPressure, Point.Disturbed,
+// Negotiated.RegisteredBytesPerConnection and Interval.Classes.
 const SchemaVersion = 2
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
@@ -302,4 +302,7 @@ type Interval struct {
 	// Histogram is the interval's RTT histogram (same format as Point.Histogram); empty if
 	// the runner did not record one per interval.
 	Histogram string `json:"rtt_histogram,omitempty"`
+	// Classes are the interval's successful RPCs by message class ("short", "chunked",
+	// "long"); absent when not recorded. A mix's per-class throughput over time.
+	Classes map[string]uint64 `json:"classes,omitempty"`
 }

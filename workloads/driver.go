@@ -449,6 +449,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			return st, ErrOverrun
 		}
 		var liveBytes, liveErrs, mDone, mBytes, mErrs uint64
+		var mClasses [NumClasses]uint64
 		for i := range n {
 			c := &d.done[i]
 			slot := c.Tag
@@ -490,6 +491,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			}
 			lastDone = now
 			mDone++
+			mClasses[cls]++
 			mBytes += uint64(r.CallSize) + uint64(r.ReplySize)
 			st.Completed++
 			st.Procs[r.Proc]++
@@ -509,6 +511,11 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			if mDone > 0 {
 				d.live.MDone.Add(mDone)
 				d.live.MBytes.Add(mBytes)
+				for k, v := range mClasses {
+					if v > 0 {
+						d.live.MClasses[k].Add(v)
+					}
+				}
 			}
 			if mErrs > 0 {
 				d.live.MErrors.Add(mErrs)

@@ -402,6 +402,11 @@ func TestLiveCountsMatchStats(t *testing.T) {
 	if live.Done.Load() != st.Completed+st.Errors || live.Bytes.Load() != st.CallBytes+st.ReplyBytes || live.Errors.Load() != st.Errors || st.Errors == 0 {
 		t.Fatalf("live %d/%d/%d, stats %d+%d RPCs, %d bytes", live.Done.Load(), live.Bytes.Load(), live.Errors.Load(), st.Completed, st.Errors, st.CallBytes+st.ReplyBytes)
 	}
+	for k := range live.MClasses {
+		if got := live.MClasses[k].Load(); got != st.Classes[k] {
+			t.Fatalf("live counts %d measured %s RPCs, stats %d", got, workloads.Class(k), st.Classes[k])
+		}
+	}
 	var h workloads.LiveHist
 	live.AddTo(&h)
 	if p50, ok := h.Quantile(0.5); !ok || p50 < 2*time.Microsecond || p50 > 4*time.Microsecond {

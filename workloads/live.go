@@ -19,6 +19,9 @@ type Live struct {
 	// the end of the warm-up), as Stats does: a throughput time series built from them
 	// starts with the measured phase and adds up to the point's totals.
 	MDone, MBytes, MErrors atomic.Uint64
+	// MClasses counts the measured successful RPCs by message class (RPCClass of the call's
+	// and the reply's), for per-class throughput series of mixed workloads.
+	MClasses [NumClasses]atomic.Uint64
 	// Begin and Measure are the clock readings (ns) when the run began and when its measured
 	// phase begins.
 	Begin, Measure atomic.Int64

@@ -143,6 +143,7 @@ type sampler struct {
 type sample struct {
 	t                 int64
 	done, bytes, errs uint64
+	classes           [workloads.NumClasses]uint64
 }
 
 func newSampler(lives []*workloads.Live, clock func() int64, every time.Duration) *sampler {
@@ -155,6 +156,9 @@ func (s *sampler) read() sample {
 		r.done += l.MDone.Load()
 		r.bytes += l.MBytes.Load()
 		r.errs += l.MErrors.Load()
+		for k := range r.classes {
+			r.classes[k] += l.MClasses[k].Load()
+		}
 	}
 	return r
 }
@@ -192,8 +196,17 @@ func (s *sampler) end(from, to int64) []results.Interval {
 		return out
 	}
 	iv := func(a, b sample, end int64) results.Interval {
-		return results.Interval{OffsetNs: a.t - from, DurationNs: end - a.t,
+		r := results.Interval{OffsetNs: a.t - from, DurationNs: end - a.t,
 			RPCs: b.done - a.done, PayloadBytes: b.bytes - a.bytes, Errors: b.errs - a.errs}
+		for k := range b.classes {
+			if n := b.classes[k] - a.classes[k]; n > 0 {
+				if r.Classes == nil {
+					r.Classes = map[string]uint64{}
+				}
+				r.Classes[workloads.Class(k).String()] = n
+			}
+		}
+		return r
 	}
 	prev := sample{t: from} // the measured counters are zero until the phase begins
 	for _, r := range s.samples {

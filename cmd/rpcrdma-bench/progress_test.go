@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -20,25 +21,25 @@ func TestSamplerIntervals(t *testing.T) {
 	// Readings at 40 (warm-up: nothing measured yet), 140, 240 and, after the phase
 	// [100, 250] and its drain, at 400. The first interval starts with the phase, not at
 	// the first reading inside it; the drain's RPCs count in the last.
-	s.samples = []sample{{t: 40}, {t: 140, done: 10, bytes: 1000}, {t: 240, done: 30, bytes: 3000, errs: 1}, {t: 300, done: 33, bytes: 3300, errs: 1}}
+	short, long := workloads.ClassShort, workloads.ClassLong
+	cls := func(s, l uint64) (c [workloads.NumClasses]uint64) { c[short], c[long] = s, l; return c }
+	s.samples = []sample{{t: 40}, {t: 140, done: 10, bytes: 1000, classes: cls(10, 0)},
+		{t: 240, done: 30, bytes: 3000, errs: 1, classes: cls(22, 7)}, {t: 300, done: 33, bytes: 3300, errs: 1, classes: cls(25, 7)}}
 	now = 400
 	l.MDone.Store(35)
 	l.MBytes.Store(3500)
 	l.MErrors.Store(1)
+	l.MClasses[short].Store(26)
+	l.MClasses[long].Store(8)
 	l.Done.Store(1000) // warm-up included: not the series' business
 	got := s.end(100, 250)
 	want := []results.Interval{
-		{OffsetNs: 0, DurationNs: 40, RPCs: 10, PayloadBytes: 1000},
-		{OffsetNs: 40, DurationNs: 100, RPCs: 20, PayloadBytes: 2000, Errors: 1},
-		{OffsetNs: 140, DurationNs: 10, RPCs: 5, PayloadBytes: 500},
+		{OffsetNs: 0, DurationNs: 40, RPCs: 10, PayloadBytes: 1000, Classes: map[string]uint64{"short": 10}},
+		{OffsetNs: 40, DurationNs: 100, RPCs: 20, PayloadBytes: 2000, Errors: 1, Classes: map[string]uint64{"short": 12, "long": 7}},
+		{OffsetNs: 140, DurationNs: 10, RPCs: 5, PayloadBytes: 500, Classes: map[string]uint64{"short": 4, "long": 1}},
 	}
-	if len(got) != len(want) {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("interval %d: got %+v\nwant %+v", i, got[i], want[i])
-		}
 	}
 }
 
