@@ -399,6 +399,9 @@ func opsTable(r *results.Run) table {
 		o := p.Ops
 		t.add("", strconv.Itoa(i+1), role, opc(o.Send), opc(o.SendInv), opc(o.Write), opc(o.Read), opc(o.Recv), opc(o.LocalInv), opc(o.BindMW))
 		if q := p.PeerOps; q != nil {
+			if p.PeerOpsInferred {
+				peer += " (inferred from the chunks it used)"
+			}
 			t.add("", strconv.Itoa(i+1), peer, opc(q.Send), opc(q.SendInv), opc(q.Write), opc(q.Read), opc(q.Recv), opc(q.LocalInv), opc(q.BindMW))
 			continue
 		}

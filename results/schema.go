@@ -13,7 +13,8 @@ import (
 // rather than drop what it does not know).
 //
 // Version 2 added Point.PeerOps, Point.Pollers, Point.HostCPUPressure, Point.Disturbed,
-// Negotiated.RegisteredBytesPerConnection and Interval.Classes.
+// Negotiated.RegisteredBytesPerConnection, Interval.Classes and
+// Point.PeerOpsInferred.
 const SchemaVersion = 2
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
@@ -107,6 +108,11 @@ type Point struct {
 	// responder performs the RDMA Reads and Writes of the requester's chunks, so without
 	// it a chunked or long point shows no RDMA Read or Write at all.
 	PeerOps *Ops `json:"peer_ops,omitempty"`
+	// PeerOpsInferred is true when PeerOps were inferred by the requester (a responder in
+	// another process): its Sends and Receives from this side's Receives and Sends, its RDMA
+	// Reads and Writes from the segments of this side's chunks it pulled and filled; its
+	// windows and local invalidations are not visible and count zero.
+	PeerOpsInferred bool `json:"peer_ops_inferred,omitempty"`
 	// Errors counts failures by kind; empty when there were none.
 	Errors []ErrorStats `json:"errors"`
 	// Throughput is what the point moved per second.

@@ -53,7 +53,7 @@ func (r *Run) Validate() error {
 				name string
 				set  bool
 			}{
-				{"peer_ops", pt.PeerOps != nil}, {"pollers", pt.Pollers != nil}, {"host_cpu_pressure", pt.HostCPUPressure != nil},
+				{"peer_ops", pt.PeerOps != nil}, {"peer_ops_inferred", pt.PeerOpsInferred}, {"pollers", pt.Pollers != nil}, {"host_cpu_pressure", pt.HostCPUPressure != nil},
 				{"disturbed", pt.Disturbed != nil}, {"negotiated.registered_bytes_per_connection", pt.Negotiated != nil && pt.Negotiated.RegisteredBytesPerConnection != 0},
 			} {
 				if f.set {

@@ -108,3 +108,24 @@ func TestReceivesFollowGrant(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerOpsFromChunks: what a requester infers of the responder's RDMA Reads and Writes
+// from its own chunks and the replies equals what the responder counted, for every class.
+func TestPeerOpsFromChunks(t *testing.T) {
+	for _, mem := range []MemoryMode{MemoryPreregistered, MemoryWindows} {
+		cfg := testCfg(4096)
+		cfg.Memory, cfg.ResponderRead = mem, true
+		p := newPair(t, cfg, cfg)
+		for i, tc := range classCases(4096) {
+			tc.call.Tag = uint64(i)
+			if r := p.call(p.req, tc.call); r.Err != nil {
+				t.Fatalf("%s %s: %v", mem, tc.name, r.Err)
+			}
+		}
+		req, rsp := p.req.Stats, p.rsp.Stats
+		if req.PeerRead != rsp.Read || req.PeerWrite != rsp.Write || rsp.Read.Count == 0 || rsp.Write.Count == 0 {
+			t.Fatalf("%s: requester infers reads %+v, writes %+v; responder counted reads %+v, writes %+v",
+				mem, req.PeerRead, req.PeerWrite, rsp.Read, rsp.Write)
+		}
+	}
+}

@@ -339,11 +339,13 @@ func (c *Conn) Submit(call Call) error {
 		key := cl.expose(s, 0, s.out.Sub(headroom, size), datapath.AccessRemoteRead)
 		h.ReadList = append(h.ReadList, ReadSegment{Position: uint32(headroom - msgOff),
 			Segment: Segment{Handle: key, Length: uint32(size), Offset: s.out.Addr() + headroom}})
+		c.Stats.PeerRead.add(size)
 	case ClassPosZeroRead:
 		h.Proc = ProcNoMsg
 		key := cl.expose(s, 0, s.out.Sub(msgOff, msgLen), datapath.AccessRemoteRead)
 		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
 			Segment: Segment{Handle: key, Length: uint32(msgLen), Offset: s.out.Addr() + uint64(msgOff)}})
+		c.Stats.PeerRead.add(msgLen)
 	}
 	switch rc {
 	case ClassWriteChunk:
@@ -485,6 +487,11 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 				s.err = errReplyWriteLen
 				break
 			}
+			for _, seg := range h.WriteChunk(0) {
+				if seg.Length > 0 {
+					c.Stats.PeerWrite.add(int(seg.Length))
+				}
+			}
 			// A Write chunk returned empty for a non-empty result was too small: the
 			// responder sent the result inline instead (draft-cel-nfsv4-rpcrdma-reliable-reply
 			// section 4.1.1). For an empty result both encodings are the same bytes.
@@ -510,6 +517,11 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 		if n > uint64(len(s.in.Bytes())) {
 			s.err = errReplyReplyLen
 			break
+		}
+		for _, seg := range h.Reply {
+			if seg.Length > 0 {
+				c.Stats.PeerWrite.add(int(seg.Length))
+			}
 		}
 		cl.parse(s, s.in.Bytes()[:n], nil, false)
 		c.Stats.RepliesReceived.add(ClassReplyChunk)

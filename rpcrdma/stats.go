@@ -103,6 +103,12 @@ type Stats struct {
 	Binds             uint64 `json:"binds"`
 	LocalInvs         uint64 `json:"local_invs"`
 	RemoteInvalidated uint64 `json:"remote_invalidated"`
+	// PeerRead and PeerWrite are the RDMA Reads and Writes the peer made on this side's
+	// chunks, one per segment, known from the calls (their Read chunks, which the responder
+	// must pull) and the replies (the Write and Reply chunk lengths returned): how a requester
+	// counts the responder's data movement when the responder is another process.
+	PeerRead  OpCount `json:"peer_read"`
+	PeerWrite OpCount `json:"peer_write"`
 
 	// Credit is the latest credit grant received for this side's calls, MaxCredit the
 	// largest; Granted the latest grant this side sent, MaxOutstanding the most calls it

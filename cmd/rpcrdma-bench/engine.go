@@ -400,6 +400,8 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 			if c.local.poll.Mode != datapath.PollEvent {
 				rep.SpinningPeers = 1
 			}
+		} else {
+			rep.PeerOps, rep.PeerOpsInferred = inferredPeerOps(stats), true
 		}
 		return rep
 	}
@@ -541,4 +543,22 @@ func (s *engineServer) Serve(stop *atomic.Bool) error {
 
 func (s *engineServer) Close() error {
 	return errors.Join(s.l.Close(), s.dev.Close())
+}
+
+// inferredPeerOps is what a responder in another process did, as far as the requester's own
+// counters show it: every Send it received was the responder's Send (With Invalidate, when
+// it invalidated a key), every Send it made the responder received, and the responder's
+// RDMA Reads and Writes are the segments of this side's chunks it pulled and filled
+// (rpcrdma.Stats.PeerRead, PeerWrite). Its windows and local invalidations are not visible.
+func inferredPeerOps(stats []rpcrdma.Stats) *results.Ops {
+	var ops results.Ops
+	for _, s := range stats {
+		ops.Send.Count += s.Recv.Count - s.RemoteInvalidated
+		ops.Send.Bytes += s.Recv.Bytes
+		ops.SendInv.Count += s.RemoteInvalidated
+		addOp(&ops.Recv, s.Send)
+		addOp(&ops.Read, s.PeerRead)
+		addOp(&ops.Write, s.PeerWrite)
+	}
+	return &ops
 }

@@ -34,6 +34,9 @@ type pointReport struct {
 	// Ops are the RDMA operations of all the point's connections, nil if not counted;
 	// PeerOps those of the responder's side of them, nil if not counted.
 	Ops, PeerOps *results.Ops
+	// PeerOpsInferred: PeerOps were inferred from this side's counters (a responder in
+	// another process), not counted by the responder.
+	PeerOpsInferred bool
 	// SpinningPeers counts pollers of a responder in this process that spin under load
 	// (they compete with the measuring pollers for the CPUs).
 	SpinningPeers int

@@ -241,7 +241,7 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		if pr.Ops != nil {
 			rp.Ops = *pr.Ops
 		}
-		rp.PeerOps = pr.PeerOps
+		rp.PeerOps, rp.PeerOpsInferred = pr.PeerOps, pr.PeerOpsInferred
 	}
 	markDisturbance(&rp, &res, w, pr.SpinningPeers)
 	if st.Abandoned > 0 {
