@@ -308,3 +308,77 @@ func TestTCPHandshakeTimeout(t *testing.T) {
 		s.Close()
 	}
 }
+
+// ACKs are cumulative: one ACK completes every WRITE up to its sequence number, and an ACK
+// beyond what was sent, or one covering an RDMA READ, is a protocol error.
+func TestTCPCumulativeACK(t *testing.T) {
+	setup := func(t *testing.T) (*rawPeer, datapath.MR, func(ops ...datapath.Opcode) []header) {
+		p := dialRaw(t, Config{})
+		mem, free, err := datapathtest.Alloc(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { free() })
+		mr, err := p.dev.Register(mem, datapath.AccessLocalWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { mr.Close() })
+		post := func(ops ...datapath.Opcode) []header {
+			var hs []header
+			for i, op := range ops {
+				if _, err := p.c.PostSend([]datapath.SendWR{{ID: uint64(i + 1), Op: op, Flags: datapath.FlagSignaled,
+					SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}, RemoteAddr: 0x1000, RKey: 0x1ff}}); err != nil {
+					t.Fatal(err)
+				}
+				h, _ := p.frame(t)
+				hs = append(hs, h)
+			}
+			return hs
+		}
+		return p, mr, post
+	}
+	ack := func(t *testing.T, p *rawPeer, seq uint32) {
+		b := make([]byte, headerLen)
+		(&header{typ: frameAck, seq: seq}).put(b)
+		if _, err := p.nc.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("covers all", func(t *testing.T) {
+		p, _, post := setup(t)
+		hs := post(datapath.OpWrite, datapath.OpWrite, datapath.OpWrite)
+		ack(t, p, hs[2].seq)
+		var wcs [4]datapath.Completion
+		got := 0
+		for deadline := time.Now().Add(hangGuard); got < 3; {
+			n, _ := p.cq.Poll(wcs[got:])
+			got += n
+			if time.Now().After(deadline) {
+				t.Fatalf("one ACK completed %d of 3 WRITEs", got)
+			}
+		}
+		for i, wc := range wcs[:3] {
+			if wc.ID != uint64(i+1) || wc.Status != datapath.StatusSuccess {
+				t.Fatalf("completion %d: %+v (%v)", i, wc, wc.Status)
+			}
+		}
+	})
+	t.Run("beyond the requests sent", func(t *testing.T) {
+		p, _, post := setup(t)
+		hs := post(datapath.OpWrite)
+		ack(t, p, hs[0].seq+5)
+		if err := p.waitBroken(t); !strings.Contains(err.Error(), "ACK beyond the requests sent") {
+			t.Fatalf("Err = %v", err)
+		}
+	})
+	t.Run("covers a READ", func(t *testing.T) {
+		p, _, post := setup(t)
+		hs := post(datapath.OpWrite, datapath.OpRead, datapath.OpWrite)
+		ack(t, p, hs[2].seq)
+		if err := p.waitBroken(t); !strings.Contains(err.Error(), "ACK for an RDMA READ") {
+			t.Fatalf("Err = %v", err)
+		}
+	})
+}

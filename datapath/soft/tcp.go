@@ -116,6 +116,13 @@ type tcpLink struct {
 	ackOn          bool
 	answered, seen uint32
 
+	// Responder side, guarded by the conn's mu: requests executed and not yet acknowledged.
+	// One cumulative ACK covers them all, sent when the reader has no more input buffered,
+	// every ackEvery requests, or before a NAK or a READ response (which must not overtake
+	// it).
+	ackDue int
+	ackSeq uint32
+
 	// Reader only.
 	rxSeq uint32 // the next request sequence number the responder executes
 	one   [1][]byte
@@ -441,7 +448,14 @@ func (c *conn) rnrRetry() {
 func (l *tcpLink) read(c *conn) {
 	var err error
 	for err == nil {
-		err = l.frameIn(c)
+		if err = l.frameIn(c); err == nil && l.br.Buffered() == 0 {
+			// Nothing more to execute now: acknowledge what was.
+			c.mu.Lock()
+			if !c.broken {
+				l.flushAck(c)
+			}
+			c.mu.Unlock()
+		}
 	}
 	var pe *protocolError
 	c.mu.Lock()
@@ -565,11 +579,27 @@ func (l *tcpLink) frameIn(c *conn) error {
 
 // respond queues an ACK, or a NAK with st, for request seq.
 func (l *tcpLink) respond(c *conn, seq uint32, st datapath.Status) {
-	h := header{typ: frameAck, seq: seq}
-	if st != datapath.StatusSuccess {
-		h.typ, h.flags = frameNak, uint8(st)
+	if st == datapath.StatusSuccess {
+		l.ackSeq = seq
+		if l.ackDue++; l.ackDue >= ackEvery {
+			l.flushAck(c)
+		}
+		return
 	}
-	l.queue(c, txd{h: h})
+	l.flushAck(c)
+	l.queue(c, txd{h: header{typ: frameNak, seq: seq, flags: uint8(st)}})
+}
+
+// ackEvery bounds how many requests one ACK covers: the requester's send queue entries stay
+// taken until acknowledged.
+const ackEvery = 16
+
+// flushAck sends the cumulative ACK of the requests executed since the last one.
+func (l *tcpLink) flushAck(c *conn) {
+	if l.ackDue > 0 {
+		l.ackDue = 0
+		l.queue(c, txd{h: header{typ: frameAck, seq: l.ackSeq}})
+	}
 }
 
 // nakBreak answers the request with a NAK and breaks the connection: the responder's half of
@@ -684,6 +714,7 @@ func (l *tcpLink) readReqIn(c *conn, h *header) {
 	} else {
 		src = []byte{}
 	}
+	l.flushAck(c)
 	l.queue(c, txd{h: header{typ: frameReadResp, seq: h.seq, len: h.len}, data: src})
 	l.rxSeq++
 }
@@ -708,25 +739,40 @@ func (l *tcpLink) complete(c *conn, st datapath.Status, n uint32) {
 	c.sendDone(&wr, st, n)
 }
 
+// ackIn completes every request up to and including h.seq: an ACK is cumulative. It must
+// cover at least the oldest outstanding request and no more than were sent, and no RDMA READ
+// (a READ is answered by its response, which the responder sends before any later ACK).
 func (l *tcpLink) ackIn(c *conn, h *header) {
-	e, ok := l.head(c, h)
-	if !ok {
+	if l.sent == 0 || int32(h.seq-c.sq.front().seq) < 0 {
+		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: response out of order"))
 		return
 	}
-	if e.wr.Op == datapath.OpRead {
-		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: ACK for an RDMA READ"))
-		return
-	}
-	var n uint32
-	if e.wr.Flags&datapath.FlagInline != 0 {
-		n = uint32(len(e.inline))
-	} else {
-		for _, s := range e.segs {
-			n += uint32(len(s))
+	for {
+		if l.sent == 0 {
+			c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: ACK beyond the requests sent"))
+			return
+		}
+		e := c.sq.front()
+		if e.wr.Op == datapath.OpRead {
+			c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: ACK for an RDMA READ"))
+			return
+		}
+		var n uint32
+		if e.wr.Flags&datapath.FlagInline != 0 {
+			n = uint32(len(e.inline))
+		} else {
+			for _, s := range e.segs {
+				n += uint32(len(s))
+			}
+		}
+		last := e.seq == h.seq
+		l.answered++
+		l.rnrAt = time.Time{}
+		l.complete(c, datapath.StatusSuccess, n)
+		if last {
+			break
 		}
 	}
-	l.rnrAt = time.Time{}
-	l.complete(c, datapath.StatusSuccess, n)
 	c.kick()
 }
 

@@ -21,9 +21,11 @@ const (
 	// flagInvalidate on a SEND frame: SEND_WITH_INV, rkey is the key to invalidate.
 	flagInvalidate = 1
 
-	headerLen   = 24
-	wireMagic   = 0x53524d41 // "SRMA"
-	wireVersion = 1
+	headerLen = 24
+	wireMagic = 0x53524d41 // "SRMA"
+	// wireVersion 2: ACKs are cumulative (WIRE.md). A version 1 peer is refused at
+	// connection setup.
+	wireVersion = 2
 
 	// helloLen is the CONNECT and ACCEPT payload before the private data: magic, version,
 	// three reserved bytes, the sender's max_send_wr and max_recv_wr.

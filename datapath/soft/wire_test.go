@@ -65,7 +65,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 func TestHelloBytes(t *testing.T) {
 	m := hello{maxSendWR: 128, maxRecvWR: 0x1234, pd: []byte{0xaa, 0xbb}}
 	b := m.bytes(4)
-	want, _ := hex.DecodeString("53524d41" + "01000000" + "00000080" + "00001234" + "aabb0000")
+	want, _ := hex.DecodeString("53524d41" + "02000000" + "00000080" + "00001234" + "aabb0000")
 	if !bytes.Equal(b, want) {
 		t.Fatalf("hello bytes %x, want %x", b, want)
 	}
@@ -77,11 +77,12 @@ func TestHelloBytes(t *testing.T) {
 		hex  string
 		want error
 	}{
-		{"53524d410100000000000080000012", errHelloLength},
-		{"53524d400100000000000080000012340000", errHelloMagic},
-		{"53524d410200000000000080000012340000", errHelloVersion},
-		{"53524d410100000000000000000012340000", errHelloQueues},
-		{"53524d410100000000004001000012340000", errHelloQueues},
+		{"53524d410200000000000080000012", errHelloLength},
+		{"53524d400200000000000080000012340000", errHelloMagic},
+		{"53524d410100000000000080000012340000", errHelloVersion}, // version 1: per-request ACKs
+		{"53524d410300000000000080000012340000", errHelloVersion},
+		{"53524d410200000000000000000012340000", errHelloQueues},
+		{"53524d410200000000004001000012340000", errHelloQueues},
 	} {
 		b, _ := hex.DecodeString(tc.hex)
 		if _, err := parseHello(b, 2); !errors.Is(err, tc.want) {
