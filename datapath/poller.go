@@ -80,6 +80,8 @@ type counters struct {
 //
 // Run (or Start) locks the goroutine to its thread and never unlocks it: the thread may be
 // pinned, and a pinned thread must not go back to the scheduler to run other goroutines.
+// (An unpinned event or hybrid poller is not locked: it blocks when idle, and the runtime
+// wakes a parked goroutine far more cheaply than a locked thread.)
 // When the poller's goroutine exits, the runtime discards the thread. So call Run from a
 // goroutine dedicated to the poller that exits when Run returns, or use Start.
 type Poller struct {
@@ -122,7 +124,11 @@ func (p *Poller) Run(cq CQ, h Handler) error {
 	if !p.state.CompareAndSwap(0, 1) {
 		return errPollerUsed
 	}
-	runtime.LockOSThread() // never unlocked: see Poller
+	if p.cfg.Pin || p.cfg.Poll.Mode == PollBusy {
+		// Never unlocked: see Poller. An unpinned poller that blocks when idle stays an
+		// ordinary goroutine, which the runtime wakes far more cheaply than a locked thread.
+		runtime.LockOSThread()
+	}
 	if p.cfg.Pin {
 		if err := PinThread(p.cfg.CPU); err != nil {
 			return err

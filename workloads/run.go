@@ -100,7 +100,7 @@ func (r *Runner) Run(stop *atomic.Bool) (Result, error) {
 				failed.Store(true)
 				stop.Store(true)
 			}
-			if err := lockAndPin(cpu); err != nil {
+			if err := lockAndPin(cpu, c.Poll); err != nil {
 				fail("pin", err)
 				opened.Done()
 				return
