@@ -67,6 +67,9 @@ for b in verbs verbs-noannot; do
 	timeout 120 $T/$b.test -test.run '^$' -test.bench PostPoll -test.benchtime 3000x -test.count 3
 	result "bench-$b" $?
 done
+ts "=== BenchmarkNullRPC: a depth-1 NULL RPC through the engine, with its C crossings per RPC"
+timeout 120 $T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 3000x -test.count 3
+result bench-null-rpc $?
 fi
 
 # (b) the RPC-over-RDMA engine between the project's requester and responder: every message

@@ -63,7 +63,7 @@ timeout "${VMTIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_ME
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 	-virtfs local,path="$OUT",mount_tag=out,security_model=none,id=out \
 	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
-	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkNullRPC|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
 qrc=${PIPESTATUS[0]}
 set -e
 
@@ -118,6 +118,9 @@ grep -E '^PINGPONG.* events=1' "$LOG" | awk '{ for (i = 2; i <= NF; i++) { split
 echo
 echo "=== BenchmarkPostPoll on rxe0 (one SEND/RECV through one CQ), with and without #cgo noescape/nocallback"
 grep -E '^(VMTEST: BENCH|BenchmarkPostPoll)' "$LOG" | sed 's/^VMTEST: BENCH /    /; s/^Benchmark/      Benchmark/' || true
+echo
+echo "=== BenchmarkNullRPC on rxe0: a depth-1 NULL RPC, both ends in one goroutine (cgo-calls/op: Go to C calls per RPC)"
+grep -E '^BenchmarkNullRPC' "$LOG" | sed 's/^/    /' || true
 echo
 echo "vmtest: $((fails)) failure(s), wall time $(($(date +%s) - start)) s"
 [ "$fails" -eq 0 ]

@@ -80,7 +80,7 @@ func reps(t *testing.T) int {
 // where there is none, two soft provider devices in process, wrapped to refuse the work
 // requests real devices refuse (strict), so that the test runs (quickly) on any machine. In the VM (VMTEST_REQUIRE_DEVICE set) a missing verbs
 // device fails the test.
-func setup(t *testing.T) (cdev, sdev datapath.Device, l datapath.Listener, provider string) {
+func setup(t testing.TB) (cdev, sdev datapath.Device, l datapath.Listener, provider string) {
 	sdev, err := verbs.New(verbs.Config{}).Open("")
 	if err == nil {
 		cdev = sdev
@@ -345,7 +345,7 @@ type pair struct {
 // waitSlice bounds each CQ.Wait of the event and hybrid modes.
 const waitSlice = 2 * time.Millisecond
 
-func connect(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, cfg rpcrdma.Config) *pair {
+func connect(t testing.TB, cdev, sdev datapath.Device, l datapath.Listener, cfg rpcrdma.Config) *pair {
 	t.Helper()
 	type res struct {
 		c   *rpcrdma.Conn
