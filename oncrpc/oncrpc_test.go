@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -113,6 +114,19 @@ func replyEqual(a, b Reply) bool {
 	return reflect.DeepEqual(a, b) && authEqual(va, vb)
 }
 
+// The knfsd case below is the RPC part of the reply recorded from the kernel.
+func TestKnfsdRecordedReply(t *testing.T) {
+	s, err := os.ReadFile("../rpcrdma/testdata/knfsd/null-reply.hex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := unhex(t, strings.Join(strings.Fields(string(s)), ""))
+	var r Reply
+	if _, err := r.Decode(b[28:]); err != nil || r.XID != 0x12345678 || r.Stat != Accepted || r.Accept != Success {
+		t.Fatalf("knfsd's recorded NULL reply decodes to %+v, %v", r, err)
+	}
+}
+
 func TestReplyExactBytes(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -120,7 +134,8 @@ func TestReplyExactBytes(t *testing.T) {
 		want  string
 	}{
 		{
-			// knfsd's reply to the NFSv3 NULL call, as test/vm/knfsd receives it over rxe0.
+			// knfsd's reply to the NFSv3 NULL call: the RPC part of
+			// rpcrdma/testdata/knfsd/null-reply.hex (after its 28-byte transport header).
 			name:  "knfsd nfs3 null success",
 			reply: Reply{XID: 0x12345678, Stat: Accepted, Accept: Success},
 			want:  "12345678 00000001 00000000 00000000 00000000 00000000",

@@ -23,10 +23,8 @@ func unhex(t testing.TB, s string) []byte {
 }
 
 // knfsdNullReply is the Linux kernel NFS server's reply to an RDMA_MSG NFSv3 NULL call with
-// XID 0x12345678, captured from knfsd over soft-RoCE in the VM (test/vm/knfsd sends that
-// call and checks the reply with these codecs).
-const knfsdNullReply = "12345678 00000001 00000040 00000000 00000000 00000000 00000000" +
-	"12345678 00000001 00000000 00000000 00000000 00000000"
+// XID 0x12345678, recorded in the VM (testdata/knfsd/README.md).
+var knfsdNullReply = hex.EncodeToString(knfsdBytes("null-reply.hex"))
 
 func TestDecodeKnfsdReply(t *testing.T) {
 	b := unhex(t, knfsdNullReply)

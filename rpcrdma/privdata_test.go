@@ -2,15 +2,33 @@ package rpcrdma
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// knfsdPrivateData is what the Linux kernel NFS server sends in its accept (as test/vm/knfsd
-// receives it over soft-RoCE): version 1, no remote invalidation, 4 KiB each
-// way.
-var knfsdPrivateData = []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03}
+// knfsdPrivateData is what the Linux kernel NFS server sends in its accept, recorded in the VM
+// (testdata/knfsd/README.md): version 1, no remote invalidation, 4 KiB each way.
+var knfsdPrivateData = knfsdBytes("accept-private-data.hex")
+
+// knfsdBytes reads one of the files of bytes recorded from knfsd (testdata/knfsd/README.md):
+// space-separated hex.
+func knfsdBytes(name string) []byte {
+	s, err := os.ReadFile(filepath.Join("testdata", "knfsd", name))
+	if err != nil {
+		panic(err)
+	}
+	b, err := hex.DecodeString(strings.Join(strings.Fields(string(s)), ""))
+	if err != nil {
+		panic(fmt.Sprintf("testdata/knfsd/%s: %v", name, err))
+	}
+	return b
+}
 
 func TestFindKnfsdPrivateData(t *testing.T) {
 	want := PrivateData{Version: 1, SendSize: 4096, RecvSize: 4096}
