@@ -47,18 +47,18 @@ var (
 	// ErrBadProc: the procedure is not one of the benchmark program's.
 	ErrBadProc = errors.New("rpcrdma: unknown benchmark procedure")
 	// ErrVersionRejected: the peer answered RDMA_ERROR ERR_VERS.
-	ErrVersionRejected = errors.New("rpcrdma: peer rejected the RPC-over-RDMA version (ERR_VERS)")
+	ErrVersionRejected error = &kindError{"rpcrdma: peer rejected the RPC-over-RDMA version (ERR_VERS)", "err_vers"}
 	// ErrChunkRejected: the peer answered RDMA_ERROR ERR_CHUNK: it could not parse the
 	// chunk lists, or the reply did not fit the reply resources the call provided.
-	ErrChunkRejected = errors.New("rpcrdma: peer answered ERR_CHUNK (bad chunks or reply too large for the reply resources)")
+	ErrChunkRejected error = &kindError{"rpcrdma: peer answered ERR_CHUNK (bad chunks or reply too large for the reply resources)", "err_chunk"}
 	// ErrBadReply: a reply could not be decoded or does not match its call.
-	ErrBadReply = errors.New("rpcrdma: malformed reply")
+	ErrBadReply error = &kindError{"rpcrdma: malformed reply", "bad_reply"}
 	// ErrRPCRejected: the RPC reply was not an accepted SUCCESS.
-	ErrRPCRejected = errors.New("rpcrdma: RPC not accepted with SUCCESS")
+	ErrRPCRejected error = &kindError{"rpcrdma: RPC not accepted with SUCCESS", "rpc_rejected"}
 	// ErrVerify: payload verification failed: the data received is not the pattern sent.
-	ErrVerify = errors.New("rpcrdma: payload verification failed")
+	ErrVerify error = &kindError{"rpcrdma: payload verification failed", "verify"}
 	// ErrSourceTooBig: the responder refused a SOURCE larger than its MaxPayload.
-	ErrSourceTooBig = errors.New("rpcrdma: SOURCE size exceeds the responder's limit")
+	ErrSourceTooBig error = &kindError{"rpcrdma: SOURCE size exceeds the responder's limit", "source_too_big"}
 	// ErrCreditOverrun: the peer sent more calls than the credits granted to it.
 	ErrCreditOverrun = errors.New("rpcrdma: peer exceeded its credits")
 	// ErrClosed: the endpoint was closed.
@@ -77,6 +77,18 @@ func (e *BrokenError) Error() string {
 	return "rpcrdma: connection broken: " + e.Op + ": " + e.Err.Error()
 }
 func (e *BrokenError) Unwrap() []error { return []error{datapath.ErrBroken, e.Err} }
+
+// Kind names the failure in results files' per-kind error counts.
+func (e *BrokenError) Kind() string { return "broken" }
+
+// kindError is a sentinel RPC failure that names its kind for results files' per-kind error
+// counts ("verify", "err_chunk", ...), so that no table elsewhere has to map errors to kinds.
+type kindError struct{ msg, kind string }
+
+func (e *kindError) Error() string { return e.msg }
+
+// Kind is the failure's name in results files.
+func (e *kindError) Kind() string { return e.kind }
 
 // SetupError is a failed connection setup step.
 type SetupError struct {

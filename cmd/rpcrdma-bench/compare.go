@@ -10,8 +10,9 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
-func init() {
-	register(&command{
+// compareCommand is the compare subcommand.
+func compareCommand() *command {
+	return &command{
 		name:    "compare",
 		summary: "Compare base and current results: changes beyond noise and thresholds fail (the CI gate)",
 		usage:   "[flags] BASE.json|DIR... -- CURRENT.json|DIR...   (or: BASE CURRENT)",
@@ -33,7 +34,7 @@ summary warns). Exit status 1 means a regression (or a base point missing from c
 				return compare(e, fs, *thresholds, *alpha, *metrics, *format, args)
 			}
 		},
-	})
+	}
 }
 
 func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metrics, format string, args []string) int {

@@ -12,8 +12,9 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
-func init() {
-	register(&command{
+// devicesCommand is the devices subcommand.
+func devicesCommand() *command {
+	return &command{
 		name:    "devices",
 		summary: "List providers and their devices with attributes (a short ibv_devinfo)",
 		usage:   "[--provider NAME] [--device NAME] [--json]",
@@ -31,7 +32,7 @@ func init() {
 				return devices(e, *provider, *device, *asJSON)
 			}
 		},
-	})
+	}
 }
 
 func devices(e *env, provider, device string, asJSON bool) int {

@@ -19,20 +19,6 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// This file wires the transport engine (package rpcrdma) into the commands: run, client,
-// sweep and server exist from here on.
-func init() {
-	registerEngineCommands(openLocal, openRemote, openServer)
-	errorKinds = append(errorKinds, []struct {
-		err  error
-		kind string
-	}{
-		{rpcrdma.ErrVerify, "verify"}, {rpcrdma.ErrChunkRejected, "err_chunk"}, {rpcrdma.ErrVersionRejected, "err_vers"},
-		{rpcrdma.ErrBadReply, "bad_reply"}, {rpcrdma.ErrRPCRejected, "rpc_rejected"}, {rpcrdma.ErrSourceTooBig, "source_too_big"},
-		{datapath.ErrBroken, "broken"},
-	}...)
-}
-
 // engineClient is one poller's share of a point's connections as a workloads.Client: Submit
 // goes to the next connection with a free credit; the connections share one CQ, which
 // Progress polls once for all of them (a Mux routes the completions), and Wait blocks on

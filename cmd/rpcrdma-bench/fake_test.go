@@ -49,6 +49,10 @@ func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() point
 
 func (fakeConnector) Close() error { return nil }
 
+// register adds a test's command beside the binary's own (commands, in main.go).
+func register(c *command) { commands[c.name] = c }
+
+// The fake commands drive the CLI end to end without the transport engine.
 func init() {
 	open := func(*workloadFlags, []workloads.Point) (connector, error) {
 		return fakeConnector{latency: 20 * time.Microsecond}, nil

@@ -56,11 +56,19 @@ type command struct {
 	flags func(fs *pflag.FlagSet) func(e *env, args []string) int
 }
 
-// commands are the subcommands this binary has. A command is listed here only once it
-// works for real; main_*.go files add theirs in init.
-var commands = map[string]*command{}
+// commands are the subcommands this binary has, all listed here: those that measure and
+// serve (with the transport engine's connectors), then those that work on results files and
+// describe the build.
+var commands = byName(append(engineCommands(openLocal, openRemote, openServer),
+	reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand())...)
 
-func register(c *command) { commands[c.name] = c }
+func byName(cs ...*command) map[string]*command {
+	m := make(map[string]*command, len(cs))
+	for _, c := range cs {
+		m[c.name] = c
+	}
+	return m
+}
 
 // Main runs the CLI with args (without the program name) and an empty standard input, and
 // returns the exit status.

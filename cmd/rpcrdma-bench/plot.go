@@ -10,8 +10,9 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/plots"
 )
 
-func init() {
-	register(&command{
+// plotCommand is the plot subcommand.
+func plotCommand() *command {
+	return &command{
 		name:    "plot",
 		summary: "Draw charts (PNG, SVG) from results files: latency and throughput vs size, spectra, heatmaps, timelines",
 		usage:   "[--out DIR] [--format png,svg] [RESULTS.json|DIR|-...]",
@@ -29,7 +30,7 @@ func init() {
 				return plot(e, *dir, *formats, args)
 			}
 		},
-	})
+	}
 }
 
 func plot(e *env, dir, formats string, files []string) int {

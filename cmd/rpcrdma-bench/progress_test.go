@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -79,15 +80,14 @@ func (kindErr) Error() string { return "k" }
 func (kindErr) Kind() string  { return "custom" }
 
 func TestErrorKind(t *testing.T) {
-	known := errors.New("verify failed")
-	saved := errorKinds
-	errorKinds = append(errorKinds, struct {
-		err  error
-		kind string
-	}{known, "verify"})
-	t.Cleanup(func() { errorKinds = saved })
+	// The transport's failures say their kind, also when wrapped; anything else is "rpc".
+	broken := &rpcrdma.BrokenError{Op: "receive", Err: errors.New("peer disconnected")}
 	for err, want := range map[error]string{
-		known: "verify", fmt.Errorf("rpc 7: %w", known): "verify", kindErr{}: "custom", errors.New("x"): "rpc",
+		rpcrdma.ErrVerify: "verify", fmt.Errorf("rpc 7: %w", rpcrdma.ErrVerify): "verify",
+		rpcrdma.ErrChunkRejected: "err_chunk", rpcrdma.ErrVersionRejected: "err_vers", rpcrdma.ErrBadReply: "bad_reply",
+		&rpcrdma.ReplyError{What: "bad discriminator"}: "bad_reply", rpcrdma.ErrRPCRejected: "rpc_rejected",
+		rpcrdma.ErrSourceTooBig: "source_too_big", broken: "broken", fmt.Errorf("x: %w", broken): "broken",
+		kindErr{}: "custom", errors.New("x"): "rpc",
 	} {
 		if got := errorKind(err); got != want {
 			t.Errorf("errorKind(%v) = %q, want %q", err, got, want)

@@ -5,13 +5,15 @@ import (
 	"strings"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/verbs"
 )
 
 // builtin lists the providers compiled into this binary, in the order the CLI lists them,
-// the default first. Each provider's file appends itself in init; a provider built without
-// its library (verbs without -tags verbs) is still listed, and its Devices and Open return
-// an error wrapping datapath.ErrNotSupported that says how to build it in.
-var builtin []datapath.Provider
+// the default first: soft, pure Go and needing no RDMA hardware, then verbs. Verbs is listed
+// also when built without its library (without -tags verbs or cgo): then its Devices and
+// Open return an error wrapping datapath.ErrNotSupported that says how to build it in.
+var builtin = []datapath.Provider{soft.New(soft.Config{}), verbs.New(verbs.Config{})}
 
 // providers returns the compiled-in providers.
 func providers() []datapath.Provider { return builtin }

@@ -14,8 +14,9 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
-func init() {
-	register(&command{
+// reportCommand is the report subcommand.
+func reportCommand() *command {
+	return &command{
 		name:    "report",
 		summary: "Re-render results files: a table, CSV, HdrHistogram log, Go benchmark lines, class switches, best thresholds or an HTML/Markdown page",
 		usage:   "[--format text|csv|hlog|bench|switches|thresholds|html] [--out FILE | --dir DIR] [RESULTS.json|DIR|-...]",
@@ -58,7 +59,7 @@ argument, when standard input is not a terminal) for a results file on standard 
 				return reportFiles(e, *format, *out, files)
 			}
 		},
-	})
+	}
 }
 
 // expandDirs replaces each directory among args by the *.json files in it, sorted by name

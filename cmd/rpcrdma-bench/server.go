@@ -154,38 +154,38 @@ func serve(e *env, f *serverFlags, open newServer) int {
 	return exitOK
 }
 
-// registerEngineCommands offers the commands that need the transport engine: the caller
-// (the file that wires the engine in) passes how to connect a point in this process (run,
-// and sweep without --addr), to a server elsewhere (client, sweep --addr) and how to serve.
-func registerEngineCommands(local, remote newConnector, srv newServer) {
+// engineCommands are the commands that need the transport engine, given how to connect a
+// point in this process (run, and sweep without --addr), to a server elsewhere (client,
+// sweep --addr) and how to serve.
+func engineCommands(local, remote newConnector, srv newServer) []*command {
 	pick := func(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		if w.addr != "" {
 			return remote(w, pts)
 		}
 		return local(w, pts)
 	}
-	register(measureCommand("run", "Run server and client in this process and print per-class RTT percentiles and throughput",
+	run := measureCommand("run", "Run server and client in this process and print per-class RTT percentiles and throughput",
 		"[flags]",
 		`  rpcrdma-bench run                                  # the default: NFS-like mix on soft, ~6 s
   rpcrdma-bench run --mix echo --sizes 64 --depth 1  # latency of small inline ECHOs
   rpcrdma-bench run --mix source/1m --class long     # force a Reply chunk for 1 MiB READs
   rpcrdma-bench run --rate 1000 --mix echo --sizes 64 --out run.json  # open loop, RTT from the intended send (a rate the machine cannot sustain fails)
   rpcrdma-bench run --mix sink/64k --memory windows --remote-invalidate  # bind and invalidate per RPC, as FRWR
-  rpcrdma-bench run --provider verbs --device rxe0 --cpus 2,3`, false, addrNone, local))
-	register(measureCommand("client", "Drive a server in another process ('rpcrdma-bench server') and record the results",
+  rpcrdma-bench run --provider verbs --device rxe0 --cpus 2,3`, false, addrNone, local)
+	client := measureCommand("client", "Drive a server in another process ('rpcrdma-bench server') and record the results",
 		"--addr HOST:PORT [flags]",
 		`  rpcrdma-bench client --addr 10.0.2.15:20049 --duration 30s --out client.json
   rpcrdma-bench client --addr 10.0.2.15:20049 --mix null --depth 1     # NULL ping-pong
-  rpcrdma-bench client --provider verbs --device rxe0 --addr 10.0.2.15:20049 --mix sink/64k`, false, addrRequired, remote))
-	register(measureCommand("sweep", "Sweep inline thresholds × sizes (or mixes) × depths, each point on fresh connections",
+  rpcrdma-bench client --provider verbs --device rxe0 --addr 10.0.2.15:20049 --mix sink/64k`, false, addrRequired, remote)
+	sweep := measureCommand("sweep", "Sweep inline thresholds × sizes (or mixes) × depths, each point on fresh connections",
 		"[flags]",
 		`  rpcrdma-bench sweep --out sweep.json                               # 1k..64k × 64 B..1 MiB, ECHO
   rpcrdma-bench sweep --proc source --thresholds 1k,4k --sizes 1k,4k,16k
   rpcrdma-bench sweep --depth 1,16 --duration 500ms --addr 10.0.2.15:20049
   rpcrdma-bench report --format switches sweep.json                  # where classes changed
   rpcrdma-bench sweep --mix nfs --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
-  rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, pick))
-	register(serverCommand(srv))
+  rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, pick)
+	return []*command{run, client, sweep, serverCommand(srv)}
 }
 
 // connEndLine is the line the server prints when a connection ends or a request fails: one

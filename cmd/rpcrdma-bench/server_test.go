@@ -13,7 +13,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// The engine commands, registered with fakes: every help text, flag set and input check
+// The engine commands, made with fakes: every help text, flag set and input check
 // works before the engine does.
 func TestEngineCommandsWithFakes(t *testing.T) {
 	saved := map[string]*command{}
@@ -23,10 +23,12 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 	t.Cleanup(func() { commands = saved })
 	var got *serverFlags
 	open := func(*workloadFlags, []workloads.Point) (connector, error) { return fakeConnector{}, nil }
-	registerEngineCommands(open, open, func(f *serverFlags) (server, error) {
+	for _, c := range engineCommands(open, open, func(f *serverFlags) (server, error) {
 		got = f
 		return &fakeServer{addr: "127.0.0.1:1"}, nil
-	})
+	}) {
+		register(c)
+	}
 	for _, name := range []string{"run", "client", "sweep", "server"} {
 		code, out, _ := runMain(t, name, "--help")
 		if code != exitOK || !strings.Contains(out, "rpcrdma-bench "+name) || !strings.Contains(out, "--provider") {

@@ -133,24 +133,12 @@ func (a recorder) Record(s workloads.Sample) {
 
 func (a recorder) Fail(p workloads.Proc, err error) { a.r.Fail(errorKind(err), err) }
 
-// errorKinds names the error kinds of known RPC failures, for results' per-kind error
-// counts; the file that wires the engine in adds the engine's sentinels.
-var errorKinds []struct {
-	err  error
-	kind string
-}
-
-// errorKind is the results error kind of an RPC's failure: its Kind method's answer, the
-// kind errorKinds gives it, or "rpc".
+// errorKind is the results error kind of an RPC's failure: what the error (or one it wraps)
+// says its kind is (a Kind method, as the transport's failures have), else "rpc".
 func errorKind(err error) string {
 	var k interface{ Kind() string }
 	if errors.As(err, &k) {
 		return k.Kind()
-	}
-	for _, ek := range errorKinds {
-		if errors.Is(err, ek.err) {
-			return ek.kind
-		}
 	}
 	return "rpc"
 }

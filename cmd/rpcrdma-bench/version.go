@@ -12,8 +12,9 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
-func init() {
-	register(&command{
+// versionCommand is the version subcommand.
+func versionCommand() *command {
+	return &command{
 		name:     "version",
 		summary:  "Print the version, commit, Go version and the providers compiled in",
 		usage:    "",
@@ -27,7 +28,7 @@ func init() {
 				return exitOK
 			}
 		},
-	})
+	}
 }
 
 // versionText is the module version and VCS state from the build info, the Go version and
