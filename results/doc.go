@@ -5,7 +5,8 @@
 // none of these allocate or share state. At the end of a point, Summarize merges the workers'
 // recorders into a Point: HDR histograms of the round-trip times overall and per message
 // class, exact min/max/mean/stdev, the percentiles the sample count supports (see Supports),
-// operation and error counts, throughput, and (StartSeries, At) a throughput time series.
+// error counts and throughput. The runner adds what it counts elsewhere: the RDMA operations
+// (from the transport), the throughput time series (from its pollers' live counters), CPU.
 //
 // Storage: a Run (one results file) holds the config, the environment, the points and a
 // status. WriteFile writes it atomically; ReadFile reads it strictly (schema version check,

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
@@ -20,8 +19,6 @@ func Example() {
 
 	for i := range 2000 {
 		w := workers[i%2] // each worker goroutine owns one recorder
-		w.Op(datapath.OpSend, 4096+28)
-		w.Op(datapath.OpRecv, 4096+28)
 		w.Record(results.Short, results.Short, int64(3000+i%500), 2*4096)
 	}
 

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
 // Class is an RPC-over-RDMA message class (RFC 8166 section 3.5; see ARCHITECTURE.md). Heavier classes
@@ -53,8 +51,8 @@ const MaxErrorMessages = 3
 
 // Recorder records one worker's measurements of one point. It is not safe for concurrent
 // use: give each worker goroutine its own and Summarize them together at the end. Record,
-// RecordCorrected, Op, At, Fail and Totals do not allocate (Fail allocates only for its first MaxErrorMessages texts of
-// a kind and for a new kind), so they can run on the polling path.
+// Fail and Totals do not allocate (Fail allocates only for its first MaxErrorMessages texts
+// of a kind and for a new kind), so they can run on the polling path.
 //
 // A Recorder is large (one HDR histogram per class, about 230 KB each): make it before the
 // loop and Reset it between points.
@@ -65,20 +63,11 @@ type Recorder struct {
 	replies [NumClasses]uint64
 	rpcs    uint64
 	payload uint64
-	ops     [datapath.OpLocalInv + 1]OpCount
 	// clamped counts samples outside the histogram's range, recorded at its nearest end.
 	clamped uint64
 	nerrs   uint64
 	errs    []ErrorStats
-	// The optional time series: marks[i] holds the running totals at the end of interval i,
-	// for the intervals closed so far (cur of them).
-	every time.Duration
-	marks []mark
-	cur   int
 }
-
-// mark is a Recorder's running totals at one instant.
-type mark struct{ rpcs, payload, errs uint64 }
 
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
@@ -97,39 +86,7 @@ func (r *Recorder) Reset() {
 	r.mom = [NumClasses]moments{}
 	r.calls, r.replies = [NumClasses]uint64{}, [NumClasses]uint64{}
 	r.rpcs, r.payload, r.clamped, r.nerrs = 0, 0, 0, 0
-	r.ops = [len(r.ops)]OpCount{}
 	r.errs = r.errs[:0]
-	r.cur = 0
-}
-
-// StartSeries makes r keep a throughput time series with intervals of length every, at most
-// n of them (what completes after the last one counts in the last), for Point.Intervals. It
-// allocates the series: call it before the loop. The runner then calls At with the time since
-// the point started, as often as it likes (once per poll loop is plenty), and once more with
-// the point's end before Summarize: whatever was recorded since the last call is counted in
-// that call's interval.
-func (r *Recorder) StartSeries(every time.Duration, n int) {
-	if every <= 0 || n <= 0 {
-		r.every, r.marks = 0, nil
-		return
-	}
-	r.every, r.marks, r.cur = every, make([]mark, n), 0
-}
-
-// At tells r how long ago the point started: RPCs and failures recorded after it belong to
-// that interval of the series. It does not allocate; without StartSeries it does nothing.
-func (r *Recorder) At(since time.Duration) {
-	if r.every <= 0 || since < 0 {
-		return
-	}
-	i := int(since / r.every)
-	if i >= len(r.marks) {
-		i = len(r.marks) - 1
-	}
-	// Every interval passed since the last call ends with the totals as they are now.
-	for ; r.cur < i; r.cur++ {
-		r.marks[r.cur] = mark{r.rpcs, r.payload, r.nerrs}
-	}
 }
 
 // clamp keeps v inside the histogram's range so that recording never fails (and never
@@ -167,34 +124,6 @@ func (r *Recorder) Record(call, reply Class, rttNs int64, payload int) {
 	r.mom[c].add(v)
 	// Cannot fail: v is in range and counts stay far below MaxInt64.
 	_ = r.hist[c].RecordValue(v)
-}
-
-// RecordCorrected is Record for a closed-loop worker that meant to issue an RPC every
-// intervalNs: an RTT longer than that hid the RPCs that would have started meanwhile, so it
-// also records the RTTs they would have seen (rtt-interval, rtt-2*interval, ... down to
-// interval), as HdrHistogram's recordValueWithExpectedInterval does. The synthesised samples
-// count in RTT summaries but not as RPCs or payload. Open-loop runners should instead pass
-// RTTs measured from each RPC's intended start to Record.
-func (r *Recorder) RecordCorrected(call, reply Class, rttNs, intervalNs int64, payload int) {
-	r.Record(call, reply, rttNs, payload)
-	if intervalNs <= 0 {
-		return
-	}
-	c := min(max(call, reply), Long)
-	for v := r.clamp(rttNs) - intervalNs; v >= intervalNs; v -= intervalNs {
-		r.mom[c].add(v)
-		_ = r.hist[c].RecordValue(v)
-	}
-}
-
-// Op counts one RDMA operation of this side moving n payload bytes. Other opcodes than SEND,
-// SEND_WITH_INV, RDMA_WRITE, RDMA_READ, RECV, BIND_MW and LOCAL_INV are ignored.
-func (r *Recorder) Op(op datapath.Opcode, n int) {
-	if op == 0 || int(op) >= len(r.ops) {
-		return
-	}
-	r.ops[op].Count++
-	r.ops[op].Bytes += uint64(n)
 }
 
 // Fail counts a failed RPC or operation of the given kind (a short stable name such as
@@ -240,10 +169,6 @@ func (r *Recorder) merge(o *Recorder) error {
 	r.rpcs += o.rpcs
 	r.payload += o.payload
 	r.clamped += o.clamped
-	for i := range r.ops {
-		r.ops[i].Count += o.ops[i].Count
-		r.ops[i].Bytes += o.ops[i].Bytes
-	}
 	for _, e := range o.errs {
 		r.nerrs += e.Count
 		i := 0
@@ -269,9 +194,9 @@ var ErrNoRecorders = errors.New("summarize: no recorders")
 // Summarize merges the recorders of one point's workers (they are not modified) and returns
 // the point: its params, start and end, duration (end minus start, by the monotonic clock
 // when both come from time.Now in this process), RTT summaries and histograms overall and
-// per class, operation and error counts, throughput, and the time series if the recorders
-// kept one (StartSeries). The caller fills in Complete, Negotiated and CPU. Samples clamped into the histogram's range are reported as
-// an error of kind "rtt_out_of_range".
+// per class, error counts and throughput. The caller fills in Complete, Negotiated, Ops,
+// Intervals and CPU. Samples clamped into the histogram's range are reported as an error of
+// kind "rtt_out_of_range".
 func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, error) {
 	if len(recs) == 0 {
 		return Point{}, ErrNoRecorders
@@ -324,50 +249,9 @@ func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, e
 	if p.Histogram, err = EncodeHistogram(total); err != nil {
 		return Point{}, err
 	}
-	o := &all.ops
-	p.Ops = Ops{
-		Send: o[datapath.OpSend], SendInv: o[datapath.OpSendInv], Write: o[datapath.OpWrite],
-		Read: o[datapath.OpRead], Recv: o[datapath.OpRecv], LocalInv: o[datapath.OpLocalInv],
-		BindMW: o[datapath.OpBindMW],
-	}
 	p.Throughput = throughput(all.rpcs, all.payload, p.DurationNs)
-	p.Intervals = series(recs, p.DurationNs)
+	p.Intervals = []Interval{}
 	return p, nil
-}
-
-// series merges the recorders' time series into intervals. Recorders with a different
-// interval length than the first are left out (the runner configures them alike).
-func series(recs []*Recorder, durNs int64) []Interval {
-	every := recs[0].every
-	if every <= 0 {
-		return []Interval{}
-	}
-	var out []Interval
-	for _, r := range recs {
-		if r.every != every {
-			continue
-		}
-		var prev mark
-		// Closed intervals, then the open one up to the end.
-		for i := 0; i <= r.cur && i < len(r.marks); i++ {
-			m := mark{r.rpcs, r.payload, r.nerrs}
-			if i < r.cur {
-				m = r.marks[i]
-			}
-			for len(out) <= i {
-				out = append(out, Interval{OffsetNs: int64(len(out)) * int64(every), DurationNs: int64(every)})
-			}
-			out[i].RPCs += m.rpcs - prev.rpcs
-			out[i].PayloadBytes += m.payload - prev.payload
-			out[i].Errors += m.errs - prev.errs
-			prev = m
-		}
-	}
-	// The last interval ends with the point (it is shorter, or takes in the overflow).
-	if n := len(out); n > 0 {
-		out[n-1].DurationNs = max(0, durNs-out[n-1].OffsetNs)
-	}
-	return out
 }
 
 func throughput(rpcs, payload uint64, durNs int64) Throughput {

@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
 var t0 = time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
@@ -119,11 +117,9 @@ func TestMergeEqualsSingle(t *testing.T) {
 			v = -5 // clamped
 		}
 		n := rng.IntN(10000)
-		op := datapath.Opcode(1 + rng.IntN(7))
 		w := many[i%3]
 		for _, r := range []*Recorder{one, w} {
 			r.Record(call, reply, v, n)
-			r.Op(op, n)
 		}
 		if i%5000 == 0 {
 			err := fmt.Errorf("err %d", i)
@@ -189,16 +185,6 @@ func TestClassAttribution(t *testing.T) {
 	}
 }
 
-func TestRecordCorrected(t *testing.T) {
-	r := NewRecorder()
-	r.RecordCorrected(Short, Short, 10000, 1000, 8)
-	p, _ := Summarize(Params{Class: "auto"}, t0, t0.Add(1e6), r)
-	// 10000, then 9000 ... 1000: ten samples, one RPC.
-	if p.RTT.Count != 10 || *p.RTT.Min != 1000 || p.Throughput.RPCs != 1 {
-		t.Errorf("count %d min %d rpcs %d, want 10 1000 1", p.RTT.Count, *p.RTT.Min, p.Throughput.RPCs)
-	}
-}
-
 func TestFail(t *testing.T) {
 	r := NewRecorder()
 	for i := range 5 {
@@ -232,11 +218,8 @@ func TestRecordNoAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(1000, func() {
 		v += 997
 		r.Record(Short, Chunked, v%5e6, 4096)
-		r.RecordCorrected(Short, Short, v%5e6, 1e6, 64)
 		r.Record(Long, Long, -1, 0)
 		r.Record(Long, Long, 1<<62, 0)
-		r.Op(datapath.OpWrite, 4096)
-		r.Op(datapath.OpRecv, 64)
 		r.Totals()
 	})
 	if allocs != 0 {
@@ -264,61 +247,6 @@ func BenchmarkSummarize(b *testing.B) {
 		if _, err := Summarize(echo64, t0, t0.Add(1e9), recs...); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func TestSeries(t *testing.T) {
-	const ms = time.Millisecond
-	a, b := NewRecorder(), NewRecorder()
-	for _, r := range []*Recorder{a, b} {
-		r.StartSeries(ms, 4)
-	}
-	a.At(0)
-	for range 5 {
-		a.Record(Short, Short, 1000, 10)
-	}
-	a.At(ms + ms/2) // closes interval 0
-	b.At(ms / 2)
-	b.Record(Short, Short, 1000, 10)
-	for range 3 {
-		a.Record(Short, Short, 1000, 10)
-	}
-	a.Fail("timeout", nil)
-	a.At(2*ms + 1)
-	b.At(2*ms + 5)
-	a.Record(Short, Short, 1000, 10)
-	a.Record(Short, Short, 1000, 10)
-	b.At(9 * ms) // past the last interval: counted in it
-	b.Record(Short, Short, 1000, 10)
-	a.At(ms) // going back in time is ignored
-	p, err := Summarize(Params{Class: "auto"}, t0, t0.Add(4*ms+ms/2), a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Interval{
-		{OffsetNs: 0, DurationNs: int64(ms), RPCs: 6, PayloadBytes: 60},
-		{OffsetNs: int64(ms), DurationNs: int64(ms), RPCs: 3, PayloadBytes: 30, Errors: 1},
-		{OffsetNs: int64(2 * ms), DurationNs: int64(ms), RPCs: 2, PayloadBytes: 20},
-		{OffsetNs: int64(3 * ms), DurationNs: int64(ms + ms/2), RPCs: 1, PayloadBytes: 10},
-	}
-	if !reflect.DeepEqual(p.Intervals, want) {
-		t.Errorf("intervals\n%+v\nwant\n%+v", p.Intervals, want)
-	}
-	var sum uint64
-	for _, iv := range p.Intervals {
-		sum += iv.RPCs
-	}
-	if sum != p.Throughput.RPCs {
-		t.Errorf("intervals add up to %d RPCs, the point has %d", sum, p.Throughput.RPCs)
-	}
-	if n := testing.AllocsPerRun(100, func() { a.At(3 * ms) }); n != 0 {
-		t.Errorf("At allocates %v", n)
-	}
-	a.Reset()
-	a.At(0)
-	a.Record(Short, Short, 1, 1)
-	if p, _ := Summarize(Params{Class: "auto"}, t0, t0.Add(ms), a); len(p.Intervals) != 1 || p.Intervals[0].RPCs != 1 {
-		t.Errorf("after Reset: %+v", p.Intervals)
 	}
 }
 

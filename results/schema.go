@@ -219,7 +219,7 @@ type PrivateData struct {
 // when it is not available: every field when Count is 0, Stdev when Count < 2, and a
 // percentile when Count cannot support it (see Supports).
 type Summary struct {
-	// Count is the number of samples (with RecordCorrected, synthesised samples included).
+	// Count is the number of samples.
 	Count uint64 `json:"count"`
 	// Min and Max are exact.
 	Min *int64 `json:"min_ns"`

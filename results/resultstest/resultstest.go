@@ -184,6 +184,8 @@ func (s Sweep) Run(tb testing.TB) *results.Run {
 			rec.Reset()
 		}
 		var sum int64
+		var ops results.Ops // counted as the transport would, for the point's ops
+		add := func(o *results.OpCount, n int) { o.Count++; o.Bytes += uint64(n) }
 		for n := 0; s.RPCs > 0 && n < s.RPCs || s.RPCs <= 0 && sum < int64(s.Time)*int64(depth); n++ {
 			c, rc := call, reply
 			if s.Mixed && n%4 == 0 {
@@ -198,13 +200,13 @@ func (s Sweep) Run(tb testing.TB) *results.Run {
 			sum += v
 			rec := recs[n%len(recs)]
 			rec.Record(c, rc, v, par.CallBytes+par.ReplyBytes)
-			rec.Op(datapath.OpSend, min(par.CallBytes, send)+28)
-			rec.Op(datapath.OpRecv, min(par.ReplyBytes, recv)+28)
+			add(&ops.Send, min(par.CallBytes, send)+28)
+			add(&ops.Recv, min(par.ReplyBytes, recv)+28)
 			if c != results.Short {
-				rec.Op(datapath.OpRead, par.CallBytes)
+				add(&ops.Read, par.CallBytes)
 			}
 			if rc != results.Short {
-				rec.Op(datapath.OpWrite, par.ReplyBytes)
+				add(&ops.Write, par.ReplyBytes)
 			}
 		}
 		fail := slices.Contains(s.FailSizes, par.CallBytes)
@@ -218,6 +220,7 @@ func (s Sweep) Run(tb testing.TB) *results.Run {
 			tb.Fatal(err)
 		}
 		p.Complete = true
+		p.Ops = ops
 		p.CPU = results.CPU{UserNs: int64(dur) / 2, SysNs: int64(dur) / 10}
 		peerPD := privateData(peer, peer)
 		p.Negotiated = &results.Negotiated{
