@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -493,10 +492,9 @@ func openServer(f *serverFlags) (server, error) {
 
 func (s *engineServer) Addr() string { return s.l.Addr() }
 
-// Serve serves until stop is set (checked every few milliseconds by a watcher: the engine's
-// Serve ends with its context), or, with once, until the first connection ends.
-func (s *engineServer) Serve(stop *atomic.Bool) error {
-	ctx, cancel := context.WithCancel(context.Background())
+// Serve serves until ctx is done or, with once, until the first connection ends.
+func (s *engineServer) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cfg := s.cfg
 	cfg.Done = func(c *rpcrdma.Conn, err error) {
@@ -509,21 +507,6 @@ func (s *engineServer) Serve(stop *atomic.Bool) error {
 			cancel()
 		}
 	}
-	go func() {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if stop.Load() {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
 	return rpcrdma.Serve(ctx, s.dev, s.l, cfg)
 }
 

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -85,10 +85,8 @@ func init() {
 type fakeServer struct{ addr string }
 
 func (s *fakeServer) Addr() string { return s.addr }
-func (s *fakeServer) Serve(stop *atomic.Bool) error {
-	for !stop.Load() {
-		time.Sleep(time.Millisecond)
-	}
+func (s *fakeServer) Serve(ctx context.Context) error {
+	<-ctx.Done()
 	return nil
 }
 func (s *fakeServer) Close() error { return nil }

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -54,9 +54,9 @@ type serverFlags struct {
 type server interface {
 	// Addr is the address actually listened on.
 	Addr() string
-	// Serve runs until stop is set (then it closes the connections and returns nil), Once's
+	// Serve runs until ctx is done (then it closes the connections and returns nil), Once's
 	// connection ends, or a fatal error.
-	Serve(stop *atomic.Bool) error
+	Serve(ctx context.Context) error
 	Close() error
 }
 
@@ -142,7 +142,7 @@ func serve(e *env, f *serverFlags, open newServer) int {
 	fmt.Fprintf(e.stderr, "rpcrdma-bench server: listening on %s (provider %s, %d poller(s), poll %s, at most %d connections)\n",
 		srv.Addr(), f.Provider, f.Pollers, f.Poll, f.MaxConnections)
 	start := time.Now()
-	err = srv.Serve(&stop.flag)
+	err = srv.Serve(stop.ctx)
 	stop.release()
 	if cerr := srv.Close(); err == nil {
 		err = cerr

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -9,11 +10,14 @@ import (
 )
 
 // stopper turns SIGINT and SIGTERM into a clean stop: the first sets the flag the pollers
-// check once per poll iteration, so the current point drains and everything finished is
-// written with status "interrupted"; a second one exits at once (exitFailed), for a run
-// that does not drain.
+// check once per poll iteration (an atomic load: the hot path's view of the stop) and
+// cancels ctx (the server's, whose pollers block), so the current point drains and
+// everything finished is written with status "interrupted"; a second one exits at once
+// (exitFailed), for a run that does not drain.
 type stopper struct {
 	flag        atomic.Bool
+	ctx         context.Context
+	cancel      context.CancelFunc
 	interrupted atomic.Bool
 	ch          chan os.Signal
 	done        chan struct{}
@@ -21,6 +25,7 @@ type stopper struct {
 
 func newStopper(e *env) *stopper {
 	s := &stopper{ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		for {
@@ -34,6 +39,7 @@ func newStopper(e *env) *stopper {
 				}
 				fmt.Fprintf(e.stderr, "\nrpcrdma-bench: %v: stopping after the outstanding RPCs (again to exit at once)\n", sig)
 				s.flag.Store(true)
+				s.cancel()
 			}
 		}
 	}()
@@ -44,4 +50,5 @@ func newStopper(e *env) *stopper {
 func (s *stopper) release() {
 	signal.Stop(s.ch)
 	close(s.done)
+	s.cancel()
 }
