@@ -29,12 +29,12 @@ func TestInlineBoundary(t *testing.T) {
 			callFixed := MinHeaderSize + callHeaderSize + 4
 			for _, d := range []int{-1, 0, 1} {
 				size := th - callFixed + d
-				before := p.req.Stats.Send.Bytes
+				before := p.req.stats.Send.Bytes
 				r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: size})
 				if r.Err != nil {
 					t.Fatal(r.Err)
 				}
-				sent := p.req.Stats.Send.Bytes - before
+				sent := p.req.stats.Send.Bytes - before
 				if d <= 0 {
 					if r.CallClass != ClassShort || sent != uint64(th) {
 						t.Errorf("ECHO message of %d bytes: class %s, %d bytes sent, want short, %d", th+d, r.CallClass, sent, th)
@@ -51,12 +51,12 @@ func TestInlineBoundary(t *testing.T) {
 				p.rsp.sv.awaitCap = 1
 				for _, d := range []int{-1, 0, 1} {
 					size := th - replyFixed + d
-					before := p.rsp.Stats.Send.Bytes
+					before := p.rsp.stats.Send.Bytes
 					r := p.call(p.req, Call{Proc: benchprog.ProcSource, Size: size, Class: force})
 					if r.Err != nil {
 						t.Fatal(r.Err)
 					}
-					sent := p.rsp.Stats.Send.Bytes - before
+					sent := p.rsp.stats.Send.Bytes - before
 					long := ClassWriteChunk
 					if force == ClassResponderRead {
 						long = ClassResponderRead
@@ -133,7 +133,7 @@ func TestCreditsNeverExceeded(t *testing.T) {
 				}
 				got += n
 			}
-			st, rs := p.req.Stats, p.rsp.Stats
+			st, rs := p.req.stats, p.rsp.stats
 			if st.MaxCredit != uint32(grant) || rs.Granted != uint32(grant) {
 				t.Errorf("credit %d, granted %d, want %d", st.MaxCredit, rs.Granted, grant)
 			}
@@ -181,8 +181,8 @@ func TestTransportErrors(t *testing.T) {
 			t.Fatalf("after %s: %v", tc.name, r.Err)
 		}
 	}
-	if p.rsp.Stats.ErrorsSent != uint64(len(cases)) || p.req.Stats.ErrorsReceived != uint64(len(cases)) {
-		t.Errorf("errors sent %d, received %d", p.rsp.Stats.ErrorsSent, p.req.Stats.ErrorsReceived)
+	if p.rsp.stats.ErrorsSent != uint64(len(cases)) || p.req.stats.ErrorsReceived != uint64(len(cases)) {
+		t.Errorf("errors sent %d, received %d", p.rsp.stats.ErrorsSent, p.req.stats.ErrorsReceived)
 	}
 }
 
@@ -203,8 +203,8 @@ func TestReplyOverrun(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(r.Err, ErrChunkRejected) || p.rsp.Stats.ReplyOverruns != 1 {
-				t.Fatalf("%v, overruns %d", r.Err, p.rsp.Stats.ReplyOverruns)
+			if !errors.Is(r.Err, ErrChunkRejected) || p.rsp.stats.ReplyOverruns != 1 {
+				t.Fatalf("%v, overruns %d", r.Err, p.rsp.stats.ReplyOverruns)
 			}
 			// A Reply chunk that is too small is an overrun too.
 			p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b[len(b)-12:], 100) }
@@ -246,10 +246,10 @@ func TestResponderReadDone(t *testing.T) {
 						t.Fatal("responder never released the Read chunk")
 					}
 				}
-				rs := p.rsp.Stats
+				rs := p.rsp.stats
 				if sendDone {
-					if rs.DoneReceived != 1 || rs.DoneTimeouts != 0 || p.req.Stats.DoneSent != 1 {
-						t.Fatalf("done received %d, timeouts %d, sent %d", rs.DoneReceived, rs.DoneTimeouts, p.req.Stats.DoneSent)
+					if rs.DoneReceived != 1 || rs.DoneTimeouts != 0 || p.req.stats.DoneSent != 1 {
+						t.Fatalf("done received %d, timeouts %d, sent %d", rs.DoneReceived, rs.DoneTimeouts, p.req.stats.DoneSent)
 					}
 				} else {
 					if rs.DoneReceived != 0 || rs.DoneTimeouts != 1 {
@@ -260,8 +260,8 @@ func TestResponderReadDone(t *testing.T) {
 					}
 				}
 				if mem == MemoryWindows {
-					if p.rsp.Stats.LocalInvs != 1 {
-						t.Fatalf("responder local invalidations %d, want 1", p.rsp.Stats.LocalInvs)
+					if p.rsp.stats.LocalInvs != 1 {
+						t.Fatalf("responder local invalidations %d, want 1", p.rsp.stats.LocalInvs)
 					}
 					// A READ with the stale key now fails and breaks the connection.
 					var key uint32
@@ -335,19 +335,19 @@ func TestRemoteInvalidation(t *testing.T) {
 					t.Fatal(r.Err)
 				}
 			}
-			st := p.req.Stats
+			st := p.req.stats
 			switch {
 			case tc.mem == MemoryPreregistered:
-				if st.Binds != 0 || st.LocalInvs != 0 || st.RemoteInvalidated != 0 || p.rsp.Stats.SendInv.Count != 0 {
+				if st.Binds != 0 || st.LocalInvs != 0 || st.RemoteInvalidated != 0 || p.rsp.stats.SendInv.Count != 0 {
 					t.Fatalf("preregistered: %+v", st)
 				}
 			case on:
-				if st.Binds != 6 || st.RemoteInvalidated != 5 || st.LocalInvs != 1 || p.rsp.Stats.SendInv.Count != 5 {
-					t.Fatalf("binds %d, remote %d, local %d, send-inv %d", st.Binds, st.RemoteInvalidated, st.LocalInvs, p.rsp.Stats.SendInv.Count)
+				if st.Binds != 6 || st.RemoteInvalidated != 5 || st.LocalInvs != 1 || p.rsp.stats.SendInv.Count != 5 {
+					t.Fatalf("binds %d, remote %d, local %d, send-inv %d", st.Binds, st.RemoteInvalidated, st.LocalInvs, p.rsp.stats.SendInv.Count)
 				}
 			default:
-				if st.Binds != 6 || st.RemoteInvalidated != 0 || st.LocalInvs != 6 || p.rsp.Stats.SendInv.Count != 0 {
-					t.Fatalf("binds %d, remote %d, local %d, send-inv %d", st.Binds, st.RemoteInvalidated, st.LocalInvs, p.rsp.Stats.SendInv.Count)
+				if st.Binds != 6 || st.RemoteInvalidated != 0 || st.LocalInvs != 6 || p.rsp.stats.SendInv.Count != 0 {
+					t.Fatalf("binds %d, remote %d, local %d, send-inv %d", st.Binds, st.RemoteInvalidated, st.LocalInvs, p.rsp.stats.SendInv.Count)
 				}
 			}
 		})
@@ -377,18 +377,18 @@ func TestReverseInterleaved(t *testing.T) {
 			}
 		}
 	}
-	if p.rsp.Stats.MaxCredit != 3 || p.rsp.Stats.MaxOutstanding > 3 {
-		t.Errorf("reverse: credit %d, outstanding %d, want 3", p.rsp.Stats.MaxCredit, p.rsp.Stats.MaxOutstanding)
+	if p.rsp.stats.MaxCredit != 3 || p.rsp.stats.MaxOutstanding > 3 {
+		t.Errorf("reverse: credit %d, outstanding %d, want 3", p.rsp.stats.MaxCredit, p.rsp.stats.MaxOutstanding)
 	}
-	if p.req.Stats.MaxCredit != 16 || p.req.Stats.MaxServing > 3 || p.rsp.Stats.MaxServing > 16 {
-		t.Errorf("forward credit %d; requester served %d at once, responder %d", p.req.Stats.MaxCredit, p.req.Stats.MaxServing, p.rsp.Stats.MaxServing)
+	if p.req.stats.MaxCredit != 16 || p.req.stats.MaxServing > 3 || p.rsp.stats.MaxServing > 16 {
+		t.Errorf("forward credit %d; requester served %d at once, responder %d", p.req.stats.MaxCredit, p.req.stats.MaxServing, p.rsp.stats.MaxServing)
 	}
-	if p.req.Stats.Served != 400 || p.rsp.Stats.Served != 400 {
-		t.Errorf("served %d forward, %d reverse", p.rsp.Stats.Served, p.req.Stats.Served)
+	if p.req.stats.Served != 400 || p.rsp.stats.Served != 400 {
+		t.Errorf("served %d forward, %d reverse", p.rsp.stats.Served, p.req.stats.Served)
 	}
 	// Reverse calls exercised chunks too.
-	if p.rsp.Stats.Calls.ReadChunk == 0 || p.req.Stats.Replies.WriteChunk == 0 {
-		t.Errorf("reverse classes: %+v / %+v", p.rsp.Stats.Calls, p.req.Stats.Replies)
+	if p.rsp.stats.Calls.ReadChunk == 0 || p.req.stats.Replies.WriteChunk == 0 {
+		t.Errorf("reverse classes: %+v / %+v", p.rsp.stats.Calls, p.req.stats.Replies)
 	}
 }
 
@@ -573,7 +573,7 @@ func TestJSON(t *testing.T) {
 	}
 	p := newPair(t, cfg, cfg)
 	p.call(p.req, Call{Proc: benchprog.ProcSource, Size: 9000})
-	b, err = json.Marshal(p.req.Stats)
+	b, err = json.Marshal(p.req.stats)
 	if err != nil {
 		t.Fatal(err)
 	}

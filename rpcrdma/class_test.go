@@ -104,7 +104,7 @@ func TestClassMatrix(t *testing.T) {
 							t.Errorf("%s: %d bytes of data, want %d", tc.name, len(r.Data), wantData)
 						}
 					}
-					st := from.Stats
+					st := from.stats
 					if st.Failed != 0 {
 						t.Errorf("%d failed", st.Failed)
 					}

@@ -94,12 +94,12 @@ func TestGrantBackedByReceives(t *testing.T) {
 				}
 				checks++
 				have := c.recvPosted + c.sv.serving
-				need := int(c.Stats.Granted) + c.sv.pendingDone + c.cl.outstanding
+				need := int(c.stats.Granted) + c.sv.pendingDone + c.cl.outstanding
 				if have < need {
 					violations++
 					if first == "" {
 						first = fmt.Sprintf("granted %d (+%d RDMA_DONE, +%d replies) with %d receives posted and %d calls in service",
-							c.Stats.Granted, c.sv.pendingDone, c.cl.outstanding, c.recvPosted, c.sv.serving)
+							c.stats.Granted, c.sv.pendingDone, c.cl.outstanding, c.recvPosted, c.sv.serving)
 					}
 				}
 			}
@@ -142,7 +142,7 @@ func TestRemoteInvalidationOnlyWhereSafe(t *testing.T) {
 		if r := p.call(p.rsp, Call{Proc: benchprog.ProcSink, Size: 5000}); r.Err != nil {
 			t.Fatalf("reverse SINK: %v", r.Err)
 		}
-		if n := p.req.Stats.SendInv.Count; n != 0 {
+		if n := p.req.stats.SendInv.Count; n != 0 {
 			t.Fatalf("requester sent %d Send With Invalidate to a preregistered responder", n)
 		}
 	})
@@ -153,18 +153,18 @@ func TestRemoteInvalidationOnlyWhereSafe(t *testing.T) {
 		if r := p.call(p.req, Call{Proc: benchprog.ProcSource, Size: 5000}); r.Err != nil {
 			t.Fatal(r.Err)
 		}
-		if p.rsp.Stats.SendInv.Count != 1 {
-			t.Fatalf("forward reply: %d Send With Invalidate, want 1", p.rsp.Stats.SendInv.Count)
+		if p.rsp.stats.SendInv.Count != 1 {
+			t.Fatalf("forward reply: %d Send With Invalidate, want 1", p.rsp.stats.SendInv.Count)
 		}
 		for _, c := range []Call{{Proc: benchprog.ProcSink, Size: 5000}, {Proc: benchprog.ProcSource, Size: 5000}, {Proc: benchprog.ProcEcho, Size: 5000}} {
 			if r := p.call(p.rsp, c); r.Err != nil {
 				t.Fatalf("reverse %s: %v", procNames[c.Proc], r.Err)
 			}
 		}
-		if n := p.req.Stats.SendInv.Count; n != 0 {
+		if n := p.req.stats.SendInv.Count; n != 0 {
 			t.Fatalf("reverse replies used Send With Invalidate %d times, want 0", n)
 		}
-		if st := p.rsp.Stats; st.LocalInvs != st.Binds {
+		if st := p.rsp.stats; st.LocalInvs != st.Binds {
 			t.Fatalf("responder bound %d windows and invalidated %d itself", st.Binds, st.LocalInvs)
 		}
 	})
@@ -203,8 +203,8 @@ func TestErrorEchoesVersion(t *testing.T) {
 	if r := p.call(p.req, Call{Proc: benchprog.ProcNull}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	if p.rsp.Stats.ErrorsSent != 1 || p.req.Stats.ErrorsSent != 0 {
-		t.Fatalf("RDMA_ERROR sent: responder %d, requester %d; want 1, 0", p.rsp.Stats.ErrorsSent, p.req.Stats.ErrorsSent)
+	if p.rsp.stats.ErrorsSent != 1 || p.req.stats.ErrorsSent != 0 {
+		t.Fatalf("RDMA_ERROR sent: responder %d, requester %d; want 1, 0", p.rsp.stats.ErrorsSent, p.req.stats.ErrorsSent)
 	}
 }
 
@@ -244,13 +244,13 @@ func TestReplyResourcesTooSmall(t *testing.T) {
 					{"ECHO 3000, Reply chunk 100", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassReplyChunk}, shrinkReplyChunk(100), long},
 					{"SOURCE 3000, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 3000, Class: ClassWriteChunk}, shrinkWriteChunk(100), long},
 				} {
-					overruns := p.rsp.Stats.ReplyOverruns
+					overruns := p.rsp.stats.ReplyOverruns
 					p.req.mangle = tc.mangle
 					tc.call.Tag = 7
 					r := p.callGuarded(tc.call)
 					switch {
 					case tc.want == 0:
-						if !errors.Is(r.Err, ErrChunkRejected) || p.rsp.Stats.ReplyOverruns != overruns+1 {
+						if !errors.Is(r.Err, ErrChunkRejected) || p.rsp.stats.ReplyOverruns != overruns+1 {
 							t.Errorf("%s: %v, want ErrChunkRejected (an overrun)", tc.name, r.Err)
 						}
 					case r.Err != nil || r.ReplyClass != tc.want:
@@ -293,14 +293,14 @@ func TestBadReplyFailsRPC(t *testing.T) {
 				{"unpullable Position Zero Read chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassResponderRead},
 					func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
 			} {
-				errsSent, errsRecv := p.req.Stats.ErrorsSent, p.rsp.Stats.ErrorsReceived
+				errsSent, errsRecv := p.req.stats.ErrorsSent, p.rsp.stats.ErrorsReceived
 				p.rsp.mangleReply = tc.mangle
 				tc.call.Tag = 9
 				r := p.callGuarded(tc.call)
 				if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
 					t.Errorf("%s: %v, want ErrBadReply with what was wrong", tc.name, r.Err)
 				}
-				if p.req.Stats.ErrorsSent != errsSent || p.rsp.Stats.ErrorsReceived != errsRecv {
+				if p.req.stats.ErrorsSent != errsSent || p.rsp.stats.ErrorsReceived != errsRecv {
 					t.Errorf("%s: the requester answered the reply with RDMA_ERROR", tc.name)
 				}
 				if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
@@ -384,7 +384,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 				t.Fatalf("%+v", r)
 			}
 			xid := sv.ctxs[sv.waiting[0]].hdr.XID
-			p.until("DoneTimeout", func() bool { return p.rsp.Stats.DoneTimeouts == 1 })
+			p.until("DoneTimeout", func() bool { return p.rsp.stats.DoneTimeouts == 1 })
 			if sv.pendingDone != 1 {
 				t.Fatalf("after DoneTimeout %d receives reserved for RDMA_DONE, want 1 until it arrives", sv.pendingDone)
 			}
@@ -396,7 +396,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			p.req.suppressDone = false
 			p.req.cl.sendDone(nil, xid)
 			p.until("late RDMA_DONE", func() bool { return sv.pendingDone == 0 })
-			if st := p.rsp.Stats; st.DoneStray != 0 || st.DoneLate != 1 {
+			if st := p.rsp.stats; st.DoneStray != 0 || st.DoneLate != 1 {
 				t.Fatalf("late RDMA_DONE counted as %d stray, %d late; want 0, 1", st.DoneStray, st.DoneLate)
 			}
 			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != ClassResponderRead {

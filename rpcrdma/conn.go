@@ -165,9 +165,9 @@ type Conn struct {
 	cl client
 	sv server
 
-	// Stats are the connection's counters; read them after the run (plain fields, owned by
-	// the poller goroutine).
-	Stats Stats
+	// stats are the connection's counters, owned by the poller goroutine (plain fields: no
+	// atomics on the hot path); Stats returns a copy.
+	stats Stats
 
 	qpn      uint32
 	inline   int // the queue pair's effective MaxInlineData
@@ -533,8 +533,8 @@ func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) e
 		return err
 	}
 	c.setRecvTarget(c.sv.granted)
-	c.Stats.Params = c.params
-	c.Stats.RegisteredBytes = c.RegisteredBytes()
+	c.stats.Params = c.params
+	c.stats.RegisteredBytes = c.RegisteredBytes()
 	return nil
 }
 
@@ -725,6 +725,10 @@ func (c *Conn) Results(done []Result) (int, error) {
 	return n, nil
 }
 
+// Stats returns a copy of the connection's counters. Like every method but the hand-over to a
+// Mux, call it from the goroutine that owns the connection, or after its poller stopped.
+func (c *Conn) Stats() Stats { return c.stats }
+
 // RegisteredBytes is the size of the memory registered for the connection (see
 // TRANSPORT.md, Memory, for the formula): what a device that pins registered memory
 // commits for it, and the most it commits on one that does not.
@@ -775,7 +779,7 @@ func (c *Conn) handle(wc *datapath.Completion) {
 	switch kind {
 	case kindRecv:
 		c.recvPosted--
-		c.Stats.Recv.add(int(wc.ByteLen))
+		c.stats.Recv.add(int(wc.ByteLen))
 		c.onRecv(c.region.Buf(idx), wc)
 	case kindCallSend:
 		c.cl.onSendDone(idx)
@@ -912,23 +916,23 @@ func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 	wr.SGL = arena
 	switch wr.Op {
 	case datapath.OpSend:
-		c.Stats.Send.add(n)
+		c.stats.Send.add(n)
 		if n <= c.inline {
 			wr.Flags |= datapath.FlagInline
 		}
 	case datapath.OpSendInv:
-		c.Stats.SendInv.add(n)
+		c.stats.SendInv.add(n)
 		if n <= c.inline {
 			wr.Flags |= datapath.FlagInline
 		}
 	case datapath.OpWrite:
-		c.Stats.Write.add(n)
+		c.stats.Write.add(n)
 	case datapath.OpRead:
-		c.Stats.Read.add(n)
+		c.stats.Read.add(n)
 	case datapath.OpBindMW:
-		c.Stats.Binds++
+		c.stats.Binds++
 	case datapath.OpLocalInv:
-		c.Stats.LocalInvs++
+		c.stats.LocalInvs++
 	}
 	if c.mangleReply != nil && wr.ID>>wrKindShift == kindReplySend {
 		x := &c.sv.ctxs[wr.ID&(1<<wrKindShift-1)]
@@ -980,7 +984,7 @@ func (c *Conn) fail(op string, err error) {
 		return
 	}
 	c.err = &BrokenError{Op: op, Err: err}
-	c.Stats.Broken = true
+	c.stats.Broken = true
 	c.cl.failAll(c.err)
 	c.sendWRs = c.sendWRs[:0]
 	c.sendSGEs = c.sendSGEs[:0]

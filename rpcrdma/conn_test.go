@@ -142,13 +142,13 @@ func TestNullShort(t *testing.T) {
 			t.Fatalf("NULL: %+v", r)
 		}
 	}
-	if got := p.req.Stats.Calls.Short; got != 3 {
+	if got := p.req.stats.Calls.Short; got != 3 {
 		t.Errorf("short calls = %d", got)
 	}
-	if got := p.rsp.Stats.Replies.Short; got != 3 {
+	if got := p.rsp.stats.Replies.Short; got != 3 {
 		t.Errorf("short replies = %d", got)
 	}
-	if got := p.req.Stats.Credit; got != 8 {
+	if got := p.req.stats.Credit; got != 8 {
 		t.Errorf("credit = %d, want 8", got)
 	}
 }

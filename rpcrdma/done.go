@@ -35,7 +35,7 @@ func (sv *server) onDone(xid uint32) {
 		}
 		sv.waiting = append(sv.waiting[:k], sv.waiting[k+1:]...)
 		sv.pendingDone--
-		c.Stats.DoneReceived++
+		c.stats.DoneReceived++
 		sv.unexpose(i, x)
 		return
 	}
@@ -43,11 +43,11 @@ func (sv *server) onDone(xid uint32) {
 		if sv.late[k].xid == xid {
 			sv.late = append(sv.late[:k], sv.late[k+1:]...)
 			sv.pendingDone--
-			c.Stats.DoneLate++
+			c.stats.DoneLate++
 			return
 		}
 	}
-	c.Stats.DoneStray++
+	c.stats.DoneStray++
 }
 
 // expireDone releases the Read chunks whose requester sent no RDMA_DONE in time, keeping
@@ -69,7 +69,7 @@ func (sv *server) expireDone(now time.Time) {
 		}
 		n := copy(sv.waiting, sv.waiting[1:])
 		sv.waiting = sv.waiting[:n]
-		sv.c.Stats.DoneTimeouts++
+		sv.c.stats.DoneTimeouts++
 		// Deadlines grow in posting order, so late stays sorted by until.
 		sv.late = append(sv.late, lateDone{xid: x.hdr.XID, until: x.deadline.Add((doneReserve - 1) * sv.c.cfg.DoneTimeout)})
 		sv.unexpose(i, x)

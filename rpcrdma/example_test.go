@@ -64,7 +64,7 @@ func Example() {
 		}
 	}
 	p := c.Params()
-	fmt.Printf("thresholds %d/%d, credit %d\n", p.Inline.SendSize, p.Inline.RecvSize, c.Stats.Credit)
+	fmt.Printf("thresholds %d/%d, credit %d\n", p.Inline.SendSize, p.Inline.RecvSize, c.Stats().Credit)
 	c.Close()
 	// Output:
 	// call 0: short/short, 0 bytes back, err <nil>

@@ -75,8 +75,8 @@ func TestRegisteredBytesFollowFormula(t *testing.T) {
 			if got, want := p.rsp.RegisteredBytes(), registeredFormula(rsp, reverse, rsp.Credits); got != want {
 				t.Errorf("responder registered %d bytes, formula says %d", got, want)
 			}
-			if p.req.Stats.RegisteredBytes != p.req.RegisteredBytes() {
-				t.Errorf("Stats.RegisteredBytes %d, RegisteredBytes() %d", p.req.Stats.RegisteredBytes, p.req.RegisteredBytes())
+			if p.req.stats.RegisteredBytes != p.req.RegisteredBytes() {
+				t.Errorf("Stats.RegisteredBytes %d, RegisteredBytes() %d", p.req.stats.RegisteredBytes, p.req.RegisteredBytes())
 			}
 		})
 	}
@@ -99,8 +99,8 @@ func TestReceivesFollowGrant(t *testing.T) {
 				t.Fatal(r.Err)
 			}
 		}
-		if p.rsp.Stats.Granted != uint32(credits) || p.req.Stats.Credit != uint32(credits) {
-			t.Fatalf("requester asking %d: granted %d, requester holds %d", credits, p.rsp.Stats.Granted, p.req.Stats.Credit)
+		if p.rsp.stats.Granted != uint32(credits) || p.req.stats.Credit != uint32(credits) {
+			t.Fatalf("requester asking %d: granted %d, requester holds %d", credits, p.rsp.stats.Granted, p.req.stats.Credit)
 		}
 		if p.rsp.recvTarget != credits || p.rsp.recvPosted < credits || p.rsp.recvPosted > credits+recvBatch {
 			t.Fatalf("requester asking %d: responder keeps %d receives posted (target %d), want %d..%d",
@@ -122,7 +122,7 @@ func TestPeerOpsFromChunks(t *testing.T) {
 				t.Fatalf("%s %s: %v", mem, tc.name, r.Err)
 			}
 		}
-		req, rsp := p.req.Stats, p.rsp.Stats
+		req, rsp := p.req.stats, p.rsp.stats
 		if req.PeerRead != rsp.Read || req.PeerWrite != rsp.Write || rsp.Read.Count == 0 || rsp.Write.Count == 0 {
 			t.Fatalf("%s: requester infers reads %+v, writes %+v; responder counted reads %+v, writes %+v",
 				mem, req.PeerRead, req.PeerWrite, rsp.Read, rsp.Write)

@@ -355,7 +355,7 @@ func TestProcessGrantBackedByReceives(t *testing.T) {
 			return
 		}
 		checks++
-		if c.recvPosted+c.sv.serving < int(c.Stats.Granted)+c.sv.pendingDone+c.cl.outstanding {
+		if c.recvPosted+c.sv.serving < int(c.stats.Granted)+c.sv.pendingDone+c.cl.outstanding {
 			violations++
 		}
 	}
@@ -421,13 +421,13 @@ func TestProcessBadReplyFailsRPC(t *testing.T) {
 		if got := p.do("MANGLE "+tc.mangle, "OK"); got != "OK" {
 			t.Fatal(got)
 		}
-		sent := p.local.Stats.ErrorsSent
+		sent := p.local.stats.ErrorsSent
 		tc.call.Tag = 9
 		r := pr.callRemote(p, tc.call)
 		if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
 			t.Errorf("%s: %v, want ErrBadReply saying what was wrong", tc.mangle, r.Err)
 		}
-		if p.local.Stats.ErrorsSent != sent {
+		if p.local.stats.ErrorsSent != sent {
 			t.Errorf("%s: the requester answered the reply with RDMA_ERROR", tc.mangle)
 		}
 		if r := pr.callRemote(p, Call{Proc: benchprog.ProcEcho, Size: 3000, Tag: 10}); r.Err != nil {
@@ -457,7 +457,7 @@ func TestProcessLateDoneKeepsReservation(t *testing.T) {
 		t.Fatal(got)
 	}
 	var res [4]Result
-	for deadline := time.Now().Add(hangGuard); c.Stats.DoneTimeouts != 1; {
+	for deadline := time.Now().Add(hangGuard); c.stats.DoneTimeouts != 1; {
 		c.Progress(res[:])
 		if time.Now().After(deadline) {
 			t.Fatal("DoneTimeout never passed")
@@ -478,7 +478,7 @@ func TestProcessLateDoneKeepsReservation(t *testing.T) {
 			t.Fatal("the late RDMA_DONE never ended the reservation")
 		}
 	}
-	if st := c.Stats; st.DoneLate != 1 || st.DoneStray != 0 {
+	if st := c.stats; st.DoneLate != 1 || st.DoneStray != 0 {
 		t.Fatalf("late RDMA_DONE counted %d late, %d stray; want 1, 0", st.DoneLate, st.DoneStray)
 	}
 }

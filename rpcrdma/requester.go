@@ -339,13 +339,13 @@ func (c *Conn) Submit(call Call) error {
 		key := cl.expose(s, 0, s.out.Sub(headroom, size), datapath.AccessRemoteRead)
 		h.ReadList = append(h.ReadList, ReadSegment{Position: uint32(headroom - msgOff),
 			Segment: Segment{Handle: key, Length: uint32(size), Offset: s.out.Addr() + headroom}})
-		c.Stats.PeerRead.add(size)
+		c.stats.PeerRead.add(size)
 	case ClassPosZeroRead:
 		h.Proc = ProcNoMsg
 		key := cl.expose(s, 0, s.out.Sub(msgOff, msgLen), datapath.AccessRemoteRead)
 		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
 			Segment: Segment{Handle: key, Length: uint32(msgLen), Offset: s.out.Addr() + uint64(msgOff)}})
-		c.Stats.PeerRead.add(msgLen)
+		c.stats.PeerRead.add(msgLen)
 	}
 	switch rc {
 	case ClassWriteChunk:
@@ -381,8 +381,8 @@ func (c *Conn) Submit(call Call) error {
 	}
 	c.queue(&wr, sgl[:nsge]...)
 	cl.outstanding++
-	c.Stats.MaxOutstanding = max(c.Stats.MaxOutstanding, cl.outstanding)
-	c.Stats.Calls.add(cc)
+	c.stats.MaxOutstanding = max(c.stats.MaxOutstanding, cl.outstanding)
+	c.stats.Calls.add(cc)
 	if err := c.flush(); err != nil {
 		c.fail("post send", err)
 		return c.err
@@ -429,7 +429,7 @@ func (cl *client) grant(credit uint32) {
 	// so that it cannot deadlock, as Linux does.
 	credit = min(max(credit, 1), cl.max)
 	cl.credits = credit
-	st := &cl.c.Stats
+	st := &cl.c.stats
 	st.Credit = credit
 	st.MaxCredit = max(st.MaxCredit, credit)
 }
@@ -450,7 +450,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 	h := c.hdr
 	s := cl.lookup(h.XID)
 	if s == nil {
-		c.Stats.StrayReplies++
+		c.stats.StrayReplies++
 		c.recvPool.Put(buf)
 		return
 	}
@@ -460,11 +460,11 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 	cl.grant(h.Credit)
 	if wc.Invalidated {
 		s.remoteInv, s.invKey = true, wc.InvRKey
-		c.Stats.RemoteInvalidated++
+		c.stats.RemoteInvalidated++
 	}
 	switch h.Proc {
 	case ProcError:
-		c.Stats.ErrorsReceived++
+		c.stats.ErrorsReceived++
 		s.err = ErrChunkRejected
 		if h.Err == ErrCodeVers {
 			s.err = ErrVersionRejected
@@ -489,7 +489,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 			}
 			for _, seg := range h.WriteChunk(0) {
 				if seg.Length > 0 {
-					c.Stats.PeerWrite.add(int(seg.Length))
+					c.stats.PeerWrite.add(int(seg.Length))
 				}
 			}
 			// A Write chunk returned empty for a non-empty result was too small: the
@@ -503,7 +503,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 		if used {
 			s.replyClass = ClassWriteChunk
 		}
-		c.Stats.RepliesReceived.add(s.replyClass)
+		c.stats.RepliesReceived.add(s.replyClass)
 	default: // RDMA_NOMSG: the reply is in our Reply chunk
 		c.recvPool.Put(buf)
 		if !h.HasReply || s.replyClass != ClassReplyChunk {
@@ -520,11 +520,11 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 		}
 		for _, seg := range h.Reply {
 			if seg.Length > 0 {
-				c.Stats.PeerWrite.add(int(seg.Length))
+				c.stats.PeerWrite.add(int(seg.Length))
 			}
 		}
 		cl.parse(s, s.in.Bytes()[:n], nil, false)
-		c.Stats.RepliesReceived.add(ClassReplyChunk)
+		c.stats.RepliesReceived.add(ClassReplyChunk)
 	}
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
@@ -587,7 +587,7 @@ func (cl *client) onBadReply(buf *mempool.Buf, b []byte, err error) bool {
 	if h.Vers != Version && h.Proc == ProcError && len(b) >= fixedSize+word && ErrCode(be32(b[fixedSize:])) == ErrCodeVers {
 		// The peer's ERR_VERS echoes the version of a call we sent in another one (only
 		// tests make this side do that); the words read sit where every version has them.
-		c.Stats.ErrorsReceived++
+		c.stats.ErrorsReceived++
 		s.err = ErrVersionRejected
 	} else {
 		s.err = &ReplyError{What: "transport header", Err: err}
@@ -626,7 +626,7 @@ func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 	c := cl.c
 	s := cl.lookup(xid)
 	if s == nil {
-		c.Stats.StrayReplies++
+		c.stats.StrayReplies++
 		cl.sendDone(nil, xid)
 		return false
 	}
@@ -637,12 +637,12 @@ func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 	cl.grant(x.credit)
 	if x.invalidated {
 		s.remoteInv, s.invKey = true, x.invKey
-		c.Stats.RemoteInvalidated++
+		c.stats.RemoteInvalidated++
 	}
 	s.ctx = ctx
 	s.replyClass = ClassResponderRead
 	cl.parse(s, msg, nil, false)
-	c.Stats.RepliesReceived.add(ClassResponderRead)
+	c.stats.RepliesReceived.add(ClassResponderRead)
 	cl.sendDone(s, xid)
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
@@ -674,7 +674,7 @@ func (cl *client) sendDone(s *slot, xid uint32) {
 	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, cl.max, ProcDone
 	n, _ := h.Encode(buf.Bytes())
 	c.queue(&datapath.SendWR{ID: id, Op: datapath.OpSend, Flags: datapath.FlagSignaled}, buf.SGE(n))
-	c.Stats.DoneSent++
+	c.stats.DoneSent++
 }
 
 func (cl *client) onDoneSent(i uint32) {
@@ -820,9 +820,9 @@ func (cl *client) emit(done []Result) int {
 		done[n] = Result{Tag: s.call.Tag, Err: s.err, CallClass: s.callClass, ReplyClass: s.replyClass, Data: s.data}
 		n++
 		if s.err != nil {
-			c.Stats.Failed++
+			c.stats.Failed++
 		} else {
-			c.Stats.Completed++
+			c.stats.Completed++
 		}
 		cl.release(i)
 	}

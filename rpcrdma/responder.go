@@ -86,7 +86,7 @@ func signalEvery(n int) int { return max(1, min(16, n/2)) }
 func (sv *server) startServing(x *sctx) {
 	x.serving = true
 	sv.serving++
-	st := &sv.c.Stats
+	st := &sv.c.stats
 	st.MaxServing = max(st.MaxServing, sv.serving)
 }
 
@@ -189,7 +189,7 @@ func (sv *server) grantFor(requested uint32) uint32 {
 			sv.awaitCap = int(g)
 		}
 	}
-	sv.c.Stats.Granted = g
+	sv.c.stats.Granted = g
 	return g
 }
 
@@ -208,7 +208,7 @@ func (sv *server) onBadHeader(buf *mempool.Buf, err error) {
 	}
 	n, _ := sv.rh.Encode(sb.Bytes())
 	c.queue(&datapath.SendWR{ID: wrID(kindErrSend, sb.Index()), Op: datapath.OpSend, Flags: datapath.FlagSignaled}, sb.SGE(n))
-	c.Stats.ErrorsSent++
+	c.stats.ErrorsSent++
 }
 
 // checkEnable lets a responder's reverse calls flow once the requester has sent a call:
@@ -436,8 +436,8 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	}
 	// A reply waiting for RDMA_DONE is tracked through its own completion.
 	sv.post(i, x, &wr, sgl[:nsge], class == ClassResponderRead)
-	c.Stats.Replies.add(class)
-	c.Stats.Served++
+	c.stats.Replies.add(class)
+	c.stats.Served++
 }
 
 // post queues the reply Send of context i, signalled when force is set or its turn has
@@ -523,7 +523,7 @@ func (sv *server) xidMismatch(i int32, x *sctx) {
 // overrun answers a reply that fits none of the reply resources with RDMA_ERROR ERR_CHUNK
 // (svcrdma's answer to any reply that does not fit); the requester fails that RPC.
 func (sv *server) overrun(i int32, x *sctx) {
-	sv.c.Stats.ReplyOverruns++
+	sv.c.stats.ReplyOverruns++
 	sv.errorReply(i, x, ErrCodeChunk)
 }
 
@@ -539,7 +539,7 @@ func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	n, _ := h.Encode(x.send.Bytes())
 	sge := [1]datapath.SGE{x.send.SGE(n)}
 	sv.post(i, x, &datapath.SendWR{ID: wrID(kindReplySend, uint32(i)), Op: datapath.OpSend}, sge[:], true)
-	c.Stats.ErrorsSent++
+	c.stats.ErrorsSent++
 }
 
 func (sv *server) onReplySent(i uint32) {

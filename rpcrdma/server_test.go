@@ -40,7 +40,7 @@ func TestServe(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				if c != nil {
-					served = append(served, c.Stats.Served)
+					served = append(served, c.stats.Served)
 				}
 			},
 		})
@@ -182,7 +182,7 @@ func TestMux(t *testing.T) {
 		}
 	}
 	for _, c := range reqs {
-		for c.Stats.Completed < 200 && time.Now().Before(deadline) {
+		for c.stats.Completed < 200 && time.Now().Before(deadline) {
 			n, err := c.Progress(done[:])
 			if err != nil {
 				t.Fatal(err)
@@ -195,16 +195,16 @@ func TestMux(t *testing.T) {
 		}
 	}
 	for i, c := range reqs {
-		if c.Stats.Completed != 200 || c.Stats.Failed != 0 {
-			t.Errorf("requester %d: %d completed, %d failed", i, c.Stats.Completed, c.Stats.Failed)
+		if c.stats.Completed != 200 || c.stats.Failed != 0 {
+			t.Errorf("requester %d: %d completed, %d failed", i, c.stats.Completed, c.stats.Failed)
 		}
 	}
 	if err := p.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	for i, c := range mux.Conns() {
-		if c.Stats.Served != 200 {
-			t.Errorf("responder %d served %d", i, c.Stats.Served)
+		if c.stats.Served != 200 {
+			t.Errorf("responder %d served %d", i, c.stats.Served)
 		}
 		c.Close()
 	}
@@ -405,7 +405,7 @@ func TestServeManyConnectionsFewPollers(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			if c != nil {
-				served[c] = c.Stats.Served
+				served[c] = c.stats.Served
 			}
 		}})
 	var wg sync.WaitGroup

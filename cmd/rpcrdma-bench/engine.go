@@ -143,7 +143,7 @@ func (c *engineClient) Close() error {
 	st := make([]rpcrdma.Stats, len(c.conns))
 	var first error
 	for i, conn := range c.conns {
-		st[i] = conn.Stats
+		st[i] = conn.Stats()
 		if err := conn.Close(); err != nil && first == nil {
 			first = err
 		}

@@ -110,7 +110,9 @@ func TestVersion(t *testing.T) {
 
 func TestRunWritesCompleteResults(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.json")
-	code, stdout, stderr := runMain(t, "fakerun", "--count", "20000", "--warmup", "50ms", "--pollers", "2", "--connections", "2",
+	// 100,000 RPCs take a few hundred ms: enough sampling ticks for a series of several
+	// intervals even when the two spinning pollers leave the sampler little CPU.
+	code, stdout, stderr := runMain(t, "fakerun", "--count", "100000", "--warmup", "50ms", "--pollers", "2", "--connections", "2",
 		"--interval", "5ms", "--out", out, "-q")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -134,7 +136,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if used["short"] == 0 || used["chunked"] == 0 || used["long"] == 0 {
 		t.Fatalf("class counts %v", used)
 	}
-	if p.Throughput.RPCs != 20000 || p.Throughput.RPCPerSec <= 0 || p.RTT.P99 == nil || p.DurationNs <= 0 {
+	if p.Throughput.RPCs != 100000 || p.Throughput.RPCPerSec <= 0 || p.RTT.P99 == nil || p.DurationNs <= 0 {
 		t.Fatalf("throughput %+v, duration %d", p.Throughput, p.DurationNs)
 	}
 	// The time series starts with the measured phase, tiles it and adds up to the point's

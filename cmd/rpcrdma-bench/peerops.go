@@ -35,7 +35,7 @@ func (p *peerStats) done(c *rpcrdma.Conn, err error) {
 		return
 	}
 	p.mu.Lock()
-	p.stats = append(p.stats, c.Stats)
+	p.stats = append(p.stats, c.Stats())
 	p.mu.Unlock()
 	p.cond.Broadcast()
 }

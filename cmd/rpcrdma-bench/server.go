@@ -202,7 +202,7 @@ func connEndLine(c *rpcrdma.Conn, err error) string {
 		}
 		return "failed connection request: " + err.Error()
 	}
-	served := c.Stats.Served
+	served := c.Stats().Served
 	if errors.Is(err, rpcrdma.ErrIdleTimeout) {
 		return fmt.Sprintf("closed connection from %s: idle for longer than --idle-timeout (%d calls served)", c.RemoteAddr(), served)
 	}

@@ -59,8 +59,8 @@ func TestOverSoft(t *testing.T) {
 				}
 			}
 		}
-		if c.Stats.MaxOutstanding != 32 {
-			t.Errorf("max outstanding %d, want 32", c.Stats.MaxOutstanding)
+		if c.Stats().MaxOutstanding != 32 {
+			t.Errorf("max outstanding %d, want 32", c.Stats().MaxOutstanding)
 		}
 		c.Close()
 	}

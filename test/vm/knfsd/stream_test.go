@@ -66,14 +66,14 @@ func TestIntegrationKnfsdNullStream(t *testing.T) {
 		calls[i] = rpcrdma.Call{Prog: nfsProg, Vers: 3, Tag: uint64(i)}
 	}
 	for _, depth := range []int{1, 32} {
-		c0 := c.Stats
+		c0 := c.Stats()
 		start := time.Now()
 		rtt, errs, first, err := drive(c, calls, depth, 5*time.Minute)
 		elapsed := time.Since(start)
 		if err != nil || len(rtt) == 0 {
 			t.Fatalf("depth %d: %v after %d calls (%d failed, the first with %v)", depth, err, len(rtt), errs, first)
 		}
-		st := c.Stats
+		st := c.Stats()
 		slices.Sort(rtt)
 		pct := func(q float64) float64 { return float64(rtt[int(q*float64(len(rtt)-1))].Nanoseconds()) / 1e3 }
 		fmt.Printf("KNFSD depth=%d calls=%d errors=%d credits_granted=%d max_outstanding=%d short_calls=%d short_replies=%d rtt_p50_us=%.1f rtt_p99_us=%.1f rtt_max_us=%.1f elapsed_s=%.1f rpc_per_s=%.0f\n",

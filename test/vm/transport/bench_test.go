@@ -51,7 +51,7 @@ func BenchmarkNullRPC(b *testing.B) {
 	for range 100 {
 		rpc() // warm up: receives posted, slices at their working size
 	}
-	posts0 := p.req.Stats.Send.Count + p.rsp.Stats.Send.Count + p.req.Stats.Recv.Count + p.rsp.Stats.Recv.Count
+	posts0 := p.req.Stats().Send.Count + p.rsp.Stats().Send.Count + p.req.Stats().Recv.Count + p.rsp.Stats().Recv.Count
 	c0 := cgoCalls()
 	progress := 0
 	b.ReportAllocs()
@@ -63,6 +63,6 @@ func BenchmarkNullRPC(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(float64(cgoCalls()-c0)/n, "cgo-calls/op")
 	b.ReportMetric(float64(progress)/n, "progress/op")
-	posts := p.req.Stats.Send.Count + p.rsp.Stats.Send.Count + p.req.Stats.Recv.Count + p.rsp.Stats.Recv.Count
+	posts := p.req.Stats().Send.Count + p.rsp.Stats().Send.Count + p.req.Stats().Recv.Count + p.rsp.Stats().Recv.Count
 	b.ReportMetric(float64(posts-posts0)/n, "posts/op")
 }

@@ -243,7 +243,7 @@ func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co 
 		if dir == rev {
 			caller, replier = p.rsp, p.req
 		}
-		c0, r0 := caller.Stats, replier.Stats
+		c0, r0 := caller.Stats(), replier.Stats()
 		var rread, done int
 		err := p.run(dir, calls, credits, func(r rpcrdma.Result) {
 			tc := cases[r.Tag%uint64(len(cases))]
@@ -270,12 +270,12 @@ func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co 
 		// The replier sees the last RDMA_DONE messages after the caller finished its RPCs:
 		// keep both progressing until it has them all.
 		deadline := time.Now().Add(10 * time.Second)
-		for replier.Stats.DoneReceived-r0.DoneReceived < caller.Stats.DoneSent-c0.DoneSent && time.Now().Before(deadline) {
+		for replier.Stats().DoneReceived-r0.DoneReceived < caller.Stats().DoneSent-c0.DoneSent && time.Now().Before(deadline) {
 			if err := p.progress(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		cs, rs := caller.Stats, replier.Stats
+		cs, rs := caller.Stats(), replier.Stats()
 		doneSent := cs.DoneSent - c0.DoneSent
 		doneRecv := rs.DoneReceived - r0.DoneReceived
 		served := rs.Served - r0.Served
