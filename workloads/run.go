@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,10 +67,15 @@ func (e *RunError) Error() string {
 func (e *RunError) Unwrap() error { return e.Err }
 
 // Run opens every poller's Client, starts the Drivers together (so their warm-ups line up)
-// and waits for them. Setting stop ends the run cleanly (drained, Stats.Interrupted); a
-// poller that fails sets stop itself so the others end too. The Result holds everything
-// measured, also when err is not nil: the first poller error, as a *RunError.
-func (r *Runner) Run(stop *atomic.Bool) (Result, error) {
+// and waits for them. Cancelling ctx ends the run cleanly (drained, Stats.Interrupted); a
+// poller that fails ends the others too. The Result holds everything measured, also when err
+// is not nil: the first poller error, as a *RunError.
+//
+// The Drivers see the cancellation through an atomic flag, which their loops load once per
+// iteration: on the polling path a flag costs one load, a channel receive far more.
+func (r *Runner) Run(ctx context.Context) (Result, error) {
+	var stop atomic.Bool
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	c, err := r.Config.Normalized()
 	if err != nil {
 		return Result{Config: r.Config}, err
@@ -137,7 +143,7 @@ func (r *Runner) Run(stop *atomic.Bool) (Result, error) {
 			if failed.Load() {
 				return
 			}
-			st, err := d.Run(stop)
+			st, err := d.Run(&stop)
 			pr.Stats = st
 			if err != nil {
 				fail("run", err)

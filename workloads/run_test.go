@@ -1,6 +1,7 @@
 package workloads_test
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -50,8 +51,7 @@ func TestRunnerSplitsWorkOverPollers(t *testing.T) {
 		},
 		Recorder: func(i int) workloads.Recorder { return recs[i] },
 	}
-	var stop atomic.Bool
-	res, err := r.Run(&stop)
+	res, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +81,7 @@ func TestRunnerOpenFailureStopsAll(t *testing.T) {
 			return closingFake{workloadstest.New(64), &closed}, nil
 		},
 	}
-	var stop atomic.Bool
-	_, err := r.Run(&stop)
+	_, err := r.Run(context.Background())
 	var re *workloads.RunError
 	if !errors.As(err, &re) || re.Poller != 1 || re.Op != "open" || !errors.Is(err, refused) {
 		t.Fatalf("err %v", err)
@@ -97,8 +96,7 @@ func TestRunnerPinFailure(t *testing.T) {
 		Config: workloads.Config{CPUs: []int{1023}},
 		Open:   func(int, int) (workloads.Client, error) { return workloadstest.New(1), nil },
 	}
-	var stop atomic.Bool
-	_, err := r.Run(&stop)
+	_, err := r.Run(context.Background())
 	var pe *workloads.PinError
 	if !errors.As(err, &pe) || pe.CPU != 1023 {
 		t.Fatalf("err %v, want a PinError for cpu 1023", err)
@@ -107,8 +105,7 @@ func TestRunnerPinFailure(t *testing.T) {
 
 func TestRunnerBadConfig(t *testing.T) {
 	r := workloads.Runner{Config: workloads.Config{Depth: -3}}
-	var stop atomic.Bool
-	if _, err := r.Run(&stop); err == nil {
+	if _, err := r.Run(context.Background()); err == nil {
 		t.Fatal("bad config ran")
 	}
 }

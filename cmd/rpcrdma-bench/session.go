@@ -193,7 +193,7 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		prog.start()
 	}
 	cpu0, cpuErr := results.ReadCPU()
-	res, err := r.Run(&s.stop.flag)
+	res, err := r.Run(s.stop.ctx)
 	cpu1, cpuErr1 := results.ReadCPU()
 	if prog != nil {
 		prog.end()
@@ -393,7 +393,7 @@ func errorKindText(kind string) string {
 func (s *session) runPoints(pts []workloads.Point, setup func(workloads.Point) (workloads.Opener, func() pointReport, error)) int {
 	var first error
 	for i, pt := range pts {
-		if s.stop.flag.Load() {
+		if s.stop.ctx.Err() != nil {
 			break
 		}
 		open, neg, err := setup(pt)

@@ -9,13 +9,11 @@ import (
 	"syscall"
 )
 
-// stopper turns SIGINT and SIGTERM into a clean stop: the first sets the flag the pollers
-// check once per poll iteration (an atomic load: the hot path's view of the stop) and
-// cancels ctx (the server's, whose pollers block), so the current point drains and
-// everything finished is written with status "interrupted"; a second one exits at once
-// (exitFailed), for a run that does not drain.
+// stopper turns SIGINT and SIGTERM into a clean stop: the first cancels ctx, which the
+// measuring runner and the server take, so the current point drains and everything finished
+// is written with status "interrupted"; a second one exits at once (exitFailed), for a run
+// that does not drain.
 type stopper struct {
-	flag        atomic.Bool
 	ctx         context.Context
 	cancel      context.CancelFunc
 	interrupted atomic.Bool
@@ -38,7 +36,6 @@ func newStopper(e *env) *stopper {
 					os.Exit(exitFailed)
 				}
 				fmt.Fprintf(e.stderr, "\nrpcrdma-bench: %v: stopping after the outstanding RPCs (again to exit at once)\n", sig)
-				s.flag.Store(true)
 				s.cancel()
 			}
 		}
