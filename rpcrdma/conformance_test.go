@@ -79,30 +79,7 @@ func TestGrantBackedByReceives(t *testing.T) {
 			rc.Credits, sc.Credits = 64, 64
 			rc.MaxPayload, sc.MaxPayload = 16<<10, 16<<10
 			p := newPairAt(t, w.addr, rc, sc)
-			checks, violations := 0, 0
-			var first string
-			p.rsp.beforeSend = func() {
-				c := p.rsp
-				replies := 0
-				for _, wr := range c.sendWRs {
-					if k := wr.ID >> wrKindShift; k == kindReplySend || k == kindErrSend {
-						replies++
-					}
-				}
-				if replies == 0 {
-					return
-				}
-				checks++
-				have := c.recvPosted + c.sv.serving
-				need := int(c.stats.Granted) + c.sv.pendingDone + c.cl.outstanding
-				if have < need {
-					violations++
-					if first == "" {
-						first = fmt.Sprintf("granted %d (+%d RDMA_DONE, +%d replies) with %d receives posted and %d calls in service",
-							c.stats.Granted, c.sv.pendingDone, c.cl.outstanding, c.recvPosted, c.sv.serving)
-					}
-				}
-			}
+			g := checkGrants(p.rsp)
 			calls := make([]Call, 3000)
 			for i := range calls {
 				calls[i] = Call{Proc: benchprog.ProcEcho, Size: 64 + i%512, Class: ClassReplyChunk, Tag: uint64(i)}
@@ -113,14 +90,47 @@ func TestGrantBackedByReceives(t *testing.T) {
 					t.Fatalf("call %d: %v", r.Tag, r.Err)
 				}
 			}
-			if checks == 0 {
+			if g.checks == 0 {
 				t.Fatal("no reply post was checked")
 			}
-			if violations > 0 {
-				t.Fatalf("%d of %d reply posts carried a grant not backed by receives; first: %s", violations, checks, first)
+			if g.violations > 0 {
+				t.Fatalf("%d of %d reply posts carried a grant not backed by receives; first: %s", g.violations, g.checks, g.first)
 			}
 		})
 	}
+}
+
+// grantCheck counts, at every post of a send batch holding a reply, whether the grant the
+// reply carries is backed by receives posted (plus calls in service): item 1's invariant.
+type grantCheck struct {
+	checks, violations int
+	first              string
+}
+
+func checkGrants(c *Conn) *grantCheck {
+	g := &grantCheck{}
+	c.beforeSend = func() {
+		replies := 0
+		for _, wr := range c.sendWRs {
+			if k := wr.ID >> wrKindShift; k == kindReplySend || k == kindErrSend {
+				replies++
+			}
+		}
+		if replies == 0 {
+			return
+		}
+		g.checks++
+		have := c.recvPosted + c.sv.serving
+		need := int(c.stats.Granted) + c.sv.pendingDone + c.cl.outstanding
+		if have < need {
+			g.violations++
+			if g.first == "" {
+				g.first = fmt.Sprintf("granted %d (+%d RDMA_DONE, +%d replies) with %d receives posted and %d calls in service",
+					c.stats.Granted, c.sv.pendingDone, c.cl.outstanding, c.recvPosted, c.sv.serving)
+			}
+		}
+	}
+	return g
 }
 
 // Item 2: a responder in MemoryPreregistered mode never offers remote invalidation (its

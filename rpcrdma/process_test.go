@@ -342,28 +342,12 @@ func TestProcessGrantBackedByReceives(t *testing.T) {
 	rc.Credits, sc.Credits = 64, 64
 	rc.MaxPayload, sc.MaxPayload = 16<<10, 16<<10
 	p := startPeer(t, "req", rc, sc)
-	c := p.local
-	checks, violations := 0, 0
-	c.beforeSend = func() {
-		replies := 0
-		for _, wr := range c.sendWRs {
-			if k := wr.ID >> wrKindShift; k == kindReplySend || k == kindErrSend {
-				replies++
-			}
-		}
-		if replies == 0 {
-			return
-		}
-		checks++
-		if c.recvPosted+c.sv.serving < int(c.stats.Granted)+c.sv.pendingDone+c.cl.outstanding {
-			violations++
-		}
-	}
+	g := checkGrants(p.local)
 	if got := p.do("LOAD 3000", "LOADED"); got != "LOADED ok" {
 		t.Fatal(got)
 	}
-	if checks == 0 || violations > 0 {
-		t.Fatalf("%d of %d reply posts carried a grant not backed by receives", violations, checks)
+	if g.checks == 0 || g.violations > 0 {
+		t.Fatalf("%d of %d reply posts carried a grant not backed by receives; first: %s", g.violations, g.checks, g.first)
 	}
 }
 
