@@ -11,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
-MODES=${MODES:-"event/busy hybrid/busy busy/busy event/event"}
+MODES=${MODES:-"event/busy event/event hybrid/busy busy/busy"}
 DURATION=${DURATION:-2s}
 OUT=${OUT:-build/baseline}
 mkdir -p "$OUT"
