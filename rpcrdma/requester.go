@@ -209,66 +209,11 @@ func (c *Conn) Submit(call Call) error {
 	}
 	msgLen := callHeaderSize + args
 	replyLen := replyHeaderSize + results
-
-	// The reply's class first: it decides which chunks the call header carries, and so the
-	// call header's exact size (RFC 8166 section 3.5; Linux rpcrdma_marshal_req).
-	var rc Class
-	switch call.Class {
-	case ClassShort:
-		rc = ClassShort
-	case ClassWriteChunk:
-		if !replyDDP {
-			return ErrClassNotApplicable
-		}
-		rc = ClassWriteChunk
-	case ClassReplyChunk:
-		rc = ClassReplyChunk
-	case ClassResponderRead:
-		if !c.params.ResponderRead {
-			return ErrClassNotApplicable
-		}
-		rc = ClassResponderRead
-	default:
-		switch {
-		case MinHeaderSize+replyLen <= c.params.Inline.RecvSize:
-			rc = ClassShort
-		case replyDDP:
-			rc = ClassWriteChunk
-		default:
-			rc = ClassReplyChunk
-		}
-	}
-	var lay Layout
-	switch rc {
-	case ClassWriteChunk:
-		lay.WriteChunks, lay.WriteSegments = 1, 1
-	case ClassReplyChunk:
-		lay.Reply, lay.ReplySegments = true, 1
-	}
-	sendT := c.params.Inline.SendSize
-	var cc Class
-	switch call.Class {
-	case ClassShort:
-		if lay.Size()+msgLen > sendT {
-			return ErrTooLarge
-		}
-		cc = ClassShort
-	case ClassReadChunk:
-		if !callDDP {
-			return ErrClassNotApplicable
-		}
-		cc = ClassReadChunk
-	case ClassPosZeroRead:
-		cc = ClassPosZeroRead
-	default:
-		switch {
-		case lay.Size()+msgLen <= sendT:
-			cc = ClassShort
-		case callDDP:
-			cc = ClassReadChunk
-		default:
-			cc = ClassPosZeroRead
-		}
+	cc, rc, err := chooseClasses(classQuery{force: call.Class, msgLen: msgLen, replyLen: replyLen,
+		callDDP: callDDP, replyDDP: replyDDP, sendT: c.params.Inline.SendSize, recvT: c.params.Inline.RecvSize,
+		responderRead: c.params.ResponderRead})
+	if err != nil {
+		return err
 	}
 
 	i := cl.free[len(cl.free)-1]
@@ -867,4 +812,87 @@ func (cl *client) failAll(err error) {
 		s.err, s.waits, s.state = err, 0, slotReady
 		cl.ready = append(cl.ready, int32(i))
 	}
+}
+
+// classQuery is what decides how one call and its reply travel.
+type classQuery struct {
+	force Class // Call.Class: ClassAuto, or the class to use
+	// msgLen is the RPC call message's length, replyLen the largest RPC reply's.
+	msgLen, replyLen int
+	// callDDP and replyDDP: the arguments, or the results, have a DDP-eligible item.
+	callDDP, replyDDP bool
+	// sendT and recvT are the negotiated inline thresholds for this side's Sends and
+	// receives (RFC 8797 section 4.2).
+	sendT, recvT int
+	// responderRead: responder-provided Read chunks were negotiated.
+	responderRead bool
+}
+
+// chooseClasses decides the classes of a call and its reply, as RFC 8166 section 3.5 and
+// Linux's rpcrdma_marshal_req do, and returns the layout of the reply resources the call
+// header carries. The reply comes first, because its chunks are in the call's header and so
+// decide that header's exact size: inline if the largest reply fits the receive threshold,
+// else a Write chunk when the results have a DDP-eligible item, else a Reply chunk. Then the
+// call: inline if its exact header and message fit the send threshold, else a Read chunk
+// when the arguments have a DDP-eligible item, else a Position Zero Read chunk. A forced
+// class that cannot carry the message is ErrTooLarge (a short call over the threshold) or
+// ErrClassNotApplicable (a chunk for an item the procedure has not). It is a pure function
+// of q, on the hot path: it allocates nothing.
+func chooseClasses(q classQuery) (cc, rc Class, err error) {
+	var lay Layout // the reply resources in the call's header
+	switch q.force {
+	case ClassShort:
+		rc = ClassShort
+	case ClassWriteChunk:
+		if !q.replyDDP {
+			return 0, 0, ErrClassNotApplicable
+		}
+		rc = ClassWriteChunk
+	case ClassReplyChunk:
+		rc = ClassReplyChunk
+	case ClassResponderRead:
+		if !q.responderRead {
+			return 0, 0, ErrClassNotApplicable
+		}
+		rc = ClassResponderRead
+	default:
+		switch {
+		case MinHeaderSize+q.replyLen <= q.recvT:
+			rc = ClassShort
+		case q.replyDDP:
+			rc = ClassWriteChunk
+		default:
+			rc = ClassReplyChunk
+		}
+	}
+	switch rc {
+	case ClassWriteChunk:
+		lay.WriteChunks, lay.WriteSegments = 1, 1
+	case ClassReplyChunk:
+		lay.Reply, lay.ReplySegments = true, 1
+	}
+	switch q.force {
+	case ClassShort:
+		if lay.Size()+q.msgLen > q.sendT {
+			return 0, 0, ErrTooLarge
+		}
+		cc = ClassShort
+	case ClassReadChunk:
+		if !q.callDDP {
+			return 0, 0, ErrClassNotApplicable
+		}
+		cc = ClassReadChunk
+	case ClassPosZeroRead:
+		cc = ClassPosZeroRead
+	default:
+		switch {
+		case lay.Size()+q.msgLen <= q.sendT:
+			cc = ClassShort
+		case q.callDDP:
+			cc = ClassReadChunk
+		default:
+			cc = ClassPosZeroRead
+		}
+	}
+	return cc, rc, nil
 }

@@ -1,0 +1,50 @@
+package rpcrdma
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestChooseClasses checks the class decision at its boundaries, with the header sizes
+// written out: 28 bytes for an RDMA_MSG with no chunks (MinHeaderSize), 48 with one Reply
+// chunk segment, 52 with one Write chunk segment (RFC 8166 section 4: 4 fixed words, three
+// list discriminators, a segment of handle, length and 64-bit offset, the counts).
+func TestChooseClasses(t *testing.T) {
+	const th = 1024
+	type q = classQuery
+	for _, tc := range []struct {
+		name   string
+		q      classQuery
+		cc, rc Class
+		err    error
+	}{
+		{"both fit", q{msgLen: th - 28, replyLen: th - 28, sendT: th, recvT: th}, ClassShort, ClassShort, nil},
+		{"call one byte over", q{msgLen: th - 27, replyLen: 100, sendT: th, recvT: th}, ClassPosZeroRead, ClassShort, nil},
+		{"call over, DDP argument", q{msgLen: th - 27, replyLen: 100, callDDP: true, sendT: th, recvT: th}, ClassReadChunk, ClassShort, nil},
+		{"reply one byte over", q{msgLen: 100, replyLen: th - 27, sendT: th, recvT: th}, ClassShort, ClassReplyChunk, nil},
+		{"reply over, DDP result", q{msgLen: 100, replyLen: th - 27, replyDDP: true, sendT: th, recvT: th}, ClassShort, ClassWriteChunk, nil},
+		// The reply's chunk is in the call header: a call that fits with 28 bytes of header
+		// does not with 48 (Reply chunk) or 52 (Write chunk).
+		{"Reply chunk pushes the call out", q{msgLen: th - 48 + 1, replyLen: th, sendT: th, recvT: th}, ClassPosZeroRead, ClassReplyChunk, nil},
+		{"Reply chunk, call fits", q{msgLen: th - 48, replyLen: th, sendT: th, recvT: th}, ClassShort, ClassReplyChunk, nil},
+		{"Write chunk, call fits", q{msgLen: th - 52, replyLen: th, replyDDP: true, sendT: th, recvT: th}, ClassShort, ClassWriteChunk, nil},
+		{"Write chunk pushes the call out", q{msgLen: th - 51, replyLen: th, replyDDP: true, sendT: th, recvT: th}, ClassPosZeroRead, ClassWriteChunk, nil},
+		// Each way its own threshold (RFC 8797: the thresholds may differ).
+		{"asymmetric thresholds", q{msgLen: 3000, replyLen: 3000, sendT: 4096, recvT: 1024}, ClassShort, ClassReplyChunk, nil},
+		// Forced classes.
+		{"forced short", q{force: ClassShort, msgLen: th - 28, replyLen: 5000, sendT: th, recvT: th}, ClassShort, ClassShort, nil},
+		{"forced short, too large", q{force: ClassShort, msgLen: th - 27, sendT: th, recvT: th}, 0, 0, ErrTooLarge},
+		{"forced Read chunk", q{force: ClassReadChunk, msgLen: 10, callDDP: true, sendT: th, recvT: th}, ClassReadChunk, ClassShort, nil},
+		{"forced Read chunk, no DDP item", q{force: ClassReadChunk, msgLen: 10, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
+		{"forced Write chunk, no DDP item", q{force: ClassWriteChunk, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
+		{"forced Position Zero", q{force: ClassPosZeroRead, msgLen: 10, sendT: th, recvT: th}, ClassPosZeroRead, ClassShort, nil},
+		{"forced Reply chunk", q{force: ClassReplyChunk, msgLen: 10, replyLen: 10, sendT: th, recvT: th}, ClassShort, ClassReplyChunk, nil},
+		{"forced responder Read, negotiated", q{force: ClassResponderRead, msgLen: 10, sendT: th, recvT: th, responderRead: true}, ClassShort, ClassResponderRead, nil},
+		{"forced responder Read, not negotiated", q{force: ClassResponderRead, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
+	} {
+		cc, rc, err := chooseClasses(tc.q)
+		if cc != tc.cc || rc != tc.rc || !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
+			t.Errorf("%s: %s/%s, %v; want %s/%s, %v", tc.name, cc, rc, err, tc.cc, tc.rc, tc.err)
+		}
+	}
+}
