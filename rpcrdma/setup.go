@@ -1,0 +1,381 @@
+package rpcrdma
+
+// Connection setup: dialing and accepting with RFC 8797 private data, the queue depths and
+// the memory plan a connection's negotiation calls for, and posting the first receives.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
+)
+
+// Dial connects to a responder at addr on dev and sets up a requester endpoint.
+func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*Conn, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Memory == MemoryPreregistered {
+		cfg.RemoteInvalidate = false // see Config.RemoteInvalidate
+	}
+	var pd [PrivateDataSize + extSize]byte
+	local, n := ownPrivateData(cfg, pd[:])
+	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
+	c.params.Role = RoleRequester
+	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
+	cq, qpc, err := newCQ(dev, cfg, cfg.Credits, cfg.ReverseCredits)
+	if err != nil {
+		return nil, err
+	}
+	c.cq = cq
+	if err := c.allocPD(dev, &qpc); err != nil {
+		c.Close()
+		return nil, err
+	}
+	qp, err := dev.Connect(ctx, addr, qpc, pd[:n])
+	if err != nil {
+		c.Close()
+		return nil, &SetupError{"connect", dialError(err)}
+	}
+	c.qp = qp
+	peer, ok := FindPrivateData(qp.PeerPrivateData())
+	pext := findExt(qp.PeerPrivateData())
+	if err := c.prepare(peer, ok, pext, cfg.Credits, cfg.ReverseCredits); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.start(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ownPrivateData encodes into b what this side sends while connecting: the RFC 8797
+// message (unless NoPrivateData) and the extension block. cfg is validated, so the sizes
+// encode.
+func ownPrivateData(cfg Config, b []byte) (PrivateData, int) {
+	local := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.SendSize, RecvSize: cfg.RecvSize}
+	n := 0
+	if !cfg.NoPrivateData {
+		n, _ = local.Encode(b)
+	}
+	return local, n + encodeExt(b[n:], ext{responderRead: cfg.ResponderRead, reverse: cfg.ReverseCredits > 0})
+}
+
+// Accept waits for one connection request on l and sets up a responder endpoint for it.
+func Accept(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg Config) (*Conn, error) {
+	req, err := l.Accept(ctx)
+	if err != nil {
+		return nil, &SetupError{"accept", err}
+	}
+	return AcceptRequest(dev, req, cfg)
+}
+
+// AcceptRequest sets up a responder endpoint for a pending connection request.
+func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*Conn, error) {
+	c, err := acceptRequest(dev, req, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.start(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// acceptRequest does AcceptRequest's work up to start: the connection is established and
+// nothing is posted yet.
+func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*Conn, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		req.Reject(nil)
+		return nil, err
+	}
+	if cfg.Memory == MemoryPreregistered {
+		// As in Dial: every chunk of ours, reverse calls' included, carries the region's
+		// key, and a Send With Invalidate of it would end the connection.
+		cfg.RemoteInvalidate = false
+	}
+	peer, ok := FindPrivateData(req.PrivateData())
+	pext := findExt(req.PrivateData())
+	reverse := 0
+	if pext.reverse {
+		reverse = cfg.ReverseCredits
+	}
+	var pd [PrivateDataSize + extSize]byte
+	local, n := ownPrivateData(cfg, pd[:])
+	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
+	c.params.Role = RoleResponder
+	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
+	cq, qpc, err := newCQ(dev, cfg, reverse, cfg.Credits)
+	if err != nil {
+		req.Reject(nil)
+		return nil, err
+	}
+	c.cq = cq
+	if err := c.allocPD(dev, &qpc); err != nil {
+		req.Reject(nil)
+		c.Close()
+		return nil, err
+	}
+	// Memory is set up before accepting, so that the receives are posted the moment the
+	// connection exists: the requester may send its first call as soon as it is
+	// established, and a Send that finds no receive is only retried for so long (RNR).
+	if err := c.prepare(peer, ok, pext, reverse, cfg.Credits); err != nil {
+		req.Reject(nil)
+		c.Close()
+		return nil, err
+	}
+	qp, err := req.Accept(qpc, pd[:n])
+	if err != nil {
+		c.Close()
+		return nil, &SetupError{"accept", err}
+	}
+	c.qp = qp
+	c.qpn = qp.QPN()
+	return c, nil
+}
+
+// sizing computes the queue depths for a side that sends calls with up to out credits and
+// grants up to in credits.
+type sizing struct {
+	slots, ctxs, recvTarget, recvBufs, sends, sqDepth int
+}
+
+func plan(cfg Config, out, in int, responderRead bool) sizing {
+	var s sizing
+	// A slot is busy from Submit until its Result is returned: one per credit.
+	s.slots = out
+	// Contexts serve the peer's calls (one per credit, and as many again for calls that
+	// arrive before our reply's Send completion is polled) and pull responder-provided
+	// Read chunks of replies to our own calls.
+	s.ctxs = 2*in + out
+	if responderRead {
+		// Replies waiting for RDMA_DONE keep their context: at most in of them.
+		s.ctxs += in
+	}
+	// Contexts whose unsignalled reply Send is not yet known complete.
+	s.ctxs += signalEvery(in)
+	// Receives for the peer's calls, for replies to ours, and, with responder-provided Read
+	// chunks, for the RDMA_DONE each such reply may bring.
+	s.recvTarget = in + out
+	if responderRead {
+		s.recvTarget += in
+	}
+	if s.recvTarget == 0 {
+		s.recvTarget = 1
+	}
+	// Held receives: calls being served (ctxs) and replies not yet returned.
+	s.recvBufs = s.recvTarget + recvBatch + s.ctxs + out
+	s.sends = s.slots + s.ctxs + 16
+	// Per call: two binds, the Send, a READ and RDMA_DONE, two LOCAL_INVs; per served call:
+	// its READs or WRITEs (one per segment), a bind, the Send, a LOCAL_INV.
+	s.sqDepth = 8*s.slots + (cfg.Limits.ReadSegments+cfg.Limits.WriteSegments+cfg.Limits.ReplySegments+4)*s.ctxs + 16
+	return s
+}
+
+// queueDepths are the send and receive queue depths of a side that sends calls with up to
+// out credits and grants up to in credits.
+func queueDepths(dev datapath.Device, cfg Config, out, in int) (sq, rq int) {
+	s := plan(cfg, out, in, cfg.ResponderRead)
+	sq, rq = s.sqDepth, s.recvTarget+recvBatch+1
+	if maxWR := dev.Info().MaxQPWR; maxWR > 0 {
+		sq, rq = min(sq, maxWR), min(rq, maxWR)
+	}
+	return sq, rq
+}
+
+// cqNeed is how many CQ entries one connection configured by cfg (defaults applied) may
+// need at once: every work request its queues can hold, all of which complete when the
+// connection breaks. A CQ shared by connections must hold the sum.
+func cqNeed(dev datapath.Device, cfg Config, out, in int) int {
+	sq, rq := queueDepths(dev, cfg, out, in)
+	return sq + rq
+}
+
+// CQNeed is how many entries a CQ shared by connections (Config.CQ) must hold for each
+// requester connection configured by cfg.
+func CQNeed(dev datapath.Device, cfg Config) int {
+	cfg = cfg.withDefaults()
+	return cqNeed(dev, cfg, cfg.Credits, cfg.ReverseCredits)
+}
+
+func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.QPConfig, error) {
+	sq, rq := queueDepths(dev, cfg, out, in)
+	cq := cfg.CQ
+	if cq == nil {
+		var err error
+		if cq, err = dev.NewCQ(sq + rq); err != nil {
+			return nil, datapath.QPConfig{}, &SetupError{"create CQ", err}
+		}
+	}
+	return cq, datapath.QPConfig{
+		SendCQ: cq, RecvCQ: cq,
+		MaxSendWR: sq, MaxRecvWR: rq,
+		MaxSendSGE: 2, MaxRecvSGE: 1,
+		RDMAReadDepth: 16,
+		// Small Sends (headers, NULL calls and replies) go inline in the work request:
+		// the NIC then need not read them from memory.
+		MaxInlineData: maxInline,
+	}, nil
+}
+
+// prepare derives the negotiated parameters and sets up the memory, slots and contexts: all
+// of a connection's setup that does not need its queue pair.
+func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) error {
+	cfg := c.cfg
+	p := &c.params
+	p.Peer, p.PeerSent = peer, peerSent
+	local := p.Local
+	if !p.LocalSent {
+		local = DefaultPrivateData // what the peer assumes of us (RFC 8797 section 5.1)
+	}
+	p.Inline = Negotiate(local, peer)
+	p.ResponderRead = cfg.ResponderRead && pext.responderRead
+	p.Reverse = cfg.ReverseCredits > 0 && pext.reverse
+	p.Memory = cfg.Memory
+	p.Credits, p.Grant = out, in
+	if c.params.Role == RoleRequester && !p.Reverse {
+		in = 0 // the responder will never call us: post nothing for it
+		p.Grant = 0
+	}
+	s := plan(cfg, out, in, p.ResponderRead)
+
+	access := mempool.DefaultAccess
+	if cfg.Memory == MemoryWindows {
+		access = datapath.AccessLocalWrite | datapath.AccessMWBind
+	}
+	// A reply in a responder-provided Read chunk is exposed through a window over exactly
+	// the reply, read-only, in both memory modes (where the device has windows): the peer
+	// must not get the region's key with write rights for it.
+	c.replyWindows = p.ResponderRead && (cfg.Memory == MemoryWindows || c.maxMW > 0)
+	if c.replyWindows {
+		access |= datapath.AccessMWBind
+	}
+	big := headroom + cfg.MaxPayload + 8
+	// Every pool is sized for the most this connection may ever need (every credit, at
+	// MaxPayload) but committed only as RPCs use it (Lazy; buffers are reused last-in
+	// first-out, and receives are posted for the credits actually granted), so a connection
+	// costs what its traffic needs, not its worst case. The warm-up faults in what a
+	// measurement uses. A device that pins registered memory commits it all at
+	// registration.
+	pools := []mempool.PoolConfig{
+		{Name: "send", Size: sendBufSize, Count: s.sends, Lazy: true},
+		{Name: "recv", Size: cfg.RecvSize, Count: s.recvBufs, Lazy: true},
+	}
+	if s.slots > 0 {
+		pools = append(pools,
+			mempool.PoolConfig{Name: "out", Size: big, Count: s.slots, Lazy: true},
+			mempool.PoolConfig{Name: "in", Size: big, Count: s.slots, Lazy: true})
+	}
+	if s.ctxs > 0 {
+		pools = append(pools, mempool.PoolConfig{Name: "sink", Size: big, Count: s.ctxs, Lazy: true})
+	}
+	region, err := mempool.New(c.pd, mempool.Config{Pools: pools, Access: access})
+	if err != nil {
+		return &SetupError{"register memory", err}
+	}
+	c.region = region
+	c.lkey = region.MR().LKey()
+	c.sendPool = region.Pool("send")
+	c.recvPool = region.Pool("recv")
+	c.outPool = region.Pool("out")
+	c.inPool = region.Pool("in")
+	c.sinkPool = region.Pool("sink")
+
+	c.recvBase, c.recvPerGrant, c.recvCap = out, 1, s.recvTarget+recvBatch
+	if p.ResponderRead {
+		c.recvPerGrant = 2 // and one for the RDMA_DONE of each reply in a Read chunk
+	}
+	c.recvWRs = make([]datapath.RecvWR, 0, s.recvBufs)
+	c.recvSGEs = make([]datapath.SGE, s.recvBufs)
+	// Each batch entry's SGL is fixed to its own arena element once, here: replenish then
+	// writes only the ID and the SGE, no slice header (and no write barrier check).
+	for i, wrs := 0, c.recvWRs[:s.recvBufs]; i < len(wrs); i++ {
+		wrs[i].SGL = c.recvSGEs[i : i+1 : i+1]
+	}
+	c.sendWRs = make([]datapath.SendWR, 0, 64)
+	c.sendSGEs = make([]datapath.SGE, 0, 128)
+	c.wcs = make([]datapath.Completion, 64)
+	c.hdr = newHeader(cfg.Limits)
+
+	if err := c.cl.init(c, s.slots, out, c.pd); err != nil {
+		return err
+	}
+	if err := c.sv.init(c, s.ctxs, in, c.pd); err != nil {
+		return err
+	}
+	c.setRecvTarget(c.sv.granted)
+	c.stats.Params = c.params
+	c.stats.RegisteredBytes = c.RegisteredBytes()
+	return nil
+}
+
+// start begins work on the established queue pair: every receive this side may need is
+// posted before it sends anything (RFC 8167 section 4.3).
+func (c *Conn) start() error {
+	c.qpn = c.qp.QPN()
+	c.inline = c.qp.Caps().MaxInlineData
+	// The batch slack only where the receive queue has room for it (a device's MaxQPWR
+	// may have clamped it).
+	c.recvCap = min(c.recvCap, c.qp.Caps().MaxRecvWR)
+	c.setRecvTarget(c.sv.granted)
+	if err := c.flush(); err != nil { // posts the first receives
+		return &SetupError{"post receives", err}
+	}
+	return nil
+}
+
+// maxInline is the inline data size asked of the queue pair.
+const maxInline = 256
+
+// sendBufSize holds any transport header this endpoint sends (including a reply echoing a
+// Write list at Limits) plus the small RPC messages built in it.
+const sendBufSize = 2048
+
+func newHeader(l Limits) *Header {
+	return &Header{
+		ReadList:    make([]ReadSegment, 0, l.ReadSegments+1),
+		WriteList:   make([]Segment, 0, l.WriteSegments+1),
+		WriteCounts: make([]int, 0, l.WriteChunks+1),
+		Reply:       make([]Segment, 0, l.ReplySegments+1),
+	}
+}
+
+// allocPD gives the connection a protection domain of its own, so that no key it hands
+// out works on another connection, and names it in the queue pair's configuration.
+func (c *Conn) allocPD(dev datapath.Device, qpc *datapath.QPConfig) error {
+	pd, err := dev.AllocPD()
+	if err != nil {
+		return &SetupError{"allocate protection domain", err}
+	}
+	c.maxMW = dev.Info().MaxMW
+	c.pd = pd
+	qpc.PD = pd
+	return nil
+}
+
+// dialError adds the reason a server that rejected the connection gave (see
+// EncodeRejectReason) to the provider's error.
+func dialError(err error) error {
+	var rej *datapath.RejectedError
+	if errors.As(err, &rej) {
+		if reason, ok := DecodeRejectReason(rej.PrivateData); ok {
+			return &RejectedError{Reason: reason, Err: err}
+		}
+	}
+	return err
+}
+
+// RejectedError is a connection the server refused, with the reason it gave.
+type RejectedError struct {
+	Reason string
+	Err    error // the provider's error, wrapping a *datapath.RejectedError
+}
+
+func (e *RejectedError) Error() string { return "server refused the connection: " + e.Reason }
+func (e *RejectedError) Unwrap() error { return e.Err }
