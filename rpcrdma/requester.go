@@ -224,6 +224,18 @@ func (c *Conn) Submit(call Call) error {
 	s.call, s.callClass, s.replyClass = call, cc, rc
 	s.seed = cl.seedBase + uint64(s.xid)
 	s.err, s.data, s.remoteInv = nil, nil, false
+	sgl, nsge := cl.marshal(s, size, msgLen, replyLen)
+	return cl.post(i, s, sgl, nsge)
+}
+
+// marshal encodes the call of slot s in place (the RPC message contiguous in its out buffer, the
+// transport header in its send buffer), exposes its chunks to the peer, and returns the Send's
+// SGL: the transport header, then the RPC message (or, with a Read chunk, the part of it
+// that stays inline).
+func (cl *client) marshal(s *slot, size, msgLen, replyLen int) (sgl [2]datapath.SGE, nsge int) {
+	c := cl.c
+	call, cc, rc := s.call, s.callClass, s.replyClass
+	foreign := call.Prog != 0 && call.Prog != benchprog.Program
 	verify := c.cfg.Verify
 
 	// The RPC call, contiguous in out: header and argument prefix right before the payload
@@ -270,8 +282,7 @@ func (c *Conn) Submit(call Call) error {
 		h.Reset()
 		h.XID, h.Vers, h.Credit, h.Proc = s.xid, Version, cl.max, ProcMsg
 	}
-	var sgl [2]datapath.SGE
-	nsge := 1
+	nsge = 1
 	switch cc {
 	case ClassShort:
 		sgl[1] = s.out.Sub(msgOff, msgLen)
@@ -313,8 +324,14 @@ func (c *Conn) Submit(call Call) error {
 		c.mangle = nil
 	}
 	sgl[0] = s.send.SGE(hl)
-	// The reply proves the Send done, so the call waits for its completion only when the
-	// Send is signalled, every sigEvery calls, to retire the send queue's entries.
+	return sgl, nsge
+}
+
+// post queues call i's Send and posts it: the reply proves the Send done, so the call waits
+// for its completion only when the Send is signalled, every sigEvery calls, to retire the
+// send queue's entries.
+func (cl *client) post(i int32, s *slot, sgl [2]datapath.SGE, nsge int) error {
+	c := cl.c
 	wr := datapath.SendWR{ID: wrID(kindCallSend, uint32(i)), Op: datapath.OpSend}
 	s.state, s.waits = slotBusy, waitReply
 	if cl.unsig+1 >= cl.sigEvery {
@@ -327,7 +344,7 @@ func (c *Conn) Submit(call Call) error {
 	c.queue(&wr, sgl[:nsge]...)
 	cl.outstanding++
 	c.stats.MaxOutstanding = max(c.stats.MaxOutstanding, cl.outstanding)
-	c.stats.Calls.add(cc)
+	c.stats.Calls.add(s.callClass)
 	if err := c.flush(); err != nil {
 		c.fail("post send", err)
 		return c.err
