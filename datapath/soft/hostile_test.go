@@ -120,21 +120,28 @@ func (p *rawPeer) waitBroken(t *testing.T) error {
 	return p.c.Err()
 }
 
+// localMem registers 64 bytes of local memory on p's device for the test's work requests;
+// both are released when the test ends.
+func (p *rawPeer) localMem(t *testing.T) ([]byte, datapath.MR) {
+	mem, free, err := datapathtest.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { free() })
+	mr, err := p.dev.Register(mem, datapath.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mr.Close() })
+	return mem, mr
+}
+
 // A peer that takes the RDMA READ request and never answers it: the READ completes with
 // StatusRetryExceeded once RetryTimeout has passed without an answer, the connection breaks,
 // and the peer is told why.
 func TestTCPUnansweredReadTimesOut(t *testing.T) {
 	p := dialRaw(t, Config{RetryTimeout: 20 * time.Millisecond})
-	mem, free, err := datapathtest.Alloc(64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer free()
-	mr, err := p.dev.Register(mem, datapath.AccessLocalWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mr.Close()
+	_, mr := p.localMem(t)
 	if _, err := p.c.PostSend([]datapath.SendWR{{ID: 1, Op: datapath.OpRead, Flags: datapath.FlagSignaled,
 		SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 64, LKey: mr.LKey()}}, RemoteAddr: 0x1000, RKey: 0x1ff}}); err != nil {
 		t.Fatal(err)
@@ -154,7 +161,7 @@ func TestTCPUnansweredReadTimesOut(t *testing.T) {
 	if wc[0].ID != 1 || wc[0].Status != datapath.StatusRetryExceeded {
 		t.Fatalf("completion %+v (%v), want id 1 with %v", wc[0], wc[0].Status, datapath.StatusRetryExceeded)
 	}
-	err = p.waitBroken(t)
+	err := p.waitBroken(t)
 	var be *BrokenError
 	if !errors.As(err, &be) || be.Status != datapath.StatusRetryExceeded || !strings.Contains(err.Error(), "answered no request") {
 		t.Fatalf("Err = %v, want a BrokenError with %v saying why", err, datapath.StatusRetryExceeded)
@@ -169,16 +176,7 @@ func TestTCPUnansweredReadTimesOut(t *testing.T) {
 // on every answer, so only silence counts.
 func TestTCPAnsweredReadsKeepConnection(t *testing.T) {
 	p := dialRaw(t, Config{RetryTimeout: 30 * time.Millisecond})
-	mem, free, err := datapathtest.Alloc(64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer free()
-	mr, err := p.dev.Register(mem, datapath.AccessLocalWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mr.Close()
+	mem, mr := p.localMem(t)
 	for i := range 3 {
 		if _, err := p.c.PostSend([]datapath.SendWR{{ID: uint64(i), Op: datapath.OpRead, Flags: datapath.FlagSignaled,
 			SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}, RemoteAddr: 0x1000, RKey: 0x1ff}}); err != nil {
@@ -314,16 +312,7 @@ func TestTCPHandshakeTimeout(t *testing.T) {
 func TestTCPCumulativeACK(t *testing.T) {
 	setup := func(t *testing.T) (*rawPeer, datapath.MR, func(ops ...datapath.Opcode) []header) {
 		p := dialRaw(t, Config{})
-		mem, free, err := datapathtest.Alloc(64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { free() })
-		mr, err := p.dev.Register(mem, datapath.AccessLocalWrite)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { mr.Close() })
+		_, mr := p.localMem(t)
 		post := func(ops ...datapath.Opcode) []header {
 			var hs []header
 			for i, op := range ops {
