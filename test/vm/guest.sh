@@ -142,8 +142,9 @@ perftest_lat() { # size; prints t_typical in microseconds; one retry (its TSC ca
 	done
 	return 1
 }
-# rb_lat MODE: the tool's NULL round trip at depth 1, server and client as two processes,
-# both polling in MODE; prints p50_us and min_us (full round trips) from its results file.
+# rb_lat MODE [MIX]: the tool's round trip at depth 1 (MIX, default null), server and client
+# as two processes, both polling in MODE; prints p50_us and min_us (full round trips) from its
+# results file.
 rb_lat() {
 	[ -x $T/rpcrdma-bench ] || return 1
 	port=$((20060 + $(printf '%s' "$1" | wc -c)))
@@ -151,7 +152,7 @@ rb_lat() {
 	spid=$!
 	i=0
 	while ! grep -q "listening on" /tmp/rbs.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	timeout 60 $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:$port --mix null --depth 1 \
+	timeout 60 $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:$port --mix ${2:-null} --depth 1 \
 		--duration 2s --warmup 300ms --poll $1 -q --out /tmp/rblat.json >/dev/null 2>&1
 	crc=$?
 	i=0
@@ -189,6 +190,18 @@ step latency && for round in 1 2; do
 			echo "VMTEST: LAT rpcrdma-bench poll=$m $t"
 		else
 			echo "VMTEST: FAIL rpcrdma-bench-null-$m/round$round"
+			FAILS=$((FAILS + 1))
+		fi
+	done
+	# ECHO of 1 KiB and 4 KiB each way (short, within the 4 KiB threshold at 1 KiB; a Reply
+	# chunk at 4 KiB), beside perftest's Send round trip of the same size.
+	for mix in echo/1k echo/4k; do
+		ts "=== latency $mix RPC, round $round: rpcrdma-bench server + client, --poll hybrid"
+		if t=$(rb_lat hybrid $mix); then
+			echo "VMTEST: PASS rpcrdma-bench-$mix/round$round"
+			echo "VMTEST: LAT rpcrdma-bench poll=hybrid mix=$mix $t"
+		else
+			echo "VMTEST: FAIL rpcrdma-bench-$mix/round$round"
 			FAILS=$((FAILS + 1))
 		fi
 	done

@@ -91,27 +91,31 @@ echo
 echo "=== latency, rxe0 under TCG (same boot): our SEND/RECV ping-pong and the tool's NULL RPC vs perftest ib_send_lat -R"
 echo "    RTT in microseconds. perftest reports half round trips, so its RTT is 2 x t_typical"
 echo "    (median) and 2 x t_min; ratio = ours / perftest; each the best of two interleaved rounds."
-echo "    \"NULL MODE\" rows: rpcrdma-bench server + client (two processes) at depth 1, both --poll MODE, vs 64 B."
+echo "    \"NULL MODE\" and \"ECHO SIZE MODE\" rows: rpcrdma-bench server + client (two processes) at depth 1,"
+echo "    both --poll MODE, against perftest at 64 B (NULL) or the ECHO's size."
 echo "    Under TCG on a busy host both vary a lot between rounds: see the guest log for every run."
 awk '
 	function low(a, k, v) { if (!(k in a) || v + 0 < a[k] + 0) a[k] = v }
 	/^VMTEST: LAT perftest/ { for (i = 4; i <= NF; i++) { split($i, kv, "="); p[kv[1]] = kv[2] } low(pt, p["size"], p["t_typical_us"]); low(pm, p["size"], p["t_min_us"]) }
-	/^VMTEST: LAT rpcrdma-bench/ { for (i = 4; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] } m = r["poll"]; if (!(m in rb)) morder[++nm] = m; low(rb, m, r["p50_us"]); low(rbmin, m, r["min_us"]) }
+	/^VMTEST: LAT rpcrdma-bench/ { delete r; for (i = 4; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] }
+		m = ("mix" in r) ? toupper(substr(r["mix"], 1, index(r["mix"], "/") - 1)) " " substr(r["mix"], index(r["mix"], "/") + 1) " " r["poll"] : "NULL " r["poll"]
+		sz = 64; if ("mix" in r) { sz = substr(r["mix"], index(r["mix"], "/") + 1); sz = (sz ~ /k$/) ? substr(sz, 1, length(sz) - 1) * 1024 : sz + 0 }
+		if (!(m in rb)) { morder[++nm] = m; msize[m] = sz }; low(rb, m, r["p50_us"]); low(rbmin, m, r["min_us"]) }
 	/^PINGPONG.* events=1/ { next }
 	/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } z = f["size"]; if (!(z in ours)) order[++n] = z; low(ours, z, f["rtt_p50_us"]); low(omin, z, f["rtt_min_us"]) }
 	function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
 	function us(x) { return x > 0 ? sprintf("%.2f", x) : "n/a" }
 	END {
-		printf "    %11s | %14s %14s %6s | %14s %14s %6s\n", "bytes", "perftest 2xtyp", "ours p50", "ratio", "perftest 2xmin", "ours min", "ratio"
+		printf "    %14s | %14s %14s %6s | %14s %14s %6s\n", "bytes", "perftest 2xtyp", "ours p50", "ratio", "perftest 2xmin", "ours min", "ratio"
 		for (i = 1; i <= n; i++) {
 			z = order[i]
-			printf "    %11s | %14s %14s %6s | %14s %14s %6s\n", z, us(2 * pt[z]), us(ours[z]), ratio(ours[z], 2 * pt[z]), us(2 * pm[z]), us(omin[z]), ratio(omin[z], 2 * pm[z])
+			printf "    %14s | %14s %14s %6s | %14s %14s %6s\n", z, us(2 * pt[z]), us(ours[z]), ratio(ours[z], 2 * pt[z]), us(2 * pm[z]), us(omin[z]), ratio(omin[z], 2 * pm[z])
 		}
 		# The tool: a NULL RPC at depth 1, server and client as two processes, per poll
 		# mode, against perftest at 64 B.
 		for (i = 1; i <= nm; i++) {
-			m = morder[i]
-			printf "    %11s | %14s %14s %6s | %14s %14s %6s\n", "NULL " m, us(2 * pt[64]), us(rb[m]), ratio(rb[m], 2 * pt[64]), us(2 * pm[64]), us(rbmin[m]), ratio(rbmin[m], 2 * pm[64])
+			m = morder[i]; z = msize[m]
+			printf "    %14s | %14s %14s %6s | %14s %14s %6s\n", m, us(2 * pt[z]), us(rb[m]), ratio(rb[m], 2 * pt[z]), us(2 * pm[z]), us(rbmin[m]), ratio(rbmin[m], 2 * pm[z])
 		}
 	}' "$LOG"
 grep -E '^PINGPONG.* events=1' "$LOG" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } printf "    event-driven (CQ.Wait), %s B: RTT p50 %s us, min %s us\n", f["size"], f["rtt_p50_us"], f["rtt_min_us"] }' || true
