@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -64,7 +65,7 @@ func mixRun(t *testing.T) *results.Run {
 	for _, thr := range []int{1024, 4096, 16384} {
 		rec := results.NewRecorder()
 		for i := range 3000 {
-			c := []results.Class{results.Short, results.Chunked, results.Long}[i%3]
+			c := []rpcproto.Kind{rpcproto.Short, rpcproto.Chunked, rpcproto.Long}[i%3]
 			rec.Record(c, c, int64(5000*(int(c)+1))+rng.Int64N(3000), 4096)
 		}
 		start := r.Start.Add(time.Duration(len(pts)) * time.Second)

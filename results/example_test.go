@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,7 +20,7 @@ func Example() {
 
 	for i := range 2000 {
 		w := workers[i%2] // each worker goroutine owns one recorder
-		w.Record(results.Short, results.Short, int64(3000+i%500), 2*4096)
+		w.Record(rpcproto.Short, rpcproto.Short, int64(3000+i%500), 2*4096)
 	}
 
 	p, err := results.Summarize(params, start, start.Add(10*time.Millisecond), workers...)

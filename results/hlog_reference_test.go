@@ -3,6 +3,7 @@ package results_test
 import (
 	"bufio"
 	"bytes"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -179,9 +180,9 @@ func TestHlogReferenceProcessor(t *testing.T) {
 	for i := range recs {
 		recs[i] = results.NewRecorder()
 		for k := range 3000 {
-			c := results.Short
+			c := rpcproto.Short
 			if k%3 == 0 {
-				c = results.Chunked
+				c = rpcproto.Chunked
 			}
 			recs[i].Record(c, c, int64(3000+i*500)+rng.Int64N(2000)+int64(k%50)*40, 128)
 		}

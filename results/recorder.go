@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"math/big"
 	"math/bits"
@@ -10,41 +11,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
-
-// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5; see ARCHITECTURE.md). Heavier classes
-// have larger values.
-type Class uint8
-
-const (
-	// Short: the whole message in one Send (RDMA_MSG, no chunks).
-	Short Class = iota
-	// Chunked: DDP-eligible data in Read or Write chunks, the rest inline (RDMA_MSG).
-	Chunked
-	// Long: the whole message moved by RDMA (Position Zero Read chunk, Reply chunk, or a
-	// responder-provided Read chunk; RDMA_NOMSG or RDMA_DONE).
-	Long
-	// NumClasses is the number of classes.
-	NumClasses
-)
-
-var classNames = [NumClasses]string{"short", "chunked", "long"}
-
-func (c Class) String() string {
-	if c < NumClasses {
-		return classNames[c]
-	}
-	return "class(" + fmt.Sprint(uint8(c)) + ")"
-}
-
-// ParseClass parses a Class name as String writes it.
-func ParseClass(s string) (Class, error) {
-	for i, n := range classNames {
-		if n == s {
-			return Class(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown message class %q (want short, chunked or long)", s)
-}
 
 // MaxErrorMessages is how many error texts per kind a Recorder keeps.
 const MaxErrorMessages = 3
@@ -57,10 +23,10 @@ const MaxErrorMessages = 3
 // A Recorder is large (one HDR histogram per class, about 230 KB each): make it before the
 // loop and Reset it between points.
 type Recorder struct {
-	hist    [NumClasses]*hdr.Histogram
-	mom     [NumClasses]moments
-	calls   [NumClasses]uint64
-	replies [NumClasses]uint64
+	hist    [rpcproto.NumKinds]*hdr.Histogram
+	mom     [rpcproto.NumKinds]moments
+	calls   [rpcproto.NumKinds]uint64
+	replies [rpcproto.NumKinds]uint64
 	rpcs    uint64
 	payload uint64
 	// clamped counts samples outside the histogram's range, recorded at its nearest end.
@@ -72,19 +38,19 @@ type Recorder struct {
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
 	r := &Recorder{}
-	for i := range r.hist {
-		r.hist[i] = NewHistogram()
+	for _, k := range rpcproto.Kinds {
+		r.hist[k] = NewHistogram()
 	}
 	return r
 }
 
 // Reset empties r for the next point, keeping its memory.
 func (r *Recorder) Reset() {
-	for i := range r.hist {
-		r.hist[i].Reset()
+	for _, k := range rpcproto.Kinds {
+		r.hist[k].Reset()
 	}
-	r.mom = [NumClasses]moments{}
-	r.calls, r.replies = [NumClasses]uint64{}, [NumClasses]uint64{}
+	r.mom = [rpcproto.NumKinds]moments{}
+	r.calls, r.replies = [rpcproto.NumKinds]uint64{}, [rpcproto.NumKinds]uint64{}
 	r.rpcs, r.payload, r.clamped, r.nerrs = 0, 0, 0, 0
 	r.errs = r.errs[:0]
 }
@@ -107,15 +73,15 @@ func (r *Recorder) clamp(v int64) int64 {
 // time in nanoseconds (call posted to reply received; with an open-loop workload, measured
 // from the intended start so that queueing is not omitted), and its payload bytes (call plus
 // reply data, no headers). The RTT is attributed to the heavier of the two classes.
-func (r *Recorder) Record(call, reply Class, rttNs int64, payload int) {
+func (r *Recorder) Record(call, reply rpcproto.Kind, rttNs int64, payload int) {
 	c := max(call, reply)
-	if c >= NumClasses {
-		c = Long
+	if c == rpcproto.Auto || c >= rpcproto.NumKinds {
+		c = rpcproto.Long
 	}
-	if call < NumClasses {
+	if call != rpcproto.Auto && call < rpcproto.NumKinds {
 		r.calls[call]++
 	}
-	if reply < NumClasses {
+	if reply != rpcproto.Auto && reply < rpcproto.NumKinds {
 		r.replies[reply]++
 	}
 	r.rpcs++
@@ -158,7 +124,7 @@ func (r *Recorder) Clamped() uint64 { return r.clamped }
 
 // merge adds o into r.
 func (r *Recorder) merge(o *Recorder) error {
-	for c := range r.hist {
+	for _, c := range rpcproto.Kinds {
 		if d := r.hist[c].Merge(o.hist[c]); d != 0 {
 			return fmt.Errorf("merge recorders: %d samples dropped", d)
 		}
@@ -226,7 +192,7 @@ func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, e
 	}
 	total := NewHistogram()
 	var m moments
-	for c := range NumClasses {
+	for _, c := range rpcproto.Kinds {
 		total.Merge(all.hist[c])
 		m.merge(&all.mom[c])
 		if all.calls[c] == 0 && all.replies[c] == 0 && all.mom[c].n == 0 {

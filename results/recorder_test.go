@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -38,7 +39,7 @@ func summarizeN(t *testing.T, n int) Point {
 	r := NewRecorder()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range n {
-		r.Record(Short, Short, 1000+rng.Int64N(9000), 8)
+		r.Record(rpcproto.Short, rpcproto.Short, 1000+rng.Int64N(9000), 8)
 	}
 	p, err := Summarize(Params{Class: "auto"}, t0, t0.Add(1e9), r)
 	if err != nil {
@@ -111,7 +112,7 @@ func TestMergeEqualsSingle(t *testing.T) {
 	many := []*Recorder{NewRecorder(), NewRecorder(), NewRecorder()}
 	rng := rand.New(rand.NewPCG(7, 7))
 	for i := range 50000 {
-		call, reply := Class(rng.IntN(3)), Class(rng.IntN(3))
+		call, reply := rpcproto.Kinds[rng.IntN(3)], rpcproto.Kinds[rng.IntN(3)]
 		v := rng.Int64N(1e7)
 		if i%1000 == 0 {
 			v = -5 // clamped
@@ -155,9 +156,9 @@ func TestMergeEqualsSingle(t *testing.T) {
 
 func TestClassAttribution(t *testing.T) {
 	r := NewRecorder()
-	r.Record(Short, Long, 5000, 100)
-	r.Record(Short, Short, 1000, 10)
-	r.Record(Chunked, Short, 3000, 10)
+	r.Record(rpcproto.Short, rpcproto.Long, 5000, 100)
+	r.Record(rpcproto.Short, rpcproto.Short, 1000, 10)
+	r.Record(rpcproto.Chunked, rpcproto.Short, 3000, 10)
 	p, err := Summarize(Params{Class: "auto"}, t0, t0.Add(1e6), r)
 	if err != nil {
 		t.Fatal(err)
@@ -217,9 +218,9 @@ func TestRecordNoAllocs(t *testing.T) {
 	var v int64
 	allocs := testing.AllocsPerRun(1000, func() {
 		v += 997
-		r.Record(Short, Chunked, v%5e6, 4096)
-		r.Record(Long, Long, -1, 0)
-		r.Record(Long, Long, 1<<62, 0)
+		r.Record(rpcproto.Short, rpcproto.Chunked, v%5e6, 4096)
+		r.Record(rpcproto.Long, rpcproto.Long, -1, 0)
+		r.Record(rpcproto.Long, rpcproto.Long, 1<<62, 0)
 		r.Totals()
 	})
 	if allocs != 0 {
@@ -233,14 +234,14 @@ func BenchmarkRecord(b *testing.B) {
 	v := int64(1)
 	for b.Loop() {
 		v = v*6364136223846793005 + 1
-		r.Record(Short, Short, 1000+(v>>40)&0xffff, 64)
+		r.Record(rpcproto.Short, rpcproto.Short, 1000+(v>>40)&0xffff, 64)
 	}
 }
 
 func BenchmarkSummarize(b *testing.B) {
 	recs := []*Recorder{NewRecorder(), NewRecorder()}
 	for i := range 100000 {
-		recs[i%2].Record(Short, Short, int64(1000+i%5000), 64)
+		recs[i%2].Record(rpcproto.Short, rpcproto.Short, int64(1000+i%5000), 64)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -258,6 +259,6 @@ func BenchmarkRecordNarrow(b *testing.B) {
 	v := int64(1)
 	for b.Loop() {
 		v = v*6364136223846793005 + 1
-		r.Record(Short, Short, 2000+(v>>40)&0x3ff, 64)
+		r.Record(rpcproto.Short, rpcproto.Short, 2000+(v>>40)&0x3ff, 64)
 	}
 }

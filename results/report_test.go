@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"encoding/csv"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -30,10 +31,10 @@ func goldenRun(t *testing.T) *results.Run {
 	rec := results.NewRecorder()
 	rng := rand.New(rand.NewPCG(5, 5))
 	for i := range 20000 {
-		rec.Record(results.Chunked, results.Chunked, 4000+rng.Int64N(1000)+int64(i%7)*100, 8192)
+		rec.Record(rpcproto.Chunked, rpcproto.Chunked, 4000+rng.Int64N(1000)+int64(i%7)*100, 8192)
 	}
 	for i := range 300 {
-		rec.Record(results.Short, results.Long, int64(40000+i*10), 70000)
+		rec.Record(rpcproto.Short, rpcproto.Long, int64(40000+i*10), 70000)
 	}
 	p1 := &r.Points[1]
 	p, err := results.Summarize(p1.Params, p1.Start, p1.End, rec)

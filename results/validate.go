@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"reflect"
 	"sort"
@@ -109,7 +110,7 @@ func (p *Point) validate(f string) error {
 	for i := range p.Classes {
 		c := &p.Classes[i]
 		cf := fmt.Sprintf("%sclasses[%d].", f, i)
-		if _, err := ParseClass(c.Class); err != nil {
+		if k, err := rpcproto.ParseKind(c.Class); err != nil || k == rpcproto.Auto {
 			return fieldErr(cf+"class", "%v", err)
 		}
 		if seen[c.Class] {
@@ -163,7 +164,7 @@ func (p *Point) validate(f string) error {
 
 func (p *Params) validate(f string) error {
 	if p.Class != "auto" {
-		if _, err := ParseClass(p.Class); err != nil {
+		if _, err := rpcproto.ParseKind(p.Class); err != nil {
 			return fieldErr(f+"class", "%q is not auto, short, chunked or long", p.Class)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"strings"
 	"testing"
 	"time"
@@ -36,16 +37,16 @@ func TestInlineBoundary(t *testing.T) {
 				}
 				sent := p.req.stats.Send.Bytes - before
 				if d <= 0 {
-					if r.CallClass != ClassShort || sent != uint64(th) {
+					if r.CallClass != rpcproto.ClassShort || sent != uint64(th) {
 						t.Errorf("ECHO message of %d bytes: class %s, %d bytes sent, want short, %d", th+d, r.CallClass, sent, th)
 					}
-				} else if r.CallClass != ClassPosZeroRead {
+				} else if r.CallClass != rpcproto.ClassPosZeroRead {
 					t.Errorf("ECHO message of %d bytes: class %s, want pos0-read", th+d, r.CallClass)
 				}
 			}
 			// SOURCE reply: 28 (transport) + 24 (RPC reply header) + 8 (stat, length) + data.
 			replyFixed := MinHeaderSize + replyHeaderSize + 8
-			for _, force := range []Class{ClassAuto, ClassResponderRead} {
+			for _, force := range []rpcproto.Class{rpcproto.ClassAuto, rpcproto.ClassResponderRead} {
 				p.rsp.cfg.ResponderRead, p.rsp.params.ResponderRead = true, true
 				p.req.params.ResponderRead = true
 				p.rsp.sv.awaitCap = 1
@@ -57,12 +58,12 @@ func TestInlineBoundary(t *testing.T) {
 						t.Fatal(r.Err)
 					}
 					sent := p.rsp.stats.Send.Bytes - before
-					long := ClassWriteChunk
-					if force == ClassResponderRead {
-						long = ClassResponderRead
+					long := rpcproto.ClassWriteChunk
+					if force == rpcproto.ClassResponderRead {
+						long = rpcproto.ClassResponderRead
 					}
 					if d <= 0 {
-						if r.ReplyClass != ClassShort || sent != uint64(th) {
+						if r.ReplyClass != rpcproto.ClassShort || sent != uint64(th) {
 							t.Errorf("%s: SOURCE reply of %d bytes: class %s, %d bytes sent, want short, %d", force, th+d, r.ReplyClass, sent, th)
 						}
 					} else if r.ReplyClass != long {
@@ -164,11 +165,11 @@ func TestTransportErrors(t *testing.T) {
 		{"version 2", Call{Proc: benchprog.ProcNull}, func(b []byte) { binary.BigEndian.PutUint32(b[4:], 2) }, ErrVersionRejected},
 		{"bad discriminator", Call{Proc: benchprog.ProcNull}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }, ErrChunkRejected},
 		{"RDMA_MSGP", Call{Proc: benchprog.ProcNull}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 2) }, ErrChunkRejected},
-		{"read position misaligned", Call{Proc: benchprog.ProcSink, Size: 100, Class: ClassReadChunk},
+		{"read position misaligned", Call{Proc: benchprog.ProcSink, Size: 100, Class: rpcproto.ClassReadChunk},
 			func(b []byte) { binary.BigEndian.PutUint32(b[20:], 58) }, ErrChunkRejected},
-		{"read position past the message", Call{Proc: benchprog.ProcSink, Size: 100, Class: ClassReadChunk},
+		{"read position past the message", Call{Proc: benchprog.ProcSink, Size: 100, Class: rpcproto.ClassReadChunk},
 			func(b []byte) { binary.BigEndian.PutUint32(b[20:], 60) }, ErrChunkRejected},
-		{"read chunk too long", Call{Proc: benchprog.ProcSink, Size: 100, Class: ClassReadChunk},
+		{"read chunk too long", Call{Proc: benchprog.ProcSink, Size: 100, Class: rpcproto.ClassReadChunk},
 			func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }, ErrChunkRejected},
 	}
 	for _, tc := range cases {
@@ -195,10 +196,10 @@ func TestReplyOverrun(t *testing.T) {
 			cfg := testCfg(1024)
 			cfg.ResponderRead = rr
 			p := newPair(t, cfg, cfg)
-			c := Call{Proc: benchprog.ProcSource, Size: 5000, Class: ClassShort}
+			c := Call{Proc: benchprog.ProcSource, Size: 5000, Class: rpcproto.ClassShort}
 			r := p.call(p.req, c)
 			if rr {
-				if r.Err != nil || r.ReplyClass != ClassResponderRead || len(r.Data) != 5000 {
+				if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead || len(r.Data) != 5000 {
 					t.Fatalf("%+v", r)
 				}
 				return
@@ -208,7 +209,7 @@ func TestReplyOverrun(t *testing.T) {
 			}
 			// A Reply chunk that is too small is an overrun too.
 			p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b[len(b)-12:], 100) }
-			r = p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassReplyChunk})
+			r = p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk})
 			if !errors.Is(r.Err, ErrChunkRejected) {
 				t.Fatalf("short Reply chunk: %v", r.Err)
 			}
@@ -234,8 +235,8 @@ func TestResponderReadDone(t *testing.T) {
 				p.req.suppressDone = !sendDone
 				free := len(p.rsp.sv.free)
 				start := time.Now()
-				r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassResponderRead})
-				if r.Err != nil || r.ReplyClass != ClassResponderRead {
+				r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead})
+				if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 					t.Fatalf("%+v", r)
 				}
 				var done [4]Result
@@ -321,14 +322,14 @@ func TestRemoteInvalidation(t *testing.T) {
 				t.Fatalf("negotiated remote invalidation %v, want %v", got, on)
 			}
 			calls := []Call{
-				{Proc: benchprog.ProcSource, Size: 5000},                         // Write chunk: one window
-				{Proc: benchprog.ProcSink, Size: 5000},                           // Read chunk: one window
-				{Proc: benchprog.ProcEcho, Size: 5000},                           // pos0 + Reply chunk: two
-				{Proc: benchprog.ProcNull, Class: ClassShort},                    // none
-				{Proc: benchprog.ProcSource, Size: 5000, Class: ClassReplyChunk}, // one
+				{Proc: benchprog.ProcSource, Size: 5000},                                  // Write chunk: one window
+				{Proc: benchprog.ProcSink, Size: 5000},                                    // Read chunk: one window
+				{Proc: benchprog.ProcEcho, Size: 5000},                                    // pos0 + Reply chunk: two
+				{Proc: benchprog.ProcNull, Class: rpcproto.ClassShort},                    // none
+				{Proc: benchprog.ProcSource, Size: 5000, Class: rpcproto.ClassReplyChunk}, // one
 				// pos0 call; the reply comes in a responder-provided Read chunk, whose
 				// RDMA_NOMSG invalidates the call's window: one
-				{Proc: benchprog.ProcEcho, Size: 5000, Class: ClassResponderRead},
+				{Proc: benchprog.ProcEcho, Size: 5000, Class: rpcproto.ClassResponderRead},
 			}
 			for _, c := range calls {
 				if r := p.call(p.req, c); r.Err != nil {
@@ -366,8 +367,8 @@ func TestReverseInterleaved(t *testing.T) {
 	}
 	var fwd, rev []Call
 	for i := range 400 {
-		fwd = append(fwd, Call{Proc: uint32(i % 4), Size: 100 + i*37, Tag: uint64(i)})
-		rev = append(rev, Call{Proc: uint32((i + 1) % 4), Size: 50 + i*41, Tag: uint64(i)})
+		fwd = append(fwd, Call{Proc: i % 4, Size: 100 + i*37, Tag: uint64(i)})
+		rev = append(rev, Call{Proc: (i + 1) % 4, Size: 50 + i*41, Tag: uint64(i)})
 	}
 	fr, rr := p.run(fwd, rev)
 	for _, rs := range [][]Result{fr, rr} {
@@ -485,7 +486,7 @@ func TestNegotiation(t *testing.T) {
 		t.Errorf("responder receive buffers %d bytes", got)
 	}
 	// The largest inline SINK call fills the 8 KiB forward threshold exactly.
-	if r := p.call(p.req, Call{Proc: benchprog.ProcSink, Size: 8192 - MinHeaderSize - callHeaderSize - sinkArgsPrefix}); r.Err != nil || r.CallClass != ClassShort {
+	if r := p.call(p.req, Call{Proc: benchprog.ProcSink, Size: 8192 - MinHeaderSize - callHeaderSize - sinkArgsPrefix}); r.Err != nil || r.CallClass != rpcproto.ClassShort {
 		t.Errorf("%v %s", r.Err, r.CallClass)
 	}
 
@@ -497,7 +498,7 @@ func TestNegotiation(t *testing.T) {
 	if pp := p.req.Params(); !pp.PeerSent || pp.Inline.SendSize != 1024 || pp.Inline.RecvSize != 1024 {
 		t.Errorf("silent requester: %+v", pp.Inline)
 	}
-	if r := p.call(p.req, Call{Proc: benchprog.ProcSource, Size: 2000}); r.Err != nil || r.ReplyClass != ClassWriteChunk {
+	if r := p.call(p.req, Call{Proc: benchprog.ProcSource, Size: 2000}); r.Err != nil || r.ReplyClass != rpcproto.ClassWriteChunk {
 		t.Errorf("%v %s", r.Err, r.ReplyClass)
 	}
 }
@@ -525,10 +526,10 @@ func TestSubmitErrors(t *testing.T) {
 	}{
 		{Call{Proc: 9}, ErrBadProc},
 		{Call{Proc: benchprog.ProcEcho, Size: cfg.MaxPayload + 1}, ErrTooLarge},
-		{Call{Proc: benchprog.ProcEcho, Size: 2000, Class: ClassShort}, ErrTooLarge},
-		{Call{Proc: benchprog.ProcEcho, Size: 10, Class: ClassReadChunk}, ErrClassNotApplicable},
-		{Call{Proc: benchprog.ProcSink, Size: 10, Class: ClassWriteChunk}, ErrClassNotApplicable},
-		{Call{Proc: benchprog.ProcSource, Size: 10, Class: ClassResponderRead}, ErrClassNotApplicable},
+		{Call{Proc: benchprog.ProcEcho, Size: 2000, Class: rpcproto.ClassShort}, ErrTooLarge},
+		{Call{Proc: benchprog.ProcEcho, Size: 10, Class: rpcproto.ClassReadChunk}, ErrClassNotApplicable},
+		{Call{Proc: benchprog.ProcSink, Size: 10, Class: rpcproto.ClassWriteChunk}, ErrClassNotApplicable},
+		{Call{Proc: benchprog.ProcSource, Size: 10, Class: rpcproto.ClassResponderRead}, ErrClassNotApplicable},
 	} {
 		if err := p.req.Submit(tc.c); !errors.Is(err, tc.want) {
 			t.Errorf("%+v: %v, want %v", tc.c, err, tc.want)
@@ -543,12 +544,14 @@ func TestSubmitErrors(t *testing.T) {
 // the responder (serving only the benchmark program) answers PROG_UNAVAIL, which the
 // requester reports.
 func TestForeignNull(t *testing.T) {
-	p := newPair(t, testCfg(4096), testCfg(4096))
-	r := p.call(p.req, Call{Prog: 100003, Vers: 3})
+	cfg := testCfg(4096)
+	cfg.Codec = rpcproto.NullCodec{P: rpcproto.NullProgram(100003, 3)}
+	p := newPair(t, cfg, testCfg(4096))
+	r := p.call(p.req, Call{})
 	if !errors.Is(r.Err, ErrRPCRejected) {
 		t.Fatalf("%v", r.Err)
 	}
-	if err := p.req.Submit(Call{Prog: 100003, Vers: 3, Proc: 1}); !errors.Is(err, ErrBadProc) {
+	if err := p.req.Submit(Call{Proc: 1}); !errors.Is(err, ErrBadProc) {
 		t.Fatalf("%v", err)
 	}
 }
@@ -641,14 +644,14 @@ func TestAsymmetricThresholds(t *testing.T) {
 	for _, tc := range []struct {
 		from   *Conn
 		c      Call
-		cc, rc Class
+		cc, rc rpcproto.Class
 	}{
-		{p.req, Call{Proc: benchprog.ProcSource, Size: 60000}, ClassShort, ClassShort},
-		{p.req, Call{Proc: benchprog.ProcEcho, Size: 30000}, ClassPosZeroRead, ClassShort},
-		{p.req, Call{Proc: benchprog.ProcSink, Size: 2000}, ClassReadChunk, ClassShort},
-		{p.rsp, Call{Proc: benchprog.ProcSink, Size: 60000}, ClassShort, ClassShort},
-		{p.rsp, Call{Proc: benchprog.ProcSource, Size: 2000}, ClassShort, ClassWriteChunk},
-		{p.rsp, Call{Proc: benchprog.ProcEcho, Size: 30000}, ClassShort, ClassReplyChunk},
+		{p.req, Call{Proc: benchprog.ProcSource, Size: 60000}, rpcproto.ClassShort, rpcproto.ClassShort},
+		{p.req, Call{Proc: benchprog.ProcEcho, Size: 30000}, rpcproto.ClassPosZeroRead, rpcproto.ClassShort},
+		{p.req, Call{Proc: benchprog.ProcSink, Size: 2000}, rpcproto.ClassReadChunk, rpcproto.ClassShort},
+		{p.rsp, Call{Proc: benchprog.ProcSink, Size: 60000}, rpcproto.ClassShort, rpcproto.ClassShort},
+		{p.rsp, Call{Proc: benchprog.ProcSource, Size: 2000}, rpcproto.ClassShort, rpcproto.ClassWriteChunk},
+		{p.rsp, Call{Proc: benchprog.ProcEcho, Size: 30000}, rpcproto.ClassShort, rpcproto.ClassReplyChunk},
 	} {
 		r := p.call(tc.from, tc.c)
 		if r.Err != nil || r.CallClass != tc.cc || r.ReplyClass != tc.rc {

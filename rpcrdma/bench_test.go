@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"testing"
 	"time"
@@ -53,9 +54,9 @@ func TestZeroAllocs(t *testing.T) {
 			{Proc: benchprog.ProcSink, Size: 8192},
 			{Proc: benchprog.ProcSource, Size: 8192},
 			{Proc: benchprog.ProcEcho, Size: 8192},
-			{Proc: benchprog.ProcSource, Size: 8192, Class: ClassReplyChunk},
-			{Proc: benchprog.ProcSource, Size: 8192, Class: ClassResponderRead},
-			{Proc: benchprog.ProcNull, Class: ClassPosZeroRead},
+			{Proc: benchprog.ProcSource, Size: 8192, Class: rpcproto.ClassReplyChunk},
+			{Proc: benchprog.ProcSource, Size: 8192, Class: rpcproto.ClassResponderRead},
+			{Proc: benchprog.ProcNull, Class: rpcproto.ClassPosZeroRead},
 		} {
 			roundTrip(p, c, done) // warm up: slices reach their working capacity
 			if n := testing.AllocsPerRun(200, func() { roundTrip(p, c, done) }); n != 0 {

@@ -2,6 +2,7 @@ package rpcrdma
 
 import (
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
@@ -10,17 +11,17 @@ import (
 type classCase struct {
 	name      string
 	call      Call
-	wantCall  Class
-	wantReply Class
+	wantCall  rpcproto.Class
+	wantReply rpcproto.Class
 }
 
-var procNames = map[uint32]string{benchprog.ProcNull: "NULL", benchprog.ProcEcho: "ECHO", benchprog.ProcSink: "SINK", benchprog.ProcSource: "SOURCE"}
+var procNames = map[int]string{benchprog.ProcNull: "NULL", benchprog.ProcEcho: "ECHO", benchprog.ProcSink: "SINK", benchprog.ProcSource: "SOURCE"}
 
 // classCases lists, for inline threshold t, calls that must travel in each class: forced
 // and chosen automatically.
 func classCases(t int) []classCase {
 	var cs []classCase
-	add := func(proc uint32, size int, force, wc, wr Class) {
+	add := func(proc int, size int, force, wc, wr rpcproto.Class) {
 		cs = append(cs, classCase{
 			name:     fmt.Sprintf("%s/%d/%s", procNames[proc], size, force),
 			call:     Call{Proc: proc, Size: size, Class: force},
@@ -32,38 +33,38 @@ func classCases(t int) []classCase {
 	)
 	big := 2 * t // too big for any inline message at this threshold
 	// Automatic choice, as RFC 8166 section 3.5 and the Linux client make it.
-	add(N, 0, ClassAuto, ClassShort, ClassShort)
-	add(E, 1, ClassAuto, ClassShort, ClassShort)
-	add(E, 100, ClassAuto, ClassShort, ClassShort)
-	add(E, big, ClassAuto, ClassPosZeroRead, ClassReplyChunk)
-	add(K, 7, ClassAuto, ClassShort, ClassShort)
-	add(K, big, ClassAuto, ClassReadChunk, ClassShort)
-	add(K, big+3, ClassAuto, ClassReadChunk, ClassShort)
-	add(S, 5, ClassAuto, ClassShort, ClassShort)
-	add(S, big, ClassAuto, ClassShort, ClassWriteChunk)
-	add(S, big+1, ClassAuto, ClassShort, ClassWriteChunk)
+	add(N, 0, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
+	add(E, 1, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
+	add(E, 100, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
+	add(E, big, rpcproto.ClassAuto, rpcproto.ClassPosZeroRead, rpcproto.ClassReplyChunk)
+	add(K, 7, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
+	add(K, big, rpcproto.ClassAuto, rpcproto.ClassReadChunk, rpcproto.ClassShort)
+	add(K, big+3, rpcproto.ClassAuto, rpcproto.ClassReadChunk, rpcproto.ClassShort)
+	add(S, 5, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
+	add(S, big, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassWriteChunk)
+	add(S, big+1, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassWriteChunk)
 	// Forced classes, including payloads that would have gone inline.
-	add(N, 0, ClassShort, ClassShort, ClassShort)
-	add(E, 33, ClassShort, ClassShort, ClassShort)
-	add(K, 1, ClassReadChunk, ClassReadChunk, ClassShort)
-	add(K, 0, ClassReadChunk, ClassReadChunk, ClassShort)
-	add(K, 301, ClassReadChunk, ClassReadChunk, ClassShort)
-	add(N, 0, ClassPosZeroRead, ClassPosZeroRead, ClassShort)
-	add(E, 17, ClassPosZeroRead, ClassPosZeroRead, ClassShort)
-	add(K, 999, ClassPosZeroRead, ClassPosZeroRead, ClassShort)
-	add(S, 64, ClassPosZeroRead, ClassPosZeroRead, ClassShort)
-	add(S, 1, ClassWriteChunk, ClassShort, ClassWriteChunk)
-	add(S, 0, ClassWriteChunk, ClassShort, ClassWriteChunk)
-	add(S, 4099, ClassWriteChunk, ClassShort, ClassWriteChunk)
-	add(N, 0, ClassReplyChunk, ClassShort, ClassReplyChunk)
-	add(E, 10, ClassReplyChunk, ClassShort, ClassReplyChunk)
-	add(K, 10, ClassReplyChunk, ClassShort, ClassReplyChunk)
-	add(S, 777, ClassReplyChunk, ClassShort, ClassReplyChunk)
-	add(S, big, ClassReplyChunk, ClassShort, ClassReplyChunk)
-	add(E, big, ClassResponderRead, ClassPosZeroRead, ClassResponderRead)
-	add(S, big, ClassResponderRead, ClassShort, ClassResponderRead)
+	add(N, 0, rpcproto.ClassShort, rpcproto.ClassShort, rpcproto.ClassShort)
+	add(E, 33, rpcproto.ClassShort, rpcproto.ClassShort, rpcproto.ClassShort)
+	add(K, 1, rpcproto.ClassReadChunk, rpcproto.ClassReadChunk, rpcproto.ClassShort)
+	add(K, 0, rpcproto.ClassReadChunk, rpcproto.ClassReadChunk, rpcproto.ClassShort)
+	add(K, 301, rpcproto.ClassReadChunk, rpcproto.ClassReadChunk, rpcproto.ClassShort)
+	add(N, 0, rpcproto.ClassPosZeroRead, rpcproto.ClassPosZeroRead, rpcproto.ClassShort)
+	add(E, 17, rpcproto.ClassPosZeroRead, rpcproto.ClassPosZeroRead, rpcproto.ClassShort)
+	add(K, 999, rpcproto.ClassPosZeroRead, rpcproto.ClassPosZeroRead, rpcproto.ClassShort)
+	add(S, 64, rpcproto.ClassPosZeroRead, rpcproto.ClassPosZeroRead, rpcproto.ClassShort)
+	add(S, 1, rpcproto.ClassWriteChunk, rpcproto.ClassShort, rpcproto.ClassWriteChunk)
+	add(S, 0, rpcproto.ClassWriteChunk, rpcproto.ClassShort, rpcproto.ClassWriteChunk)
+	add(S, 4099, rpcproto.ClassWriteChunk, rpcproto.ClassShort, rpcproto.ClassWriteChunk)
+	add(N, 0, rpcproto.ClassReplyChunk, rpcproto.ClassShort, rpcproto.ClassReplyChunk)
+	add(E, 10, rpcproto.ClassReplyChunk, rpcproto.ClassShort, rpcproto.ClassReplyChunk)
+	add(K, 10, rpcproto.ClassReplyChunk, rpcproto.ClassShort, rpcproto.ClassReplyChunk)
+	add(S, 777, rpcproto.ClassReplyChunk, rpcproto.ClassShort, rpcproto.ClassReplyChunk)
+	add(S, big, rpcproto.ClassReplyChunk, rpcproto.ClassShort, rpcproto.ClassReplyChunk)
+	add(E, big, rpcproto.ClassResponderRead, rpcproto.ClassPosZeroRead, rpcproto.ClassResponderRead)
+	add(S, big, rpcproto.ClassResponderRead, rpcproto.ClassShort, rpcproto.ClassResponderRead)
 	// A responder-read call whose reply fits inline comes back inline.
-	add(S, 10, ClassResponderRead, ClassShort, ClassShort)
+	add(S, 10, rpcproto.ClassResponderRead, rpcproto.ClassShort, rpcproto.ClassShort)
 	return cs
 }
 

@@ -2,6 +2,7 @@ package rpcrdma
 
 import (
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
 )
 
@@ -15,32 +16,32 @@ func TestChooseClasses(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		q      classQuery
-		cc, rc Class
+		cc, rc rpcproto.Class
 		err    error
 	}{
-		{"both fit", q{msgLen: th - 28, replyLen: th - 28, sendT: th, recvT: th}, ClassShort, ClassShort, nil},
-		{"call one byte over", q{msgLen: th - 27, replyLen: 100, sendT: th, recvT: th}, ClassPosZeroRead, ClassShort, nil},
-		{"call over, DDP argument", q{msgLen: th - 27, replyLen: 100, callDDP: true, sendT: th, recvT: th}, ClassReadChunk, ClassShort, nil},
-		{"reply one byte over", q{msgLen: 100, replyLen: th - 27, sendT: th, recvT: th}, ClassShort, ClassReplyChunk, nil},
-		{"reply over, DDP result", q{msgLen: 100, replyLen: th - 27, replyDDP: true, sendT: th, recvT: th}, ClassShort, ClassWriteChunk, nil},
+		{"both fit", q{msgLen: th - 28, replyLen: th - 28, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassShort, nil},
+		{"call one byte over", q{msgLen: th - 27, replyLen: 100, sendT: th, recvT: th}, rpcproto.ClassPosZeroRead, rpcproto.ClassShort, nil},
+		{"call over, DDP argument", q{msgLen: th - 27, replyLen: 100, callDDP: true, sendT: th, recvT: th}, rpcproto.ClassReadChunk, rpcproto.ClassShort, nil},
+		{"reply one byte over", q{msgLen: 100, replyLen: th - 27, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassReplyChunk, nil},
+		{"reply over, DDP result", q{msgLen: 100, replyLen: th - 27, replyDDP: true, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassWriteChunk, nil},
 		// The reply's chunk is in the call header: a call that fits with 28 bytes of header
 		// does not with 48 (Reply chunk) or 52 (Write chunk).
-		{"Reply chunk pushes the call out", q{msgLen: th - 48 + 1, replyLen: th, sendT: th, recvT: th}, ClassPosZeroRead, ClassReplyChunk, nil},
-		{"Reply chunk, call fits", q{msgLen: th - 48, replyLen: th, sendT: th, recvT: th}, ClassShort, ClassReplyChunk, nil},
-		{"Write chunk, call fits", q{msgLen: th - 52, replyLen: th, replyDDP: true, sendT: th, recvT: th}, ClassShort, ClassWriteChunk, nil},
-		{"Write chunk pushes the call out", q{msgLen: th - 51, replyLen: th, replyDDP: true, sendT: th, recvT: th}, ClassPosZeroRead, ClassWriteChunk, nil},
+		{"Reply chunk pushes the call out", q{msgLen: th - 48 + 1, replyLen: th, sendT: th, recvT: th}, rpcproto.ClassPosZeroRead, rpcproto.ClassReplyChunk, nil},
+		{"Reply chunk, call fits", q{msgLen: th - 48, replyLen: th, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassReplyChunk, nil},
+		{"Write chunk, call fits", q{msgLen: th - 52, replyLen: th, replyDDP: true, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassWriteChunk, nil},
+		{"Write chunk pushes the call out", q{msgLen: th - 51, replyLen: th, replyDDP: true, sendT: th, recvT: th}, rpcproto.ClassPosZeroRead, rpcproto.ClassWriteChunk, nil},
 		// Each way its own threshold (RFC 8797: the thresholds may differ).
-		{"asymmetric thresholds", q{msgLen: 3000, replyLen: 3000, sendT: 4096, recvT: 1024}, ClassShort, ClassReplyChunk, nil},
+		{"asymmetric thresholds", q{msgLen: 3000, replyLen: 3000, sendT: 4096, recvT: 1024}, rpcproto.ClassShort, rpcproto.ClassReplyChunk, nil},
 		// Forced classes.
-		{"forced short", q{force: ClassShort, msgLen: th - 28, replyLen: 5000, sendT: th, recvT: th}, ClassShort, ClassShort, nil},
-		{"forced short, too large", q{force: ClassShort, msgLen: th - 27, sendT: th, recvT: th}, 0, 0, ErrTooLarge},
-		{"forced Read chunk", q{force: ClassReadChunk, msgLen: 10, callDDP: true, sendT: th, recvT: th}, ClassReadChunk, ClassShort, nil},
-		{"forced Read chunk, no DDP item", q{force: ClassReadChunk, msgLen: 10, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
-		{"forced Write chunk, no DDP item", q{force: ClassWriteChunk, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
-		{"forced Position Zero", q{force: ClassPosZeroRead, msgLen: 10, sendT: th, recvT: th}, ClassPosZeroRead, ClassShort, nil},
-		{"forced Reply chunk", q{force: ClassReplyChunk, msgLen: 10, replyLen: 10, sendT: th, recvT: th}, ClassShort, ClassReplyChunk, nil},
-		{"forced responder Read, negotiated", q{force: ClassResponderRead, msgLen: 10, sendT: th, recvT: th, responderRead: true}, ClassShort, ClassResponderRead, nil},
-		{"forced responder Read, not negotiated", q{force: ClassResponderRead, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
+		{"forced short", q{force: rpcproto.ClassShort, msgLen: th - 28, replyLen: 5000, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassShort, nil},
+		{"forced short, too large", q{force: rpcproto.ClassShort, msgLen: th - 27, sendT: th, recvT: th}, 0, 0, ErrTooLarge},
+		{"forced Read chunk", q{force: rpcproto.ClassReadChunk, msgLen: 10, callDDP: true, sendT: th, recvT: th}, rpcproto.ClassReadChunk, rpcproto.ClassShort, nil},
+		{"forced Read chunk, no DDP item", q{force: rpcproto.ClassReadChunk, msgLen: 10, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
+		{"forced Write chunk, no DDP item", q{force: rpcproto.ClassWriteChunk, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
+		{"forced Position Zero", q{force: rpcproto.ClassPosZeroRead, msgLen: 10, sendT: th, recvT: th}, rpcproto.ClassPosZeroRead, rpcproto.ClassShort, nil},
+		{"forced Reply chunk", q{force: rpcproto.ClassReplyChunk, msgLen: 10, replyLen: 10, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassReplyChunk, nil},
+		{"forced responder Read, negotiated", q{force: rpcproto.ClassResponderRead, msgLen: 10, sendT: th, recvT: th, responderRead: true}, rpcproto.ClassShort, rpcproto.ClassResponderRead, nil},
+		{"forced responder Read, not negotiated", q{force: rpcproto.ClassResponderRead, sendT: th, recvT: th}, 0, 0, ErrClassNotApplicable},
 	} {
 		cc, rc, err := chooseClasses(tc.q)
 		if cc != tc.cc || rc != tc.rc || !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {

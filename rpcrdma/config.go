@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 // MemoryMode says how chunk memory is made visible to the peer.
@@ -100,6 +102,11 @@ type Config struct {
 	// and fills SOURCE results. An RPC whose data does not match fails with ErrVerify.
 	Verify bool `json:"verify"`
 
+	// Codec marshals this end's calls and checks their replies: the RPC program a requester
+	// drives, or, on a responder, the program of its reverse calls. Nil means the benchmark
+	// program (benchprog.Codec). The responder side always serves the benchmark program.
+	Codec rpcproto.Codec `json:"-"`
+
 	// Limits bound the chunk lists accepted from the peer; zero fields take the defaults of
 	// DefaultEndpointLimits.
 	Limits Limits `json:"limits"`
@@ -125,6 +132,9 @@ const (
 )
 
 func (c Config) withDefaults() Config {
+	if c.Codec == nil {
+		c.Codec = benchprog.Codec{}
+	}
 	if c.SendSize == 0 {
 		c.SendSize = DefaultInline
 	}

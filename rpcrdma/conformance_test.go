@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,7 @@ func TestGrantBackedByReceives(t *testing.T) {
 			g := checkGrants(p.rsp)
 			calls := make([]Call, 3000)
 			for i := range calls {
-				calls[i] = Call{Proc: benchprog.ProcEcho, Size: 64 + i%512, Class: ClassReplyChunk, Tag: uint64(i)}
+				calls[i] = Call{Proc: benchprog.ProcEcho, Size: 64 + i%512, Class: rpcproto.ClassReplyChunk, Tag: uint64(i)}
 			}
 			rs, _ := p.run(calls, nil)
 			for _, r := range rs {
@@ -239,7 +240,7 @@ func TestReplyResourcesTooSmall(t *testing.T) {
 				cfg := testCfg(1024)
 				cfg.ResponderRead = rr
 				p := newPairAt(t, w.addr, cfg, cfg)
-				long := ClassResponderRead
+				long := rpcproto.ClassResponderRead
 				if !rr {
 					long = 0
 				}
@@ -247,12 +248,12 @@ func TestReplyResourcesTooSmall(t *testing.T) {
 					name   string
 					call   Call
 					mangle func([]byte)
-					want   Class // 0: ERR_CHUNK
+					want   rpcproto.Class // 0: ERR_CHUNK
 				}{
-					{"ECHO 500, Reply chunk 100", Call{Proc: benchprog.ProcEcho, Size: 500, Class: ClassReplyChunk}, shrinkReplyChunk(100), ClassShort},
-					{"SOURCE 500, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 500, Class: ClassWriteChunk}, shrinkWriteChunk(100), ClassShort},
-					{"ECHO 3000, Reply chunk 100", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassReplyChunk}, shrinkReplyChunk(100), long},
-					{"SOURCE 3000, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 3000, Class: ClassWriteChunk}, shrinkWriteChunk(100), long},
+					{"ECHO 500, Reply chunk 100", Call{Proc: benchprog.ProcEcho, Size: 500, Class: rpcproto.ClassReplyChunk}, shrinkReplyChunk(100), rpcproto.ClassShort},
+					{"SOURCE 500, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 500, Class: rpcproto.ClassWriteChunk}, shrinkWriteChunk(100), rpcproto.ClassShort},
+					{"ECHO 3000, Reply chunk 100", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk}, shrinkReplyChunk(100), long},
+					{"SOURCE 3000, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 3000, Class: rpcproto.ClassWriteChunk}, shrinkWriteChunk(100), long},
 				} {
 					overruns := p.rsp.stats.ReplyOverruns
 					p.req.mangle = tc.mangle
@@ -300,7 +301,7 @@ func TestBadReplyFailsRPC(t *testing.T) {
 				}},
 				{"RDMA_MSG with a Reply chunk discriminator of 2", Call{Proc: benchprog.ProcSource, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[24:], 2) }},
 				// RDMA_NOMSG, Read list: present, position, handle, length, ...
-				{"unpullable Position Zero Read chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassResponderRead},
+				{"unpullable Position Zero Read chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead},
 					func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
 			} {
 				errsSent, errsRecv := p.req.stats.ErrorsSent, p.rsp.stats.ErrorsReceived
@@ -331,8 +332,8 @@ func TestResponderReadEchoesWriteList(t *testing.T) {
 	p.rsp.mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
 	p.req.mangle = shrinkWriteChunk(100)
 	r := p.callGuarded(Call{Proc: benchprog.ProcSource, Size: 3000, Tag: 1})
-	if r.Err != nil || r.ReplyClass != ClassResponderRead {
-		t.Fatalf("%v, reply class %s, want %s", r.Err, r.ReplyClass, ClassResponderRead)
+	if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
+		t.Fatalf("%v, reply class %s, want %s", r.Err, r.ReplyClass, rpcproto.ClassResponderRead)
 	}
 	h := newHeader(Limits{})
 	if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil {
@@ -349,8 +350,8 @@ func TestXIDMismatch(t *testing.T) {
 	p := newPair(t, testCfg(1024), testCfg(1024))
 	for _, c := range []Call{
 		{Proc: benchprog.ProcNull},
-		{Proc: benchprog.ProcSink, Size: 3000},                          // Read chunk
-		{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassPosZeroRead}, // whole call pulled
+		{Proc: benchprog.ProcSink, Size: 3000},                                   // Read chunk
+		{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassPosZeroRead}, // whole call pulled
 	} {
 		// Flip a bit of the transport XID that is not the slot index, and expect the
 		// answer under that XID.
@@ -387,10 +388,10 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			sc.DoneTimeout = 50 * time.Millisecond // the late RDMA_DONE comes within 4×
 			p := newPairAt(t, w.addr, rc, sc)
 			sv := &p.rsp.sv
-			rr := Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassResponderRead, Tag: 1}
+			rr := Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}
 
 			p.req.suppressDone = true
-			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != ClassResponderRead {
+			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 				t.Fatalf("%+v", r)
 			}
 			xid := sv.ctxs[sv.waiting[0]].hdr.XID
@@ -409,7 +410,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			if st := p.rsp.stats; st.DoneStray != 0 || st.DoneLate != 1 {
 				t.Fatalf("late RDMA_DONE counted as %d stray, %d late; want 0, 1", st.DoneStray, st.DoneLate)
 			}
-			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != ClassResponderRead {
+			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 				t.Fatalf("after the late RDMA_DONE: %+v", r)
 			}
 			p.until("RDMA_DONE", func() bool { return sv.pendingDone == 0 })

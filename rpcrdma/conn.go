@@ -2,6 +2,8 @@ package rpcrdma
 
 import (
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -43,8 +45,8 @@ var (
 	// ErrClassNotApplicable: the forced class needs a DDP-eligible item the procedure has
 	// not (a Read chunk for ECHO, a Write chunk for SINK).
 	ErrClassNotApplicable = errors.New("rpcrdma: message class not applicable to this procedure")
-	// ErrBadProc: the procedure is not one of the benchmark program's.
-	ErrBadProc = errors.New("rpcrdma: unknown benchmark procedure")
+	// ErrBadProc: the procedure is not in the program's table (Config.Codec).
+	ErrBadProc = errors.New("rpcrdma: unknown procedure")
 	// ErrVersionRejected: the peer answered RDMA_ERROR ERR_VERS.
 	ErrVersionRejected error = &kindError{"rpcrdma: peer rejected the RPC-over-RDMA version (ERR_VERS)", "err_vers"}
 	// ErrChunkRejected: the peer answered RDMA_ERROR ERR_CHUNK: it could not parse the
@@ -55,9 +57,9 @@ var (
 	// ErrRPCRejected: the RPC reply was not an accepted SUCCESS.
 	ErrRPCRejected error = &kindError{"rpcrdma: RPC not accepted with SUCCESS", "rpc_rejected"}
 	// ErrVerify: payload verification failed: the data received is not the pattern sent.
-	ErrVerify error = &kindError{"rpcrdma: payload verification failed", "verify"}
+	ErrVerify error = rpcproto.ErrVerify
 	// ErrSourceTooBig: the responder refused a SOURCE larger than its MaxPayload.
-	ErrSourceTooBig error = &kindError{"rpcrdma: SOURCE size exceeds the responder's limit", "source_too_big"}
+	ErrSourceTooBig error = benchprog.ErrSourceTooBig
 	// ErrCreditOverrun: the peer sent more calls than the credits granted to it.
 	ErrCreditOverrun = errors.New("rpcrdma: peer exceeded its credits")
 	// ErrClosed: the endpoint was closed.

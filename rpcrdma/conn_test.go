@@ -3,6 +3,7 @@ package rpcrdma
 import (
 	"context"
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"testing"
 	"time"
@@ -138,7 +139,7 @@ func TestNullShort(t *testing.T) {
 	p := newPair(t, testCfg(4096), testCfg(4096))
 	for i := range 3 {
 		r := p.call(p.req, Call{Proc: benchprog.ProcNull, Tag: uint64(i)})
-		if r.Err != nil || r.CallClass != ClassShort || r.ReplyClass != ClassShort {
+		if r.Err != nil || r.CallClass != rpcproto.ClassShort || r.ReplyClass != rpcproto.ClassShort {
 			t.Fatalf("NULL: %+v", r)
 		}
 	}

@@ -2,6 +2,7 @@ package rpcrdma
 
 import (
 	"encoding/binary"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -94,7 +95,7 @@ func FuzzRequesterRecv(f *testing.F) {
 		p.req.Progress(nil)                           // releases slot 0 for the call below
 		p.req.cl.base = 0
 		p.req.cl.slots[0].gen = 0
-		if err := p.req.Submit(Call{Proc: benchprog.ProcSource, Size: 100, Class: ClassWriteChunk}); err != nil {
+		if err := p.req.Submit(Call{Proc: benchprog.ProcSource, Size: 100, Class: rpcproto.ClassWriteChunk}); err != nil {
 			t.Fatal(err)
 		}
 		if s := p.req.cl.lookup(0x00010000); s == nil {

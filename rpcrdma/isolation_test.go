@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
 	"time"
 
@@ -21,8 +22,8 @@ func TestResponderReadExposesOnlyTheReply(t *testing.T) {
 		p.rsp.mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
 		p.req.mangle = shrinkWriteChunk(100)
 		r := p.callGuarded(Call{Proc: benchprog.ProcSource, Size: 3000, Tag: 1})
-		if r.Err != nil || r.ReplyClass != ClassResponderRead {
-			t.Fatalf("%s: %v, reply class %s, want %s", mem, r.Err, r.ReplyClass, ClassResponderRead)
+		if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
+			t.Fatalf("%s: %v, reply class %s, want %s", mem, r.Err, r.ReplyClass, rpcproto.ClassResponderRead)
 		}
 		h := newHeader(Limits{})
 		if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil || len(h.ReadList) != 1 {

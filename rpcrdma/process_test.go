@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"io"
 	"os"
 	"os/exec"
@@ -138,7 +139,7 @@ func peerCommand(c *Conn, cmd string) string {
 		proc, _ := strconv.Atoi(f[0])
 		size, _ := strconv.Atoi(f[1])
 		class, _ := strconv.Atoi(f[2])
-		r := callAndWait(c, Call{Proc: uint32(proc), Size: size, Class: Class(class), Tag: 1})
+		r := callAndWait(c, Call{Proc: proc, Size: size, Class: rpcproto.Class(class), Tag: 1})
 		if r.Err != nil {
 			return "RES err " + r.Err.Error()
 		}
@@ -189,7 +190,7 @@ func peerLoad(c *Conn, n int) error {
 	deadline := time.Now().Add(time.Minute)
 	for done < n {
 		for sent < n && out < 64 {
-			err := c.Submit(Call{Proc: benchprog.ProcEcho, Size: 64 + sent%512, Class: ClassReplyChunk, Tag: uint64(sent)})
+			err := c.Submit(Call{Proc: benchprog.ProcEcho, Size: 64 + sent%512, Class: rpcproto.ClassReplyChunk, Tag: uint64(sent)})
 			if errors.Is(err, ErrNoCredit) {
 				break
 			}
@@ -361,17 +362,17 @@ func TestProcessReplyResourcesTooSmall(t *testing.T) {
 			cfg.ResponderRead = rr
 			p := startPeer(t, "rsp", cfg, cfg)
 			pr := &pair{t: t, req: p.local}
-			long := ClassResponderRead
+			long := rpcproto.ClassResponderRead
 			if !rr {
 				long = 0
 			}
 			for _, tc := range []struct {
 				call   Call
 				mangle func([]byte)
-				want   Class
+				want   rpcproto.Class
 			}{
-				{Call{Proc: benchprog.ProcEcho, Size: 500, Class: ClassReplyChunk}, shrinkReplyChunk(100), ClassShort},
-				{Call{Proc: benchprog.ProcSource, Size: 3000, Class: ClassWriteChunk}, shrinkWriteChunk(100), long},
+				{Call{Proc: benchprog.ProcEcho, Size: 500, Class: rpcproto.ClassReplyChunk}, shrinkReplyChunk(100), rpcproto.ClassShort},
+				{Call{Proc: benchprog.ProcSource, Size: 3000, Class: rpcproto.ClassWriteChunk}, shrinkWriteChunk(100), long},
 			} {
 				p.local.mangle = tc.mangle
 				tc.call.Tag = 7
@@ -400,7 +401,7 @@ func TestProcessBadReplyFailsRPC(t *testing.T) {
 	}{
 		{"discriminator", Call{Proc: benchprog.ProcNull}},
 		{"procedure", Call{Proc: benchprog.ProcEcho, Size: 10}},
-		{"unpullable", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: ClassResponderRead}},
+		{"unpullable", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead}},
 	} {
 		if got := p.do("MANGLE "+tc.mangle, "OK"); got != "OK" {
 			t.Fatal(got)
@@ -436,8 +437,8 @@ func TestProcessLateDoneKeepsReservation(t *testing.T) {
 	if got := p.do("SUPPRESS 1", "OK"); got != "OK" {
 		t.Fatal(got)
 	}
-	call := fmt.Sprintf("CALL %d 3000 %d", benchprog.ProcEcho, ClassResponderRead)
-	if got := p.do(call, "RES"); got != fmt.Sprintf("RES ok %d", ClassResponderRead) {
+	call := fmt.Sprintf("CALL %d 3000 %d", benchprog.ProcEcho, rpcproto.ClassResponderRead)
+	if got := p.do(call, "RES"); got != fmt.Sprintf("RES ok %d", rpcproto.ClassResponderRead) {
 		t.Fatal(got)
 	}
 	var res [4]Result

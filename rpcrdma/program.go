@@ -11,6 +11,11 @@ import (
 // are encoded in place next to their data so that every reply is one contiguous message in
 // registered memory, whatever class carries it.
 
+const (
+	sinkArgsPrefix  = 16 // seed, verify, length (benchprog SinkArgs.ReducedSize)
+	sourceResPrefix = 8  // stat, length (benchprog SourceRes.ReducedSize)
+)
+
 // serve decodes the call in x and answers it.
 func (sv *server) serve(i int32, x *sctx) {
 	c := sv.c

@@ -4,24 +4,19 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
-// Call is one RPC of the benchmark program (package oncrpc/benchprog) to send, or a NULL
-// procedure of another program (to measure against servers such as the Linux NFS server).
+// Call is one RPC to send: a procedure of the program Config.Codec speaks.
 type Call struct {
-	// Prog and Vers select another program's NULL procedure (for example NFS, 100003 and
-	// 3): the call has no arguments and the reply's results are not examined. Zero means
-	// the benchmark program.
-	Prog, Vers uint32
-	// Proc is benchprog.ProcNull, ProcEcho, ProcSink or ProcSource; 0 for another program.
-	Proc uint32
-	// Size is the payload: ECHO's and SINK's argument data, SOURCE's result data, in bytes,
-	// at most Config.MaxPayload. Ignored for NULL.
+	// Proc is the procedure's index in the program's table (rpcproto.Program.Procs).
+	Proc int
+	// Size is the payload in bytes (rpcproto.Procedure.Payload says which messages carry
+	// it), at most Config.MaxPayload. Ignored for a procedure without payload.
 	Size int
-	// Class forces a message class (see Class); ClassAuto chooses as RFC 8166 section 3.5
-	// and the Linux client do.
-	Class Class
+	// Class forces a message class (see rpcproto.Class); rpcproto.ClassAuto chooses as RFC 8166
+	// section 3.5 and the Linux client do.
+	Class rpcproto.Class
 	// Tag is returned in the Result, for the caller's bookkeeping.
 	Tag uint64
 }
@@ -34,9 +29,9 @@ type Result struct {
 	Err error
 	// CallClass and ReplyClass are how the call and its reply travelled (ReplyClass as it
 	// actually came back, which may differ from what the call offered: a responder may
-	// answer inline although a Reply chunk was provided, and with ClassResponderRead a
+	// answer inline although a Reply chunk was provided, and with rpcproto.ClassResponderRead a
 	// reply that fits comes inline).
-	CallClass, ReplyClass Class
+	CallClass, ReplyClass rpcproto.Class
 	// Data is the reply's payload (ECHO and SOURCE), in registered memory that stays valid
 	// until the caller's next call into the Conn (the buffer is free for reuse from then on:
 	// nothing can write it before the caller submits or progresses again).
@@ -64,7 +59,7 @@ const (
 // Write or Reply chunk the responder fills.
 type slot struct {
 	state, waits          uint8
-	callClass, replyClass Class
+	callClass, replyClass rpcproto.Class
 	remoteInv             bool
 	xid                   uint32
 	gen                   uint16
@@ -99,6 +94,7 @@ type client struct {
 	sigEvery, unsig int
 	seedBase        uint64
 	hdr             *Header
+	codec           rpcproto.Codec
 	rpc             oncrpc.Call
 	rep             oncrpc.Reply
 }
@@ -109,7 +105,9 @@ func (cl *client) init(c *Conn, n, credits int, dev datapath.PD) error {
 	cl.credits = 1 // RFC 8166 section 3.3.1: one credit until the first reply grants more
 	cl.sigEvery = signalEvery(credits)
 	cl.hdr = newHeader(c.cfg.Limits)
-	cl.rpc = oncrpc.Call{Prog: benchprog.Program, Vers: benchprog.Version}
+	cl.codec = c.cfg.Codec
+	prog := cl.codec.Program()
+	cl.rpc = oncrpc.Call{Prog: prog.Number, Vers: prog.Version}
 	cl.base = uint32(nanotime()) &^ 0xffff
 	cl.seedBase = uint64(nanotime()) << 20
 	if credits == 0 {
@@ -160,13 +158,6 @@ const (
 	replyHeaderSize = noneReplySize
 )
 
-const (
-	sinkArgsPrefix  = 16 // seed, verify, length (benchprog SinkArgs.ReducedSize)
-	sourceResPrefix = 8  // stat, length (benchprog SourceRes.ReducedSize)
-)
-
-func pad4(n int) int { return (n + 3) &^ 3 }
-
 // Submit sends one call. It never blocks: ErrNoCredit means the granted credits (or the
 // slots) are in use, and Progress must run first. On success the RPC's Result comes out of
 // a later Progress call. Errors other than ErrNoCredit are final for this call and leave
@@ -182,31 +173,21 @@ func (c *Conn) Submit(call Call) error {
 	if cl.outstanding >= int(cl.credits) || len(cl.free) == 0 {
 		return ErrNoCredit
 	}
-	size := call.Size
-	foreign := call.Prog != 0 && call.Prog != benchprog.Program
-	if call.Proc == benchprog.ProcNull || foreign {
-		size = 0
-	}
-	if foreign && call.Proc != 0 {
+	procs := cl.codec.Program().Procs
+	if call.Proc < 0 || call.Proc >= len(procs) {
 		return ErrBadProc
+	}
+	p := &procs[call.Proc]
+	size := call.Size
+	if !p.Sized() {
+		size = 0
 	}
 	if size < 0 || size > c.cfg.MaxPayload {
 		return ErrTooLarge
 	}
 	// The RPC message sizes: arguments after the call header, largest possible results.
-	var args, results int
-	var callDDP, replyDDP bool
-	switch {
-	case foreign, call.Proc == benchprog.ProcNull:
-	case call.Proc == benchprog.ProcEcho:
-		args, results = 4+pad4(size), 4+pad4(size)
-	case call.Proc == benchprog.ProcSink:
-		args, results, callDDP = sinkArgsPrefix+pad4(size), benchprog.SinkResSize, true
-	case call.Proc == benchprog.ProcSource:
-		args, results, replyDDP = benchprog.SourceArgsSize, sourceResPrefix+pad4(size), true
-	default:
-		return ErrBadProc
-	}
+	args, prefix, results := cl.codec.Sizes(call.Proc, size)
+	callDDP, replyDDP := p.DDP&rpcproto.InCall != 0, p.DDP&rpcproto.InReply != 0
 	msgLen := callHeaderSize + args
 	replyLen := replyHeaderSize + results
 	cc, rc, err := chooseClasses(classQuery{force: call.Class, msgLen: msgLen, replyLen: replyLen,
@@ -224,7 +205,7 @@ func (c *Conn) Submit(call Call) error {
 	s.call, s.callClass, s.replyClass = call, cc, rc
 	s.seed = cl.seedBase + uint64(s.xid)
 	s.err, s.data, s.remoteInv = nil, nil, false
-	sgl, nsge := cl.marshal(s, size, msgLen, replyLen)
+	sgl, nsge := cl.marshal(s, p, size, prefix, args, msgLen, replyLen)
 	return cl.post(i, s, sgl, nsge)
 }
 
@@ -232,51 +213,25 @@ func (c *Conn) Submit(call Call) error {
 // transport header in its send buffer), exposes its chunks to the peer, and returns the Send's
 // SGL: the transport header, then the RPC message (or, with a Read chunk, the part of it
 // that stays inline).
-func (cl *client) marshal(s *slot, size, msgLen, replyLen int) (sgl [2]datapath.SGE, nsge int) {
+func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, msgLen, replyLen int) (sgl [2]datapath.SGE, nsge int) {
 	c := cl.c
-	call, cc, rc := s.call, s.callClass, s.replyClass
-	foreign := call.Prog != 0 && call.Prog != benchprog.Program
-	verify := c.cfg.Verify
+	cc, rc := s.callClass, s.replyClass
 
 	// The RPC call, contiguous in out: header and argument prefix right before the payload
 	// at headroom, zero pad after it.
 	ob := s.out.Bytes()
-	data := ob[headroom : headroom+size]
-	body := headroom
-	switch {
-	case foreign:
-	case call.Proc == benchprog.ProcEcho:
-		body -= 4
-		if verify {
-			benchprog.Fill(data, s.seed, 0)
-		}
-		e := benchprog.Echo{Data: data}
-		e.Encode(ob[body:])
-	case call.Proc == benchprog.ProcSink:
-		body -= sinkArgsPrefix
-		if verify {
-			benchprog.Fill(data, s.seed, 0)
-		}
-		a := benchprog.SinkArgs{Seed: s.seed, Verify: verify, Data: data}
-		a.Encode(ob[body:])
-	case call.Proc == benchprog.ProcSource:
-		body -= benchprog.SourceArgsSize
-		a := benchprog.SourceArgs{Seed: s.seed, Size: uint32(size), Fill: verify}
-		a.Encode(ob[body:])
-	}
-	if c.corrupt && size > 0 {
-		data[0] ^= 0xff
+	body := headroom - prefix
+	cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, s.seed, c.cfg.Verify)
+	if c.corrupt && size > 0 && p.Payload&rpcproto.InCall != 0 {
+		ob[headroom] ^= 0xff
 	}
 	msgOff := body - callHeaderSize
-	cl.rpc.XID, cl.rpc.Prog, cl.rpc.Vers, cl.rpc.Proc = s.xid, benchprog.Program, benchprog.Version, call.Proc
-	if foreign {
-		cl.rpc.Prog, cl.rpc.Vers = call.Prog, call.Vers
-	}
+	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
 	putCall(ob[msgOff:], &cl.rpc)
 
 	// A call without chunks (short both ways) writes its transport header directly;
 	// the Header scratch (Reset, fields, Encode) is for calls that carry chunks.
-	noChunks := cc == ClassShort && rc == ClassShort
+	noChunks := cc == rpcproto.ClassShort && rc == rpcproto.ClassShort
 	h := cl.hdr
 	if !noChunks {
 		h.Reset()
@@ -284,10 +239,10 @@ func (cl *client) marshal(s *slot, size, msgLen, replyLen int) (sgl [2]datapath.
 	}
 	nsge = 1
 	switch cc {
-	case ClassShort:
+	case rpcproto.ClassShort:
 		sgl[1] = s.out.Sub(msgOff, msgLen)
 		nsge = 2
-	case ClassReadChunk:
+	case rpcproto.ClassReadChunk:
 		// RFC 8166 section 3.4.5: the payload leaves the stream and its pad with it; the
 		// chunk's position is where it would have started.
 		sgl[1] = s.out.Sub(msgOff, headroom-msgOff)
@@ -296,7 +251,7 @@ func (cl *client) marshal(s *slot, size, msgLen, replyLen int) (sgl [2]datapath.
 		h.ReadList = append(h.ReadList, ReadSegment{Position: uint32(headroom - msgOff),
 			Segment: Segment{Handle: key, Length: uint32(size), Offset: s.out.Addr() + headroom}})
 		c.stats.PeerRead.add(size)
-	case ClassPosZeroRead:
+	case rpcproto.ClassPosZeroRead:
 		h.Proc = ProcNoMsg
 		key := cl.expose(s, 0, s.out.Sub(msgOff, msgLen), datapath.AccessRemoteRead)
 		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
@@ -304,11 +259,11 @@ func (cl *client) marshal(s *slot, size, msgLen, replyLen int) (sgl [2]datapath.
 		c.stats.PeerRead.add(msgLen)
 	}
 	switch rc {
-	case ClassWriteChunk:
+	case rpcproto.ClassWriteChunk:
 		key := cl.expose(s, 1, s.in.Sub(0, size), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
 		h.WriteList = append(h.WriteList, Segment{Handle: key, Length: uint32(size), Offset: s.in.Addr()})
 		h.WriteCounts = append(h.WriteCounts, 1)
-	case ClassReplyChunk:
+	case rpcproto.ClassReplyChunk:
 		key := cl.expose(s, 1, s.in.Sub(0, replyLen), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
 		h.HasReply = true
 		h.Reply = append(h.Reply, Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
@@ -437,7 +392,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 		var chunk []byte
 		used := false
 		if len(h.WriteCounts) > 0 {
-			if s.replyClass != ClassWriteChunk {
+			if s.replyClass != rpcproto.ClassWriteChunk {
 				s.err = errReplyWriteList
 				break
 			}
@@ -461,14 +416,14 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 			chunk = s.in.Bytes()[:n]
 		}
 		cl.parse(s, msg, chunk, used)
-		s.replyClass = ClassShort
+		s.replyClass = rpcproto.ClassShort
 		if used {
-			s.replyClass = ClassWriteChunk
+			s.replyClass = rpcproto.ClassWriteChunk
 		}
 		c.stats.RepliesReceived.add(s.replyClass)
 	default: // RDMA_NOMSG: the reply is in our Reply chunk
 		c.recvPool.Put(buf)
-		if !h.HasReply || s.replyClass != ClassReplyChunk {
+		if !h.HasReply || s.replyClass != rpcproto.ClassReplyChunk {
 			s.err = errReplyReplyChunk
 			break
 		}
@@ -486,7 +441,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 			}
 		}
 		cl.parse(s, s.in.Bytes()[:n], nil, false)
-		c.stats.RepliesReceived.add(ClassReplyChunk)
+		c.stats.RepliesReceived.add(rpcproto.ClassReplyChunk)
 	}
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
@@ -575,7 +530,7 @@ func (cl *client) onUnpullable(xid uint32, credit uint32) bool {
 	cl.outstanding--
 	cl.grant(credit)
 	s.err = &ReplyError{What: "Position Zero Read chunk cannot be pulled"}
-	s.replyClass = ClassResponderRead
+	s.replyClass = rpcproto.ClassResponderRead
 	cl.sendDone(s, xid)
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
@@ -602,9 +557,9 @@ func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 		c.stats.RemoteInvalidated++
 	}
 	s.ctx = ctx
-	s.replyClass = ClassResponderRead
+	s.replyClass = rpcproto.ClassResponderRead
 	cl.parse(s, msg, nil, false)
-	c.stats.RepliesReceived.add(ClassResponderRead)
+	c.stats.RepliesReceived.add(rpcproto.ClassResponderRead)
 	cl.sendDone(s, xid)
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
@@ -663,59 +618,26 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 		s.err = ErrRPCRejected
 		return
 	}
-	body := msg[off:]
-	verify := cl.c.cfg.Verify
-	size := s.call.Size
-	if s.call.Prog != 0 && s.call.Prog != benchprog.Program {
-		return // another program's NULL: results not examined
+	if !writeChunk {
+		chunk = nil
+	} else if chunk == nil {
+		chunk = noData
 	}
-	switch s.call.Proc {
-	case benchprog.ProcEcho:
-		var e benchprog.Echo
-		if _, err := e.Decode(body); err != nil || len(e.Data) != size {
-			s.err = errReplyResults
-			return
-		}
-		s.data = e.Data
-	case benchprog.ProcSink:
-		var res benchprog.SinkRes
-		if _, err := res.Decode(body); err != nil {
-			s.err = errReplyResults
-			return
-		}
-		if int(res.Count) != size {
-			s.err = errReplyResults
-			return
-		}
-		if verify && res.Check != benchprog.CheckOK {
-			s.err = ErrVerify
-			return
-		}
-	case benchprog.ProcSource:
-		var res benchprog.SourceRes
-		if writeChunk {
-			_, err = res.DecodeReduced(body, chunk)
+	data, err := cl.codec.DecodeResults(s.call.Proc, msg[off:], chunk, s.call.Size, s.seed, cl.c.cfg.Verify)
+	if err != nil {
+		if _, ok := err.(interface{ Kind() string }); ok {
+			s.err = err
 		} else {
-			_, err = res.Decode(body)
-		}
-		if err != nil {
 			s.err = errReplyResults
-			return
 		}
-		if res.Stat == benchprog.SourceTooBig {
-			s.err = ErrSourceTooBig
-			return
-		}
-		if len(res.Data) != size {
-			s.err = errReplyResults
-			return
-		}
-		s.data = res.Data
+		return
 	}
-	if verify && s.data != nil && benchprog.Verify(s.data, s.seed, 0) >= 0 {
-		s.err = ErrVerify
-	}
+	s.data = data
 }
+
+// noData stands for a Write chunk that delivered nothing: a codec tells a reply whose DDP
+// item came in a chunk by a non-nil chunk.
+var noData = []byte{}
 
 // invalidate ends the exposure of the slot's windows: those the responder did not
 // invalidate with Send With Invalidate get a LOCAL_INV, and the RPC finishes only when the
@@ -833,7 +755,7 @@ func (cl *client) failAll(err error) {
 
 // classQuery is what decides how one call and its reply travel.
 type classQuery struct {
-	force Class // Call.Class: ClassAuto, or the class to use
+	force rpcproto.Class // Call.Class: rpcproto.ClassAuto, or the class to use
 	// msgLen is the RPC call message's length, replyLen the largest RPC reply's.
 	msgLen, replyLen int
 	// callDDP and replyDDP: the arguments, or the results, have a DDP-eligible item.
@@ -855,60 +777,60 @@ type classQuery struct {
 // class that cannot carry the message is ErrTooLarge (a short call over the threshold) or
 // ErrClassNotApplicable (a chunk for an item the procedure has not). It is a pure function
 // of q, on the hot path: it allocates nothing.
-func chooseClasses(q classQuery) (cc, rc Class, err error) {
+func chooseClasses(q classQuery) (cc, rc rpcproto.Class, err error) {
 	var lay Layout // the reply resources in the call's header
 	switch q.force {
-	case ClassShort:
-		rc = ClassShort
-	case ClassWriteChunk:
+	case rpcproto.ClassShort:
+		rc = rpcproto.ClassShort
+	case rpcproto.ClassWriteChunk:
 		if !q.replyDDP {
 			return 0, 0, ErrClassNotApplicable
 		}
-		rc = ClassWriteChunk
-	case ClassReplyChunk:
-		rc = ClassReplyChunk
-	case ClassResponderRead:
+		rc = rpcproto.ClassWriteChunk
+	case rpcproto.ClassReplyChunk:
+		rc = rpcproto.ClassReplyChunk
+	case rpcproto.ClassResponderRead:
 		if !q.responderRead {
 			return 0, 0, ErrClassNotApplicable
 		}
-		rc = ClassResponderRead
+		rc = rpcproto.ClassResponderRead
 	default:
 		switch {
 		case MinHeaderSize+q.replyLen <= q.recvT:
-			rc = ClassShort
+			rc = rpcproto.ClassShort
 		case q.replyDDP:
-			rc = ClassWriteChunk
+			rc = rpcproto.ClassWriteChunk
 		default:
-			rc = ClassReplyChunk
+			rc = rpcproto.ClassReplyChunk
 		}
 	}
 	switch rc {
-	case ClassWriteChunk:
+	case rpcproto.ClassWriteChunk:
 		lay.WriteChunks, lay.WriteSegments = 1, 1
-	case ClassReplyChunk:
+	case rpcproto.ClassReplyChunk:
 		lay.Reply, lay.ReplySegments = true, 1
 	}
 	switch q.force {
-	case ClassShort:
+	case rpcproto.ClassShort:
 		if lay.Size()+q.msgLen > q.sendT {
 			return 0, 0, ErrTooLarge
 		}
-		cc = ClassShort
-	case ClassReadChunk:
+		cc = rpcproto.ClassShort
+	case rpcproto.ClassReadChunk:
 		if !q.callDDP {
 			return 0, 0, ErrClassNotApplicable
 		}
-		cc = ClassReadChunk
-	case ClassPosZeroRead:
-		cc = ClassPosZeroRead
+		cc = rpcproto.ClassReadChunk
+	case rpcproto.ClassPosZeroRead:
+		cc = rpcproto.ClassPosZeroRead
 	default:
 		switch {
 		case lay.Size()+q.msgLen <= q.sendT:
-			cc = ClassShort
+			cc = rpcproto.ClassShort
 		case q.callDDP:
-			cc = ClassReadChunk
+			cc = rpcproto.ClassReadChunk
 		default:
-			cc = ClassPosZeroRead
+			cc = rpcproto.ClassPosZeroRead
 		}
 	}
 	return cc, rc, nil

@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -378,30 +379,30 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	// The first reply resource that holds the reply wins; one that is too small is passed
 	// over for the next (draft-cel-nfsv4-rpcrdma-reliable-reply section 4.1.1: a responder
 	// MUST use a responder-provided Read chunk when every requester-provided resource is too
-	// small), and only when none is left is it RDMA_ERROR ERR_CHUNK. ClassAuto: none yet.
-	class := ClassAuto
+	// small), and only when none is left is it RDMA_ERROR ERR_CHUNK. rpcproto.ClassAuto: none yet.
+	class := rpcproto.ClassAuto
 	if ddp >= 0 && len(ch.WriteCounts) > 0 {
 		segs := ch.WriteChunk(0)
 		if sv.scatter(segs, h.WriteList[:len(segs)], buf, ddp, ddpLen) {
 			sgl[1] = buf.Sub(off, ddp-off)
-			nsge, class = 2, ClassWriteChunk
+			nsge, class = 2, rpcproto.ClassWriteChunk
 		}
 	}
-	if class == ClassAuto && ch.HasReply {
+	if class == rpcproto.ClassAuto && ch.HasReply {
 		// scatter queues nothing when the chunk is too short, so h is untouched then.
 		h.Reply = append(h.Reply[:0], ch.Reply...)
 		if sv.scatter(ch.Reply, h.Reply, buf, off, n) {
 			h.Proc, h.HasReply = ProcNoMsg, true // as svcrdma: RDMA_NOMSG
-			class = ClassReplyChunk
+			class = rpcproto.ClassReplyChunk
 		} else {
 			h.Reply = h.Reply[:0]
 		}
 	}
-	if class == ClassAuto && h.Layout().Size()+n <= sendT {
+	if class == rpcproto.ClassAuto && h.Layout().Size()+n <= sendT {
 		sgl[1] = buf.Sub(off, n)
-		nsge, class = 2, ClassShort
+		nsge, class = 2, rpcproto.ClassShort
 	}
-	if class == ClassAuto && c.params.ResponderRead && sv.pendingDone < sv.awaitCap {
+	if class == rpcproto.ClassAuto && c.params.ResponderRead && sv.pendingDone < sv.awaitCap {
 		h.Proc = ProcNoMsg
 		// The Write list stays in the header, every chunk at length zero (RFC 8166
 		// section 3.4.6: unused chunks are returned with their lengths zeroed).
@@ -414,13 +415,13 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		}
 		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
 			Segment: Segment{Handle: key, Length: uint32(n), Offset: buf.Addr() + uint64(off)}})
-		class = ClassResponderRead
+		class = rpcproto.ClassResponderRead
 		x.waits |= ctxWaitDone
 		x.deadline = time.Now().Add(c.cfg.DoneTimeout)
 		sv.waiting = append(sv.waiting, i)
 		sv.pendingDone++
 	}
-	if class == ClassAuto {
+	if class == rpcproto.ClassAuto {
 		sv.overrun(i, x)
 		return
 	}
@@ -435,7 +436,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		wr.Op, wr.InvRKey = datapath.OpSendInv, key
 	}
 	// A reply waiting for RDMA_DONE is tracked through its own completion.
-	sv.post(i, x, &wr, sgl[:nsge], class == ClassResponderRead)
+	sv.post(i, x, &wr, sgl[:nsge], class == rpcproto.ClassResponderRead)
 	c.stats.Replies.add(class)
 	c.stats.Served++
 }

@@ -3,6 +3,7 @@ package rpcrdma
 import (
 	"context"
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"strings"
 	"sync"
 	"testing"
@@ -59,9 +60,9 @@ func TestServe(t *testing.T) {
 		{Proc: benchprog.ProcEcho, Size: 20000},
 		{Proc: benchprog.ProcSink, Size: 20000},
 		{Proc: benchprog.ProcSource, Size: 20000},
-		{Proc: benchprog.ProcSource, Size: 20000, Class: ClassReplyChunk},
-		{Proc: benchprog.ProcSource, Size: 20000, Class: ClassResponderRead},
-		{Proc: benchprog.ProcSink, Size: 3, Class: ClassPosZeroRead},
+		{Proc: benchprog.ProcSource, Size: 20000, Class: rpcproto.ClassReplyChunk},
+		{Proc: benchprog.ProcSource, Size: 20000, Class: rpcproto.ClassResponderRead},
+		{Proc: benchprog.ProcSink, Size: 3, Class: rpcproto.ClassPosZeroRead},
 	}
 	const rounds = 50
 	var done [16]Result

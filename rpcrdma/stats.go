@@ -1,40 +1,6 @@
 package rpcrdma
 
-// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5).
-//
-// A Call can force one: ClassShort forces both the call and the reply inline; ClassReadChunk
-// and ClassPosZeroRead force how the call travels; ClassWriteChunk, ClassReplyChunk and
-// ClassResponderRead force how the reply travels (ClassResponderRead by offering no reply
-// resources, so that a reply too large for an inline Send comes back in a responder-provided
-// Read chunk). The other half is then chosen as for ClassAuto.
-type Class uint8
-
-const (
-	ClassAuto Class = iota
-	// ClassShort: the message goes inline in one Send (RDMA_MSG, no chunks).
-	ClassShort
-	// ClassReadChunk: the call's DDP-eligible data in a Read chunk, the rest inline.
-	ClassReadChunk
-	// ClassWriteChunk: the reply's DDP-eligible data in a Write chunk, the rest inline.
-	ClassWriteChunk
-	// ClassPosZeroRead: the whole call in a Position Zero Read chunk (RDMA_NOMSG).
-	ClassPosZeroRead
-	// ClassReplyChunk: the whole reply in the Reply chunk (RDMA_NOMSG).
-	ClassReplyChunk
-	// ClassResponderRead: the whole reply in a responder-provided Position Zero Read chunk
-	// (RDMA_NOMSG), acknowledged by RDMA_DONE.
-	ClassResponderRead
-	numClasses
-)
-
-var classNames = [...]string{"auto", "short", "read-chunk", "write-chunk", "pos0-read", "reply-chunk", "responder-read"}
-
-func (c Class) String() string {
-	if int(c) < len(classNames) {
-		return classNames[c]
-	}
-	return "class(invalid)"
-}
+import "github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 // ClassCounts count messages by class.
 type ClassCounts struct {
@@ -46,19 +12,19 @@ type ClassCounts struct {
 	ResponderRead uint64 `json:"responder_read"`
 }
 
-func (cc *ClassCounts) add(c Class) {
+func (cc *ClassCounts) add(c rpcproto.Class) {
 	switch c {
-	case ClassShort:
+	case rpcproto.ClassShort:
 		cc.Short++
-	case ClassReadChunk:
+	case rpcproto.ClassReadChunk:
 		cc.ReadChunk++
-	case ClassWriteChunk:
+	case rpcproto.ClassWriteChunk:
 		cc.WriteChunk++
-	case ClassPosZeroRead:
+	case rpcproto.ClassPosZeroRead:
 		cc.PosZeroRead++
-	case ClassReplyChunk:
+	case rpcproto.ClassReplyChunk:
 		cc.ReplyChunk++
-	case ClassResponderRead:
+	case rpcproto.ClassResponderRead:
 		cc.ResponderRead++
 	}
 }

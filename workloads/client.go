@@ -3,6 +3,8 @@ package workloads
 import (
 	"errors"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 // Request is one RPC to send. The Driver owns it; a Client reads it during Submit only and
@@ -10,15 +12,16 @@ import (
 type Request struct {
 	// Tag identifies the RPC to the Driver; the Client returns it unchanged in Completed.Tag
 	// and must not interpret it.
-	Tag  uint64
-	Proc Proc
-	// Class is the message class to force, or ClassAuto for the requester's own choice.
-	Class Class
+	Tag uint64
+	// Proc is the procedure's index in the program's table (Config.Prog).
+	Proc int
+	// Class is the message class to force, or rpcproto.Auto for the requester's own choice.
+	Class rpcproto.Kind
 	// Verify asks for the payload to be checked end to end (Config.Verify).
 	Verify bool
-	// CallSize is the opaque payload the call carries (ECHO and SINK arguments), ReplySize
-	// the one the reply carries (ECHO and SOURCE results); both exclude the RPC and
-	// RPC-over-RDMA headers, which the Client adds.
+	// CallSize is the payload the call carries (ECHO and SINK arguments), ReplySize the one
+	// the reply carries (ECHO and SOURCE results), as the procedure's table entry says;
+	// both exclude the RPC and RPC-over-RDMA headers, which the Client adds.
 	CallSize, ReplySize uint32
 }
 
@@ -31,9 +34,9 @@ type Completed struct {
 	// formats nothing.
 	Err error
 	// CallClass and ReplyClass are the message classes the call and the reply actually used:
-	// ClassShort, ClassChunked or ClassLong for a successful RPC (the Driver fails the run on
+	// rpcproto.Short, Chunked or Long for a successful RPC (the Driver fails the run on
 	// anything else); ignored when Err is set.
-	CallClass, ReplyClass Class
+	CallClass, ReplyClass rpcproto.Kind
 }
 
 // Client sends RPCs without blocking. It is the requester side of the engine (one or more
@@ -65,10 +68,10 @@ var ErrBusy = errors.New("workloads: client busy")
 
 // Sample is one measured RPC as a Recorder receives it.
 type Sample struct {
-	Proc Proc
-	// Call and Reply are the classes the call and the reply used (never ClassAuto); the RPC
-	// as a whole counts as RPCClass(Call, Reply).
-	Call, Reply Class
+	Proc int
+	// Call and Reply are the classes the call and the reply used (never rpcproto.Auto); the
+	// RPC as a whole counts under the heavier.
+	Call, Reply rpcproto.Kind
 	// RTT is the full round trip: from the intended send time in open loop, from just before
 	// Submit in closed loop, to just after the Progress call that returned it.
 	RTT time.Duration
@@ -83,7 +86,7 @@ type Recorder interface {
 	// Record takes a successful RPC.
 	Record(s Sample)
 	// Fail takes an RPC that completed with err (Completed.Err).
-	Fail(p Proc, err error)
+	Fail(proc int, err error)
 }
 
 // Discard is a Recorder that keeps nothing.
@@ -91,5 +94,5 @@ var Discard Recorder = discard{}
 
 type discard struct{}
 
-func (discard) Record(Sample)    {}
-func (discard) Fail(Proc, error) {}
+func (discard) Record(Sample)   {}
+func (discard) Fail(int, error) {}

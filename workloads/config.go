@@ -3,114 +3,13 @@ package workloads
 import (
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"strconv"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
-
-// Proc is a procedure of the benchmark RPC program.
-type Proc uint8
-
-const (
-	// ProcNull carries no arguments and no results: the protocol's floor.
-	ProcNull Proc = iota
-	// ProcEcho returns its arguments: call and reply carry the same opaque payload, which is
-	// not DDP-eligible, so a large ECHO goes long (Position Zero Read chunk, Reply chunk).
-	ProcEcho
-	// ProcSink takes a DDP-eligible opaque payload and returns a small status: a large SINK
-	// moves its payload in a Read chunk, like an NFS WRITE.
-	ProcSink
-	// ProcSource names a size and returns a DDP-eligible opaque payload of that size: a large
-	// SOURCE reply lands in a Write chunk, like an NFS READ.
-	ProcSource
-
-	// NumProcs is the number of procedures, for arrays indexed by Proc.
-	NumProcs = 4
-)
-
-var procNames = [NumProcs]string{"null", "echo", "sink", "source"}
-
-func (p Proc) String() string {
-	if int(p) < len(procNames) {
-		return procNames[p]
-	}
-	return "proc(" + strconv.Itoa(int(p)) + ")"
-}
-
-// MarshalText writes the procedure's name, so results files read "echo", not 1.
-func (p Proc) MarshalText() ([]byte, error) {
-	if int(p) >= len(procNames) {
-		return nil, fmt.Errorf("workloads: unknown procedure %d", p)
-	}
-	return []byte(procNames[p]), nil
-}
-
-// UnmarshalText parses a procedure name (case-sensitive, as String spells it).
-func (p *Proc) UnmarshalText(b []byte) error {
-	v, err := ParseProc(string(b))
-	if err != nil {
-		return err
-	}
-	*p = v
-	return nil
-}
-
-// Class is an RPC-over-RDMA message class (RFC 8166 section 3.5).
-type Class uint8
-
-const (
-	// ClassAuto lets the requester choose from the negotiated inline thresholds, as RFC 8166
-	// section 3.5 and the Linux client do. In a Completed it means the engine did not say.
-	ClassAuto Class = iota
-	// ClassShort: the whole message in one RDMA Send (RDMA_MSG, no chunks).
-	ClassShort
-	// ClassChunked: DDP-eligible data moved by RDMA Read (Read chunk) or Write (Write chunk),
-	// the rest inline.
-	ClassChunked
-	// ClassLong: the whole message moved by RDMA (Position Zero Read chunk for a call, Reply
-	// chunk or responder-provided Read chunk for a reply; RDMA_NOMSG).
-	ClassLong
-
-	// NumClasses is the number of classes including ClassAuto, for arrays indexed by Class.
-	NumClasses = 4
-)
-
-var classNames = [NumClasses]string{"auto", "short", "chunked", "long"}
-
-func (c Class) String() string {
-	if int(c) < len(classNames) {
-		return classNames[c]
-	}
-	return "class(" + strconv.Itoa(int(c)) + ")"
-}
-
-// MarshalText writes the class's name.
-func (c Class) MarshalText() ([]byte, error) {
-	if int(c) >= len(classNames) {
-		return nil, fmt.Errorf("workloads: unknown message class %d", c)
-	}
-	return []byte(classNames[c]), nil
-}
-
-// UnmarshalText parses a class name.
-func (c *Class) UnmarshalText(b []byte) error {
-	v, err := ParseClass(string(b))
-	if err != nil {
-		return err
-	}
-	*c = v
-	return nil
-}
-
-// RPCClass is the class an RPC as a whole is counted under: the heavier of its call's and
-// its reply's (short < chunked < long), because an RPC that moved anything by RDMA did not
-// run at short-message cost. ClassAuto (unknown) loses to any known class.
-func RPCClass(call, reply Class) Class {
-	if reply > call {
-		return reply
-	}
-	return call
-}
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration string ("5s").
 type Duration time.Duration
@@ -199,7 +98,7 @@ func (s Sizes) Largest() int {
 func (c Config) MaxPayload() int {
 	m := 0
 	for _, e := range c.Mix {
-		if e.Proc != ProcNull {
+		if !e.Size.IsZero() {
 			m = max(m, e.Size.Largest())
 		}
 	}
@@ -239,11 +138,14 @@ func (s Sizes) validate() error {
 
 // MixEntry is one procedure of a mix with its relative weight.
 type MixEntry struct {
-	Proc Proc `json:"proc"`
+	// Proc names a procedure of the workload's program (Config.Prog), as its table spells
+	// it: "echo", "read".
+	Proc string `json:"proc"`
 	// Weight is the entry's share of RPCs relative to the other entries' weights (0 means 1).
 	Weight int `json:"weight,omitempty"`
-	// Size is the payload size: the arguments of ECHO (and so its results) and SINK, the
-	// results of SOURCE. The zero value inherits Config.Size; NULL must leave it zero.
+	// Size is the payload size, carried by the messages the procedure's table entry says
+	// (ECHO: both, SINK: the call, SOURCE: the reply). The zero value inherits Config.Size;
+	// a procedure without payload (NULL) must leave it zero.
 	Size Sizes `json:"size,omitzero"`
 }
 
@@ -257,11 +159,14 @@ type Config struct {
 	// Class forces every RPC's message class; ClassAuto (default) lets the requester choose
 	// from the negotiated thresholds. A forced class the RPC cannot use (chunked for a NULL)
 	// is the engine's to reject.
-	Class Class `json:"class,omitempty"`
-	// Program and Version, when Program is not zero, send the NULL procedure of another ONC
-	// RPC program instead of the benchmark program's procedures: a NULL of NFS (100003,
-	// version 3) measures a server such as the Linux kernel's that knows nothing of the
-	// benchmark program. The Mix must then be NULL only.
+	Class rpcproto.Kind `json:"class,omitempty"`
+	// Prog is the RPC program whose procedures the Mix names; nil means the benchmark
+	// program (benchprog.Prog) or, with Program set, that program's NULL procedure alone.
+	Prog *rpcproto.Program `json:"-"`
+	// Program and Version record the program's numbers when it is not the benchmark
+	// program: set them (without Prog) to call the NULL procedure of any ONC RPC program,
+	// for example NFS (100003, version 3) to measure a server such as the Linux kernel's
+	// that knows nothing of the benchmark program. Normalized fills them from Prog.
 	Program uint32 `json:"program,omitempty"`
 	Version uint32 `json:"version,omitempty"`
 	// Verify asks the responder (and the requester, for replies) to check payload contents, so
@@ -339,6 +244,19 @@ const (
 // NoWarmup is the Warmup of a run without warm-up; JSON spells it "none".
 const NoWarmup Duration = -1
 
+// Table is the program whose procedures the Mix names: Prog, else with Program set that
+// program's NULL alone (a new table each call: call it once per run), else the benchmark
+// program.
+func (c *Config) Table() *rpcproto.Program {
+	switch {
+	case c.Prog != nil:
+		return c.Prog
+	case c.Program != 0:
+		return rpcproto.NullProgram(c.Program, c.Version)
+	}
+	return benchprog.Prog
+}
+
 // Normalized returns c with every default filled in and checks it; normalizing a normalized
 // Config changes nothing. Errors name the field.
 func (c Config) Normalized() (Config, error) {
@@ -354,11 +272,21 @@ func (c Config) Normalized() (Config, error) {
 	if err := c.Size.validate(); err != nil {
 		return c, fmt.Errorf("workloads: size: %v", err)
 	}
+	switch {
+	case c.Prog != nil && c.Prog != benchprog.Prog:
+		c.Program, c.Version = c.Prog.Number, c.Prog.Version
+	case c.Program == 0 && c.Version != 0:
+		return c, fmt.Errorf("workloads: version %d without a program", c.Version)
+	}
+	prog := c.Table()
 	for i := range c.Mix {
 		e := &c.Mix[i]
-		if int(e.Proc) >= NumProcs {
-			return c, fmt.Errorf("workloads: mix entry %d: unknown procedure %d", i, e.Proc)
+		idx, err := prog.Lookup(e.Proc)
+		if err != nil {
+			return c, fmt.Errorf("workloads: mix entry %d: %v", i, err)
 		}
+		p := &prog.Procs[idx]
+		e.Proc = p.Name
 		if e.Weight < 0 {
 			return c, fmt.Errorf("workloads: mix entry %d (%v): negative weight %d", i, e.Proc, e.Weight)
 		}
@@ -368,9 +296,9 @@ func (c Config) Normalized() (Config, error) {
 		if e.Weight > maxWeight {
 			return c, fmt.Errorf("workloads: mix entry %d (%v): weight %d above %d", i, e.Proc, e.Weight, maxWeight)
 		}
-		if e.Proc == ProcNull {
+		if !p.Sized() {
 			if !e.Size.IsZero() {
-				return c, fmt.Errorf("workloads: mix entry %d: null carries no payload, so takes no size", i)
+				return c, fmt.Errorf("workloads: mix entry %d: %s carries no payload, so takes no size", i, e.Proc)
 			}
 			continue
 		}
@@ -382,22 +310,13 @@ func (c Config) Normalized() (Config, error) {
 			return c, fmt.Errorf("workloads: mix entry %d (%v): %v", i, e.Proc, err)
 		}
 	}
-	if c.Program != 0 {
-		for _, e := range c.Mix {
-			if e.Proc != ProcNull {
-				return c, fmt.Errorf("workloads: program %d has only its NULL procedure here, not %v", c.Program, e.Proc)
-			}
-		}
-	} else if c.Version != 0 {
-		return c, fmt.Errorf("workloads: version %d without a program", c.Version)
-	}
-	if int(c.Class) >= NumClasses {
+	if int(c.Class) >= rpcproto.NumKinds {
 		return c, fmt.Errorf("workloads: unknown message class %d", c.Class)
 	}
-	if c.Class == ClassChunked {
+	if c.Class == rpcproto.Chunked {
 		for _, e := range c.Mix {
-			if e.Proc != ProcSink && e.Proc != ProcSource {
-				return c, fmt.Errorf("workloads: class chunked needs DDP-eligible data, which only sink and source carry, not %v", e.Proc)
+			if i, _ := prog.Lookup(e.Proc); prog.Procs[i].DDP == rpcproto.None {
+				return c, fmt.Errorf("workloads: class chunked needs DDP-eligible data, which %s does not carry", e.Proc)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"encoding/json"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"reflect"
 	"strings"
@@ -34,7 +35,7 @@ func TestZeroConfigDefaults(t *testing.T) {
 func TestNormalizedIsIdempotent(t *testing.T) {
 	for _, c := range []Config{
 		{}, {Warmup: -1}, {Count: 5}, {Rate: 10, Arrival: "poisson"}, {TableSize: 3}, {Mix: NFSMix(), Warmup: NoWarmup},
-		{Mix: []MixEntry{{Proc: ProcSink}}, Size: Sizes{Dist: "uniform", Min: 1, Max: 9}},
+		{Mix: []MixEntry{{Proc: "sink"}}, Size: Sizes{Dist: "uniform", Min: 1, Max: 9}},
 	} {
 		once, err := c.Normalized()
 		if err != nil {
@@ -63,18 +64,18 @@ func TestConfigRejectsBadFields(t *testing.T) {
 		"cpu":         {Config{CPUs: []int{-1}}, "cpu"},
 		"rate":        {Config{Rate: math.NaN()}, "rate"},
 		"arrival":     {Config{Rate: 1, Arrival: "bursty"}, "arrival"},
-		"weight":      {Config{Mix: []MixEntry{{Proc: ProcEcho, Weight: -2}}}, "weight"},
-		"proc":        {Config{Mix: []MixEntry{{Proc: 9}}}, "procedure"},
+		"weight":      {Config{Mix: []MixEntry{{Proc: "echo", Weight: -2}}}, "weight"},
+		"proc":        {Config{Mix: []MixEntry{{Proc: "read"}}}, "procedure"},
 		"class":       {Config{Class: 7}, "class"},
-		"program":     {Config{Program: 100003}, "NULL"},
+		"program":     {Config{Program: 100003}, "want null"},
 		"version":     {Config{Version: 3}, "without a program"},
-		"chunked":     {Config{Class: ClassChunked, Mix: Only(ProcEcho, Fixed(8))}, "DDP"},
+		"chunked":     {Config{Class: rpcproto.Chunked, Mix: Only("echo", Fixed(8))}, "DDP"},
 		"size":        {Config{Size: Sizes{Values: []int{-5}}}, "size"},
 		"dist":        {Config{Size: Sizes{Dist: "zipf"}}, "distribution"},
 		"uniform":     {Config{Size: Sizes{Dist: "uniform", Min: 5, Max: 1}}, "uniform"},
 		"count":       {Config{Count: -1}, "count"},
 		"duration":    {Config{Duration: -1}, "duration"},
-		"entry size":  {Config{Mix: []MixEntry{{Proc: ProcSink, Size: Sizes{Dist: "lognormal"}}}}, "median"},
+		"entry size":  {Config{Mix: []MixEntry{{Proc: "sink", Size: Sizes{Dist: "lognormal"}}}}, "median"},
 		"table":       {Config{TableSize: 1 << 30}, "table"},
 		"connections": {Config{Connections: -1}, "connections"},
 		"many conns":  {Config{Connections: MaxConnections + 1, Pollers: 1}, "connections"},
@@ -91,7 +92,7 @@ func TestConfigRejectsBadFields(t *testing.T) {
 }
 
 func TestConfigJSONRoundTrip(t *testing.T) {
-	c, err := Config{Mix: NFSMix(), Rate: 1e5, Arrival: "poisson", CPUs: []int{1, 3}, Class: ClassLong,
+	c, err := Config{Mix: NFSMix(), Rate: 1e5, Arrival: "poisson", CPUs: []int{1, 3}, Class: rpcproto.Long,
 		Size: Sizes{Dist: "lognormal", Median: 8192, Sigma: 1.5}, Duration: Duration(3 * time.Second), Verify: true}.Normalized()
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +113,12 @@ func TestConfigJSONRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(back, c) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", back, c)
 	}
-	if err := json.Unmarshal([]byte(`{"mix":[{"proc":"read"}]}`), &back); err == nil || !strings.Contains(err.Error(), "read") {
+	// A procedure's name is checked against the program's table when the config is
+	// normalized, since the table is not in the JSON.
+	if err := json.Unmarshal([]byte(`{"mix":[{"proc":"read"}]}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := back.Normalized(); err == nil || !strings.Contains(err.Error(), `"read"`) {
 		t.Fatalf("unknown proc in JSON: %v", err)
 	}
 	if err := json.Unmarshal([]byte(`{"duration":"soon"}`), &back); err == nil {
@@ -130,26 +136,26 @@ func TestTableHasExactMixShares(t *testing.T) {
 		t.Fatalf("table of %d, want %d", len(tab), c.TableSize)
 	}
 	type key struct {
-		p          Proc
+		p          string
 		call, repl uint32
 	}
 	got := map[key]int{}
 	for _, r := range tab {
-		got[key{r.Proc, r.CallSize, r.ReplySize}]++
+		got[key{c.Table().Procs[r.Proc].Name, r.CallSize, r.ReplySize}]++
 	}
 	// 1024 slots over weights summing to 100: each entry gets floor or ceil of its share.
 	for _, e := range c.Mix {
 		z := uint32(0)
-		if e.Proc != ProcNull {
+		if e.Proc != "null" {
 			z = uint32(e.Size.Values[0])
 		}
 		k := key{e.Proc, 0, 0}
 		switch e.Proc {
-		case ProcEcho:
+		case "echo":
 			k.call, k.repl = z, z
-		case ProcSink:
+		case "sink":
 			k.call = z
-		case ProcSource:
+		case "source":
 			k.repl = z
 		}
 		share := float64(c.TableSize) * float64(e.Weight) / 100
@@ -171,7 +177,7 @@ func TestTableSizeDistributions(t *testing.T) {
 		{Dist: "lognormal", Median: 8192, Sigma: 1, Min: 512, Max: 1 << 20},
 		{Values: []int{64, 4096}},
 	} {
-		c, err := Config{Mix: Only(ProcSink, z), TableSize: 1 << 14}.Normalized()
+		c, err := Config{Mix: Only("sink", z), TableSize: 1 << 14}.Normalized()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,11 +250,11 @@ func TestMaxPayload(t *testing.T) {
 		want int
 	}{
 		{Config{}, 256 << 10}, // the NFS mix
-		{Config{Mix: Only(ProcNull, Sizes{})}, 0},
-		{Config{Mix: Only(ProcEcho, Sizes{Values: []int{64, 9000, 128}})}, 9000},
-		{Config{Mix: Only(ProcSink, Sizes{Dist: "uniform", Min: 1, Max: 5000})}, 5000},
-		{Config{Mix: Only(ProcSource, Sizes{Dist: "lognormal", Median: 8192, Sigma: 1})}, DefaultLognormalMax},
-		{Config{Mix: Only(ProcSource, Sizes{Dist: "lognormal", Median: 4 << 20, Sigma: 1})}, 4 << 20},
+		{Config{Mix: Only("null", Sizes{})}, 0},
+		{Config{Mix: Only("echo", Sizes{Values: []int{64, 9000, 128}})}, 9000},
+		{Config{Mix: Only("sink", Sizes{Dist: "uniform", Min: 1, Max: 5000})}, 5000},
+		{Config{Mix: Only("source", Sizes{Dist: "lognormal", Median: 8192, Sigma: 1})}, DefaultLognormalMax},
+		{Config{Mix: Only("source", Sizes{Dist: "lognormal", Median: 4 << 20, Sigma: 1})}, 4 << 20},
 	} {
 		c, err := tc.c.Normalized()
 		if err != nil {

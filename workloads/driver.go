@@ -3,6 +3,7 @@ package workloads
 import (
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"sync/atomic"
 	"time"
@@ -25,12 +26,12 @@ type Stats struct {
 	Errors   uint64 `json:"errors"`
 	FirstErr error  `json:"-"`
 	// Procs counts completed RPCs by procedure.
-	Procs [NumProcs]uint64 `json:"procs"`
+	Procs [rpcproto.MaxProcs]uint64 `json:"procs"`
 	// Classes counts completed RPCs by RPCClass; CallClasses and ReplyClasses by the class of
 	// each direction.
-	Classes      [NumClasses]uint64 `json:"classes"`
-	CallClasses  [NumClasses]uint64 `json:"call_classes"`
-	ReplyClasses [NumClasses]uint64 `json:"reply_classes"`
+	Classes      [rpcproto.NumKinds]uint64 `json:"classes"`
+	CallClasses  [rpcproto.NumKinds]uint64 `json:"call_classes"`
+	ReplyClasses [rpcproto.NumKinds]uint64 `json:"reply_classes"`
 	// CallBytes and ReplyBytes are the payload bytes of completed RPCs (headers excluded).
 	CallBytes  uint64 `json:"call_bytes"`
 	ReplyBytes uint64 `json:"reply_bytes"`
@@ -449,7 +450,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			return st, ErrOverrun
 		}
 		var liveBytes, liveErrs, mDone, mBytes, mErrs uint64
-		var mClasses [NumClasses]uint64
+		var mClasses [rpcproto.NumKinds]uint64
 		for i := range n {
 			c := &d.done[i]
 			slot := c.Tag
@@ -474,11 +475,11 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 				}
 				continue
 			}
-			if c.CallClass == ClassAuto || c.ReplyClass == ClassAuto || c.CallClass >= NumClasses || c.ReplyClass >= NumClasses {
+			if c.CallClass == rpcproto.Auto || c.ReplyClass == rpcproto.Auto || c.CallClass >= rpcproto.NumKinds || c.ReplyClass >= rpcproto.NumKinds {
 				st.End = now
 				return st, ErrBadClass
 			}
-			cls := RPCClass(c.CallClass, c.ReplyClass)
+			cls := max(c.CallClass, c.ReplyClass)
 			rtt := now - t0
 			maxRTT = max(maxRTT, rtt)
 			if d.live != nil {

@@ -2,6 +2,8 @@ package workloads_test
 
 import (
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -25,7 +27,7 @@ func (r *samples) Record(s workloads.Sample) {
 	}
 }
 
-func (r *samples) Fail(p workloads.Proc, err error) { r.fails++ }
+func (r *samples) Fail(p int, err error) { r.fails++ }
 
 func normalized(t testing.TB, c workloads.Config) workloads.Config {
 	t.Helper()
@@ -56,7 +58,7 @@ func fakeRun(t testing.TB, c workloads.Config, latency, tick time.Duration) (*wo
 func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
 	const depth = 8
 	c := workloads.Config{
-		Mix: workloads.Only(workloads.ProcEcho, workloads.Fixed(64)), Depth: depth,
+		Mix: workloads.Only("echo", workloads.Fixed(64)), Depth: depth,
 		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(time.Millisecond),
 	}
 	f, d, rec := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
@@ -95,11 +97,11 @@ func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
 		t.Fatalf("recorded %d, completed %d, sent %d, abandoned %d", len(rec.s), st.Completed, st.Sent, st.Abandoned)
 	}
 	for _, s := range rec.s {
-		if s.RTT != 10*time.Microsecond || s.Proc != workloads.ProcEcho || s.Call != workloads.ClassShort || s.Reply != workloads.ClassShort || s.Payload != 128 {
+		if s.RTT != 10*time.Microsecond || s.Proc != benchprog.ProcEcho || s.Call != rpcproto.Short || s.Reply != rpcproto.Short || s.Payload != 128 {
 			t.Fatalf("sample %+v, want echo/short/10µs", s)
 		}
 	}
-	if st.Procs[workloads.ProcEcho] != st.Completed || st.Classes[workloads.ClassShort] != st.Completed {
+	if st.Procs[benchprog.ProcEcho] != st.Completed || st.Classes[rpcproto.Short] != st.Completed {
 		t.Fatalf("procs %v classes %v", st.Procs, st.Classes)
 	}
 	if st.CallBytes != 64*st.Completed || st.ReplyBytes != 64*st.Completed {
@@ -115,7 +117,7 @@ func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
 // from the intended send time (coordinated omission corrected).
 func TestOpenLoopMeasuresFromIntendedTime(t *testing.T) {
 	c := workloads.Config{
-		Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 4, Rate: 1000,
+		Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4, Rate: 1000,
 		Duration: workloads.Duration(time.Second), Warmup: workloads.Duration(-1),
 	}
 	f, d, rec := fakeRun(t, c, 20*time.Microsecond, 10*time.Microsecond)
@@ -163,7 +165,7 @@ func TestOpenLoopPacesAtRate(t *testing.T) {
 	for _, arrival := range []string{"constant", "poisson"} {
 		t.Run(arrival, func(t *testing.T) {
 			c := workloads.Config{
-				Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 64, Rate: 50000,
+				Mix: workloads.Only("null", workloads.Sizes{}), Depth: 64, Rate: 50000,
 				Arrival: arrival, Duration: workloads.Duration(200 * time.Millisecond), Warmup: workloads.Duration(-1),
 			}
 			f, d, _ := fakeRun(t, c, 5*time.Microsecond, time.Microsecond)
@@ -189,7 +191,7 @@ func TestOpenLoopPacesAtRate(t *testing.T) {
 
 func TestOpenLoopCountsMissedSends(t *testing.T) {
 	c := workloads.Config{
-		Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1, Rate: 10000,
+		Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1, Rate: 10000,
 		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(-1),
 	}
 	// One RPC at a time, 1 ms each: 10 get through in 10 ms of 100 intended.
@@ -206,7 +208,7 @@ func TestOpenLoopCountsMissedSends(t *testing.T) {
 
 func TestMissedIsArithmetic(t *testing.T) {
 	c := workloads.Config{
-		Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1, Rate: 1e9,
+		Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1, Rate: 1e9,
 		Duration: workloads.Duration(time.Hour), Warmup: workloads.Duration(time.Second),
 	}
 	// An hour at a billion RPC/s, one RPC taking an hour: the run ends on the deadline with
@@ -237,13 +239,13 @@ func TestCountEndsRun(t *testing.T) {
 	for _, n := range st.Classes {
 		byClass += n
 	}
-	if byClass != 1234 || st.Classes[workloads.ClassShort] == 0 || st.Classes[workloads.ClassChunked] == 0 || st.Classes[workloads.ClassLong] == 0 {
+	if byClass != 1234 || st.Classes[rpcproto.Short] == 0 || st.Classes[rpcproto.Chunked] == 0 || st.Classes[rpcproto.Long] == 0 {
 		t.Fatalf("classes %v: the NFS mix must hit short, chunked and long", st.Classes)
 	}
 }
 
 func TestStopFlagDrainsAndMarksInterrupted(t *testing.T) {
-	c := workloads.Config{Mix: workloads.Only(workloads.ProcEcho, workloads.Fixed(8)), Depth: 16, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Mix: workloads.Only("echo", workloads.Fixed(8)), Depth: 16, Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, 50*time.Microsecond, time.Microsecond)
 	var stop atomic.Bool
 	polls := 0
@@ -262,7 +264,7 @@ func TestStopFlagDrainsAndMarksInterrupted(t *testing.T) {
 }
 
 func TestDrainTimeoutAbandons(t *testing.T) {
-	c := workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 4,
+	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4,
 		Duration: workloads.Duration(time.Millisecond), Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
 	f.StallFrom, f.StallUntil = int64(500*time.Microsecond), 1<<62 // never answers again
@@ -279,7 +281,7 @@ func TestDrainTimeoutAbandons(t *testing.T) {
 
 func TestClientFailureEndsRunKeepingStats(t *testing.T) {
 	broken := errors.New("connection broken")
-	c := workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 2, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 2, Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, time.Microsecond, time.Microsecond)
 	f.FailAfter, f.Err = 100, broken
 	var stop atomic.Bool
@@ -294,7 +296,7 @@ func TestClientFailureEndsRunKeepingStats(t *testing.T) {
 
 func TestFailedRPCsAreCountedNotTimed(t *testing.T) {
 	bad := errors.New("reply checksum mismatch")
-	c := workloads.Config{Mix: workloads.Only(workloads.ProcSource, workloads.Fixed(1<<20)), Depth: 4, Count: 1000, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Mix: workloads.Only("source", workloads.Fixed(1<<20)), Depth: 4, Count: 1000, Warmup: workloads.Duration(-1)}
 	f, d, rec := fakeRun(t, c, 5*time.Microsecond, time.Microsecond)
 	f.FailEvery, f.RPCErr = 10, bad
 	var stop atomic.Bool
@@ -305,7 +307,7 @@ func TestFailedRPCsAreCountedNotTimed(t *testing.T) {
 	if st.Errors != 100 || st.Completed != 900 || len(rec.s) != 900 || rec.fails != 100 || st.FirstErr != bad {
 		t.Fatalf("errors %d completed %d recorded %d fails %d first %v", st.Errors, st.Completed, len(rec.s), rec.fails, st.FirstErr)
 	}
-	if st.ReplyClasses[workloads.ClassChunked] != 900 || st.ReplyBytes != 900<<20 {
+	if st.ReplyClasses[rpcproto.Chunked] != 900 || st.ReplyBytes != 900<<20 {
 		t.Fatalf("reply classes %v bytes %d", st.ReplyClasses, st.ReplyBytes)
 	}
 }
@@ -404,7 +406,7 @@ func TestLiveCountsMatchStats(t *testing.T) {
 	}
 	for k := range live.MClasses {
 		if got := live.MClasses[k].Load(); got != st.Classes[k] {
-			t.Fatalf("live counts %d measured %s RPCs, stats %d", got, workloads.Class(k), st.Classes[k])
+			t.Fatalf("live counts %d measured %s RPCs, stats %d", got, rpcproto.Kind(k), st.Classes[k])
 		}
 	}
 	var h workloads.LiveHist
@@ -487,7 +489,7 @@ func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
 		{datapath.Poll{Mode: datapath.PollHybrid, Spin: time.Millisecond}, false},
 		{datapath.Poll{Mode: datapath.PollHybrid, Spin: time.Microsecond}, true},
 	} {
-		c := workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 1,
+		c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1,
 			Count: 2000, Warmup: workloads.Duration(-1), Poll: tc.poll}
 		w, d := waitingRun(t, c, 100*time.Microsecond, 100*time.Nanosecond)
 		var stop atomic.Bool
@@ -507,7 +509,7 @@ func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
 // The Driver reads its thread's usage at the edges of the measured phase: a busy poller
 // spinning for the measured time shows CPU time for it.
 func TestDriverRecordsThreadUsage(t *testing.T) {
-	c := normalized(t, workloads.Config{Mix: workloads.Only(workloads.ProcEcho, workloads.Fixed(64)), Depth: 4,
+	c := normalized(t, workloads.Config{Mix: workloads.Only("echo", workloads.Fixed(64)), Depth: 4,
 		Duration: workloads.Duration(50 * time.Millisecond), Warmup: workloads.Duration(10 * time.Millisecond)})
 	f := workloadstest.New(64)
 	f.Latency = 20 * time.Microsecond
@@ -548,7 +550,7 @@ func TestDriverRecordsThreadUsage(t *testing.T) {
 // waited for, not counted lost; RPCs that never come back are abandoned after the default.
 // Config.Drain overrides it.
 func TestDefaultDrainFollowsRTTs(t *testing.T) {
-	c := workloads.Config{Mix: workloads.Only(workloads.ProcNull, workloads.Sizes{}), Depth: 4,
+	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4,
 		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(-1)}
 	run := func(c workloads.Config, stallUntil int64) (workloads.Stats, int64) {
 		f, d, _ := fakeRun(t, c, time.Millisecond, 100*time.Microsecond)

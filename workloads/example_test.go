@@ -2,6 +2,7 @@ package workloads_test
 
 import (
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"sync/atomic"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // simulated clock: 4 RPCs in flight for 1 ms of measurement make 400 RPCs.
 func ExampleDriver() {
 	cfg, err := workloads.Config{
-		Mix:      workloads.Only(workloads.ProcSource, workloads.Fixed(32<<10)),
+		Mix:      workloads.Only("source", workloads.Fixed(32<<10)),
 		Depth:    4,
 		Duration: workloads.Duration(time.Millisecond),
 		Warmup:   workloads.NoWarmup,
@@ -35,6 +36,6 @@ func ExampleDriver() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(st.Completed, "RPCs,", st.Classes[workloads.ClassChunked], "chunked, in", st.Elapsed())
+	fmt.Println(st.Completed, "RPCs,", st.Classes[rpcproto.Chunked], "chunked, in", st.Elapsed())
 	// Output: 400 RPCs, 400 chunked, in 1ms
 }

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math/bits"
 	"sync/atomic"
 	"time"
@@ -21,7 +22,7 @@ type Live struct {
 	MDone, MBytes, MErrors atomic.Uint64
 	// MClasses counts the measured successful RPCs by message class (RPCClass of the call's
 	// and the reply's), for per-class throughput series of mixed workloads.
-	MClasses [NumClasses]atomic.Uint64
+	MClasses [rpcproto.NumKinds]atomic.Uint64
 	// Begin and Measure are the clock readings (ns) when the run began and when its measured
 	// phase begins.
 	Begin, Measure atomic.Int64

@@ -3,6 +3,8 @@ package workloads
 import (
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"strconv"
 	"strings"
@@ -31,26 +33,14 @@ var (
 	errNegative = errors.New("negative")
 )
 
-// ParseProc parses a procedure name: null, echo, sink or source (any case).
-func ParseProc(s string) (Proc, error) {
-	for i, n := range procNames {
-		if strings.EqualFold(s, n) {
-			return Proc(i), nil
-		}
-	}
-	return 0, &ParseError{Kind: "procedure", Input: s, Token: s, Err: errors.New("want null, echo, sink or source")}
-}
-
 // ParseClass parses a message class: auto, short, chunked or long (any case); "inline" is
 // accepted for short.
-func ParseClass(s string) (Class, error) {
+func ParseClass(s string) (rpcproto.Kind, error) {
 	if strings.EqualFold(s, "inline") {
-		return ClassShort, nil
+		return rpcproto.Short, nil
 	}
-	for i, n := range classNames {
-		if strings.EqualFold(s, n) {
-			return Class(i), nil
-		}
+	if k, err := rpcproto.ParseKind(strings.ToLower(s)); err == nil {
+		return k, nil
 	}
 	return 0, &ParseError{Kind: "message class", Input: s, Token: s, Err: errors.New("want auto, short, chunked or long")}
 }
@@ -251,8 +241,12 @@ func parseRange(s string) (lo, hi int, err error) {
 
 // ParseMix parses a procedure mix: comma-separated PROC[/SIZE][:WEIGHT] entries, for example
 // "null:1,echo:4,source/32k:2" or "sink/4k". SIZE is a single size; an entry without one
-// inherits Config.Size. WEIGHT defaults to 1. "nfs" alone is the NFSMix preset.
-func ParseMix(s string) ([]MixEntry, error) {
+// inherits Config.Size. WEIGHT defaults to 1. "nfs" alone is the NFSMix preset. PROC is one of
+// prog's procedures (nil: the benchmark program's), any case.
+func ParseMix(s string, prog *rpcproto.Program) ([]MixEntry, error) {
+	if prog == nil {
+		prog = benchprog.Prog
+	}
 	if strings.EqualFold(strings.TrimSpace(s), "nfs") {
 		return NFSMix(), nil
 	}
@@ -271,14 +265,15 @@ func ParseMix(s string) ([]MixEntry, error) {
 		var e MixEntry
 		head, w, hasW := strings.Cut(t, ":")
 		name, size, hasSize := strings.Cut(head, "/")
-		p, err := ParseProc(name)
+		idx, err := prog.Lookup(name)
 		if err != nil {
-			return bad(fmt.Errorf("unknown procedure %q (want null, echo, sink or source)", name))
+			return bad(err)
 		}
-		e.Proc = p
+		p := &prog.Procs[idx]
+		e.Proc = p.Name
 		if hasSize {
-			if p == ProcNull {
-				return bad(errors.New("null carries no payload, so takes no size"))
+			if !p.Sized() {
+				return bad(fmt.Errorf("%s carries no payload, so takes no size", p.Name))
 			}
 			n, err := parseSize(size)
 			if err != nil {

@@ -25,21 +25,21 @@ import (
 // header overhead against the threshold, which is exactly what a threshold sweep shows.
 func NFSMix() []MixEntry {
 	return []MixEntry{
-		{Proc: ProcNull, Weight: 5},
-		{Proc: ProcEcho, Weight: 40, Size: Fixed(128)},
-		{Proc: ProcEcho, Weight: 5, Size: Fixed(8 << 10)},
-		{Proc: ProcSource, Weight: 15, Size: Fixed(4 << 10)},
-		{Proc: ProcSource, Weight: 10, Size: Fixed(32 << 10)},
-		{Proc: ProcSource, Weight: 5, Size: Fixed(256 << 10)},
-		{Proc: ProcSink, Weight: 10, Size: Fixed(4 << 10)},
-		{Proc: ProcSink, Weight: 7, Size: Fixed(32 << 10)},
-		{Proc: ProcSink, Weight: 3, Size: Fixed(256 << 10)},
+		{Proc: "null", Weight: 5},
+		{Proc: "echo", Weight: 40, Size: Fixed(128)},
+		{Proc: "echo", Weight: 5, Size: Fixed(8 << 10)},
+		{Proc: "source", Weight: 15, Size: Fixed(4 << 10)},
+		{Proc: "source", Weight: 10, Size: Fixed(32 << 10)},
+		{Proc: "source", Weight: 5, Size: Fixed(256 << 10)},
+		{Proc: "sink", Weight: 10, Size: Fixed(4 << 10)},
+		{Proc: "sink", Weight: 7, Size: Fixed(32 << 10)},
+		{Proc: "sink", Weight: 3, Size: Fixed(256 << 10)},
 	}
 }
 
 // Only is the mix of a single procedure with payload size sizes: the plain workloads
 // ("echo of 4 KiB").
-func Only(p Proc, sizes Sizes) []MixEntry {
+func Only(p string, sizes Sizes) []MixEntry {
 	return []MixEntry{{Proc: p, Weight: 1, Size: sizes}}
 }
 
@@ -53,8 +53,8 @@ func MixName(mix []MixEntry) string {
 	}
 	parts := make([]string, len(mix))
 	for i, e := range mix {
-		s := e.Proc.String()
-		if !e.Size.IsZero() && e.Proc != ProcNull {
+		s := e.Proc
+		if !e.Size.IsZero() {
 			s += "_" + sizesName(e.Size)
 		}
 		if e.Weight > 1 {

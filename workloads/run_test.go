@@ -3,6 +3,7 @@ package workloads_test
 import (
 	"context"
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestRunnerSplitsWorkOverPollers(t *testing.T) {
 	recs := []*samples{{s: make([]workloads.Sample, 0, 1000)}, {s: make([]workloads.Sample, 0, 1000)}}
 	r := workloads.Runner{
 		Config: workloads.Config{Pollers: 2, Connections: 3, Depth: 4, Count: 1001, CPUs: []int{cpu}, Warmup: workloads.Duration(-1),
-			Mix: workloads.Only(workloads.ProcSink, workloads.Fixed(64<<10))},
+			Mix: workloads.Only("sink", workloads.Fixed(64<<10))},
 		Open: func(poller, conns int) (workloads.Client, error) {
 			shares[poller] = conns
 			f := workloadstest.New(64)
@@ -64,7 +65,7 @@ func TestRunnerSplitsWorkOverPollers(t *testing.T) {
 	if len(recs[0].s) != 501 || len(recs[1].s) != 500 {
 		t.Fatalf("recorders got %d and %d", len(recs[0].s), len(recs[1].s))
 	}
-	if res.Total.Classes[workloads.ClassChunked] != 1001 || res.Pollers[1].CPU != cpu {
+	if res.Total.Classes[rpcproto.Chunked] != 1001 || res.Pollers[1].CPU != cpu {
 		t.Fatalf("classes %v, cpu %d", res.Total.Classes, res.Pollers[1].CPU)
 	}
 }

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"time"
 )
 
@@ -16,10 +17,10 @@ type Sweep struct {
 	Sizes []int `json:"sizes,omitempty"`
 	// Depths are the queue depths (default the Base workload's Depth).
 	Depths []int `json:"depths,omitempty"`
-	// Proc is the procedure every point runs: ECHO, whose payload goes both ways and is not
-	// DDP-eligible, shows short → long; SINK and SOURCE show short → chunked. ProcNull, the
-	// zero value, means ProcEcho: a NULL carries no payload, so its size sweep would be flat.
-	Proc Proc `json:"proc"`
+	// Proc names the procedure every point runs: ECHO, whose payload goes both ways and is
+	// not DDP-eligible, shows short → long; SINK and SOURCE show short → chunked. Empty means
+	// echo.
+	Proc string `json:"proc,omitempty"`
 	// Mixes, when given, replace the size axis: every threshold × depth × mix, each point
 	// running the whole mix (entries without a size take Base.Size), to ask which threshold
 	// suits a traffic shape rather than a size. Proc and Sizes are then unused.
@@ -86,8 +87,8 @@ func (s Sweep) Plan() ([]Point, error) {
 		depths = []int{d}
 	}
 	proc := s.Proc
-	if proc == ProcNull {
-		proc = ProcEcho
+	if proc == "" {
+		proc = "echo"
 	}
 	for _, t := range ths {
 		if err := CheckThreshold(t); err != nil {
@@ -136,15 +137,15 @@ func (s Sweep) Plan() ([]Point, error) {
 
 // Observed is a finished point: the class counts its run produced (Stats.Classes).
 type Observed struct {
-	Point   Point              `json:"point"`
-	Classes [NumClasses]uint64 `json:"classes"`
+	Point   Point                     `json:"point"`
+	Classes [rpcproto.NumKinds]uint64 `json:"classes"`
 }
 
-// Dominant is the class most of the point's RPCs used (ClassAuto when none completed or the
-// Client could not tell).
-func (o Observed) Dominant() Class {
-	best := ClassAuto
-	for c := ClassShort; c < NumClasses; c++ {
+// Dominant is the class most of the point's RPCs used (rpcproto.Auto when none completed or
+// the Client could not tell).
+func (o Observed) Dominant() rpcproto.Kind {
+	best := rpcproto.Auto
+	for _, c := range rpcproto.Kinds {
 		if o.Classes[c] > o.Classes[best] {
 			best = c
 		}
@@ -155,10 +156,10 @@ func (o Observed) Dominant() Class {
 // Switch is a size at which, for one threshold and depth, the dominant message class changed
 // from the previous (smaller) size's.
 type Switch struct {
-	Threshold int   `json:"threshold"`
-	Depth     int   `json:"depth"`
-	From      Class `json:"from"`
-	To        Class `json:"to"`
+	Threshold int           `json:"threshold"`
+	Depth     int           `json:"depth"`
+	From      rpcproto.Kind `json:"from"`
+	To        rpcproto.Kind `json:"to"`
 	// Below is the largest swept size still in From, At the smallest in To: the true switch
 	// point lies in (Below, At].
 	Below int `json:"below"`
@@ -172,13 +173,13 @@ func Switches(obs []Observed) []Switch {
 	type key struct{ t, d int }
 	type last struct {
 		size  int
-		class Class
+		class rpcproto.Kind
 	}
 	prev := make(map[key]last)
 	var out []Switch
 	for _, o := range obs {
 		c := o.Dominant()
-		if c == ClassAuto {
+		if c == rpcproto.Auto {
 			continue
 		}
 		k := key{o.Point.Threshold, o.Point.Depth}

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"reflect"
 	"strings"
 	"testing"
@@ -8,7 +9,7 @@ import (
 )
 
 func TestPlanOrderAndPoints(t *testing.T) {
-	s := Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64, 8192}, Depths: []int{1, 8}, Proc: ProcSource}
+	s := Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64, 8192}, Depths: []int{1, 8}, Proc: "source"}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +26,7 @@ func TestPlanOrderAndPoints(t *testing.T) {
 			t.Errorf("point %d = %d %d/%d/%d, want %v", i, p.Index, p.Threshold, p.Depth, p.Size, want[i])
 		}
 		w := p.Workload
-		if w.Depth != p.Depth || !reflect.DeepEqual(w.Mix, []MixEntry{{Proc: ProcSource, Weight: 1, Size: Fixed(p.Size)}}) {
+		if w.Depth != p.Depth || !reflect.DeepEqual(w.Mix, []MixEntry{{Proc: "source", Weight: 1, Size: Fixed(p.Size)}}) {
 			t.Errorf("point %d workload %+v", i, w)
 		}
 		if time.Duration(w.Duration) != DefaultPointDuration || time.Duration(w.Warmup) != DefaultPointWarmup {
@@ -39,7 +40,7 @@ func TestZeroSweepIsTheIssueGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pts) != 4*8 || pts[0].Workload.Mix[0].Proc != ProcEcho || pts[0].Size != 64 || pts[len(pts)-1].Size != 1<<20 ||
+	if len(pts) != 4*8 || pts[0].Workload.Mix[0].Proc != "echo" || pts[0].Size != 64 || pts[len(pts)-1].Size != 1<<20 ||
 		pts[0].Threshold != 1024 || pts[len(pts)-1].Threshold != 64<<10 || pts[0].Depth != DefaultDepth {
 		t.Fatalf("zero sweep: %d points, first %+v", len(pts), pts[0])
 	}
@@ -71,9 +72,9 @@ func TestSwitches(t *testing.T) {
 		obs(4096, 262144, 0, 1, 7),
 	})
 	want := []Switch{
-		{Threshold: 1024, Depth: 1, From: ClassShort, To: ClassLong, Below: 64, At: 1024},
-		{Threshold: 4096, Depth: 1, From: ClassShort, To: ClassChunked, Below: 1024, At: 16384},
-		{Threshold: 4096, Depth: 1, From: ClassChunked, To: ClassLong, Below: 16384, At: 262144},
+		{Threshold: 1024, Depth: 1, From: rpcproto.Short, To: rpcproto.Long, Below: 64, At: 1024},
+		{Threshold: 4096, Depth: 1, From: rpcproto.Short, To: rpcproto.Chunked, Below: 1024, At: 16384},
+		{Threshold: 4096, Depth: 1, From: rpcproto.Chunked, To: rpcproto.Long, Below: 16384, At: 262144},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
@@ -81,7 +82,7 @@ func TestSwitches(t *testing.T) {
 }
 
 func TestSweepOverMixes(t *testing.T) {
-	user, err := ParseMix("echo/128:3,sink/32k,null")
+	user, err := ParseMix("echo/128:3,sink/32k,null", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +104,11 @@ func TestSweepOverMixes(t *testing.T) {
 		}
 	}
 	// An entry without a size takes the base size, and the name says which.
-	s = Sweep{Thresholds: []int{4096}, Mixes: [][]MixEntry{{{Proc: ProcEcho}}}, Base: Config{Size: Fixed(2048)}}
+	s = Sweep{Thresholds: []int{4096}, Mixes: [][]MixEntry{{{Proc: "echo"}}}, Base: Config{Size: Fixed(2048)}}
 	if pts, err := s.Plan(); err != nil || pts[0].Mix != "echo_2k" {
 		t.Fatalf("%v %+v", err, pts)
 	}
-	s.Mixes = [][]MixEntry{{{Proc: ProcNull, Size: Fixed(8)}}}
+	s.Mixes = [][]MixEntry{{{Proc: "null", Size: Fixed(8)}}}
 	if _, err := s.Plan(); err == nil || !strings.Contains(err.Error(), "mix 1") {
 		t.Fatalf("bad mix: %v", err)
 	}
@@ -119,7 +120,7 @@ func TestMixName(t *testing.T) {
 		t.Errorf("default mix %q", got)
 	}
 	for _, spec := range []string{"echo/128:3,sink/32k", "source:2", "null,echo"} {
-		m, err := ParseMix(spec)
+		m, err := ParseMix(spec, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,8 +133,8 @@ func TestMixName(t *testing.T) {
 			t.Errorf("%s: name %q", spec, name)
 		}
 	}
-	a, _ := ParseMix("echo/128:40,sink/4k")
-	b, _ := ParseMix("echo/128:40,sink/8k")
+	a, _ := ParseMix("echo/128:40,sink/4k", nil)
+	b, _ := ParseMix("echo/128:40,sink/8k", nil)
 	if MixName(a) == MixName(b) {
 		t.Errorf("different mixes share the name %q", MixName(a))
 	}

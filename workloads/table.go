@@ -16,20 +16,15 @@ func Table(c Config, poller int) []Request {
 	n := c.TableSize
 	counts := shares(c.Mix, n)
 	out := make([]Request, 0, n)
+	prog := c.Table()
 	for i, e := range c.Mix {
+		idx, _ := prog.Lookup(e.Proc) // c is normalized: every name is in the table
+		p := &prog.Procs[idx]
 		for range counts[i] {
-			r := Request{Proc: e.Proc, Class: c.Class, Verify: c.Verify}
-			var size uint32
-			if e.Proc != ProcNull {
-				size = uint32(drawSize(rng, e.Size))
-			}
-			switch e.Proc {
-			case ProcEcho:
-				r.CallSize, r.ReplySize = size, size
-			case ProcSink:
-				r.CallSize = size
-			case ProcSource:
-				r.ReplySize = size
+			r := Request{Proc: idx, Class: c.Class, Verify: c.Verify}
+			if p.Sized() {
+				call, reply := p.Sizes(drawSize(rng, e.Size))
+				r.CallSize, r.ReplySize = uint32(call), uint32(reply)
 			}
 			out = append(out, r)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"net"
 	"os"
 	"sync"
@@ -27,8 +28,9 @@ type engineClient struct {
 	cq    datapath.CQ
 	mux   *rpcrdma.Mux
 	wcs   []datapath.Completion
-	// prog and vers name another program whose NULL to call (Config.Program), 0: benchprog.
-	prog, vers uint32
+	// prog is the program the connections' codec speaks: its table maps a request's
+	// procedure and forced kind to the engine's class.
+	prog *rpcproto.Program
 	// responderRead lets replies that would need a Reply chunk come back in a
 	// responder-provided Read chunk instead (--responder-read).
 	responderRead bool
@@ -43,57 +45,15 @@ var (
 	_ workloads.Waiter = (*engineClient)(nil)
 )
 
-var engineProcs = [workloads.NumProcs]uint32{
-	workloads.ProcNull: benchprog.ProcNull, workloads.ProcEcho: benchprog.ProcEcho,
-	workloads.ProcSink: benchprog.ProcSink, workloads.ProcSource: benchprog.ProcSource,
-}
-
-// engineClass maps a forced workloads class to the engine's, per procedure: chunked means
-// the DDP item's chunk (Read chunk for SINK, Write chunk for SOURCE); long means the whole
-// message by RDMA in the direction that carries the payload (a Position Zero Read chunk for
-// a call, a Reply chunk for SOURCE's reply).
-func engineClass(p workloads.Proc, c workloads.Class) rpcrdma.Class {
-	switch c {
-	case workloads.ClassShort:
-		return rpcrdma.ClassShort
-	case workloads.ClassChunked:
-		if p == workloads.ProcSource {
-			return rpcrdma.ClassWriteChunk
-		}
-		return rpcrdma.ClassReadChunk
-	case workloads.ClassLong:
-		if p == workloads.ProcSource {
-			return rpcrdma.ClassReplyChunk
-		}
-		return rpcrdma.ClassPosZeroRead
-	}
-	return rpcrdma.ClassAuto
-}
-
-// workloadClass folds the engine's six ways of moving a message into the three classes.
-func workloadClass(c rpcrdma.Class) workloads.Class {
-	switch c {
-	case rpcrdma.ClassShort:
-		return workloads.ClassShort
-	case rpcrdma.ClassReadChunk, rpcrdma.ClassWriteChunk:
-		return workloads.ClassChunked
-	case rpcrdma.ClassPosZeroRead, rpcrdma.ClassReplyChunk, rpcrdma.ClassResponderRead:
-		return workloads.ClassLong
-	}
-	return workloads.ClassAuto
-}
-
 func (c *engineClient) Submit(r *workloads.Request) error {
-	size := int(r.CallSize)
-	if r.Proc == workloads.ProcSource {
-		size = int(r.ReplySize)
-	}
-	call := rpcrdma.Call{Prog: c.prog, Vers: c.vers, Proc: engineProcs[r.Proc], Size: size, Class: engineClass(r.Proc, r.Class), Tag: r.Tag}
-	if c.responderRead && (call.Class == rpcrdma.ClassReplyChunk || call.Class == rpcrdma.ClassAuto && r.Proc != workloads.ProcSource) {
+	p := &c.prog.Procs[r.Proc]
+	call := rpcrdma.Call{Proc: r.Proc, Size: int(max(r.CallSize, r.ReplySize)), Class: p.Force(r.Class), Tag: r.Tag}
+	if c.responderRead && (call.Class == rpcproto.ClassReplyChunk || call.Class == rpcproto.ClassAuto && p.DDP&rpcproto.InReply == 0) {
 		// Offer no reply resources where the engine would offer a Reply chunk: a reply
 		// that fits inline still comes inline, a longer one in a responder-provided Read
-		// chunk. SOURCE keeps its Write chunk, as an NFS READ would.
-		call.Class = rpcrdma.ClassResponderRead
+		// chunk. A reply with a DDP-eligible item keeps its Write chunk, as an NFS READ's
+		// would.
+		call.Class = rpcproto.ClassResponderRead
 	}
 	for range c.conns {
 		k := c.next
@@ -125,7 +85,7 @@ func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
 		}
 		k, err := conn.Results(c.res[:min(len(c.res), len(done)-n)])
 		for _, r := range c.res[:k] {
-			done[n] = workloads.Completed{Tag: r.Tag, Err: r.Err, CallClass: workloadClass(r.CallClass), ReplyClass: workloadClass(r.ReplyClass)}
+			done[n] = workloads.Completed{Tag: r.Tag, Err: r.Err, CallClass: r.CallClass.Kind(), ReplyClass: r.ReplyClass.Kind()}
 			n++
 		}
 		if err != nil {
@@ -313,6 +273,15 @@ func openRemote(w *workloadFlags, pts []workloads.Point) (connector, error) {
 	return &engineConnector{dev: dev, addr: w.addr, cfg: engineConfig(w), tr: w.tr}, nil
 }
 
+// codecFor is the codec of the program a workload drives: the benchmark program's, or the
+// NULL procedure of another program.
+func codecFor(w *workloads.Config) rpcproto.Codec {
+	if w.Program == 0 {
+		return benchprog.Codec{}
+	}
+	return rpcproto.NullCodec{P: w.Table()}
+}
+
 // payloadSize rounds a payload bound up to XDR's 4-byte unit, at least 4 KiB.
 func payloadSize(n int) int { return max(4096, (n+3)&^3) }
 
@@ -330,13 +299,15 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 	}
 	c.tr.apply(&cfg)
 	cfg.MaxPayload = payloadSize(pt.Workload.MaxPayload())
+	codec := codecFor(&pt.Workload)
+	cfg.Codec = codec
 	var (
 		mu    sync.Mutex
 		stats []rpcrdma.Stats
 	)
 	open := func(poller, conns int) (workloads.Client, error) {
 		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
-			prog: pt.Workload.Program, vers: pt.Workload.Version, responderRead: c.tr.ResponderRead}
+			prog: codec.Program(), responderRead: c.tr.ResponderRead}
 		cl.done = func(st []rpcrdma.Stats) {
 			mu.Lock()
 			stats = append(stats, st...)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"io"
 	"net"
 	"os"
@@ -65,7 +66,7 @@ func TestEngineSweepSwitchesAtThresholds(t *testing.T) {
 		t.Fatalf("switches %+v, want one per threshold", got)
 	}
 	for i, th := range []int{1 << 10, 4 << 10, 16 << 10, 64 << 10} {
-		want := workloads.Switch{Threshold: th, Depth: 2, From: workloads.ClassShort, To: workloads.ClassLong, Below: th / 4, At: th}
+		want := workloads.Switch{Threshold: th, Depth: 2, From: rpcproto.Short, To: rpcproto.Long, Below: th / 4, At: th}
 		if got[i] != want {
 			t.Errorf("switch %d = %+v, want %+v", i, got[i], want)
 		}

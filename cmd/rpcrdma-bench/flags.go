@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"strconv"
 	"strings"
 	"time"
@@ -91,25 +92,6 @@ func (d depthsValue) String() string {
 func (d depthsValue) Set(x string) (err error) { *d.v, err = workloads.ParseDepths(x); return err }
 func (depthsValue) Type() string               { return "depths" }
 
-type mixValue struct{ v *[]workloads.MixEntry }
-
-func (m mixValue) String() string {
-	if m.v == nil || *m.v == nil {
-		return ""
-	}
-	s := make([]string, len(*m.v))
-	for i, e := range *m.v {
-		s[i] = e.Proc.String()
-		if len(e.Size.Values) == 1 {
-			s[i] += "/" + workloads.FormatSize(e.Size.Values[0])
-		}
-		s[i] += ":" + strconv.Itoa(e.Weight)
-	}
-	return strings.Join(s, ",")
-}
-func (m mixValue) Set(x string) (err error) { *m.v, err = workloads.ParseMix(x); return err }
-func (mixValue) Type() string               { return "mix" }
-
 type cpusValue struct{ v *[]int }
 
 func (c cpusValue) String() string {
@@ -134,7 +116,7 @@ func (p pollValue) Set(x string) error {
 }
 func (pollValue) Type() string { return "mode" }
 
-type classValue struct{ v *workloads.Class }
+type classValue struct{ v *rpcproto.Kind }
 
 func (c classValue) String() string {
 	if c.v == nil {
@@ -169,6 +151,7 @@ type workloadFlags struct {
 	warmup     time.Duration
 	drain      time.Duration
 	proc       string
+	mix        string   // run --mix, parsed once the program is known
 	mixes      []string // sweep --mix, one mix each
 
 	provider, device, out string
@@ -194,7 +177,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
 	} else {
 		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline threshold to advertise, both ways (one value; default 4k)")
-		fs.Var(mixValue{&c.Mix}, "mix", "procedure mix PROC[/SIZE][:WEIGHT],... or nfs (default nfs: see 'Mixes' below)")
+		fs.StringVar(&w.mix, "mix", "", "procedure mix PROC[/SIZE][:WEIGHT],... or nfs (default nfs: see 'Mixes' below)")
 		fs.Var(sizeSpecValue{&c.Size}, "sizes", "payload size of mix entries without one: a list 64,4k (drawn uniformly), uniform:MIN-MAX or lognormal:MEDIAN[:SIGMA[:MIN-MAX]] (default 1k)")
 		fs.IntVar(&c.Depth, "depth", workloads.DefaultDepth, "RPCs outstanding per connection (in open loop: the most)")
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultDuration, "measured time after the warm-up")
@@ -240,6 +223,13 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	if c.Connections < 1 {
 		return c, usageErrorf("--connections %d: want at least 1", c.Connections)
 	}
+	if w.mix != "" {
+		mix, err := workloads.ParseMix(w.mix, c.Table())
+		if err != nil {
+			return c, usageError{"--mix: " + err.Error()}
+		}
+		c.Mix = mix
+	}
 	if !w.sweep && w.fs.Changed("sizes") && c.Program == 0 && !mixTakesSize(c.Mix) {
 		return c, usageErrorf("--sizes has no effect: every entry of the %s mix has its own size (--sizes sets the entries without one, as in --mix echo --sizes 64k; 'sweep' sweeps sizes)", mixLabel(c.Mix))
 	}
@@ -250,7 +240,7 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 		c.Arrival = ""
 	}
 	if c.Program != 0 && !w.fs.Changed("mix") {
-		c.Mix = workloads.Only(workloads.ProcNull, workloads.Sizes{})
+		c.Mix = workloads.Only("null", workloads.Sizes{})
 	}
 	if len(w.thresholds) > 1 && !w.sweep {
 		return c, usageErrorf("--thresholds takes one value here (%d given); 'sweep' takes a list", len(w.thresholds))
@@ -295,7 +285,7 @@ func (w *workloadFlags) plan() (workloads.Sweep, []workloads.Point, error) {
 		}
 		s := workloads.Sweep{Thresholds: w.thresholds, Depths: w.depths, Base: base}
 		for _, m := range w.mixes {
-			mix, err := workloads.ParseMix(m)
+			mix, err := workloads.ParseMix(m, base.Table())
 			if err != nil {
 				return s, nil, usageError{"--mix: " + err.Error()}
 			}
@@ -307,14 +297,16 @@ func (w *workloadFlags) plan() (workloads.Sweep, []workloads.Point, error) {
 		}
 		return s, pts, nil
 	}
-	p, err := workloads.ParseProc(w.proc)
+	prog := base.Table()
+	i, err := prog.Lookup(w.proc)
 	if err != nil {
 		return workloads.Sweep{}, nil, usageError{"--proc: " + err.Error()}
 	}
-	if p == workloads.ProcNull {
-		return workloads.Sweep{}, nil, usageErrorf("--proc null has no payload to sweep sizes of")
+	p := &prog.Procs[i]
+	if !p.Sized() {
+		return workloads.Sweep{}, nil, usageErrorf("--proc %s has no payload to sweep sizes of", p.Name)
 	}
-	s := workloads.Sweep{Thresholds: w.thresholds, Sizes: w.sizes, Depths: w.depths, Proc: p, Base: base}
+	s := workloads.Sweep{Thresholds: w.thresholds, Sizes: w.sizes, Depths: w.depths, Proc: p.Name, Base: base}
 	pts, err := s.Plan()
 	if err != nil {
 		return s, nil, usageError{err.Error()}
@@ -335,7 +327,7 @@ const mixHelp = `Mixes:
 // without a size of its own, so that --sizes applies to it.
 func mixTakesSize(mix []workloads.MixEntry) bool {
 	for _, e := range mix {
-		if e.Proc != workloads.ProcNull && e.Size.IsZero() {
+		if e.Proc != "null" && e.Size.IsZero() {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +73,7 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "extra"}, "unexpected arguments"},
 		{[]string{"fakeclient"}, "--addr is required"},
 		{[]string{"fakerun", "--program", "nfs:x"}, `"nfs:x"`},
-		{[]string{"fakerun", "--program", "nfs", "--mix", "echo"}, "only its NULL procedure"},
+		{[]string{"fakerun", "--program", "nfs", "--mix", "echo"}, `unknown procedure "echo" of program 100003:3`},
 		{[]string{"fakerun", "--addr", "h:1"}, "unknown flag: --addr"},
 		{[]string{"fakerun", "--rate", "-5"}, "rate -5"},
 		{[]string{"fakerun", "--pollers", "2"}, "2 pollers for 1 connections"},
@@ -188,8 +189,8 @@ func TestSweepRecordsClassSwitches(t *testing.T) {
 	// 2k does and 8k does not. ECHO is never DDP-eligible, so it goes long.
 	got := switchesOf(r)
 	want := []workloads.Switch{
-		{Threshold: 1024, Depth: 2, From: workloads.ClassShort, To: workloads.ClassLong, Below: 512, At: 2048},
-		{Threshold: 4096, Depth: 2, From: workloads.ClassShort, To: workloads.ClassLong, Below: 2048, At: 8192},
+		{Threshold: 1024, Depth: 2, From: rpcproto.Short, To: rpcproto.Long, Below: 512, At: 2048},
+		{Threshold: 4096, Depth: 2, From: rpcproto.Short, To: rpcproto.Long, Below: 2048, At: 8192},
 	}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("switches %+v, want %+v", got, want)
@@ -396,7 +397,7 @@ func TestProgramFlagMeansNull(t *testing.T) {
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if w := cfg.Workload; w.Program != 100003 || w.Version != 3 || len(w.Mix) != 1 || w.Mix[0].Proc != workloads.ProcNull || r.Points[0].Params.Procedure != "NULL@100003v3" {
+	if w := cfg.Workload; w.Program != 100003 || w.Version != 3 || len(w.Mix) != 1 || w.Mix[0].Proc != "null" || r.Points[0].Params.Procedure != "NULL@100003v3" {
 		t.Fatalf("config %+v, params %+v", cfg.Workload, r.Points[0].Params)
 	}
 }

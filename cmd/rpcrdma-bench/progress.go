@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"io"
 	"os"
 	"strings"
@@ -143,7 +144,7 @@ type sampler struct {
 type sample struct {
 	t                 int64
 	done, bytes, errs uint64
-	classes           [workloads.NumClasses]uint64
+	classes           [rpcproto.NumKinds]uint64
 }
 
 func newSampler(lives []*workloads.Live, clock func() int64, every time.Duration) *sampler {
@@ -203,7 +204,7 @@ func (s *sampler) end(from, to int64) []results.Interval {
 				if r.Classes == nil {
 					r.Classes = map[string]uint64{}
 				}
-				r.Classes[workloads.Class(k).String()] = n
+				r.Classes[rpcproto.Kind(k).String()] = n
 			}
 		}
 		return r

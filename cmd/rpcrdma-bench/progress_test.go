@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"reflect"
 	"strings"
@@ -16,8 +17,8 @@ import (
 )
 
 func TestSamplerIntervals(t *testing.T) {
-	short, long := workloads.ClassShort, workloads.ClassLong
-	cls := func(s, l uint64) (c [workloads.NumClasses]uint64) { c[short], c[long] = s, l; return c }
+	short, long := rpcproto.Short, rpcproto.Long
+	cls := func(s, l uint64) (c [rpcproto.NumKinds]uint64) { c[short], c[long] = s, l; return c }
 	// Readings at 40 (warm-up: nothing measured yet), 140, 240 and, after the phase
 	// [100, 250] and its drain, at 400. The first interval starts with the phase, not at
 	// the first reading inside it; the drain's RPCs count in the last.

@@ -99,24 +99,17 @@ func params(pt workloads.Point) results.Params {
 		Connections:     w.Connections,
 		RateRPS:         w.Rate,
 	}
-	if w.Program != 0 {
-		// Another program's NULL is a different point from the benchmark program's.
-		p.Procedure = fmt.Sprintf("NULL@%dv%d", w.Program, w.Version)
-		return p
-	}
 	if len(w.Mix) == 1 {
 		e := w.Mix[0]
-		p.Procedure = strings.ToUpper(e.Proc.String())
-		if (e.Size.Dist == "" || e.Size.Dist == "list") && len(e.Size.Values) == 1 {
-			n := e.Size.Values[0]
-			switch e.Proc {
-			case workloads.ProcEcho:
-				p.CallBytes, p.ReplyBytes = n, n
-			case workloads.ProcSink:
-				p.CallBytes = n
-			case workloads.ProcSource:
-				p.ReplyBytes = n
-			}
+		p.Procedure = strings.ToUpper(e.Proc)
+		if w.Program != 0 {
+			// Another program's procedure is a different point from the benchmark
+			// program's of the same name.
+			p.Procedure = fmt.Sprintf("%s@%dv%d", p.Procedure, w.Program, w.Version)
+		}
+		prog := w.Table()
+		if i, err := prog.Lookup(e.Proc); err == nil && (e.Size.Dist == "" || e.Size.Dist == "list") && len(e.Size.Values) == 1 {
+			p.CallBytes, p.ReplyBytes = prog.Procs[i].Sizes(e.Size.Values[0])
 		}
 	}
 	return p
@@ -128,10 +121,10 @@ type recorder struct{ r *results.Recorder }
 var _ workloads.Recorder = recorder{}
 
 func (a recorder) Record(s workloads.Sample) {
-	a.r.Record(resultsClass(s.Call), resultsClass(s.Reply), int64(s.RTT), s.Payload)
+	a.r.Record(s.Call, s.Reply, int64(s.RTT), s.Payload)
 }
 
-func (a recorder) Fail(p workloads.Proc, err error) { a.r.Fail(errorKind(err), err) }
+func (a recorder) Fail(_ int, err error) { a.r.Fail(errorKind(err), err) }
 
 // errorKind is the results error kind of an RPC's failure: what the error (or one it wraps)
 // says its kind is (a Kind method, as the transport's failures have), else "rpc".
@@ -142,9 +135,6 @@ func errorKind(err error) string {
 	}
 	return "rpc"
 }
-
-// resultsClass maps a (known) workloads class to results': short, chunked, long in order.
-func resultsClass(c workloads.Class) results.Class { return results.Class(c - workloads.ClassShort) }
 
 // pointOutcome is how one point ended.
 type pointOutcome struct {

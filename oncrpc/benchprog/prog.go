@@ -13,12 +13,13 @@ const (
 	Version uint32 = 1
 )
 
-// Procedure numbers.
+// Procedure numbers, which are also the procedures' indexes in Prog's table (untyped, so
+// they serve as either).
 const (
-	ProcNull   uint32 = 0
-	ProcEcho   uint32 = 1
-	ProcSink   uint32 = 2
-	ProcSource uint32 = 3
+	ProcNull   = 0
+	ProcEcho   = 1
+	ProcSink   = 2
+	ProcSource = 3
 )
 
 // MaxData bounds every opaque in the program: decoders reject longer length words, so that

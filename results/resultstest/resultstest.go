@@ -3,6 +3,7 @@ package resultstest
 import (
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -82,24 +83,24 @@ func RxeDevice() *datapath.DeviceInfo {
 
 // Class is the synthetic message class of a payload under an effective threshold: inline
 // when it fits with a 28-byte header, chunks up to 16 thresholds, then a long message.
-func Class(size, threshold int) results.Class {
+func Class(size, threshold int) rpcproto.Kind {
 	switch {
 	case size+28 <= threshold:
-		return results.Short
+		return rpcproto.Short
 	case size <= 16*threshold:
-		return results.Chunked
+		return rpcproto.Chunked
 	}
-	return results.Long
+	return rpcproto.Long
 }
 
 // rttNs is the RTT model: a fixed cost, a per-byte cost, a penalty for chunks and long
 // messages, lognormal noise and a rare tail.
-func (s *Sweep) rttNs(rng *rand.Rand, bytes int, c results.Class) int64 {
+func (s *Sweep) rttNs(rng *rand.Rand, bytes int, c rpcproto.Kind) int64 {
 	us := 4 + float64(bytes)/1000
 	switch c {
-	case results.Chunked:
+	case rpcproto.Chunked:
 		us += 6
-	case results.Long:
+	case rpcproto.Long:
 		us += 11
 	}
 	us *= s.Slow * math.Exp(s.Spread*rng.NormFloat64())
@@ -189,11 +190,11 @@ func (s Sweep) Run(tb testing.TB) *results.Run {
 		for n := 0; s.RPCs > 0 && n < s.RPCs || s.RPCs <= 0 && sum < int64(s.Time)*int64(depth); n++ {
 			c, rc := call, reply
 			if s.Mixed && n%4 == 0 {
-				if c == results.Chunked {
-					c = results.Short
+				if c == rpcproto.Chunked {
+					c = rpcproto.Short
 				}
-				if rc == results.Chunked {
-					rc = results.Short
+				if rc == rpcproto.Chunked {
+					rc = rpcproto.Short
 				}
 			}
 			v := s.rttNs(rng, par.CallBytes+par.ReplyBytes, max(c, rc))
@@ -202,10 +203,10 @@ func (s Sweep) Run(tb testing.TB) *results.Run {
 			rec.Record(c, rc, v, par.CallBytes+par.ReplyBytes)
 			add(&ops.Send, min(par.CallBytes, send)+28)
 			add(&ops.Recv, min(par.ReplyBytes, recv)+28)
-			if c != results.Short {
+			if c != rpcproto.Short {
 				add(&ops.Read, par.CallBytes)
 			}
-			if rc != results.Short {
+			if rc != rpcproto.Short {
 				add(&ops.Write, par.ReplyBytes)
 			}
 		}

@@ -2,9 +2,8 @@ package resultstest
 
 import (
 	"encoding/json"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
-
-	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 func TestDeterministic(t *testing.T) {
@@ -41,7 +40,7 @@ func TestShape(t *testing.T) {
 			t.Errorf("point %d: %d interval errors, want %d", i, errs, want)
 		}
 	}
-	if c := Class(8192, 4096); c != results.Chunked || r.Points[1].Classes[0].Class != "chunked" {
+	if c := Class(8192, 4096); c != rpcproto.Chunked || r.Points[1].Classes[0].Class != "chunked" {
 		t.Errorf("8 KiB at a 4 KiB threshold: %v, point classes %+v", c, r.Points[1].Classes)
 	}
 	if got := r.Points[0].Negotiated.Local.Hex; got != "f6ab0e1801010303" {

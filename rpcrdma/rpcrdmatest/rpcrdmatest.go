@@ -8,6 +8,7 @@ package rpcrdmatest
 import (
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
@@ -18,7 +19,7 @@ import (
 type Case struct {
 	Name                  string
 	Call                  rpcrdma.Call
-	CallClass, ReplyClass rpcrdma.Class
+	CallClass, ReplyClass rpcproto.Class
 }
 
 var procNames = [...]string{"NULL", "ECHO", "SINK", "SOURCE"}
@@ -29,7 +30,7 @@ var procNames = [...]string{"NULL", "ECHO", "SINK", "SOURCE"}
 // responder-provided Read chunks are included (both ends must enable them).
 func Cases(t int, responderRead bool) []Case {
 	var cs []Case
-	add := func(proc uint32, size int, force, wc, wr rpcrdma.Class) {
+	add := func(proc int, size int, force, wc, wr rpcproto.Class) {
 		cs = append(cs, Case{
 			Name: fmt.Sprintf("%s/%d/%s", procNames[proc], size, force),
 			Call: rpcrdma.Call{Proc: proc, Size: size, Class: force}, CallClass: wc, ReplyClass: wr,
@@ -39,8 +40,8 @@ func Cases(t int, responderRead bool) []Case {
 		N, E, K, S = benchprog.ProcNull, benchprog.ProcEcho, benchprog.ProcSink, benchprog.ProcSource
 	)
 	const (
-		auto, short, read, write = rpcrdma.ClassAuto, rpcrdma.ClassShort, rpcrdma.ClassReadChunk, rpcrdma.ClassWriteChunk
-		pos0, reply, rread       = rpcrdma.ClassPosZeroRead, rpcrdma.ClassReplyChunk, rpcrdma.ClassResponderRead
+		auto, short, read, write = rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassReadChunk, rpcproto.ClassWriteChunk
+		pos0, reply, rread       = rpcproto.ClassPosZeroRead, rpcproto.ClassReplyChunk, rpcproto.ClassResponderRead
 	)
 	big := 2 * t
 	add(N, 0, auto, short, short)

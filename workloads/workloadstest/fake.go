@@ -4,6 +4,8 @@ package workloadstest
 
 import (
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"sync/atomic"
 	"time"
 
@@ -64,7 +66,7 @@ type Fake struct {
 type pending struct {
 	tag         uint64
 	due         int64
-	call, reply workloads.Class
+	call, reply rpcproto.Kind
 }
 
 // Overhead is the header bytes the class model adds to each payload.
@@ -101,24 +103,24 @@ func (f *Fake) Submit(req *workloads.Request) error {
 	return nil
 }
 
-func (f *Fake) classes(req *workloads.Request) (call, reply workloads.Class) {
-	if req.Class != workloads.ClassAuto {
+func (f *Fake) classes(req *workloads.Request) (call, reply rpcproto.Kind) {
+	if req.Class != rpcproto.Auto {
 		return req.Class, req.Class
 	}
 	th := f.Threshold
 	if th == 0 {
 		th = 4096
 	}
-	class := func(size uint32, ddp bool) workloads.Class {
+	class := func(size uint32, ddp bool) rpcproto.Kind {
 		switch {
 		case int(size)+Overhead <= th:
-			return workloads.ClassShort
+			return rpcproto.Short
 		case ddp:
-			return workloads.ClassChunked
+			return rpcproto.Chunked
 		}
-		return workloads.ClassLong
+		return rpcproto.Long
 	}
-	return class(req.CallSize, req.Proc == workloads.ProcSink), class(req.ReplySize, req.Proc == workloads.ProcSource)
+	return class(req.CallSize, req.Proc == benchprog.ProcSink), class(req.ReplySize, req.Proc == benchprog.ProcSource)
 }
 
 // Progress advances the clock by Tick and returns the RPCs that are due, unless stalled.

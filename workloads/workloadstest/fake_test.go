@@ -2,6 +2,8 @@ package workloadstest
 
 import (
 	"errors"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
 	"time"
 
@@ -13,10 +15,10 @@ func TestFakeClassModelAndTiming(t *testing.T) {
 	f.Clock = new(Clock)
 	f.Latency, f.Tick, f.Threshold = 10*time.Microsecond, 5*time.Microsecond, 1024
 	reqs := []workloads.Request{
-		{Tag: 1, Proc: workloads.ProcEcho, CallSize: 900, ReplySize: 900},   // 900+100 fits 1024
-		{Tag: 2, Proc: workloads.ProcSink, CallSize: 4096},                  // DDP call: chunked
-		{Tag: 3, Proc: workloads.ProcEcho, CallSize: 4096, ReplySize: 4096}, // no DDP: long
-		{Tag: 4, Proc: workloads.ProcSource, ReplySize: 64, Class: workloads.ClassLong},
+		{Tag: 1, Proc: benchprog.ProcEcho, CallSize: 900, ReplySize: 900},   // 900+100 fits 1024
+		{Tag: 2, Proc: benchprog.ProcSink, CallSize: 4096},                  // DDP call: chunked
+		{Tag: 3, Proc: benchprog.ProcEcho, CallSize: 4096, ReplySize: 4096}, // no DDP: long
+		{Tag: 4, Proc: benchprog.ProcSource, ReplySize: 64, Class: rpcproto.Long},
 	}
 	for i := range reqs {
 		if err := f.Submit(&reqs[i]); err != nil {
@@ -34,10 +36,10 @@ func TestFakeClassModelAndTiming(t *testing.T) {
 	if err != nil || n != 4 {
 		t.Fatalf("%d done, %v", n, err)
 	}
-	S, C, L := workloads.ClassShort, workloads.ClassChunked, workloads.ClassLong
-	want := [][2]workloads.Class{{S, S}, {C, S}, {L, L}, {L, L}}
+	S, C, L := rpcproto.Short, rpcproto.Chunked, rpcproto.Long
+	want := [][2]rpcproto.Kind{{S, S}, {C, S}, {L, L}, {L, L}}
 	for i, d := range done[:n] {
-		if d.Tag != uint64(i+1) || [2]workloads.Class{d.CallClass, d.ReplyClass} != want[i] {
+		if d.Tag != uint64(i+1) || [2]rpcproto.Kind{d.CallClass, d.ReplyClass} != want[i] {
 			t.Errorf("completion %d: %+v, want classes %v", i, d, want[i])
 		}
 	}
@@ -49,7 +51,7 @@ func TestFakeClassModelAndTiming(t *testing.T) {
 func TestFakeCreditsAndFailure(t *testing.T) {
 	f := New(8)
 	f.Credits, f.FailAfter, f.Err = 1, 1, errors.New("broken")
-	r := workloads.Request{Proc: workloads.ProcNull}
+	r := workloads.Request{Proc: benchprog.ProcNull}
 	if err := f.Submit(&r); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"slices"
 	"strconv"
@@ -41,7 +42,7 @@ func TestIntegrationKnfsdNullStream(t *testing.T) {
 	}
 	defer dev.Close()
 	// The defaults: 4 KiB inline both ways (the Linux client's), 64 credits requested.
-	cfg := rpcrdma.Config{}
+	cfg := rpcrdma.Config{Codec: rpcproto.NullCodec{P: rpcproto.NullProgram(nfsProg, 3)}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := rpcrdma.Dial(ctx, dev, addr, cfg)
@@ -63,7 +64,7 @@ func TestIntegrationKnfsdNullStream(t *testing.T) {
 
 	calls := make([]rpcrdma.Call, n)
 	for i := range calls {
-		calls[i] = rpcrdma.Call{Prog: nfsProg, Vers: 3, Tag: uint64(i)}
+		calls[i] = rpcrdma.Call{Tag: uint64(i)}
 	}
 	for _, depth := range []int{1, 32} {
 		c0 := c.Stats()

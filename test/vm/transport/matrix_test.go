@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"strconv"
 	"strings"
@@ -28,8 +29,8 @@ const (
 var dirNames = [numDirs]string{"fwd", "rev"}
 
 // The classes the table has rows for, in order.
-var classes = []rpcrdma.Class{rpcrdma.ClassShort, rpcrdma.ClassReadChunk, rpcrdma.ClassPosZeroRead,
-	rpcrdma.ClassWriteChunk, rpcrdma.ClassReplyChunk, rpcrdma.ClassResponderRead}
+var classes = []rpcproto.Class{rpcproto.ClassShort, rpcproto.ClassReadChunk, rpcproto.ClassPosZeroRead,
+	rpcproto.ClassWriteChunk, rpcproto.ClassReplyChunk, rpcproto.ClassResponderRead}
 
 var (
 	thresholds = []int{1024, 4096, 65536}
@@ -137,7 +138,7 @@ func classMatrix(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, 
 		}
 	}
 	// table[class][dir][combo]
-	table := make(map[rpcrdma.Class]*[numDirs][]count)
+	table := make(map[rpcproto.Class]*[numDirs][]count)
 	for _, c := range classes {
 		table[c] = &[numDirs][]count{make([]count, len(combos)), make([]count, len(combos))}
 	}
@@ -145,7 +146,7 @@ func classMatrix(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, 
 	start := time.Now()
 	for ci, co := range combos {
 		t.Run(co.String(), func(t *testing.T) {
-			stats = append(stats, runCombo(t, cdev, sdev, l, co, n, poll, func(dir int, c rpcrdma.Class, bad bool) {
+			stats = append(stats, runCombo(t, cdev, sdev, l, co, n, poll, func(dir int, c rpcproto.Class, bad bool) {
 				cell := &table[c][dir][ci]
 				cell.rpcs++
 				if bad {
@@ -198,7 +199,7 @@ func classMatrix(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, 
 // runCombo connects a requester and a responder configured for co, runs the cases n times
 // forward and then n times in reverse, checks every result and the counters, and returns a
 // summary line per direction. tally is called once per RPC and class row.
-func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co combo, n int, poll datapath.Poll, tally func(dir int, c rpcrdma.Class, bad bool)) []string {
+func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co combo, n int, poll datapath.Poll, tally func(dir int, c rpcproto.Class, bad bool)) []string {
 	cfg := rpcrdma.Config{
 		SendSize: co.th, RecvSize: co.th,
 		Credits: credits, ReverseCredits: reverseCredits,
@@ -256,7 +257,7 @@ func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co 
 				t.Errorf("%s %s: err %v, classes %s/%s, %d bytes; want %s/%s, %d bytes", dirNames[dir], tc.Name,
 					r.Err, r.CallClass, r.ReplyClass, len(r.Data), tc.CallClass, tc.ReplyClass, want)
 			}
-			if tc.ReplyClass == rpcrdma.ClassResponderRead {
+			if tc.ReplyClass == rpcproto.ClassResponderRead {
 				rread++
 			}
 			done++
@@ -317,16 +318,16 @@ func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co 
 }
 
 // rowsOf is the table rows a case counts in: each half that is not inline, or short.
-func rowsOf(tc rpcrdmatest.Case) []rpcrdma.Class {
-	var rows []rpcrdma.Class
-	if tc.CallClass != rpcrdma.ClassShort {
+func rowsOf(tc rpcrdmatest.Case) []rpcproto.Class {
+	var rows []rpcproto.Class
+	if tc.CallClass != rpcproto.ClassShort {
 		rows = append(rows, tc.CallClass)
 	}
-	if tc.ReplyClass != rpcrdma.ClassShort {
+	if tc.ReplyClass != rpcproto.ClassShort {
 		rows = append(rows, tc.ReplyClass)
 	}
 	if len(rows) == 0 {
-		rows = append(rows, rpcrdma.ClassShort)
+		rows = append(rows, rpcproto.ClassShort)
 	}
 	return rows
 }

@@ -1,0 +1,123 @@
+package benchprog
+
+import (
+	"errors"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+)
+
+// Prog is the program as the workloads and the requester see it; a procedure's index in
+// its table is its number.
+var Prog = &rpcproto.Program{
+	Name:    "bench",
+	Number:  Program,
+	Version: Version,
+	Procs: []rpcproto.Procedure{
+		ProcNull:   {Name: "null", Number: ProcNull},
+		ProcEcho:   {Name: "echo", Number: ProcEcho, Payload: rpcproto.Both},
+		ProcSink:   {Name: "sink", Number: ProcSink, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
+		ProcSource: {Name: "source", Number: ProcSource, Payload: rpcproto.InReply, DDP: rpcproto.InReply},
+	},
+}
+
+// ErrSourceTooBig: the responder refused a SOURCE larger than its limit.
+var ErrSourceTooBig = rpcproto.NewError("source_too_big", "SOURCE size exceeds the responder's limit")
+
+// ErrSize: results that decode but do not carry the payload size the call asked for.
+var ErrSize = errors.New("data not the size asked for")
+
+var errResults = newErr("results", ErrSize)
+
+// Codec is the requester's half of the program: it marshals calls in place and checks
+// replies. It keeps no state, so one value serves every connection.
+type Codec struct{}
+
+var _ rpcproto.Codec = Codec{}
+
+// Program returns Prog.
+func (Codec) Program() *rpcproto.Program { return Prog }
+
+// Sizes implements rpcproto.Codec.
+func (Codec) Sizes(proc, size int) (args, prefix, results int) {
+	switch proc {
+	case ProcEcho:
+		return 4 + pad4(size), 4, 4 + pad4(size)
+	case ProcSink:
+		return sinkPrefix + pad4(size), sinkPrefix, SinkResSize
+	case ProcSource:
+		return SourceArgsSize, SourceArgsSize, sourcePrefix + pad4(size)
+	}
+	return 0, 0, 0
+}
+
+// EncodeArgs implements rpcproto.Codec: the payload (ECHO's, SINK's) is already at the end
+// of b; with verify it is filled with the pattern keyed by seed, which SINK's server checks
+// and ECHO's reply brings back.
+func (Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
+	switch proc {
+	case ProcEcho:
+		if verify {
+			Fill(b[4:4+size], seed, 0)
+		}
+		e := Echo{Data: b[4 : 4+size]}
+		e.Encode(b)
+	case ProcSink:
+		if verify {
+			Fill(b[sinkPrefix:sinkPrefix+size], seed, 0)
+		}
+		a := SinkArgs{Seed: seed, Verify: verify, Data: b[sinkPrefix : sinkPrefix+size]}
+		a.Encode(b)
+	case ProcSource:
+		a := SourceArgs{Seed: seed, Size: uint32(size), Fill: verify}
+		a.Encode(b)
+	}
+}
+
+// DecodeResults implements rpcproto.Codec.
+func (Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+	var data []byte
+	switch proc {
+	case ProcEcho:
+		var e Echo
+		if _, err := e.Decode(body); err != nil {
+			return nil, err
+		}
+		if len(e.Data) != size {
+			return nil, errResults
+		}
+		data = e.Data
+	case ProcSink:
+		var res SinkRes
+		if _, err := res.Decode(body); err != nil {
+			return nil, err
+		}
+		if int(res.Count) != size {
+			return nil, errResults
+		}
+		if verify && res.Check != CheckOK {
+			return nil, rpcproto.ErrVerify
+		}
+	case ProcSource:
+		var res SourceRes
+		var err error
+		if chunk != nil {
+			_, err = res.DecodeReduced(body, chunk)
+		} else {
+			_, err = res.Decode(body)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if res.Stat == SourceTooBig {
+			return nil, ErrSourceTooBig
+		}
+		if len(res.Data) != size {
+			return nil, errResults
+		}
+		data = res.Data
+	}
+	if verify && data != nil && Verify(data, seed, 0) >= 0 {
+		return nil, rpcproto.ErrVerify
+	}
+	return data, nil
+}

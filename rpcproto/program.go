@@ -1,0 +1,150 @@
+package rpcproto
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Dir says which messages of an RPC carry an item: none, the call, the reply or both.
+type Dir uint8
+
+const (
+	None    Dir = 0
+	InCall  Dir = 1
+	InReply Dir = 2
+	Both        = InCall | InReply
+)
+
+// Procedure is one procedure of a program as a workload and a requester see it.
+type Procedure struct {
+	// Name is what a workload mix calls it: lower case, as in "null" or "read".
+	Name string
+	// Number is the procedure number on the wire.
+	Number uint32
+	// Payload says which messages carry the payload a workload sizes (ECHO: both; a write:
+	// the call; a read: the reply; NULL and GETATTR: none).
+	Payload Dir
+	// DDP says which of those payloads is a DDP-eligible item (RFC 8166 section 6), the
+	// last item of its message's body, which a Read chunk (call) or a Write chunk (reply)
+	// may carry. A payload that is not DDP-eligible moves inline or in a long message.
+	DDP Dir
+}
+
+// Sized reports whether the procedure takes a payload size.
+func (p *Procedure) Sized() bool { return p.Payload != None }
+
+// Sizes splits a workload's payload size into the call's and the reply's.
+func (p *Procedure) Sizes(size int) (call, reply int) {
+	if p.Payload&InCall != 0 {
+		call = size
+	}
+	if p.Payload&InReply != 0 {
+		reply = size
+	}
+	return call, reply
+}
+
+// Program is an ONC RPC program's identity and procedure table. A procedure is known by its
+// index in Procs everywhere in this module (workloads, engine, results); Number is only
+// for the wire.
+type Program struct {
+	// Name is how users select the program ("bench", "nfs3").
+	Name string
+	// Number and Version identify it on the wire (RFC 5531).
+	Number, Version uint32
+	// Procs is the procedure table; at most MaxProcs entries.
+	Procs []Procedure
+}
+
+// MaxProcs bounds a program's procedure table, for fixed arrays indexed by procedure.
+const MaxProcs = 16
+
+// Lookup returns the index of the procedure named name (any case).
+func (p *Program) Lookup(name string) (int, error) {
+	for i := range p.Procs {
+		if strings.EqualFold(p.Procs[i].Name, name) {
+			return i, nil
+		}
+	}
+	names := make([]string, len(p.Procs))
+	for i := range p.Procs {
+		names[i] = p.Procs[i].Name
+	}
+	return 0, fmt.Errorf("unknown procedure %q of program %s (want %s)", name, p.Name, strings.Join(names, ", "))
+}
+
+// Codec marshals the calls of one program in place and checks its replies, for one
+// connection. The requester lays a call's payload out first and asks the codec to encode
+// the arguments around it, so that payload bytes are written once, where the transport
+// sends or exposes them from. Its methods run on the RPC path: they must not allocate.
+type Codec interface {
+	// Program is the program the codec speaks.
+	Program() *Program
+	// Sizes returns, for procedure proc with a payload of size bytes: the XDR size of the
+	// arguments, how many of those bytes precede the payload (which, when the call carries
+	// it, is the arguments' last item, its length word the prefix's last four bytes), and
+	// the largest XDR size of the results.
+	Sizes(proc, size int) (args, prefix, results int)
+	// EncodeArgs writes proc's arguments into b, which is exactly args bytes long: the
+	// prefix, then (when the call carries the payload) the payload already in place and its
+	// zero pad. With verify set, it fills the payload with content the peer can check.
+	// seed is the call's own value, the same for its DecodeResults.
+	EncodeArgs(b []byte, proc, size int, seed uint64, verify bool)
+	// DecodeResults checks the results of proc in body; chunk holds the data a Write chunk
+	// delivered when the reply's DDP-eligible item came in one (nil otherwise). It returns
+	// the reply's payload (a sub-slice of body or chunk), or an error saying what was wrong:
+	// malformed results, or a status the program defines as failure, wrapped so that
+	// errors.Is finds it.
+	DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error)
+}
+
+// Error is an RPC that came back well formed but failed by its program's or the
+// benchmark's rules: a verification failure, or a status the program defines as failure
+// (NFS3ERR_NOENT). Kind names it in results files' per-kind error counts. Codecs return
+// preallocated values, so failing allocates nothing.
+type Error struct {
+	msg, kind string
+}
+
+// NewError returns an Error with the given message and kind (a short stable name such as
+// "verify" or "nfs3err_noent"). Call it once, at initialization.
+func NewError(kind, msg string) *Error { return &Error{msg: msg, kind: kind} }
+
+func (e *Error) Error() string { return e.msg }
+
+// Kind is the error's kind for results files.
+func (e *Error) Kind() string { return e.kind }
+
+// ErrVerify: payload verification failed: the data received is not the pattern sent.
+var ErrVerify = NewError("verify", "payload verification failed")
+
+// NullProgram is the program numbered prog, version vers, known only by its NULL procedure
+// (number 0, no arguments, no results): enough to measure any ONC RPC server's transport.
+func NullProgram(prog, vers uint32) *Program {
+	return &Program{
+		Name:    fmt.Sprintf("%d:%d", prog, vers),
+		Number:  prog,
+		Version: vers,
+		Procs:   []Procedure{{Name: "null"}},
+	}
+}
+
+// NullCodec is the Codec of a program whose procedures carry no arguments and whose results
+// are not examined, such as a NullProgram.
+type NullCodec struct{ P *Program }
+
+var _ Codec = NullCodec{}
+
+// Program returns c.P.
+func (c NullCodec) Program() *Program { return c.P }
+
+// Sizes returns no arguments and no results.
+func (NullCodec) Sizes(proc, size int) (args, prefix, results int) { return 0, 0, 0 }
+
+// EncodeArgs writes nothing.
+func (NullCodec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {}
+
+// DecodeResults accepts any results.
+func (NullCodec) DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+	return nil, nil
+}
