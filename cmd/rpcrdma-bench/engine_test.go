@@ -3,20 +3,18 @@ package main
 import (
 	"bufio"
 	"errors"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -61,7 +59,7 @@ func TestEngineSweepSwitchesAtThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := switchesOf(r)
+	got := session.Switches(r)
 	if len(got) != 4 {
 		t.Fatalf("switches %+v, want one per threshold", got)
 	}
@@ -75,88 +73,6 @@ func TestEngineSweepSwitchesAtThresholds(t *testing.T) {
 		if p.Negotiated == nil || p.Negotiated.InlineSendBytes != p.Params.InlineThreshold {
 			t.Fatalf("point %+v negotiated %+v", p.Params, p.Negotiated)
 		}
-	}
-}
-
-// The driver over the real engine allocates nothing per RPC: a run of 4000 RPCs allocates
-// no more than a run of 1000, give or take the background. (testing.AllocsPerRun would set GOMAXPROCS to 1, where the
-// in-process server's busy poller and this one take turns by preemption: measure directly.)
-func TestEngineDriverAllocs(t *testing.T) {
-	w := &workloadFlags{}
-	c, err := workloads.Config{Mix: workloads.NFSMix(), Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pt := workloads.Point{Threshold: 4096, Depth: 8, Workload: c}
-	conn, err := openLocal(w, []workloads.Point{pt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	open, _, err := conn.Point(pt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := open(0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.(*engineClient).Close()
-	var stop atomic.Bool
-	mallocs := func(count int64) uint64 {
-		c.Count = count
-		d, err := workloads.NewDriver(c, 0, cl, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		st, err := d.Run(&stop)
-		runtime.ReadMemStats(&after)
-		if err != nil || st.Completed != uint64(count) {
-			t.Fatalf("run: %v, %d completed", err, st.Completed)
-		}
-		return after.Mallocs - before.Mallocs
-	}
-	mallocs(100) // warm the connection up
-	a, b := mallocs(1000), mallocs(4000)
-	t.Logf("mallocs: %d for 1000 RPCs, %d for 4000", a, b)
-	// 3000 more RPCs: one allocation per RPC would be 3000 more; other goroutines (the
-	// server's, the runtime's) account for a few.
-	if b > a+100 {
-		t.Fatalf("%d allocations for 1000 RPCs, %d for 4000: the hot path allocates", a, b)
-	}
-}
-
-func TestLocalAddr(t *testing.T) {
-	rxe := datapath.DeviceInfo{Ports: []datapath.PortInfo{{GIDs: []datapath.GIDInfo{
-		{GID: "fe80::5054:ff:fe12:3456"}, {GID: "::ffff:10.0.2.15"}}}}}
-	if got := localAddr(rxe); got != "10.0.2.15:0" {
-		t.Fatalf("rxe: %q", got)
-	}
-	if got := localAddr(datapath.DeviceInfo{}); got != "127.0.0.1:0" {
-		t.Fatalf("no GIDs: %q", got)
-	}
-	// iWARP (siw): MAC-based GIDs; the address is on the GID's netdev.
-	siw := datapath.DeviceInfo{NodeType: "RNIC", Ports: []datapath.PortInfo{{GIDs: []datapath.GIDInfo{
-		{GID: "5254:0012:3456:0000:0000:0000:0000:0000", NetDev: "eth0"}}}}}
-	addrs := map[string][]net.IP{"eth0": {net.ParseIP("fe80::1"), net.ParseIP("2001:db8::7"), net.ParseIP("192.0.2.9")}}
-	lookup := func(n string) []net.IP { return addrs[n] }
-	if got := localAddrWith(siw, lookup); got != "192.0.2.9:0" {
-		t.Fatalf("siw: %q", got)
-	}
-	addrs["eth0"] = addrs["eth0"][:2]
-	if got := localAddrWith(siw, lookup); got != "[2001:db8::7]:0" {
-		t.Fatalf("siw, IPv6 only: %q", got)
-	}
-	delete(addrs, "eth0")
-	if got := localAddrWith(siw, lookup); got != "127.0.0.1:0" {
-		t.Fatalf("siw, no address: %q", got)
-	}
-	// The loopback interface exists everywhere: the real lookup finds its address.
-	lo := datapath.DeviceInfo{Ports: []datapath.PortInfo{{GIDs: []datapath.GIDInfo{{GID: "0000::1", NetDev: "lo"}}}}}
-	if got := localAddr(lo); got != "127.0.0.1:0" {
-		t.Fatalf("lo: %q", got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
 )
@@ -29,7 +30,7 @@ func (fakeConnector) Device() *datapath.DeviceInfo {
 		Ports: []datapath.PortInfo{{Num: 1, State: "ACTIVE", ActiveMTU: 4096, LinkLayer: "soft"}}}
 }
 
-func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() pointReport, error) {
+func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() session.PointReport, error) {
 	th := pt.Threshold
 	if th == 0 {
 		th = 4096
@@ -41,8 +42,8 @@ func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() point
 		c.FailAfter, c.Err = f.breakAt, errFakeBroken
 		return c, nil
 	}
-	neg := func() pointReport {
-		return pointReport{Negotiated: &results.Negotiated{Role: "requester", InlineSendBytes: th, InlineRecvBytes: th, CreditsGranted: pt.Workload.Depth}}
+	neg := func() session.PointReport {
+		return session.PointReport{Negotiated: &results.Negotiated{Role: "requester", InlineSendBytes: th, InlineRecvBytes: th, CreditsGranted: pt.Workload.Depth}}
 	}
 	return open, neg, nil
 }
@@ -54,25 +55,25 @@ func register(c *command) { commands[c.name] = c }
 
 // The fake commands drive the CLI end to end without the transport engine.
 func init() {
-	open := func(*workloadFlags, []workloads.Point) (connector, error) {
+	open := func(*workloadFlags, []workloads.Point) (session.Connector, error) {
 		return fakeConnector{latency: 20 * time.Microsecond}, nil
 	}
 	register(measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open))
 	register(measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open))
 	register(measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (connector, error) {
+		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
 			return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
 		}))
 	register(measureCommand("fakebreakrun", "a run whose connection breaks (tests only)", "[flags]", "  rpcrdma-bench fakebreakrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (connector, error) {
+		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
 			return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
 		}))
 	register(measureCommand("fakeslowrun", "a run on slow fake clients (tests only)", "[flags]", "  rpcrdma-bench fakeslowrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (connector, error) {
+		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
 			return fakeConnector{latency: time.Millisecond}, nil
 		}))
 	register(measureCommand("fakestallrun", "a run whose client never takes an RPC (tests only)", "[flags]", "  rpcrdma-bench fakestallrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (connector, error) {
+		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
 			return stalledConnector{}, nil
 		}))
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
@@ -100,7 +101,7 @@ type stalledClient struct{}
 func (stalledClient) Submit(*workloads.Request) error             { return workloads.ErrBusy }
 func (stalledClient) Progress([]workloads.Completed) (int, error) { return 0, nil }
 
-func (stalledConnector) Point(pt workloads.Point) (workloads.Opener, func() pointReport, error) {
+func (stalledConnector) Point(pt workloads.Point) (workloads.Opener, func() session.PointReport, error) {
 	open := func(int, int) (workloads.Client, error) { return stalledClient{}, nil }
 	return open, nil, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -102,41 +101,5 @@ func unwrapPath(err error) error {
 	if errors.As(err, &pe) {
 		return pe.Err
 	}
-	return err
-}
-
-// writeFallback writes r to a new file in the working directory, or failing that in the
-// temporary directory, after the file the user named could not be written: a run is
-// expensive to repeat, so its results must land somewhere. It returns the file's path.
-func writeFallback(name string, r *results.Run) (string, error) {
-	var errs []error
-	for _, dir := range []string{".", os.TempDir()} {
-		f, err := os.CreateTemp(dir, "rpcrdma-bench-"+name+"-rescued-*.json")
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		path := f.Name()
-		f.Close()
-		if abs, err := filepath.Abs(path); err == nil {
-			path = abs
-		}
-		if err := results.WriteFile(path, r); err != nil {
-			os.Remove(path)
-			errs = append(errs, err)
-			continue
-		}
-		return path, nil
-	}
-	return "", errors.Join(errs...)
-}
-
-// writeRunTo writes r as JSON to w (--out -).
-func writeRunTo(w io.Writer, r *results.Run) error {
-	b, err := results.Marshal(r)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // --out - writes the results to standard output (the table to standard error), and report
@@ -73,35 +74,6 @@ func TestOutUnwritableFailsBeforeMeasuring(t *testing.T) {
 	}
 }
 
-// A write that fails after the measurement puts the results into a fallback file, names it,
-// and never says they went where they did not.
-func TestResultsFallbackWhenWriteFails(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	errDisk := errors.New("no space left on device")
-	writeResults = func(string, *results.Run) error { return errDisk }
-	t.Cleanup(func() { writeResults = results.WriteFile })
-	out := filepath.Join(dir, "x.json")
-	code, _, stderr := runMain(t, "fakerun", "--count", "200", "--warmup", "0", "-q", "--out", out)
-	if code != exitFailed {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if strings.Contains(stderr, "results written to "+out) || !strings.Contains(stderr, "no space left on device") {
-		t.Fatalf("stderr:\n%s", stderr)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "rpcrdma-bench-fakerun-rescued-*.json"))
-	if len(files) != 1 || !strings.Contains(stderr, "results written to "+files[0]+" instead") {
-		t.Fatalf("fallback files %v; stderr:\n%s", files, stderr)
-	}
-	r, err := results.ReadFile(files[0])
-	if err != nil || len(r.Points) != 1 || r.Points[0].Throughput.RPCs == 0 {
-		t.Fatalf("fallback file: %v %+v", err, r)
-	}
-	if strings.Count(stderr, "no space left on device") > 2 {
-		t.Errorf("the error is repeated:\n%s", stderr)
-	}
-}
-
 // A refused connection says what to check; other failures get no advice.
 func TestHintForRefusedConnection(t *testing.T) {
 	refused := fmt.Errorf("poller 0: open: rpcrdma: connect: %w", &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED})
@@ -110,5 +82,27 @@ func TestHintForRefusedConnection(t *testing.T) {
 	}
 	if h := hint(errors.New("checksum mismatch")); h != "" {
 		t.Errorf("hint for another error: %q", h)
+	}
+}
+
+// A results file that could not be written is reported with the rescue file's name, never as
+// written where it was not, and fails the run.
+func TestPrintOutcomeRescued(t *testing.T) {
+	var out, errb strings.Builder
+	e := &env{stdout: &out, stderr: &errb}
+	run := &results.Run{Status: results.Status{State: results.StateComplete}}
+	o := &session.Outcome{Run: run, WriteErr: errors.New("write x.json: no space left on device"), Written: "/tmp/rescued.json", Rescued: true}
+	if code := printOutcome(e, "run", "x.json", o); code != exitFailed {
+		t.Fatalf("exit %d", code)
+	}
+	s := errb.String()
+	if !strings.Contains(s, "no space left on device") || !strings.Contains(s, "results written to /tmp/rescued.json instead") || strings.Contains(s, "results written to x.json") {
+		t.Fatalf("stderr:\n%s", s)
+	}
+	errb.Reset()
+	o.WriteErrLogged, o.Rescued, o.Written, o.RescueErr = true, false, "", errors.New("read-only file system")
+	printOutcome(e, "run", "x.json", o)
+	if s := errb.String(); strings.Contains(s, "no space") || !strings.Contains(s, "results NOT written: the fallback failed too: read-only file system") {
+		t.Fatalf("stderr:\n%s", s)
 	}
 }

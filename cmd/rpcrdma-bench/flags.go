@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
 
@@ -143,7 +145,7 @@ type workloadFlags struct {
 	sweep bool
 
 	cfg        workloads.Config
-	tr         transportConfig
+	tr         session.Transport
 	depths     []int
 	sizes      []int
 	thresholds []int
@@ -245,7 +247,7 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	if len(w.thresholds) > 1 && !w.sweep {
 		return c, usageErrorf("--thresholds takes one value here (%d given); 'sweep' takes a list", len(w.thresholds))
 	}
-	if err := w.tr.check(true); err != nil {
+	if err := checkTransport(&w.tr, true); err != nil {
 		return c, err
 	}
 	if w.sweep && w.tr.SendSize != 0 && w.tr.RecvSize != 0 && w.fs.Changed("thresholds") {

@@ -59,7 +59,7 @@ type command struct {
 // commands are the subcommands this binary has, all listed here: those that measure and
 // serve (with the transport engine's connectors), then those that work on results files and
 // describe the build.
-var commands = byName(append(engineCommands(openLocal, openRemote, openServer),
+var commands = byName(append(engineCommands(openEngine, openServer),
 	reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand())...)
 
 func byName(cs ...*command) map[string]*command {

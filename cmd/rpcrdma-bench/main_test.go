@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -187,7 +189,7 @@ func TestSweepRecordsClassSwitches(t *testing.T) {
 	}
 	// The fake adds 100 header bytes: at 1k, 512 B goes inline and 2k does not; at 4k,
 	// 2k does and 8k does not. ECHO is never DDP-eligible, so it goes long.
-	got := switchesOf(r)
+	got := session.Switches(r)
 	want := []workloads.Switch{
 		{Threshold: 1024, Depth: 2, From: rpcproto.Short, To: rpcproto.Long, Below: 512, At: 2048},
 		{Threshold: 4096, Depth: 2, From: rpcproto.Short, To: rpcproto.Long, Below: 2048, At: 8192},

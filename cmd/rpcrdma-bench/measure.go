@@ -1,51 +1,55 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"syscall"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// connector makes the Clients of each point: the transport engine's requester over a
-// provider (and, for run, an in-process responder), or a fake in tests. It is the one place
-// the commands below touch the engine.
-type connector interface {
-	// Device is the opened device's attributes for the results' environment (nil: none).
-	Device() *datapath.DeviceInfo
-	// Point prepares pt: it returns the Opener each poller calls to connect its share of
-	// pt's connections (fresh connections with fresh private data offering pt.Threshold) and a function called once after the point ran, when
-	// every Client is closed, reporting what the connections negotiated and the RDMA
-	// operations they posted (nil: unknown).
-	Point(pt workloads.Point) (workloads.Opener, func() pointReport, error)
-	// Close releases the device (and, for run, stops the in-process responder).
-	Close() error
-}
-
-// pointReport is what a connector learned from a point's connections.
-type pointReport struct {
-	// Negotiated are the first connection's parameters (all of a point's connections offer
-	// the same), nil if none was established.
-	Negotiated *results.Negotiated
-	// Ops are the RDMA operations of all the point's connections, nil if not counted;
-	// PeerOps those of the responder's side of them, nil if not counted.
-	Ops, PeerOps *results.Ops
-	// PeerOpsInferred: PeerOps were inferred from this side's counters (a responder in
-	// another process), not counted by the responder.
-	PeerOpsInferred bool
-	// SpinningPeers counts pollers of a responder in this process that spin under load
-	// (they compete with the measuring pollers for the CPUs).
-	SpinningPeers int
+// runConfig is what the "config" object of a results file holds: everything needed to repeat
+// the invocation. Its fields are this program's flags after defaults.
+type runConfig struct {
+	// Command is the subcommand that wrote the file: run, client or sweep.
+	Command  string `json:"command"`
+	Provider string `json:"provider"`
+	Device   string `json:"device,omitempty"`
+	// Addr is the server's address (client) or the in-process listener's (run).
+	Addr string `json:"addr,omitempty"`
+	// Threshold is the inline threshold a single run offers.
+	Threshold int `json:"threshold,omitempty"`
+	// Workload is the normalized workload of a single run.
+	Workload *workloads.Config `json:"workload,omitempty"`
+	// Sweep is the sweep, Points its expansion, of a sweep.
+	Sweep *workloads.Sweep `json:"sweep,omitempty"`
+	// Transport is the engine's knobs the run set, the same for every point.
+	Transport session.Transport `json:"transport"`
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
 // (so that a server in this process can be sized for all of them); its error is reported as
 // the command's failure.
-type newConnector func(w *workloadFlags, pts []workloads.Point) (connector, error)
+type newConnector func(w *workloadFlags, pts []workloads.Point) (session.Connector, error)
+
+// openEngine is the commands' connector: the transport engine over the provider the flags
+// name, to --addr or to a responder in this process.
+func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, error) {
+	p, err := lookupProvider(w.provider)
+	if err != nil {
+		return nil, err
+	}
+	return session.Engine(session.EngineConfig{Provider: p, Device: w.device, Addr: w.addr, Verify: w.cfg.Verify,
+		Poll: w.cfg.Poll, Transport: w.tr, Log: os.Stderr}, pts)
+}
 
 // addrMode is whether a measuring command talks to a server in another process.
 type addrMode uint8
@@ -125,17 +129,28 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	if err != nil {
 		return fail(e, name, err)
 	}
-	s, err := newSession(e, name, w, cfg, conn.Device())
+	stop := newStopper(e)
+	sc := session.Config{Command: name, Points: pts, RunConfig: cfg, Provider: cfg.Provider, Connector: conn,
+		Out: w.out, ResultsTo: e.stdout, Log: e.stderr, Interval: w.interval}
+	if !w.quiet {
+		sc.Progress = func(label string, lives []*workloads.Live) func() {
+			p := newProgress(e.stderr, label, lives, workloads.Now)
+			p.start()
+			return p.end
+		}
+	}
+	o, err := session.Run(stop.ctx, sc)
+	stop.release()
 	if err != nil {
 		conn.Close()
 		return fail(e, name, err)
 	}
-	code := s.runPoints(pts, conn.Point)
+	code := printOutcome(e, name, w.out, o)
 	if err := conn.Close(); err != nil {
 		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: close: %v\n", name, err)
 		code = max(code, exitFailed)
 	}
-	if w.sweep && len(s.run.Points) > 0 {
+	if w.sweep && len(o.Run.Points) > 0 {
 		te := e
 		if w.out == stdio {
 			te = &env{stdout: e.stderr}
@@ -144,14 +159,71 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 			// A mix has no size axis to switch class along: the question is which
 			// threshold suits it.
 			fmt.Fprintln(te.stdout)
-			if err := results.WriteThresholds(te.stdout, results.BestThresholds([]*results.Run{&s.run}, 0)); err != nil {
+			if err := results.WriteThresholds(te.stdout, results.BestThresholds([]*results.Run{o.Run}, 0)); err != nil {
 				fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
 			}
 		} else {
-			printSwitches(te, &s.run)
+			printSwitches(te, o.Run)
 		}
 	}
 	return code
+}
+
+// printOutcome prints the table of a session's results (to standard error when the results
+// themselves go to standard output) and how it ended, and returns the exit status.
+func printOutcome(e *env, name, out string, o *session.Outcome) int {
+	code := exitOK
+	if o.Run.Status.State != results.StateComplete {
+		code = exitFailed
+	}
+	if o.WriteErr != nil {
+		// Never lose a measurement, never claim a write that did not happen.
+		code = exitFailed
+		if !o.WriteErrLogged {
+			fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, o.WriteErr)
+		}
+		switch {
+		case o.Rescued:
+			fmt.Fprintf(e.stderr, "results written to %s instead\n", o.Written)
+		case o.RescueErr != nil:
+			fmt.Fprintf(e.stderr, "results NOT written: the fallback failed too: %v\n", o.RescueErr)
+		}
+	}
+	table := e.stdout
+	if out == stdio {
+		table = e.stderr
+	}
+	measured := false
+	for _, p := range o.Run.Points {
+		measured = measured || p.RTT.Count > 0 || p.Throughput.RPCs > 0
+	}
+	if measured {
+		// A table of nothing would only repeat the failure printed below.
+		if werr := results.WriteText(table, o.Run); werr != nil {
+			fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, werr)
+		}
+	}
+	switch o.Run.Status.State {
+	case results.StateFailed:
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: failed: %s%s\n", name, o.Run.Status.Message, hint(o.Err))
+	case results.StateInterrupted:
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: interrupted: %d point(s) kept\n", name, len(o.Run.Points))
+	}
+	if o.Written != "" && !o.Rescued {
+		fmt.Fprintf(e.stderr, "results written to %s\n", o.Written)
+	}
+	return code
+}
+
+// hint is advice for a failure whose cause is commonly a setup mistake, "" for others.
+func hint(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
+		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same --provider?)"
+	}
+	return ""
 }
 
 // defaultOut is the results file of a command run at t without --out.
@@ -161,7 +233,7 @@ func defaultOut(name string, t time.Time) string {
 
 // printSwitches prints where each size changed message class, per threshold and depth.
 func printSwitches(e *env, r *results.Run) {
-	sw := switchesOf(r)
+	sw := session.Switches(r)
 	fmt.Fprintln(e.stdout, "\nclass switches (size in (below, at]):")
 	if len(sw) == 0 {
 		fmt.Fprintln(e.stdout, "  none")

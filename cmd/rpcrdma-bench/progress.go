@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"io"
 	"os"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -120,119 +118,4 @@ func (p *progress) line(now int64, n uint64, dt time.Duration, h *workloads.Live
 func (p *progress) end() {
 	close(p.stop)
 	p.wg.Wait()
-}
-
-// sampler records a point's throughput time series (results.Point.Intervals) from the
-// pollers' Live counters of measured RPCs: every interval it sums them and keeps the
-// difference. Like the progress display it never touches the hot path beyond Live's atomics.
-// The series starts at the measured phase's start and its counts add up to the point's:
-// warm-up RPCs are not in the measured counters, and what completes while draining counts in
-// the last interval.
-type sampler struct {
-	lives []*workloads.Live
-	clock func() int64
-	every time.Duration
-
-	mu      sync.Mutex
-	samples []sample
-	stop    chan struct{}
-	wg      sync.WaitGroup
-}
-
-// sample is one reading of the summed measured counters at clock time t: successful RPCs,
-// their payload bytes, failed RPCs.
-type sample struct {
-	t                 int64
-	done, bytes, errs uint64
-	classes           [rpcproto.NumKinds]uint64
-}
-
-func newSampler(lives []*workloads.Live, clock func() int64, every time.Duration) *sampler {
-	return &sampler{lives: lives, clock: clock, every: every, stop: make(chan struct{})}
-}
-
-func (s *sampler) read() sample {
-	r := sample{t: s.clock()}
-	for _, l := range s.lives {
-		r.done += l.MDone.Load()
-		r.bytes += l.MBytes.Load()
-		r.errs += l.MErrors.Load()
-		for k := range r.classes {
-			r.classes[k] += l.MClasses[k].Load()
-		}
-	}
-	return r
-}
-
-func (s *sampler) start() {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(s.every)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-				r := s.read()
-				s.mu.Lock()
-				s.samples = append(s.samples, r)
-				s.mu.Unlock()
-			}
-		}
-	}()
-}
-
-// end stops sampling, takes a last reading and returns the intervals of the measured phase
-// [from, to] (clock ns), with offsets relative to from: the first starts at from, each
-// reading inside the phase ends one, and the last ends at to with everything measured since
-// the reading before (the drain included), so the counts add up to the last reading's.
-func (s *sampler) end(from, to int64) []results.Interval {
-	close(s.stop)
-	s.wg.Wait()
-	last := s.read()
-	out := []results.Interval{}
-	if to <= from && last.done == 0 && last.errs == 0 {
-		return out
-	}
-	iv := func(a, b sample, end int64) results.Interval {
-		r := results.Interval{OffsetNs: a.t - from, DurationNs: end - a.t,
-			RPCs: b.done - a.done, PayloadBytes: b.bytes - a.bytes, Errors: b.errs - a.errs}
-		for k := range b.classes {
-			if n := b.classes[k] - a.classes[k]; n > 0 {
-				if r.Classes == nil {
-					r.Classes = map[string]uint64{}
-				}
-				r.Classes[rpcproto.Kind(k).String()] = n
-			}
-		}
-		return r
-	}
-	prev := sample{t: from} // the measured counters are zero until the phase begins
-	for _, r := range s.samples {
-		if r.t <= prev.t || r.t >= to {
-			continue
-		}
-		out = append(out, iv(prev, r, r.t))
-		prev = r
-	}
-	out = append(out, iv(prev, last, max(to, prev.t)))
-	// A last interval much shorter than the others (the phase rarely ends on a tick) would
-	// draw as a spike of a few RPCs over a few microseconds: it joins the one before.
-	if n := len(out); n >= 2 && out[n-1].DurationNs < int64(s.every)/2 {
-		a, b := &out[n-2], out[n-1]
-		a.DurationNs += b.DurationNs
-		a.RPCs += b.RPCs
-		a.PayloadBytes += b.PayloadBytes
-		a.Errors += b.Errors
-		for k, v := range b.Classes {
-			if a.Classes == nil {
-				a.Classes = map[string]uint64{}
-			}
-			a.Classes[k] += v
-		}
-		out = out[:n-1]
-	}
-	return out
 }

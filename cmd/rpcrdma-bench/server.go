@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 
@@ -46,7 +48,7 @@ type serverFlags struct {
 	// Once makes the server exit after its first connection closes.
 	Once bool `json:"once,omitempty"`
 	// Transport is the engine's knobs (its Credits unused: see Credits above).
-	Transport transportConfig `json:"transport"`
+	Transport session.Transport `json:"transport"`
 }
 
 // server is the responder side of the engine: it listens, accepts connections (negotiating
@@ -108,7 +110,7 @@ func serverCommand(open newServer) *command {
 				if f.MaxConnections < 1 || f.IdleTimeout < 0 {
 					return fail(e, "server", usageErrorf("--max-connections must be at least 1 and --idle-timeout not negative"))
 				}
-				if err := f.Transport.check(false); err != nil {
+				if err := checkTransport(&f.Transport, false); err != nil {
 					return fail(e, "server", err)
 				}
 				if _, err := (workloads.Config{CPUs: f.CPUs}).Normalized(); err != nil {
@@ -155,15 +157,8 @@ func serve(e *env, f *serverFlags, open newServer) int {
 }
 
 // engineCommands are the commands that need the transport engine, given how to connect a
-// point in this process (run, and sweep without --addr), to a server elsewhere (client,
-// sweep --addr) and how to serve.
-func engineCommands(local, remote newConnector, srv newServer) []*command {
-	pick := func(w *workloadFlags, pts []workloads.Point) (connector, error) {
-		if w.addr != "" {
-			return remote(w, pts)
-		}
-		return local(w, pts)
-	}
+// point's pollers (to --addr, or to a responder in this process) and how to serve.
+func engineCommands(open newConnector, srv newServer) []*command {
 	run := measureCommand("run", "Run server and client in this process and print per-class RTT percentiles and throughput",
 		"[flags]",
 		`  rpcrdma-bench run                                  # the default: NFS-like mix on soft, ~6 s
@@ -171,12 +166,12 @@ func engineCommands(local, remote newConnector, srv newServer) []*command {
   rpcrdma-bench run --mix source/1m --class long     # force a Reply chunk for 1 MiB READs
   rpcrdma-bench run --rate 1000 --mix echo --sizes 64 --out run.json  # open loop, RTT from the intended send (a rate the machine cannot sustain fails)
   rpcrdma-bench run --mix sink/64k --memory windows --remote-invalidate  # bind and invalidate per RPC, as FRWR
-  rpcrdma-bench run --provider verbs --device rxe0 --cpus 2,3`, false, addrNone, local)
+  rpcrdma-bench run --provider verbs --device rxe0 --cpus 2,3`, false, addrNone, open)
 	client := measureCommand("client", "Drive a server in another process ('rpcrdma-bench server') and record the results",
 		"--addr HOST:PORT [flags]",
 		`  rpcrdma-bench client --addr 10.0.2.15:20049 --duration 30s --out client.json
   rpcrdma-bench client --addr 10.0.2.15:20049 --mix null --depth 1     # NULL ping-pong
-  rpcrdma-bench client --provider verbs --device rxe0 --addr 10.0.2.15:20049 --mix sink/64k`, false, addrRequired, remote)
+  rpcrdma-bench client --provider verbs --device rxe0 --addr 10.0.2.15:20049 --mix sink/64k`, false, addrRequired, open)
 	sweep := measureCommand("sweep", "Sweep inline thresholds × sizes (or mixes) × depths, each point on fresh connections",
 		"[flags]",
 		`  rpcrdma-bench sweep --out sweep.json                               # 1k..64k × 64 B..1 MiB, ECHO
@@ -184,7 +179,7 @@ func engineCommands(local, remote newConnector, srv newServer) []*command {
   rpcrdma-bench sweep --depth 1,16 --duration 500ms --addr 10.0.2.15:20049
   rpcrdma-bench report --format switches sweep.json                  # where classes changed
   rpcrdma-bench sweep --mix nfs --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
-  rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, pick)
+  rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, open)
 	return []*command{run, client, sweep, serverCommand(srv)}
 }
 

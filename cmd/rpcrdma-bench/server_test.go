@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -22,8 +23,8 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 	}
 	t.Cleanup(func() { commands = saved })
 	var got *serverFlags
-	open := func(*workloadFlags, []workloads.Point) (connector, error) { return fakeConnector{}, nil }
-	for _, c := range engineCommands(open, open, func(f *serverFlags) (server, error) {
+	open := func(*workloadFlags, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil }
+	for _, c := range engineCommands(open, func(f *serverFlags) (server, error) {
 		got = f
 		return &fakeServer{addr: "127.0.0.1:1"}, nil
 	}) {

@@ -3,35 +3,12 @@ package main
 import (
 	"strconv"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 )
-
-// transportConfig is the transport engine's own knobs as the command line sets them: the
-// "transport" member of a results file's config (CONFIG.md). They are deliberately not part
-// of results.Params, which identifies a point for compare: runs that differ only here (say
-// pre-registered against windows memory) measure the same points and compare as such.
-type transportConfig struct {
-	// Memory is how chunk memory is exposed: "preregistered" (the connection's one
-	// registration, no work per RPC) or "windows" (a memory window bound and invalidated
-	// per chunk of each RPC, as the Linux client does with FRWR).
-	Memory rpcrdma.MemoryMode `json:"memory"`
-	// RemoteInvalidate sets the R bit of the RFC 8797 private data: replies may then
-	// invalidate the requester's window by Send With Invalidate. A requester offers it only
-	// with windows memory.
-	RemoteInvalidate bool `json:"remote_invalidate,omitempty"`
-	// ResponderRead offers responder-provided Read chunks (long replies pulled by the
-	// requester, acknowledged with RDMA_DONE); both ends must offer it.
-	ResponderRead bool `json:"responder_read,omitempty"`
-	// Credits is the credit value a requester requests (0: each point's depth); a server's
-	// grant is serverFlags.Credits.
-	Credits int `json:"credits,omitempty"`
-	// SendSize and RecvSize, when not zero, are the inline sizes advertised for sending and
-	// receiving instead of the threshold (which then sets only the other direction).
-	SendSize int `json:"send_size,omitempty"`
-	RecvSize int `json:"recv_size,omitempty"`
-}
 
 // memoryValue parses --memory.
 type memoryValue struct{ v *rpcrdma.MemoryMode }
@@ -84,7 +61,7 @@ func (inlineSizeValue) Type() string { return "size" }
 
 // addTransportFlags declares the engine's knobs on fs. requester selects the requester's
 // wording (run, client, sweep) over the server's.
-func addTransportFlags(fs *pflag.FlagSet, t *transportConfig, requester bool) {
+func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) {
 	fs.Var(memoryValue{&t.Memory}, "memory", "chunk memory: preregistered (one registration per connection, zero-copy, no per-RPC work) or windows (a memory window bound and invalidated per chunk of each RPC, as Linux FRWR)")
 	if requester {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "offer remote invalidation (RFC 8797 R bit): replies end the RPC's window by Send With Invalidate, saving a LOCAL_INV; needs --memory windows")
@@ -99,8 +76,8 @@ func addTransportFlags(fs *pflag.FlagSet, t *transportConfig, requester bool) {
 	fs.Var(inlineSizeValue{&t.RecvSize}, "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")
 }
 
-// check reports knob combinations that cannot mean what they say.
-func (t *transportConfig) check(requester bool) error {
+// checkTransport reports knob combinations that cannot mean what they say.
+func checkTransport(t *session.Transport, requester bool) error {
 	if t.Credits < 0 || t.Credits > maxCredits {
 		return usageErrorf("--credits %d out of range [1, %s]", t.Credits, strconv.Itoa(maxCredits))
 	}
@@ -114,16 +91,3 @@ func (t *transportConfig) check(requester bool) error {
 
 // maxCredits is the engine's bound on a credit value (rpcrdma.Config.Credits).
 const maxCredits = 8192
-
-// apply sets the knobs on an endpoint config whose inline sizes are already the threshold's.
-func (t *transportConfig) apply(c *rpcrdma.Config) {
-	c.Memory = t.Memory
-	c.RemoteInvalidate = t.RemoteInvalidate
-	c.ResponderRead = t.ResponderRead
-	if t.SendSize != 0 {
-		c.SendSize = t.SendSize
-	}
-	if t.RecvSize != 0 {
-		c.RecvSize = t.RecvSize
-	}
-}

@@ -2,13 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
@@ -45,7 +44,7 @@ func TestTransportFlagsBadValues(t *testing.T) {
 // only in them measures the same points.
 func TestTransportFlagsInConfig(t *testing.T) {
 	dir := t.TempDir()
-	read := func(name string, args ...string) (transportConfig, []results.Params) {
+	read := func(name string, args ...string) (session.Transport, []results.Params) {
 		t.Helper()
 		out := filepath.Join(dir, name)
 		args = append([]string{"fakerun", "--mix", "sink/64k", "--count", "50", "--warmup", "0", "-q", "--out", out}, args...)
@@ -67,11 +66,11 @@ func TestTransportFlagsInConfig(t *testing.T) {
 		return cfg.Transport, ps
 	}
 	base, bp := read("base.json")
-	if base != (transportConfig{}) {
+	if base != (session.Transport{}) {
 		t.Fatalf("defaults: %+v", base)
 	}
 	got, gp := read("set.json", "--memory", "windows", "--remote-invalidate", "--responder-read", "--credits", "8", "--send-size", "1k", "--recv-size", "16k")
-	want := transportConfig{Memory: rpcrdma.MemoryWindows, RemoteInvalidate: true, ResponderRead: true, Credits: 8, SendSize: 1024, RecvSize: 16384}
+	want := session.Transport{Memory: rpcrdma.MemoryWindows, RemoteInvalidate: true, ResponderRead: true, Credits: 8, SendSize: 1024, RecvSize: 16384}
 	if got != want {
 		t.Fatalf("config.transport = %+v, want %+v", got, want)
 	}
@@ -159,56 +158,5 @@ func TestEnginePeerOps(t *testing.T) {
 	// Every RPC: the call's Position Zero Read chunk read, the reply written to the Reply chunk.
 	if q.Read.Count < 300 || q.Write.Count < 300 || q.Read.Bytes < 300*64<<10 || q.Recv.Count != o.Send.Count || q.Send.Count != o.Recv.Count {
 		t.Errorf("responder ops %+v, requester %+v", q, o)
-	}
-}
-
-// The responder's counters of a point are those of as many connections as the point had; if
-// they do not all arrive in time, none are reported (and none leak into the next point).
-func TestPeerStatsTake(t *testing.T) {
-	p := newPeerStats("test")
-	p.stats = []rpcrdma.Stats{{Write: rpcrdma.OpCount{Count: 2, Bytes: 8}}, {Write: rpcrdma.OpCount{Count: 3, Bytes: 12}}}
-	if ops := p.take(2, time.Millisecond); ops == nil || ops.Write.Count != 5 || ops.Write.Bytes != 20 {
-		t.Fatalf("two connections: %+v", ops)
-	}
-	p.stats = append(p.stats, rpcrdma.Stats{Read: rpcrdma.OpCount{Count: 1}})
-	if ops := p.take(2, 10*time.Millisecond); ops != nil {
-		t.Fatalf("one of two connections reported: %+v", ops)
-	}
-	p.stats = append(p.stats, rpcrdma.Stats{Read: rpcrdma.OpCount{Count: 7}})
-	if ops := p.take(1, time.Millisecond); ops == nil || ops.Read.Count != 7 {
-		t.Fatalf("the next point got %+v", ops)
-	}
-}
-
-// A connection the responder could not set up is reported on the responder's side, with the
-// cause (the requester sees only a refusal).
-func TestResponderReportsSetupErrors(t *testing.T) {
-	var b strings.Builder
-	setupLog = &b
-	t.Cleanup(func() { setupLog = os.Stderr })
-	p := newPeerStats("server")
-	p.done(nil, errors.New("ibv_reg_mr: cannot allocate memory registering 8 MiB: the locked-memory limit"))
-	if !strings.Contains(b.String(), "rpcrdma-bench server: a connection could not be set up: ibv_reg_mr: cannot allocate memory") {
-		t.Fatalf("logged %q", b.String())
-	}
-	if len(p.stats) != 0 {
-		t.Fatalf("a failed setup counted as a connection")
-	}
-}
-
-func TestInferredPeerOps(t *testing.T) {
-	st := []rpcrdma.Stats{
-		{Send: rpcrdma.OpCount{Count: 10, Bytes: 1000}, Recv: rpcrdma.OpCount{Count: 10, Bytes: 600}, RemoteInvalidated: 4,
-			PeerRead: rpcrdma.OpCount{Count: 3, Bytes: 3 << 16}, PeerWrite: rpcrdma.OpCount{Count: 5, Bytes: 5 << 12}},
-		{Send: rpcrdma.OpCount{Count: 2, Bytes: 200}, Recv: rpcrdma.OpCount{Count: 2, Bytes: 120}},
-	}
-	got := inferredPeerOps(st)
-	want := results.Ops{
-		Send: results.OpCount{Count: 8, Bytes: 720}, SendInv: results.OpCount{Count: 4},
-		Recv: results.OpCount{Count: 12, Bytes: 1200},
-		Read: results.OpCount{Count: 3, Bytes: 3 << 16}, Write: results.OpCount{Count: 5, Bytes: 5 << 12},
-	}
-	if *got != want {
-		t.Fatalf("inferred %+v, want %+v", *got, want)
 	}
 }

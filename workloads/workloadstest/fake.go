@@ -32,6 +32,9 @@ type Fake struct {
 	// clock (for tests that run the CLI end to end).
 	Clock *Clock
 	Tick  time.Duration
+	// Prog is the program whose table says which payloads are DDP-eligible (nil: the
+	// benchmark program).
+	Prog *rpcproto.Program
 	// Latency is how long after Submit an RPC completes.
 	Latency time.Duration
 	// Credits caps outstanding RPCs: Submit returns workloads.ErrBusy beyond it (0: no cap
@@ -120,7 +123,12 @@ func (f *Fake) classes(req *workloads.Request) (call, reply rpcproto.Kind) {
 		}
 		return rpcproto.Long
 	}
-	return class(req.CallSize, req.Proc == benchprog.ProcSink), class(req.ReplySize, req.Proc == benchprog.ProcSource)
+	prog := f.Prog
+	if prog == nil {
+		prog = benchprog.Prog
+	}
+	ddp := prog.Procs[req.Proc].DDP
+	return class(req.CallSize, ddp&rpcproto.InCall != 0), class(req.ReplySize, ddp&rpcproto.InReply != 0)
 }
 
 // Progress advances the clock by Tick and returns the RPCs that are due, unless stalled.

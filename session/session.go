@@ -1,12 +1,15 @@
-package main
+package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -14,61 +17,109 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// runConfig is what the "config" object of a results file holds: everything needed to repeat
-// the invocation. Its fields are this program's flags after defaults.
-type runConfig struct {
-	// Command is the subcommand that wrote the file: run, client or sweep.
-	Command  string `json:"command"`
-	Provider string `json:"provider"`
-	Device   string `json:"device,omitempty"`
-	// Addr is the server's address (client) or the in-process listener's (run).
-	Addr string `json:"addr,omitempty"`
-	// Threshold is the inline threshold a single run offers.
-	Threshold int `json:"threshold,omitempty"`
-	// Workload is the normalized workload of a single run.
-	Workload *workloads.Config `json:"workload,omitempty"`
-	// Sweep is the sweep, Points its expansion, of a sweep.
-	Sweep *workloads.Sweep `json:"sweep,omitempty"`
-	// Transport is the engine's knobs the run set, the same for every point.
-	Transport transportConfig `json:"transport"`
+// Connector makes the Clients of each point: the transport engine's requester over a
+// provider (Engine), or a fake in tests.
+type Connector interface {
+	// Device is the opened device's attributes for the results' environment (nil: none).
+	Device() *datapath.DeviceInfo
+	// Point prepares pt: it returns the Opener each poller calls to connect its share of
+	// pt's connections (fresh connections with fresh private data offering pt.Threshold)
+	// and a function called once after the point ran, when every Client is closed,
+	// reporting what the connections negotiated and the RDMA operations they posted (nil:
+	// unknown).
+	Point(pt workloads.Point) (workloads.Opener, func() PointReport, error)
+	// Close releases the device (and stops a responder in this process).
+	Close() error
 }
 
-// session is one measuring invocation (run, client or sweep): it runs points one after the
-// other, each on fresh connections, with a progress display and Ctrl-C handling, and keeps
-// the results file up to date after every point, so that nothing finished is lost whatever
-// happens next.
-type session struct {
-	e     *env
-	name  string
-	out   string
-	quiet bool
-	stop  *stopper
-	run   results.Run
-	// clock is the Drivers' clock; tests of the session keep the default.
-	clock func() int64
-	// interval is how often a point's throughput is sampled into its Intervals (0: never).
-	interval time.Duration
-	// saveErr is the first failure to write the results file after a point.
-	saveErr error
+// PointReport is what a Connector learned from a point's connections.
+type PointReport struct {
+	// Negotiated are the first connection's parameters (all of a point's connections offer
+	// the same), nil if none was established.
+	Negotiated *results.Negotiated
+	// Ops are the RDMA operations of all the point's connections, nil if not counted;
+	// PeerOps those of the responder's side of them, nil if not counted.
+	Ops, PeerOps *results.Ops
+	// PeerOpsInferred: PeerOps were inferred from this side's counters (a responder in
+	// another process), not counted by the responder.
+	PeerOpsInferred bool
+	// SpinningPeers counts pollers of a responder in this process that spin under load
+	// (they compete with the measuring pollers for the CPUs).
+	SpinningPeers int
 }
 
-func toolName() string {
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		v = bi.Main.Version
-	}
-	return "rpcrdma-bench " + v
+// Stdout as Config.Out writes the results to Config.ResultsTo once, at the end: a stream
+// cannot be rewritten after every point.
+const Stdout = "-"
+
+// Config is one measuring session.
+type Config struct {
+	// Command names the invocation (run, client, sweep) in the point lines and in the name
+	// of a rescue file.
+	Command string
+	// Points are measured in order, each on fresh connections; the first failure or an
+	// interruption ends the session.
+	Points []workloads.Point
+	// RunConfig is the results file's "config" object (results/SCHEMA.md), encoded as JSON.
+	RunConfig any
+	// Provider names the datapath provider in the results' environment.
+	Provider string
+	// Connector makes the points' clients. The session does not close it.
+	Connector Connector
+	// Out is the results file, rewritten after every point; Stdout writes it to ResultsTo
+	// at the end; empty writes none.
+	Out       string
+	ResultsTo io.Writer
+	// Log takes one line per point and the failures to write the results file (nil:
+	// discarded).
+	Log io.Writer
+	// Interval is how often a point's throughput is sampled into its Intervals (0: never).
+	Interval time.Duration
+	// Progress, when set, shows a point while it runs: it is called as the point starts,
+	// with the point's label and its pollers' live counters, and returns the function that
+	// ends the display.
+	Progress func(label string, lives []*workloads.Live) (end func())
+	// Clock is the Drivers' clock (nil: workloads.Now).
+	Clock func() int64
 }
 
-func newSession(e *env, name string, w *workloadFlags, cfg *runConfig, dev *datapath.DeviceInfo) (*session, error) {
-	raw, err := json.Marshal(cfg)
+// Outcome is how a session ended.
+type Outcome struct {
+	// Run holds every point measured, with the final status (results.Status).
+	Run *results.Run
+	// Err is the failure that ended the session early (a point's setup or run), nil if none.
+	Err error
+	// Interrupted: the context was cancelled before every point ran.
+	Interrupted bool
+	// Written is the file the results were last written to ("" if none); Rescued says it is
+	// a rescue file in the working or temporary directory, because Out could not be
+	// written (WriteErr says why).
+	Written  string
+	Rescued  bool
+	WriteErr error
+	// WriteErrLogged: WriteErr is the failure a point already reported to Config.Log.
+	WriteErrLogged bool
+	// RescueErr is why the rescue file could not be written either: the results are lost.
+	RescueErr error
+}
+
+// Run runs the session. Its error is for a session that could not start (a config that
+// does not encode); everything after that, failures included, is in the Outcome.
+func Run(ctx context.Context, c Config) (*Outcome, error) {
+	raw, err := json.Marshal(c.RunConfig)
 	if err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
-	s := &session{e: e, name: name, out: w.out, quiet: w.quiet, clock: workloads.Now, interval: w.interval}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Clock == nil {
+		c.Clock = workloads.Now
+	}
+	s := &session{c: c, ctx: ctx}
 	s.run = results.Run{
 		SchemaVersion: results.SchemaVersion,
-		Tool:          toolName(),
+		Tool:          ToolName(),
 		Start:         time.Now().UTC(),
 		Config:        raw,
 		Environment:   results.CaptureEnvironment(),
@@ -76,20 +127,56 @@ func newSession(e *env, name string, w *workloadFlags, cfg *runConfig, dev *data
 		Status:        results.Status{State: results.StateInterrupted, Message: "running"},
 	}
 	s.run.End = s.run.Start
-	s.run.Environment.Provider = cfg.Provider
+	s.run.Environment.Provider = c.Provider
+	dev := c.Connector.Device()
 	s.run.Environment.Device = dev
 	if dev != nil && len(dev.Ports) > 0 {
 		s.run.Environment.Port = dev.Ports[0].Num
 	}
-	s.stop = newStopper(e)
-	return s, nil
+	var first error
+	for i, pt := range c.Points {
+		if ctx.Err() != nil {
+			break
+		}
+		open, rep, err := c.Connector.Point(pt)
+		if err != nil {
+			first = err
+			break
+		}
+		res, err := s.point(pt, i+1, len(c.Points), open, rep)
+		if err != nil {
+			first = err
+			break
+		}
+		if res.Total.Interrupted {
+			break
+		}
+	}
+	return s.finish(first), nil
 }
 
-// params names a point for results: the procedure (MIX:NAME for a mix of several entries,
-// NAME being workloads.MixName: "nfs" for the preset; NULL@PROGvVERS for another program's
-// NULL), the payload sizes when the workload has a single fixed size, threshold,
+// ToolName is the tool and its module version, as results files record it.
+func ToolName() string {
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	return "rpcrdma-bench " + v
+}
+
+type session struct {
+	c   Config
+	ctx context.Context
+	run results.Run
+	// saveErr is the first failure to write the results file after a point.
+	saveErr error
+}
+
+// Params names a point for results: the procedure (MIX:NAME for a mix of several entries,
+// NAME being workloads.MixName: "nfs" for the preset; NAME@PROGvVERS for another program's
+// procedure), the payload sizes when the workload has a single fixed size, threshold,
 // depth, connections and rate.
-func params(pt workloads.Point) results.Params {
+func Params(pt workloads.Point) results.Params {
 	w := &pt.Workload
 	p := results.Params{
 		Procedure:       "MIX:" + workloads.MixName(w.Mix),
@@ -124,11 +211,12 @@ func (a recorder) Record(s workloads.Sample) {
 	a.r.Record(s.Call, s.Reply, int64(s.RTT), s.Payload)
 }
 
-func (a recorder) Fail(_ int, err error) { a.r.Fail(errorKind(err), err) }
+func (a recorder) Fail(_ int, err error) { a.r.Fail(ErrorKind(err), err) }
 
-// errorKind is the results error kind of an RPC's failure: what the error (or one it wraps)
-// says its kind is (a Kind method, as the transport's failures have), else "rpc".
-func errorKind(err error) string {
+// ErrorKind is the results error kind of an RPC's failure: what the error (or one it wraps)
+// says its kind is (a Kind method, as the transport's and the programs' failures have),
+// else "rpc".
+func ErrorKind(err error) string {
 	var k interface{ Kind() string }
 	if errors.As(err, &k) {
 		return k.Kind()
@@ -136,15 +224,9 @@ func errorKind(err error) string {
 	return "rpc"
 }
 
-// pointOutcome is how one point ended.
-type pointOutcome struct {
-	res workloads.Result
-	err error
-}
-
 // point runs one point with open making each poller's Client, appends it to the results and
 // rewrites the results file. n and total number the point for the display.
-func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener, report func() pointReport) pointOutcome {
+func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener, report func() PointReport) (workloads.Result, error) {
 	label := ""
 	if total > 1 {
 		what := "size " + workloads.FormatSize(pt.Size)
@@ -158,7 +240,7 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	if w.Warmup > 0 {
 		warm = time.Duration(w.Warmup).String() + " warm-up"
 	}
-	fmt.Fprintf(s.e.stderr, "%s %s: %s, then %s\n", s.name, strings.TrimSpace("point "+label), warm, runLength(w))
+	fmt.Fprintf(s.c.Log, "%s %s: %s, then %s\n", s.c.Command, strings.TrimSpace("point "+label), warm, runLength(w))
 
 	recs := make([]*results.Recorder, w.Pollers)
 	lives := make([]*workloads.Live, w.Pollers)
@@ -173,20 +255,19 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		Live:     lives,
 	}
 	var samp *sampler
-	if s.interval > 0 {
-		samp = newSampler(lives, s.clock, s.interval)
+	if s.c.Interval > 0 {
+		samp = newSampler(lives, s.c.Clock, s.c.Interval)
 		samp.start()
 	}
-	var prog *progress
-	if !s.quiet {
-		prog = newProgress(s.e.stderr, label, lives, s.clock)
-		prog.start()
+	var endProgress func()
+	if s.c.Progress != nil {
+		endProgress = s.c.Progress(label, lives)
 	}
 	cpu0, cpuErr := results.ReadCPU()
-	res, err := r.Run(s.stop.ctx)
+	res, err := r.Run(s.ctx)
 	cpu1, cpuErr1 := results.ReadCPU()
-	if prog != nil {
-		prog.end()
+	if endProgress != nil {
+		endProgress()
 	}
 
 	st := &res.Total
@@ -194,9 +275,9 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	if st.End <= st.Start {
 		end = start
 	}
-	rp, serr := results.Summarize(params(pt), start.UTC(), end.UTC(), recs...)
+	rp, serr := results.Summarize(Params(pt), start.UTC(), end.UTC(), recs...)
 	if serr != nil {
-		return pointOutcome{res, fmt.Errorf("summarize: %w", serr)}
+		return res, fmt.Errorf("summarize: %w", serr)
 	}
 	// UTC() drops the monotonic reading: keep the monotonic duration Summarize computed from
 	// the original times.
@@ -212,7 +293,7 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	if samp != nil {
 		rp.Intervals = samp.end(st.Start, max(st.Start, st.End))
 	}
-	var pr pointReport
+	var pr PointReport
 	if report != nil {
 		pr = report()
 		rp.Negotiated = pr.Negotiated
@@ -239,12 +320,12 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	}
 	s.run.Points = append(s.run.Points, rp)
 	if werr := s.save(); werr != nil && s.saveErr == nil {
-		// The measuring goes on: finish tries again and, failing that, writes a fallback
+		// The measuring goes on: finish tries again and, failing that, writes a rescue
 		// file, so a full disk or a removed directory costs no measurement.
 		s.saveErr = werr
-		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v (measuring goes on; the results will be written elsewhere if need be)\n", s.name, werr)
+		fmt.Fprintf(s.c.Log, "rpcrdma-bench %s: %v (measuring goes on; the results will be written elsewhere if need be)\n", s.c.Command, werr)
 	}
-	return pointOutcome{res, err}
+	return res, err
 }
 
 func runLength(w workloads.Config) string {
@@ -258,28 +339,26 @@ func runLength(w workloads.Config) string {
 	return strings.Join(parts, " or ")
 }
 
-// save writes the results file as it stands, if one was asked for. Standard output (--out
-// -) is written once, by finish: a stream cannot be rewritten.
+// save writes the results file as it stands, if one was asked for. Standard output is
+// written once, by finish.
 func (s *session) save() error {
-	if s.out == "" || s.out == stdio {
+	if s.c.Out == "" || s.c.Out == Stdout {
 		return nil
 	}
 	s.run.End = time.Now().UTC()
 	if s.run.End.Before(s.run.Start) {
 		s.run.End = s.run.Start
 	}
-	return writeResults(s.out, &s.run)
+	return writeResults(s.c.Out, &s.run)
 }
 
 // writeResults writes a results file; tests replace it to make the write fail.
 var writeResults = results.WriteFile
 
 // finish sets the run's final status from err (the first failure, nil if none) and whether
-// the user interrupted, writes the file one last time, prints the report and returns the
-// exit status.
-func (s *session) finish(err error) int {
-	s.stop.release()
-	interrupted := s.stop.interrupted.Load()
+// the context was cancelled, and writes the results one last time.
+func (s *session) finish(err error) *Outcome {
+	o := &Outcome{Run: &s.run, Err: err, Interrupted: s.ctx.Err() != nil}
 	// Every error kind fails the run: failed RPCs (a benchmark never reports speed for
 	// corrupted data), RPCs abandoned in the drain, and open-loop sends that never went out
 	// (the latencies then omit the worst of the queueing).
@@ -296,7 +375,7 @@ func (s *session) finish(err error) int {
 	switch {
 	case err != nil:
 		s.run.Status = results.Status{State: results.StateFailed, Message: err.Error()}
-	case interrupted:
+	case o.Interrupted:
 		s.run.Status = results.Status{State: results.StateInterrupted, Message: "interrupted by a signal"}
 	case len(kinds) > 0:
 		msgs := make([]string, len(kinds))
@@ -307,61 +386,24 @@ func (s *session) finish(err error) int {
 	default:
 		s.run.Status = results.Status{State: results.StateComplete}
 	}
-	code := exitOK
-	if s.run.Status.State != results.StateComplete {
-		code = exitFailed
-	}
-	written := ""
 	switch werr := s.save(); {
-	case s.out == stdio:
-		if werr := writeRunTo(s.e.stdout, &s.run); werr != nil {
-			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: write results to standard output: %v\n", s.name, werr)
-			code = exitFailed
+	case s.c.Out == Stdout:
+		if werr := WriteRunTo(s.c.ResultsTo, &s.run); werr != nil {
+			o.WriteErr = fmt.Errorf("write results to standard output: %w", werr)
 		}
 	case werr != nil:
 		// Never lose a measurement, never claim a write that did not happen.
-		code = exitFailed
+		o.WriteErr = werr
+		o.WriteErrLogged = s.saveErr != nil && s.saveErr.Error() == werr.Error()
 		if len(s.run.Points) == 0 {
-			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
 			break
 		}
-		if s.saveErr == nil || s.saveErr.Error() != werr.Error() {
-			// Said once: the point's attempt already reported the same failure.
-			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
-		}
-		if path, ferr := writeFallback(s.name, &s.run); ferr == nil {
-			fmt.Fprintf(s.e.stderr, "results written to %s instead\n", path)
-		} else {
-			fmt.Fprintf(s.e.stderr, "results NOT written: the fallback failed too: %v\n", ferr)
-		}
-	case s.out != "" && len(s.run.Points) > 0:
-		written = s.out
+		o.Written, o.RescueErr = rescue(s.c.Command, &s.run)
+		o.Rescued = o.RescueErr == nil
+	case s.c.Out != "" && len(s.run.Points) > 0:
+		o.Written = s.c.Out
 	}
-	// With the results on standard output, the table goes to standard error.
-	table := s.e.stdout
-	if s.out == stdio {
-		table = s.e.stderr
-	}
-	measured := false
-	for _, p := range s.run.Points {
-		measured = measured || p.RTT.Count > 0 || p.Throughput.RPCs > 0
-	}
-	if measured {
-		// A table of nothing would only repeat the failure printed below.
-		if werr := results.WriteText(table, &s.run); werr != nil {
-			fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: %v\n", s.name, werr)
-		}
-	}
-	switch s.run.Status.State {
-	case results.StateFailed:
-		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: failed: %s%s\n", s.name, s.run.Status.Message, hint(err))
-	case results.StateInterrupted:
-		fmt.Fprintf(s.e.stderr, "rpcrdma-bench %s: interrupted: %d point(s) kept\n", s.name, len(s.run.Points))
-	}
-	if written != "" {
-		fmt.Fprintf(s.e.stderr, "results written to %s\n", written)
-	}
-	return code
+	return o
 }
 
 // errorKindText says what a results error kind counts, for the run's status message.
@@ -377,35 +419,45 @@ func errorKindText(kind string) string {
 	return "RPCs failed (" + kind + ")"
 }
 
-// runPoints runs pts in order through s, stopping at the first failure or interruption.
-// setup connects each point: it returns the Opener of the point's pollers and a function
-// reporting what the connections negotiated and did (nil if unknown).
-func (s *session) runPoints(pts []workloads.Point, setup func(workloads.Point) (workloads.Opener, func() pointReport, error)) int {
-	var first error
-	for i, pt := range pts {
-		if s.stop.ctx.Err() != nil {
-			break
-		}
-		open, neg, err := setup(pt)
+// rescue writes r to a new file in the working directory, or failing that in the temporary
+// directory, after the file the user named could not be written: a run is expensive to
+// repeat, so its results must land somewhere. It returns the file's path.
+func rescue(name string, r *results.Run) (string, error) {
+	var errs []error
+	for _, dir := range []string{".", os.TempDir()} {
+		f, err := os.CreateTemp(dir, "rpcrdma-bench-"+name+"-rescued-*.json")
 		if err != nil {
-			first = err
-			break
+			errs = append(errs, err)
+			continue
 		}
-		o := s.point(pt, i+1, len(pts), open, neg)
-		if o.err != nil {
-			first = o.err
-			break
+		path := f.Name()
+		f.Close()
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
 		}
-		if o.res.Total.Interrupted {
-			break
+		if err := results.WriteFile(path, r); err != nil {
+			os.Remove(path)
+			errs = append(errs, err)
+			continue
 		}
+		return path, nil
 	}
-	return s.finish(first)
+	return "", errors.Join(errs...)
 }
 
-// switchesOf reads a sweep's class switches back from its results: each point's dominant
+// WriteRunTo writes r as JSON to w.
+func WriteRunTo(w io.Writer, r *results.Run) error {
+	b, err := results.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// Switches reads a sweep's class switches back from its results: each point's dominant
 // class is the one its RPCs were attributed to most.
-func switchesOf(r *results.Run) []workloads.Switch {
+func Switches(r *results.Run) []workloads.Switch {
 	obs := make([]workloads.Observed, 0, len(r.Points))
 	for _, p := range r.Points {
 		o := workloads.Observed{Point: workloads.Point{Threshold: p.Params.InlineThreshold, Depth: p.Params.Depth,
@@ -418,17 +470,6 @@ func switchesOf(r *results.Run) []workloads.Switch {
 		obs = append(obs, o)
 	}
 	return workloads.Switches(obs)
-}
-
-// hint is advice for a failure whose cause is commonly a setup mistake, "" for others.
-func hint(err error) string {
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
-		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same --provider?)"
-	}
-	return ""
 }
 
 // markDisturbance records the measuring pollers' thread usage over the measured interval and

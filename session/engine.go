@@ -1,11 +1,11 @@
-package main
+package session
 
 import (
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -15,6 +15,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -119,13 +120,50 @@ func (c *engineClient) Close() error {
 	return first
 }
 
+// EngineConfig says how Engine connects.
+type EngineConfig struct {
+	// Provider and Device are the datapath provider and the device to open ("" its
+	// first).
+	Provider datapath.Provider
+	Device   string
+	// Addr is the server's address; empty starts a responder in this process.
+	Addr string
+	// Verify checks every payload end to end (workloads.Config.Verify).
+	Verify bool
+	// Poll is how the measuring pollers wait; a responder in this process waits the same
+	// way, except that it does not spin forever: busy becomes hybrid.
+	Poll datapath.Poll
+	// Transport are the engine's knobs, the same for every point.
+	Transport Transport
+	// Log takes the connections a responder in this process could not set up (nil:
+	// discarded): the requester sees only a refused or failed connection.
+	Log io.Writer
+}
+
+// Engine returns the Connector of the transport engine: each point's connections dialed
+// over c.Provider's device to c.Addr, or to a responder it starts in this process, sized
+// for every point of pts.
+func Engine(c EngineConfig, pts []workloads.Point) (Connector, error) {
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Addr == "" {
+		return openLocal(c, pts)
+	}
+	dev, err := c.Provider.Open(c.Device)
+	if err != nil {
+		return nil, err
+	}
+	return &engineConnector{dev: dev, addr: c.Addr, cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport}, nil
+}
+
 // engineConnector dials each point's connections over a provider's device, to a server
 // in this process (local) or elsewhere.
 type engineConnector struct {
 	dev   datapath.Device
 	addr  string
 	cfg   rpcrdma.Config // Verify; per point: SendSize, RecvSize, Credits, MaxPayload
-	tr    transportConfig
+	tr    Transport
 	local *localServer
 }
 
@@ -139,32 +177,17 @@ type localServer struct {
 	poll   datapath.Poll
 }
 
-func openDevice(w *workloadFlags) (datapath.Provider, datapath.Device, error) {
-	p, err := lookupProvider(w.provider)
-	if err != nil {
-		return nil, nil, err
-	}
-	dev, err := p.Open(w.device)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, dev, nil
-}
-
-func engineConfig(w *workloadFlags) rpcrdma.Config {
-	return rpcrdma.Config{Verify: w.cfg.Verify}
-}
-
 // openLocal starts a responder in this process, advertising the largest inline sizes so
 // that the client's offer alone sets each point's thresholds (RFC 8797: each way the minimum
 // of the sender's send and the receiver's receive size), and sized for every point's depth
 // and payload.
-func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
-	p, dev, err := openDevice(w)
+func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
+	p := c.Provider
+	dev, err := p.Open(c.Device)
 	if err != nil {
 		return nil, err
 	}
-	sdev, err := p.Open(w.device)
+	sdev, err := p.Open(c.Device)
 	if err != nil {
 		dev.Close()
 		return nil, err
@@ -179,25 +202,25 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		dev.Close()
 		return nil, err
 	}
-	credits, payload := max(rpcrdma.DefaultCredits, w.tr.Credits), 0
+	credits, payload := max(rpcrdma.DefaultCredits, c.Transport.Credits), 0
 	for _, pt := range pts {
 		credits = max(credits, pt.Workload.Depth)
 		payload = max(payload, pt.Workload.MaxPayload())
 	}
 	scfg := rpcrdma.Config{SendSize: rpcrdma.MaxInline, RecvSize: rpcrdma.MaxInline, Credits: credits,
-		MaxPayload: payloadSize(payload), Verify: w.cfg.Verify,
+		MaxPayload: PayloadSize(payload), Verify: c.Verify,
 		// The client's choices decide: the R bit and responder Read chunks take effect only
 		// when both ends offer them, and the memory mode applies to the responder's own
 		// exposed replies (responder-provided Read chunks).
-		Memory: w.tr.Memory, RemoteInvalidate: w.tr.RemoteInvalidate, ResponderRead: w.tr.ResponderRead}
+		Memory: c.Transport.Memory, RemoteInvalidate: c.Transport.RemoteInvalidate, ResponderRead: c.Transport.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
 	// The responder in this process waits as the client does, but spins where the client
 	// is busy: a closed loop keeps it spinning, and it frees the CPU between points.
-	poll := w.cfg.Poll
+	poll := c.Poll
 	if poll.Mode == datapath.PollBusy {
 		poll = datapath.Poll{Mode: datapath.PollHybrid}
 	}
-	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process"), poll: poll}
+	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process", c.Log), poll: poll}
 	conns := 0
 	for _, pt := range pts {
 		conns = max(conns, pt.Workload.Connections)
@@ -206,7 +229,7 @@ func openLocal(w *workloadFlags, pts []workloads.Point) (connector, error) {
 		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Pollers: 1,
 			MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}, Done: ls.peer.done})
 	}()
-	return &engineConnector{dev: dev, addr: l.Addr(), cfg: engineConfig(w), tr: w.tr, local: ls}, nil
+	return &engineConnector{dev: dev, addr: l.Addr(), cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport, local: ls}, nil
 }
 
 // localAddr is an address to listen on for a server in this process. RDMA-CM binds to an
@@ -265,14 +288,6 @@ func netdevAddrs(name string) []net.IP {
 	return ips
 }
 
-func openRemote(w *workloadFlags, pts []workloads.Point) (connector, error) {
-	_, dev, err := openDevice(w)
-	if err != nil {
-		return nil, err
-	}
-	return &engineConnector{dev: dev, addr: w.addr, cfg: engineConfig(w), tr: w.tr}, nil
-}
-
 // codecFor is the codec of the program a workload drives: the benchmark program's, or the
 // NULL procedure of another program.
 func codecFor(w *workloads.Config) rpcproto.Codec {
@@ -282,23 +297,23 @@ func codecFor(w *workloads.Config) rpcproto.Codec {
 	return rpcproto.NullCodec{P: w.Table()}
 }
 
-// payloadSize rounds a payload bound up to XDR's 4-byte unit, at least 4 KiB.
-func payloadSize(n int) int { return max(4096, (n+3)&^3) }
+// PayloadSize rounds a payload bound up to XDR's 4-byte unit, at least 4 KiB.
+func PayloadSize(n int) int { return max(4096, (n+3)&^3) }
 
 func (c *engineConnector) Device() *datapath.DeviceInfo {
 	info := c.dev.Info()
 	return &info
 }
 
-func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() pointReport, error) {
+func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() PointReport, error) {
 	cfg := c.cfg
 	cfg.SendSize, cfg.RecvSize = pt.Threshold, pt.Threshold
 	cfg.Credits = pt.Workload.Depth
 	if c.tr.Credits != 0 {
 		cfg.Credits = c.tr.Credits
 	}
-	c.tr.apply(&cfg)
-	cfg.MaxPayload = payloadSize(pt.Workload.MaxPayload())
+	c.tr.Apply(&cfg)
+	cfg.MaxPayload = PayloadSize(pt.Workload.MaxPayload())
 	codec := codecFor(&pt.Workload)
 	cfg.Codec = codec
 	var (
@@ -332,25 +347,21 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() po
 		}
 		return cl, nil
 	}
-	report := func() pointReport {
+	report := func() PointReport {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(stats) == 0 {
-			return pointReport{}
+			return PointReport{}
 		}
 		var ops results.Ops
 		for _, s := range stats {
-			addOp(&ops.Send, s.Send)
-			addOp(&ops.Write, s.Write)
-			addOp(&ops.Read, s.Read)
-			addOp(&ops.Recv, s.Recv)
+			addStatsOps(&ops, &s)
 			// A requester posts no Send With Invalidate: its count here is the replies the
-			// peer sent that way, each of which spared this side a LOCAL_INV (CONFIG.md).
+			// peer sent that way, each of which spared this side a LOCAL_INV
+			// (results/SCHEMA.md, `ops`).
 			ops.SendInv.Count += s.RemoteInvalidated
-			ops.LocalInv.Count += s.LocalInvs
-			ops.BindMW.Count += s.Binds
 		}
-		rep := pointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
+		rep := PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
 		if c.local != nil {
 			rep.PeerOps = c.local.peer.take(len(stats), peerWait)
 			if c.local.poll.Mode != datapath.PollEvent {
@@ -416,73 +427,83 @@ func (c *engineConnector) Close() error {
 	return errors.Join(errs...)
 }
 
-// engineServer is the server command's responder.
-type engineServer struct {
-	dev  datapath.Device
-	l    datapath.Listener
-	cfg  rpcrdma.ServeConfig
-	once bool
+// peerStats collects the final Stats of the connections a responder in this process served,
+// so that a point can report the RDMA operations of both sides: the responder performs the
+// Reads and Writes of the requester's chunks, which the requester never counts.
+type peerStats struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	stats []rpcrdma.Stats
+	taken int // stats before this index belong to earlier points
+	who   string
+	log   io.Writer
 }
 
-func openServer(f *serverFlags) (server, error) {
-	p, err := lookupProvider(f.Provider)
-	if err != nil {
-		return nil, err
-	}
-	dev, err := p.Open(f.Device)
-	if err != nil {
-		return nil, err
-	}
-	l, err := dev.Listen(f.Listen)
-	if err != nil {
-		dev.Close()
-		return nil, err
-	}
-	th := f.Threshold
-	cfg := rpcrdma.ServeConfig{Endpoint: rpcrdma.Config{SendSize: th, RecvSize: th, Credits: f.Credits,
-		MaxPayload: payloadSize(f.MaxPayload), Verify: f.Verify},
-		// An idle event or hybrid poller wakes every EventTimeout to notice a stop and idle
-		// connections: 100 ms keeps an idle server's CPU near zero.
-		Pollers: f.Pollers, Poller: datapath.PollerConfig{Poll: f.Poll, EventTimeout: 100 * time.Millisecond},
-		MaxConnections: f.MaxConnections, IdleTimeout: f.IdleTimeout, Done: f.connDone}
-	if th == 0 {
-		cfg.Endpoint.SendSize, cfg.Endpoint.RecvSize = rpcrdma.DefaultInline, rpcrdma.DefaultInline
-	}
-	f.Transport.apply(&cfg.Endpoint)
-	if len(f.CPUs) > 0 {
-		picker, err := datapath.NewCPUPicker(f.CPUs...)
-		if err != nil {
-			l.Close()
-			dev.Close()
-			return nil, err
-		}
-		cfg.Poller.Pin, cfg.CPUs = true, picker
-	}
-	return &engineServer{dev: dev, l: l, cfg: cfg, once: f.Once}, nil
+func newPeerStats(who string, log io.Writer) *peerStats {
+	p := &peerStats{who: who, log: log}
+	p.cond = sync.NewCond(&p.mu)
+	return p
 }
 
-func (s *engineServer) Addr() string { return s.l.Addr() }
-
-// Serve serves until ctx is done or, with once, until the first connection ends.
-func (s *engineServer) Serve(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cfg := s.cfg
-	cfg.Done = func(c *rpcrdma.Conn, err error) {
-		// One line per refused, failed (memory registration under RLIMIT_MEMLOCK, ...: the
-		// client only sees a refusal), broken or timed-out connection, with its cause.
-		if s.cfg.Done != nil {
-			s.cfg.Done(c, err)
-		}
-		if c != nil && s.once {
-			cancel()
-		}
+// done is the responder's rpcrdma.ServeConfig.Done.
+func (p *peerStats) done(c *rpcrdma.Conn, err error) {
+	if c == nil {
+		LogSetupError(p.log, p.who, err)
+		return
 	}
-	return rpcrdma.Serve(ctx, s.dev, s.l, cfg)
+	p.mu.Lock()
+	p.stats = append(p.stats, c.Stats())
+	p.mu.Unlock()
+	p.cond.Broadcast()
 }
 
-func (s *engineServer) Close() error {
-	return errors.Join(s.l.Close(), s.dev.Close())
+// LogSetupError reports to w a connection the responder who could not set up: the requester
+// sees only a refused or failed connection, so the cause must be told on the responder's
+// side.
+func LogSetupError(w io.Writer, who string, err error) {
+	if err != nil {
+		fmt.Fprintf(w, "rpcrdma-bench %s: a connection could not be set up: %v\n", who, err)
+	}
+}
+
+// peerWait bounds the wait for the responder's side of a point's connections to end after
+// the requester closed them: the responder notices the disconnect on its next poll.
+const peerWait = 2 * time.Second
+
+// take returns the Ops of the next n connections the responder finished, waiting up to wait
+// for them; nil if they did not all finish in time (a partial count would mislead).
+func (p *peerStats) take(n int, wait time.Duration) *results.Ops {
+	deadline := time.Now().Add(wait)
+	t := time.AfterFunc(wait, p.cond.Broadcast)
+	defer t.Stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.stats)-p.taken < n && time.Now().Before(deadline) {
+		p.cond.Wait()
+	}
+	if len(p.stats)-p.taken < n {
+		// Let the late ones count toward no point rather than the next one.
+		p.taken = len(p.stats)
+		return nil
+	}
+	var ops results.Ops
+	for _, s := range p.stats[p.taken : p.taken+n] {
+		addStatsOps(&ops, &s)
+	}
+	p.taken += n
+	return &ops
+}
+
+// addStatsOps adds one connection's operation counts to ops: what it posted, and the
+// invalidations it did itself.
+func addStatsOps(ops *results.Ops, s *rpcrdma.Stats) {
+	addOp(&ops.Send, s.Send)
+	addOp(&ops.Write, s.Write)
+	addOp(&ops.Read, s.Read)
+	addOp(&ops.Recv, s.Recv)
+	addOp(&ops.SendInv, s.SendInv)
+	ops.LocalInv.Count += s.LocalInvs
+	ops.BindMW.Count += s.Binds
 }
 
 // inferredPeerOps is what a responder in another process did, as far as the requester's own

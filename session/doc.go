@@ -1,0 +1,14 @@
+// Package session runs a measuring session: given the points to measure and a Connector
+// that makes each point's clients, it runs the points one after the other on fresh
+// connections, summarises each into a results.Point, keeps the results file current after
+// every point (so that nothing finished is lost whatever happens next), and returns the run
+// with its final status.
+//
+// The Connector is where the transport comes in. Engine connects each point's pollers to a
+// server through the rpcrdma engine over a datapath provider, starting a responder in this
+// process when the session has no server address; tests use fakes (workloadstest).
+//
+// The package prints nothing of its own beyond one line per point and write failures, to
+// Config.Log: the caller shows progress (Config.Progress) and prints the table and the
+// status from the returned Outcome.
+package session

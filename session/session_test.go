@@ -1,0 +1,206 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
+)
+
+// fakeConnector connects every point to in-memory fake Clients: the session runs end to end
+// without the transport engine. pointErr fails the setup of point number failPoint (1-based).
+type fakeConnector struct {
+	failEvery int
+	failPoint int
+	pointErr  error
+	points    int
+}
+
+var errFakeRPC = errors.New("fake: reply checksum mismatch")
+
+func (*fakeConnector) Device() *datapath.DeviceInfo {
+	return &datapath.DeviceInfo{Name: "fake0", Provider: "fake", Ports: []datapath.PortInfo{{Num: 1}}}
+}
+
+func (f *fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() PointReport, error) {
+	f.points++
+	if f.points == f.failPoint {
+		return nil, nil, f.pointErr
+	}
+	open := func(poller, conns int) (workloads.Client, error) {
+		c := workloadstest.New(pt.Workload.Depth * conns)
+		c.Latency, c.Threshold = 10*time.Microsecond, pt.Threshold
+		c.FailEvery, c.RPCErr = f.failEvery, errFakeRPC
+		return c, nil
+	}
+	rep := func() PointReport {
+		return PointReport{Negotiated: &results.Negotiated{Role: "requester", InlineSendBytes: pt.Threshold}}
+	}
+	return open, rep, nil
+}
+
+func (*fakeConnector) Close() error { return nil }
+
+// points is a two-point sweep of ECHO at 64 B and 8 KiB, 200 RPCs each.
+func points(t *testing.T) []workloads.Point {
+	t.Helper()
+	s := workloads.Sweep{Thresholds: []int{4096}, Sizes: []int{64, 8192}, Depths: []int{4}, Proc: "echo",
+		Base: workloads.Config{Count: 200, Warmup: workloads.NoWarmup}}
+	pts, err := s.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pts
+}
+
+func config(t *testing.T, conn Connector, out string) Config {
+	return Config{Command: "test", Points: points(t), RunConfig: map[string]string{"k": "v"}, Provider: "fake",
+		Connector: conn, Out: out, Interval: 10 * time.Millisecond}
+}
+
+// A session runs every point, files each with its classes and what the connector reported,
+// keeps the file current and ends complete.
+func TestRunWritesEveryPoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	var log bytes.Buffer
+	c := config(t, &fakeConnector{}, out)
+	c.Log = &log
+	ended := 0
+	c.Progress = func(label string, lives []*workloads.Live) func() {
+		if !strings.HasPrefix(label, "[") || len(lives) != 1 {
+			t.Errorf("progress of %q with %d lives", label, len(lives))
+		}
+		return func() { ended++ }
+	}
+	o, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Err != nil || o.Interrupted || o.Written != out || o.WriteErr != nil || ended != 2 {
+		t.Fatalf("outcome %+v, %d progress ended", o, ended)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status.State != results.StateComplete || len(r.Points) != 2 || !strings.Contains(string(r.Config), `"k": "v"`) || r.Environment.Provider != "fake" {
+		t.Fatalf("file: status %+v, %d points, config %s", r.Status, len(r.Points), r.Config)
+	}
+	small, large := r.Points[0], r.Points[1]
+	if small.Params.Procedure != "ECHO" || small.Params.CallBytes != 64 || small.Throughput.RPCs != 200 || small.Classes[0].Class != "short" {
+		t.Fatalf("point 1: %+v %+v", small.Params, small.Classes)
+	}
+	if large.Classes[0].Class != "long" || large.Negotiated == nil || large.Negotiated.InlineSendBytes != 4096 {
+		t.Fatalf("point 2: %+v negotiated %+v", large.Classes, large.Negotiated)
+	}
+	var sum uint64
+	for _, iv := range small.Intervals {
+		sum += iv.RPCs
+	}
+	if sum != small.Throughput.RPCs {
+		t.Errorf("intervals add up to %d of %d RPCs", sum, small.Throughput.RPCs)
+	}
+	if n := strings.Count(log.String(), "test point ["); n != 2 {
+		t.Errorf("log:\n%s", log.String())
+	}
+	if sw := Switches(r); len(sw) != 1 || sw[0].Below != 64 || sw[0].At != 8192 {
+		t.Errorf("switches %+v", sw)
+	}
+}
+
+// Failed RPCs fail the run and are counted by kind; the points stay in the file.
+func TestFailedRPCsFailTheRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	o, err := Run(context.Background(), config(t, &fakeConnector{failEvery: 10}, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Run.Status.State != results.StateFailed || !strings.Contains(o.Run.Status.Message, "RPCs failed (rpc)") || o.Written != out {
+		t.Fatalf("status %+v, written %q", o.Run.Status, o.Written)
+	}
+}
+
+// A point that cannot be set up ends the session with its error; what ran before is kept.
+func TestSetupFailureKeepsEarlierPoints(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	refused := errors.New("connect: connection refused")
+	o, err := Run(context.Background(), config(t, &fakeConnector{failPoint: 2, pointErr: refused}, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(o.Err, refused) || len(o.Run.Points) != 1 || o.Run.Status.State != results.StateFailed {
+		t.Fatalf("outcome %+v", o)
+	}
+	if r, err := results.ReadFile(out); err != nil || len(r.Points) != 1 || r.Status.State != results.StateFailed {
+		t.Fatalf("file: %v %+v", err, r)
+	}
+}
+
+// A cancelled context ends the session as interrupted, before or between points.
+func TestCancelledIsInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o, err := Run(ctx, config(t, &fakeConnector{}, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Interrupted || o.Run.Status.State != results.StateInterrupted || len(o.Run.Points) != 0 || o.Written != "" {
+		t.Fatalf("outcome %+v", o)
+	}
+}
+
+// Stdout writes the file once, at the end, to ResultsTo.
+func TestStdout(t *testing.T) {
+	var b bytes.Buffer
+	c := config(t, &fakeConnector{}, Stdout)
+	c.ResultsTo = &b
+	o, err := Run(context.Background(), c)
+	if err != nil || o.WriteErr != nil {
+		t.Fatal(err, o.WriteErr)
+	}
+	r, err := results.Read(&b)
+	if err != nil || len(r.Points) != 2 || r.Status.State != results.StateComplete {
+		t.Fatalf("%v %+v", err, r)
+	}
+}
+
+// A write that fails after the measurement puts the results into a rescue file and says
+// so; the failure is reported once.
+func TestRescueWhenWriteFails(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	errDisk := errors.New("no space left on device")
+	writeResults = func(string, *results.Run) error { return errDisk }
+	t.Cleanup(func() { writeResults = results.WriteFile })
+	var log bytes.Buffer
+	c := config(t, &fakeConnector{}, filepath.Join(dir, "x.json"))
+	c.Log = &log
+	o, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(o.WriteErr, errDisk) || !o.WriteErrLogged || !o.Rescued || o.RescueErr != nil {
+		t.Fatalf("outcome %+v", o)
+	}
+	if strings.Count(log.String(), "no space left on device") != 1 {
+		t.Errorf("log:\n%s", log.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "rpcrdma-bench-test-rescued-*.json"))
+	if len(files) != 1 || files[0] != o.Written {
+		t.Fatalf("rescue files %v, written %q", files, o.Written)
+	}
+	r, err := results.ReadFile(files[0])
+	if err != nil || len(r.Points) != 2 {
+		t.Fatalf("rescue file: %v %+v", err, r)
+	}
+	os.Remove(files[0])
+}

@@ -1,0 +1,41 @@
+package session
+
+import "github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+
+// Transport is the transport engine's own knobs as the command line sets them: the
+// "transport" member of a results file's config (results/SCHEMA.md). They are deliberately not part
+// of results.Params, which identifies a point for compare: runs that differ only here (say
+// pre-registered against windows memory) measure the same points and compare as such.
+type Transport struct {
+	// Memory is how chunk memory is exposed: "preregistered" (the connection's one
+	// registration, no work per RPC) or "windows" (a memory window bound and invalidated
+	// per chunk of each RPC, as the Linux client does with FRWR).
+	Memory rpcrdma.MemoryMode `json:"memory"`
+	// RemoteInvalidate sets the R bit of the RFC 8797 private data: replies may then
+	// invalidate the requester's window by Send With Invalidate. A requester offers it only
+	// with windows memory.
+	RemoteInvalidate bool `json:"remote_invalidate,omitempty"`
+	// ResponderRead offers responder-provided Read chunks (long replies pulled by the
+	// requester, acknowledged with RDMA_DONE); both ends must offer it.
+	ResponderRead bool `json:"responder_read,omitempty"`
+	// Credits is the credit value a requester requests (0: each point's depth); a server's
+	// grant is the server's --credits.
+	Credits int `json:"credits,omitempty"`
+	// SendSize and RecvSize, when not zero, are the inline sizes advertised for sending and
+	// receiving instead of the threshold (which then sets only the other direction).
+	SendSize int `json:"send_size,omitempty"`
+	RecvSize int `json:"recv_size,omitempty"`
+}
+
+// Apply sets the knobs on an endpoint config whose inline sizes are already the threshold's.
+func (t *Transport) Apply(c *rpcrdma.Config) {
+	c.Memory = t.Memory
+	c.RemoteInvalidate = t.RemoteInvalidate
+	c.ResponderRead = t.ResponderRead
+	if t.SendSize != 0 {
+		c.SendSize = t.SendSize
+	}
+	if t.RecvSize != 0 {
+		c.RecvSize = t.RecvSize
+	}
+}
