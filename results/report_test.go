@@ -87,12 +87,12 @@ func TestWriteText(t *testing.T) {
 	// A mix shows its name, not sizes of 0.
 	r := goldenRun(t)
 	r.Points = r.Points[:1]
-	r.Points[0].Params.Procedure, r.Points[0].Params.CallBytes, r.Points[0].Params.ReplyBytes = "MIX:nfs", 0, 0
+	r.Points[0].Params.Procedure, r.Points[0].Params.CallBytes, r.Points[0].Params.ReplyBytes = "MIX:nfs-like", 0, 0
 	b.Reset()
 	if err := results.WriteText(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`MIX:nfs +mix +mix +4096`).MatchString(b.String()) {
+	if !regexp.MustCompile(`MIX:nfs-like +mix +mix +4096`).MatchString(b.String()) {
 		t.Errorf("mix row:\n%s", b.String())
 	}
 }

@@ -51,7 +51,7 @@ func (c *ThresholdChoice) Verdict() string {
 	return fmt.Sprintf("no (p=%.3g)", c.P)
 }
 
-// thresholdLabel names a point without its threshold: "MIX:nfs depth 16",
+// thresholdLabel names a point without its threshold: "MIX:nfs-like depth 16",
 // "ECHO 4k/4k depth 1 conns 2 class long".
 func thresholdLabel(p Params) string {
 	var b strings.Builder

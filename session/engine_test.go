@@ -21,7 +21,7 @@ import (
 // no more than a run of 1000, give or take the background. (testing.AllocsPerRun would set GOMAXPROCS to 1, where the
 // in-process server's busy poller and this one take turns by preemption: measure directly.)
 func TestEngineDriverAllocs(t *testing.T) {
-	c, err := workloads.Config{Mix: workloads.NFSMix(), Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
+	c, err := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,7 +173,7 @@ type session struct {
 }
 
 // Params names a point for results: the procedure (MIX:NAME for a mix of several entries,
-// NAME being workloads.MixName: "nfs" for the preset; NAME@PROGvVERS for another program's
+// NAME being workloads.MixName: "nfs-like" for the preset; NAME@PROGvVERS for another program's
 // procedure), the payload sizes when the workload has a single fixed size, threshold,
 // depth, connections and rate.
 func Params(pt workloads.Point) results.Params {

@@ -241,14 +241,17 @@ func parseRange(s string) (lo, hi int, err error) {
 
 // ParseMix parses a procedure mix: comma-separated PROC[/SIZE][:WEIGHT] entries, for example
 // "null:1,echo:4,source/32k:2" or "sink/4k". SIZE is a single size; an entry without one
-// inherits Config.Size. WEIGHT defaults to 1. "nfs" alone is the NFSMix preset. PROC is one of
+// inherits Config.Size. WEIGHT defaults to 1. "nfs-like" alone is the NFSLikeMix preset. PROC is one of
 // prog's procedures (nil: the benchmark program's), any case.
 func ParseMix(s string, prog *rpcproto.Program) ([]MixEntry, error) {
 	if prog == nil {
 		prog = benchprog.Prog
 	}
-	if strings.EqualFold(strings.TrimSpace(s), "nfs") {
-		return NFSMix(), nil
+	switch t := strings.ToLower(strings.TrimSpace(s)); t {
+	case "nfs-like":
+		return NFSLikeMix(), nil
+	case "nfs", "nfs3":
+		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: errors.New(`ambiguous: the benchmark program's NFS-shaped mix is "nfs-like"; NFSv3 itself is --program nfs3`)}
 	}
 	if strings.TrimSpace(s) == "" {
 		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: errEmpty}

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// NFSMix is a mix shaped like an NFS client's traffic, so one run exercises all three
+// NFSLikeMix is a mix shaped like an NFS client's traffic, so one run exercises all three
 // message classes at the default inline threshold of 4 KiB (and at RFC 8166's 1 KiB):
 //
 //	weight  procedure    size   stands for                         class at 4 KiB
@@ -23,7 +23,7 @@ import (
 // Half the RPCs are small metadata calls, as in the SPEC SFS and published NFS workload
 // studies; reads outnumber writes 3:2. Whether a 4 KiB READ/WRITE goes inline depends on the
 // header overhead against the threshold, which is exactly what a threshold sweep shows.
-func NFSMix() []MixEntry {
+func NFSLikeMix() []MixEntry {
 	return []MixEntry{
 		{Proc: "null", Weight: 5},
 		{Proc: "echo", Weight: 40, Size: Fixed(128)},
@@ -43,13 +43,13 @@ func Only(p string, sizes Sizes) []MixEntry {
 	return []MixEntry{{Proc: p, Weight: 1, Size: sizes}}
 }
 
-// MixName names a normalized mix for results, where the name identifies the point: "nfs" for
-// the NFSMix preset, else its entries as PROC[_SIZE][:WEIGHT] joined by "+", for example
+// MixName names a normalized mix for results, where the name identifies the point: "nfs-like" for
+// the NFSLikeMix preset, else its entries as PROC[_SIZE][:WEIGHT] joined by "+", for example
 // "echo_128:40+sink_32k:10". The name holds no '/', ',', '=' or space, which separate the
 // fields of a point's key (benchstat) and of an HdrHistogram log line.
 func MixName(mix []MixEntry) string {
-	if sameMix(mix, NFSMix()) {
-		return "nfs"
+	if sameMix(mix, NFSLikeMix()) {
+		return "nfs-like"
 	}
 	parts := make([]string, len(mix))
 	for i, e := range mix {

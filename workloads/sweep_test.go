@@ -86,7 +86,7 @@ func TestSweepOverMixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Sweep{Thresholds: []int{1024, 4096}, Depths: []int{1, 8}, Mixes: [][]MixEntry{NFSMix(), user}, Sizes: []int{64, 128}}
+	s := Sweep{Thresholds: []int{1024, 4096}, Depths: []int{1, 8}, Mixes: [][]MixEntry{NFSLikeMix(), user}, Sizes: []int{64, 128}}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestSweepOverMixes(t *testing.T) {
 		t.Fatalf("%d points, want thresholds × depths × mixes (sizes unused)", len(pts))
 	}
 	for i, p := range pts {
-		wantMix := []string{"nfs", "echo_128:3+sink_32k+null"}[i%2]
+		wantMix := []string{"nfs-like", "echo_128:3+sink_32k+null"}[i%2]
 		if p.Mix != wantMix || p.Size != 0 || p.Threshold != []int{1024, 4096}[i/4] || p.Depth != []int{1, 8}[i/2%2] || p.Workload.Depth != p.Depth {
 			t.Errorf("point %d: %+v", i, p)
 		}
@@ -116,7 +116,7 @@ func TestSweepOverMixes(t *testing.T) {
 
 func TestMixName(t *testing.T) {
 	n, _ := Config{}.Normalized()
-	if got := MixName(n.Mix); got != "nfs" {
+	if got := MixName(n.Mix); got != "nfs-like" {
 		t.Errorf("default mix %q", got)
 	}
 	for _, spec := range []string{"echo/128:3,sink/32k", "source:2", "null,echo"} {
@@ -129,7 +129,7 @@ func TestMixName(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := MixName(c.Mix)
-		if strings.ContainsAny(name, "/,= ") || name == "nfs" {
+		if strings.ContainsAny(name, "/,= ") || name == "nfs-like" {
 			t.Errorf("%s: name %q", spec, name)
 		}
 	}

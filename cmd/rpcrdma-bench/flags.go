@@ -173,13 +173,13 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.Var(sizeListValue{&w.sizes, "sizes"}, "sizes", "payload sizes to sweep (default 64,256,1k,4k,16k,64k,256k,1m)")
 		fs.Var(depthsValue{&w.depths}, "depth", "queue depths to sweep, RPCs outstanding per connection (default 16)")
 		fs.StringVar(&w.proc, "proc", "echo", "procedure every point runs: echo (short→long), sink or source (short→chunked)")
-		fs.StringArrayVar(&w.mixes, "mix", nil, "sweep mixes instead of sizes: thresholds × depths × mixes; repeat the flag, one mix PROC[/SIZE][:WEIGHT],... or nfs each (see 'Mixes' below)")
+		fs.StringArrayVar(&w.mixes, "mix", nil, "sweep mixes instead of sizes: thresholds × depths × mixes; repeat the flag, one mix PROC[/SIZE][:WEIGHT],... or nfs-like each (see 'Mixes' below)")
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultPointDuration, "measured time per point")
 		fs.Int64Var(&c.Count, "count", 0, "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
 	} else {
 		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline threshold to advertise, both ways (one value; default 4k)")
-		fs.StringVar(&w.mix, "mix", "", "procedure mix PROC[/SIZE][:WEIGHT],... or nfs (default nfs: see 'Mixes' below)")
+		fs.StringVar(&w.mix, "mix", "", "procedure mix PROC[/SIZE][:WEIGHT],... or nfs-like (default nfs-like: see 'Mixes' below)")
 		fs.Var(sizeSpecValue{&c.Size}, "sizes", "payload size of mix entries without one: a list 64,4k (drawn uniformly), uniform:MIN-MAX or lognormal:MEDIAN[:SIGMA[:MIN-MAX]] (default 1k)")
 		fs.IntVar(&c.Depth, "depth", workloads.DefaultDepth, "RPCs outstanding per connection (in open loop: the most)")
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultDuration, "measured time after the warm-up")
@@ -320,7 +320,7 @@ func (w *workloadFlags) plan() (workloads.Sweep, []workloads.Point, error) {
 const mixHelp = `Mixes:
   --mix takes PROC[/SIZE][:WEIGHT] entries: null (no payload), echo (payload both ways,
   never DDP: large ones go long), sink (payload in the call, DDP: Read chunk, like WRITE),
-  source (payload in the reply, DDP: Write chunk, like READ). "nfs" is the default preset:
+  source (payload in the reply, DDP: Write chunk, like READ). "nfs-like" is the default preset:
   null 5, echo/128 40, echo/8k 5 (READDIR-like, long), source/4k 15, source/32k 10,
   source/256k 5, sink/4k 10, sink/32k 7, sink/256k 3.
 `
@@ -336,10 +336,10 @@ func mixTakesSize(mix []workloads.MixEntry) bool {
 	return false
 }
 
-// mixLabel names mix for a message: "nfs" for the preset (nil is the default, the preset).
+// mixLabel names mix for a message: "nfs-like" for the preset (nil is the default, the preset).
 func mixLabel(mix []workloads.MixEntry) string {
 	if mix == nil {
-		return "nfs"
+		return "nfs-like"
 	}
 	return strconv.Quote(workloads.MixName(mix))
 }

@@ -91,7 +91,7 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "--depth", "0"}, "--depth 0: want at least 1"},
 		{[]string{"fakerun", "--connections", "0"}, "--connections 0: want at least 1"},
 		{[]string{"fakesweep", "--connections", "0"}, "--connections 0: want at least 1"},
-		{[]string{"fakerun", "--sizes", "64k"}, "--sizes has no effect: every entry of the nfs mix has its own size"},
+		{[]string{"fakerun", "--sizes", "64k"}, "--sizes has no effect: every entry of the nfs-like mix has its own size"},
 		{[]string{"fakerun", "--mix", "echo/4k,sink/8k", "--sizes", "64k"}, `every entry of the "echo_4k+sink_8k" mix has its own size`},
 		// A CPU this process cannot run on, found before measuring.
 		{[]string{"fakerun", "--cpus", "1023"}, "--cpus: CPU 1023 is not available to this process"},
@@ -128,7 +128,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 		t.Fatalf("status %+v, %d points", r.Status, len(r.Points))
 	}
 	p := r.Points[0]
-	if p.Params.Procedure != "MIX:nfs" || p.Params.Depth != workloads.DefaultDepth || p.Params.Connections != 2 || p.Negotiated == nil {
+	if p.Params.Procedure != "MIX:nfs-like" || p.Params.Depth != workloads.DefaultDepth || p.Params.Connections != 2 || p.Negotiated == nil {
 		t.Fatalf("params %+v", p.Params)
 	}
 	used := map[string]uint64{}
@@ -165,7 +165,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Command != "fakerun" || cfg.Workload == nil || cfg.Workload.Pollers != 2 || len(cfg.Workload.Mix) != len(workloads.NFSMix()) ||
+	if cfg.Command != "fakerun" || cfg.Workload == nil || cfg.Workload.Pollers != 2 || len(cfg.Workload.Mix) != len(workloads.NFSLikeMix()) ||
 		time.Duration(cfg.Workload.Warmup) != 50*time.Millisecond {
 		t.Fatalf("config %s", r.Config)
 	}
@@ -247,7 +247,7 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	if r.Status.State != results.StateInterrupted || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
 		t.Fatalf("status %+v, points %d, %+v", r.Status, len(r.Points), r.Points)
 	}
-	if !strings.Contains(log.String(), "interrupted: 1 point(s) kept") || !strings.Contains(stdout.String(), "MIX:nfs*") {
+	if !strings.Contains(log.String(), "interrupted: 1 point(s) kept") || !strings.Contains(stdout.String(), "MIX:nfs-like*") {
 		t.Fatalf("stderr:\n%s\nstdout:\n%s", log.String(), stdout.String())
 	}
 }

@@ -151,7 +151,7 @@ func TestReportDir(t *testing.T) {
 func TestSweepMixesAndBestThreshold(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "mix.json")
-	code, stdout, stderr := runMain(t, "fakesweep", "--mix", "nfs", "--mix", "echo/128:3,sink/32k", "--thresholds", "1k,4k,16k,64k",
+	code, stdout, stderr := runMain(t, "fakesweep", "--mix", "nfs-like", "--mix", "echo/128:3,sink/32k", "--thresholds", "1k,4k,16k,64k",
 		"--count", "2000", "--warmup", "0", "--out", out, "-q")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -160,7 +160,7 @@ func TestSweepMixesAndBestThreshold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Points) != 4*2 || r.Points[0].Params.Procedure != "MIX:nfs" || r.Points[1].Params.Procedure != "MIX:echo_128:3+sink_32k" {
+	if len(r.Points) != 4*2 || r.Points[0].Params.Procedure != "MIX:nfs-like" || r.Points[1].Params.Procedure != "MIX:echo_128:3+sink_32k" {
 		t.Fatalf("%d points, first %+v", len(r.Points), r.Points[0].Params)
 	}
 	if !strings.Contains(stdout, "best inline threshold") || strings.Contains(stdout, "class switches") {
@@ -170,7 +170,7 @@ func TestSweepMixesAndBestThreshold(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("report: exit %d: %s", code, errOut)
 	}
-	for _, mix := range []string{"MIX:nfs depth 16", "MIX:echo_128:3+sink_32k depth 16"} {
+	for _, mix := range []string{"MIX:nfs-like depth 16", "MIX:echo_128:3+sink_32k depth 16"} {
 		for _, m := range []string{"p50", "p99", "rps"} {
 			re := regexp.MustCompile(regexp.QuoteMeta(mix) + ` +` + m + ` +(1k|4k|16k|64k) `)
 			if !re.MatchString(txt) {
@@ -183,12 +183,12 @@ func TestSweepMixesAndBestThreshold(t *testing.T) {
 		t.Fatalf("html: exit %d: %s", code, errOut)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
-	if err != nil || !strings.Contains(string(b), `id="thresholds"`) || !strings.Contains(string(b), "MIX:nfs depth 16") {
+	if err != nil || !strings.Contains(string(b), `id="thresholds"`) || !strings.Contains(string(b), "MIX:nfs-like depth 16") {
 		t.Fatalf("the page lacks the best thresholds: %v", err)
 	}
 	// A mix decides each entry's procedure and size.
 	for _, f := range [][]string{{"--proc", "sink"}, {"--sizes", "4k"}} {
-		args := append([]string{"fakesweep", "--mix", "nfs", "--count", "10", "--out="}, f...)
+		args := append([]string{"fakesweep", "--mix", "nfs-like", "--count", "10", "--out="}, f...)
 		if code, _, errOut := runMain(t, args...); code != exitUsage || !strings.Contains(errOut, f[0]+" has no effect with --mix") {
 			t.Errorf("%v: exit %d: %s", f, code, errOut)
 		}

@@ -178,7 +178,7 @@ func engineCommands(open newConnector, srv newServer) []*command {
   rpcrdma-bench sweep --proc source --thresholds 1k,4k --sizes 1k,4k,16k
   rpcrdma-bench sweep --depth 1,16 --duration 500ms --addr 10.0.2.15:20049
   rpcrdma-bench report --format switches sweep.json                  # where classes changed
-  rpcrdma-bench sweep --mix nfs --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
+  rpcrdma-bench sweep --mix nfs-like --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
   rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, open)
 	return []*command{run, client, sweep, serverCommand(srv)}
 }
