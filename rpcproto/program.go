@@ -54,6 +54,9 @@ type Program struct {
 	Number, Version uint32
 	// Procs is the procedure table; at most MaxProcs entries.
 	Procs []Procedure
+	// Presets are named mixes of the program's procedures, in the mix syntax of package
+	// workloads ("read/4k:60,read/64k:40").
+	Presets map[string]string
 }
 
 // MaxProcs bounds a program's procedure table, for fixed arrays indexed by procedure.

@@ -135,6 +135,10 @@ type EngineConfig struct {
 	Poll datapath.Poll
 	// Transport are the engine's knobs, the same for every point.
 	Transport Transport
+	// Codec marshals the calls of the workloads' program, when it is not the benchmark
+	// program or another program's NULL: for example an NFS program set up with the files
+	// it names. Its methods must not change it: every connection shares it.
+	Codec rpcproto.Codec
 	// Log takes the connections a responder in this process could not set up (nil:
 	// discarded): the requester sees only a refused or failed connection.
 	Log io.Writer
@@ -154,7 +158,7 @@ func Engine(c EngineConfig, pts []workloads.Point) (Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engineConnector{dev: dev, addr: c.Addr, cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport}, nil
+	return &engineConnector{dev: dev, addr: c.Addr, cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport, codec: c.Codec}, nil
 }
 
 // engineConnector dials each point's connections over a provider's device, to a server
@@ -164,6 +168,7 @@ type engineConnector struct {
 	addr  string
 	cfg   rpcrdma.Config // Verify; per point: SendSize, RecvSize, Credits, MaxPayload
 	tr    Transport
+	codec rpcproto.Codec // nil: codecFor the point's workload
 	local *localServer
 }
 
@@ -314,7 +319,10 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 	}
 	c.tr.Apply(&cfg)
 	cfg.MaxPayload = PayloadSize(pt.Workload.MaxPayload())
-	codec := codecFor(&pt.Workload)
+	codec := c.codec
+	if codec == nil {
+		codec = codecFor(&pt.Workload)
+	}
 	cfg.Codec = codec
 	var (
 		mu    sync.Mutex
