@@ -112,14 +112,13 @@ func (a *WriteArgs) check(b []byte, need int) error {
 	return nil
 }
 
-// putPrefix writes everything up to and including Data's length word.
-func (a *WriteArgs) putPrefix(b []byte) int {
+// putHead writes everything before Data's length word and returns the length word's offset.
+func (a *WriteArgs) putHead(b []byte) int {
 	off := putOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
 	put32(b, off+8, a.Count)
 	put32(b, off+12, uint32(a.Stable))
-	put32(b, off+16, uint32(len(a.Data)))
-	return off + 20
+	return off + 16
 }
 
 // Encode writes a into b with Data inline and returns its length. To build the payload in
@@ -129,14 +128,7 @@ func (a *WriteArgs) Encode(b []byte) (int, error) {
 	if err := a.check(b, a.Size()); err != nil {
 		return 0, err
 	}
-	off := a.putPrefix(b)
-	n := len(a.Data)
-	if n > 0 && &b[off] != &a.Data[0] {
-		copy(b[off:off+n], a.Data)
-	}
-	end := off + pad4(n)
-	clear(b[off+n : end])
-	return end, nil
+	return putOpaque(b, a.putHead(b), a.Data), nil
 }
 
 // EncodeReduced writes a into b without Data, which the caller sends as a Read chunk at
@@ -145,7 +137,9 @@ func (a *WriteArgs) EncodeReduced(b []byte) (int, error) {
 	if err := a.check(b, a.ReducedSize()); err != nil {
 		return 0, err
 	}
-	return a.putPrefix(b), nil
+	off := a.putHead(b)
+	put32(b, off, uint32(len(a.Data)))
+	return off + 4, nil
 }
 
 // CommitArgs are COMMIT3args: commit Count bytes from Offset (Count 0: to the end of file).

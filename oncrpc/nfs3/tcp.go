@@ -67,7 +67,7 @@ func (c *MountConfig) Mount(ctx context.Context, host, path string) (FH, []oncrp
 	}
 	var res MountRes
 	if _, err := res.Decode(body); err != nil {
-		return nil, nil, fmt.Errorf("mount %s:%s: MNT reply: %w", host, path, err)
+		return nil, nil, fmt.Errorf("mount %s:%s: MNT: result: %w", host, path, err)
 	}
 	if res.Status != MountOK {
 		return nil, nil, fmt.Errorf("mount %s:%s: %w", host, path, res.Status)
@@ -178,6 +178,8 @@ func (c *MountConfig) call(ctx context.Context, addr string, call *oncrpc.Call, 
 		return nil, ctxErr(ctx, err)
 	}
 	defer conn.Close()
+	// A deadline in the past wakes a blocked Write or Read at once: cancellation as well as
+	// expiry ends the call.
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 

@@ -192,7 +192,7 @@ func TestMountErrors(t *testing.T) {
 			want: "record longer than 1 MiB"},
 		// The reply header is whole but mountres3_ok stops inside the handle.
 		{name: "truncated result", mountd: func(xid uint32) []byte { return replyRecord(xid, success, unhex(t, "00000000 00000004 aabb"), 0) },
-			want: "MNT reply: oncrpc: mountres3: truncated", is: oncrpc.ErrTruncated},
+			want: "MNT: result: oncrpc: mountres3: truncated", is: oncrpc.ErrTruncated},
 		{name: "truncated reply header", mountd: raw(unhex(t, "80000006 00000001 0000")),
 			want: "MNT: reply: oncrpc: reply header: truncated", is: oncrpc.ErrTruncated},
 		{name: "hang", mountd: nil, timeout: 200 * time.Millisecond, is: context.DeadlineExceeded,
