@@ -31,9 +31,9 @@
 //
 // # DDP-eligible items
 //
-// RFC 1813 predates RPC-over-RDMA; RFC 5667 (NFS upper-layer binding) and the Linux client
-// (net/sunrpc/xprtrdma) decide what moves by RDMA. The Linux client moves exactly two items
-// by direct data placement: the data of a READ reply, which the server writes into the
+// RFC 1813 predates RPC-over-RDMA: the NFS upper-layer binding (RFC 8267, which replaced RFC
+// 5667) names the items that may move by direct data placement, and the Linux client
+// (net/sunrpc/xprtrdma) chooses among them. It moves exactly two: the data of a READ reply, which the server writes into the
 // client's Write chunk, and the data of a WRITE call, which the server reads from the client's
 // Read chunk. Both are the last item of their body, so the reduced XDR stream (RFC 8166
 // section 3.4.1) ends with the item's length word: WriteArgs.EncodeReduced writes it,
@@ -44,11 +44,12 @@
 //
 // # Conventions
 //
-// As in package oncrpc: encoders write into a caller-owned []byte and return the bytes
-// written; decoders fill a caller-owned value and return the offset consumed; opaque data (file
-// handles, names, READ data) are sub-slices of the input, valid as long as the caller keeps it;
-// nothing allocates; errors are preallocated *oncrpc.Error values naming the RFC's XDR item
-// and wrapping oncrpc.ErrTruncated, ErrTooLong, ErrBadEnum, ErrShortBuffer, or this package's
-// ErrChunk, ErrCount, ErrProc, ErrNoDDP. Pad bytes are written as zeros and ignored on decode.
-// A result's nfsstat3 is data, not an error: a failure status decodes the failure arm.
+// The codecs follow package oncrpc: encoders write into a caller-owned []byte and return the
+// bytes written; decoders fill a caller-owned value and return the offset consumed; opaque
+// data (file handles, names, READ data) are sub-slices of the input, valid as long as the
+// caller keeps it; nothing allocates (only Mount and Unmount, off the hot path, do); errors
+// are preallocated *oncrpc.Error values naming the RFC's XDR item and wrapping
+// oncrpc.ErrTruncated, ErrTooLong, ErrBadEnum, ErrShortBuffer, or this package's ErrChunk,
+// ErrCount, ErrProc, ErrNoDDP. Pad bytes are written as zeros and ignored on decode. A
+// result's nfsstat3 is data, not an error: a failure status decodes the failure arm.
 package nfs3
