@@ -51,5 +51,8 @@
 // are preallocated *oncrpc.Error values naming the RFC's XDR item and wrapping
 // oncrpc.ErrTruncated, ErrTooLong, ErrBadEnum, ErrShortBuffer, or this package's ErrChunk,
 // ErrCount, ErrProc, ErrNoDDP. Pad bytes are written as zeros and ignored on decode. A
-// result's nfsstat3 is data, not an error: a failure status decodes the failure arm.
+// result's nfsstat3 is data, not an error: a status other than NFS3_OK, including one RFC
+// 1813 does not list, decodes the RFC's failure arm and returns no error. A result decoder
+// takes b, the body after an accepted SUCCESS reply header, zeroes every field outside the arm
+// it decoded (a reused value carries nothing stale) and leaves them unspecified after an error.
 package nfs3

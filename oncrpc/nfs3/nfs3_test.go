@@ -476,3 +476,30 @@ func TestEnumStrings(t *testing.T) {
 		}
 	}
 }
+
+// WRITE3args of every handle length and a range of data lengths: the data item DDPData finds
+// is Data, at ReducedSize, and the pads are zero.
+func TestWriteArgsRoundTrip(t *testing.T) {
+	buf := make([]byte, 512)
+	data := make([]byte, 100)
+	for i := range data {
+		data[i] = byte(i + 1)
+	}
+	for fl := range MaxFH + 1 {
+		for dl := range 9 {
+			a := WriteArgs{FH: bytes.Repeat([]byte{0xfe}, fl), Offset: uint64(fl), Count: uint32(dl * 11), Stable: StableHow(dl % 3), Data: data[:dl*11]}
+			for i := range buf {
+				buf[i] = 0xee
+			}
+			n, err := a.Encode(buf)
+			if err != nil || n != a.Size() || n%4 != 0 {
+				t.Fatalf("fh %d data %d: %d %v", fl, dl*11, n, err)
+			}
+			off, l, err := DDPData(ProcWrite, false, buf[:n])
+			if err != nil || off != a.ReducedSize() || !bytes.Equal(buf[off:off+l], a.Data) ||
+				!bytes.Equal(buf[off+l:n], make([]byte, n-off-l)) || !bytes.Equal(buf[4+fl:pad4(4+fl)], make([]byte, pad4(4+fl)-4-fl)) {
+				t.Fatalf("fh %d data %d: %x", fl, dl*11, buf[:n])
+			}
+		}
+	}
+}

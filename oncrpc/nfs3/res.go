@@ -1,13 +1,5 @@
 package nfs3
 
-// Result decoders share these conventions. Decode fills r from b, a result body (the bytes
-// after an accepted SUCCESS reply header), and returns the offset after the result. The
-// status is data: a status other than NFS3_OK (including a value RFC 1813 does not list)
-// decodes the RFC's failure arm and returns no error; only malformed XDR is an error
-// (ErrTruncated, ErrTooLong, ErrBadEnum for a bool or stable_how out of range, ErrCount). Every
-// field outside the decoded arm is zeroed, so a reused value carries nothing stale; after an
-// error the fields are unspecified. Opaque fields are sub-slices of b.
-
 // GetattrRes is GETATTR3res. The failure arm is void.
 type GetattrRes struct {
 	Status Status
