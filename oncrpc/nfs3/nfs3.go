@@ -1,0 +1,219 @@
+package nfs3
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+)
+
+// The NFS program (RFC 1813 section 3).
+const (
+	Program uint32 = 100003
+	Version uint32 = 3
+)
+
+// NFS version 3 procedure numbers (RFC 1813 section 3.3).
+const (
+	ProcNull        uint32 = 0
+	ProcGetattr     uint32 = 1
+	ProcSetattr     uint32 = 2
+	ProcLookup      uint32 = 3
+	ProcAccess      uint32 = 4
+	ProcReadlink    uint32 = 5
+	ProcRead        uint32 = 6
+	ProcWrite       uint32 = 7
+	ProcCreate      uint32 = 8
+	ProcMkdir       uint32 = 9
+	ProcSymlink     uint32 = 10
+	ProcMknod       uint32 = 11
+	ProcRemove      uint32 = 12
+	ProcRmdir       uint32 = 13
+	ProcRename      uint32 = 14
+	ProcLink        uint32 = 15
+	ProcReaddir     uint32 = 16
+	ProcReaddirplus uint32 = 17
+	ProcFsstat      uint32 = 18
+	ProcFsinfo      uint32 = 19
+	ProcPathconf    uint32 = 20
+	ProcCommit      uint32 = 21
+)
+
+// Protocol limits. RFC 1813 bounds only the file handle (NFS3_FHSIZE) and the MOUNT path
+// (MNTPATHLEN); the name limit is the one the Linux client enforces on the names it sends and
+// receives (NFS3_MAXNAMLEN), and MaxData is this project's bound on every other opaque, as in
+// package benchprog: a hostile length word cannot name a multi-gigabyte buffer, and offsets
+// stay far from overflow on any platform.
+const (
+	MaxFH   = 64
+	MaxName = 255
+	MaxPath = 1024
+	MaxData = 1 << 30
+)
+
+// VerfSize is the size of cookieverf3 and writeverf3 (NFS3_COOKIEVERFSIZE, NFS3_WRITEVERFSIZE).
+const VerfSize = 8
+
+var (
+	// ErrProc: the procedure number is not one of NFS version 3's.
+	ErrProc = errors.New("unknown procedure")
+	// ErrNoDDP: the procedure's arguments or results (or, for a result, its failure arm) have
+	// no DDP-eligible data item.
+	ErrNoDDP = errors.New("no DDP-eligible data item")
+	// ErrChunk: the bytes a chunk delivered do not match the length word of the data item
+	// they stand for (they must be that length, or that length rounded up to four).
+	ErrChunk = errors.New("chunk length does not match the data item")
+	// ErrCount: a count3 disagrees with the length of the opaque it counts (WRITE3args, and
+	// READ3resok, which the Linux client rejects with EIO for the same reason).
+	ErrCount = errors.New("count does not match the data length")
+)
+
+func newErr(field string, kind error) *oncrpc.Error { return &oncrpc.Error{Field: field, Err: kind} }
+
+// Errors shared by several types: the named XDR item is the same wherever it appears.
+var (
+	errFHLong        = newErr("nfs_fh3", oncrpc.ErrTooLong)
+	errNameLong      = newErr("filename3", oncrpc.ErrTooLong)
+	errPostOpBool    = newErr("post_op_attr.attributes_follow", oncrpc.ErrBadEnum)
+	errPreOpBool     = newErr("pre_op_attr.attributes_follow", oncrpc.ErrBadEnum)
+	errPostOpFHBool  = newErr("post_op_fh3.handle_follows", oncrpc.ErrBadEnum)
+	errStableEnum    = newErr("stable_how", oncrpc.ErrBadEnum)
+	errProc          = newErr("procedure", ErrProc)
+	errNoDDP         = newErr("procedure", ErrNoDDP)
+	errGetattrShort  = newErr("GETATTR3args", oncrpc.ErrShortBuffer)
+	errLookupShort   = newErr("LOOKUP3args", oncrpc.ErrShortBuffer)
+	errReadShort     = newErr("READ3args", oncrpc.ErrShortBuffer)
+	errWriteShort    = newErr("WRITE3args", oncrpc.ErrShortBuffer)
+	errWriteLong     = newErr("WRITE3args.data", oncrpc.ErrTooLong)
+	errWriteCount    = newErr("WRITE3args.count", ErrCount)
+	errWriteTrunc    = newErr("WRITE3args", oncrpc.ErrTruncated)
+	errCommitShort   = newErr("COMMIT3args", oncrpc.ErrShortBuffer)
+	errRdplusShort   = newErr("READDIRPLUS3args", oncrpc.ErrShortBuffer)
+	errGetattrTrunc  = newErr("GETATTR3res", oncrpc.ErrTruncated)
+	errLookupTrunc   = newErr("LOOKUP3res", oncrpc.ErrTruncated)
+	errReadTrunc     = newErr("READ3res", oncrpc.ErrTruncated)
+	errReadEOF       = newErr("READ3resok.eof", oncrpc.ErrBadEnum)
+	errReadCount     = newErr("READ3resok.count", ErrCount)
+	errReadLong      = newErr("READ3resok.data", oncrpc.ErrTooLong)
+	errReadChunk     = newErr("READ3resok.data", ErrChunk)
+	errWriteResTrunc = newErr("WRITE3res", oncrpc.ErrTruncated)
+	errCommitTrunc   = newErr("COMMIT3res", oncrpc.ErrTruncated)
+	errRdplusTrunc   = newErr("READDIRPLUS3res", oncrpc.ErrTruncated)
+	errRdplusFollows = newErr("entryplus3.nextentry", oncrpc.ErrBadEnum)
+	errRdplusEOF     = newErr("dirlistplus3.eof", oncrpc.ErrBadEnum)
+)
+
+// Status is nfsstat3. Any value decodes: a status is data that the caller counts, and a
+// server may return values RFC 1813 does not list (String prints the number).
+type Status uint32
+
+// nfsstat3 values (RFC 1813 section 2.6).
+const (
+	OK             Status = 0
+	ErrPerm        Status = 1
+	ErrNoEnt       Status = 2
+	ErrIO          Status = 5
+	ErrNXIO        Status = 6
+	ErrAcces       Status = 13
+	ErrExist       Status = 17
+	ErrXDev        Status = 18
+	ErrNoDev       Status = 19
+	ErrNotDir      Status = 20
+	ErrIsDir       Status = 21
+	ErrInval       Status = 22
+	ErrFBig        Status = 27
+	ErrNoSpc       Status = 28
+	ErrROFS        Status = 30
+	ErrMLink       Status = 31
+	ErrNameTooLong Status = 63
+	ErrNotEmpty    Status = 66
+	ErrDQuot       Status = 69
+	ErrStale       Status = 70
+	ErrRemote      Status = 71
+	ErrBadHandle   Status = 10001
+	ErrNotSync     Status = 10002
+	ErrBadCookie   Status = 10003
+	ErrNotSupp     Status = 10004
+	ErrTooSmall    Status = 10005
+	ErrServerFault Status = 10006
+	ErrBadType     Status = 10007
+	ErrJukebox     Status = 10008
+)
+
+var statusNames = map[Status]string{
+	OK: "NFS3_OK", ErrPerm: "NFS3ERR_PERM", ErrNoEnt: "NFS3ERR_NOENT", ErrIO: "NFS3ERR_IO",
+	ErrNXIO: "NFS3ERR_NXIO", ErrAcces: "NFS3ERR_ACCES", ErrExist: "NFS3ERR_EXIST",
+	ErrXDev: "NFS3ERR_XDEV", ErrNoDev: "NFS3ERR_NODEV", ErrNotDir: "NFS3ERR_NOTDIR",
+	ErrIsDir: "NFS3ERR_ISDIR", ErrInval: "NFS3ERR_INVAL", ErrFBig: "NFS3ERR_FBIG",
+	ErrNoSpc: "NFS3ERR_NOSPC", ErrROFS: "NFS3ERR_ROFS", ErrMLink: "NFS3ERR_MLINK",
+	ErrNameTooLong: "NFS3ERR_NAMETOOLONG", ErrNotEmpty: "NFS3ERR_NOTEMPTY",
+	ErrDQuot: "NFS3ERR_DQUOT", ErrStale: "NFS3ERR_STALE", ErrRemote: "NFS3ERR_REMOTE",
+	ErrBadHandle: "NFS3ERR_BADHANDLE", ErrNotSync: "NFS3ERR_NOT_SYNC",
+	ErrBadCookie: "NFS3ERR_BAD_COOKIE", ErrNotSupp: "NFS3ERR_NOTSUPP",
+	ErrTooSmall: "NFS3ERR_TOOSMALL", ErrServerFault: "NFS3ERR_SERVERFAULT",
+	ErrBadType: "NFS3ERR_BADTYPE", ErrJukebox: "NFS3ERR_JUKEBOX",
+}
+
+func (s Status) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return "NFS3ERR(" + strconv.FormatUint(uint64(s), 10) + ")"
+}
+
+// StableHow is stable_how: how far a WRITE must be committed before the reply.
+type StableHow uint32
+
+const (
+	Unstable StableHow = 0 // UNSTABLE: the server may reply before the data reach stable storage
+	DataSync StableHow = 1 // DATA_SYNC: data (and the metadata to retrieve them) are stable
+	FileSync StableHow = 2 // FILE_SYNC: data and all metadata are stable
+)
+
+func (s StableHow) String() string {
+	switch s {
+	case Unstable:
+		return "UNSTABLE"
+	case DataSync:
+		return "DATA_SYNC"
+	case FileSync:
+		return "FILE_SYNC"
+	}
+	return "stable_how(invalid)"
+}
+
+func pad4(n int) int { return (n + 3) &^ 3 }
+
+func get32(b []byte, off int) uint32 { return binary.BigEndian.Uint32(b[off:]) }
+
+func get64(b []byte, off int) uint64 { return binary.BigEndian.Uint64(b[off:]) }
+
+func put32(b []byte, off int, v uint32) { binary.BigEndian.PutUint32(b[off:], v) }
+
+func put64(b []byte, off int, v uint64) { binary.BigEndian.PutUint64(b[off:], v) }
+
+// putOpaque writes a variable-length opaque (length word, data, zeroed pad) at off and returns
+// the offset after the pad; b must hold 4+pad4(len(data)) bytes from off. Data already lying
+// at b[off+4:] (a payload filled in place) is not copied.
+func putOpaque(b []byte, off int, data []byte) int {
+	put32(b, off, uint32(len(data)))
+	off += 4
+	n := len(data)
+	if n > 0 && &b[off] != &data[0] {
+		copy(b[off:off+n], data)
+	}
+	end := off + pad4(n)
+	clear(b[off+n : end])
+	return end
+}
+
+// chunkData checks that a chunk of the given length can stand for an opaque of n bytes: a
+// responder never writes the XDR pad into a Write chunk ("Write Chunk Round-up", RFC 8166
+// section 3.4.6), but a chunk that carries it is accepted too, as in package benchprog.
+func chunkData(chunk []byte, n uint32) ([]byte, bool) {
+	if len(chunk) < int(n) || len(chunk) > pad4(int(n)) {
+		return nil, false
+	}
+	return chunk[:n:n], true
+}
