@@ -8,10 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
@@ -565,7 +568,7 @@ func TestJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Config
-	if err := json.Unmarshal(b, &back); err != nil || back != cfg {
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, cfg) {
 		t.Fatalf("round trip: %s -> %+v, %v", b, back, err)
 	}
 	if !strings.Contains(string(b), `"memory":"windows"`) {
@@ -657,5 +660,29 @@ func TestAsymmetricThresholds(t *testing.T) {
 		if r.Err != nil || r.CallClass != tc.cc || r.ReplyClass != tc.rc {
 			t.Errorf("%s %s %d: %v %s/%s, want %s/%s", tc.from.params.Role, procNames[tc.c.Proc], tc.c.Size, r.Err, r.CallClass, r.ReplyClass, tc.cc, tc.rc)
 		}
+	}
+}
+
+// TestSysCred: calls carry the configured credential (an NFS server wants AUTH_SYS) in
+// every class, and the responder, which decodes any credential, answers them.
+func TestSysCred(t *testing.T) {
+	sys := oncrpc.SysCred{MachineName: []byte("rpcrdma-bench"), UID: 0, GID: 0}
+	body := make([]byte, sys.Size())
+	if _, err := sys.Encode(body); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testCfg(4096)
+	cfg.Cred = oncrpc.OpaqueAuth{Flavor: oncrpc.FlavorSys, Body: body}
+	p := newPair(t, cfg, testCfg(4096))
+	for _, c := range []Call{{Proc: benchprog.ProcNull}, {Proc: benchprog.ProcEcho, Size: 100},
+		{Proc: benchprog.ProcEcho, Size: 20000}, {Proc: benchprog.ProcSink, Size: 20000}} {
+		if r := p.call(p.req, c); r.Err != nil {
+			t.Fatalf("%s %d: %v", procNames[c.Proc], c.Size, r.Err)
+		}
+	}
+	cfg.Cred.Body = make([]byte, 200)
+	var ce *ConfigError
+	if err := cfg.withDefaults().validate(); !errors.As(err, &ce) || ce.Field != "Cred" {
+		t.Fatalf("a credential too large for the header's room: %v", err)
 	}
 }

@@ -1,10 +1,11 @@
 package rpcrdma
 
 import (
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 

@@ -2,8 +2,9 @@ package rpcrdma
 
 import (
 	"errors"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 // TestChooseClasses checks the class decision at its boundaries, with the header sizes

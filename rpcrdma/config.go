@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
@@ -106,6 +107,11 @@ type Config struct {
 	// drives, or, on a responder, the program of its reverse calls. Nil means the benchmark
 	// program (benchprog.Codec). The responder side always serves the benchmark program.
 	Codec rpcproto.Codec `json:"-"`
+	// Cred is the credential of this end's calls (RFC 5531 section 8.2); the zero value is
+	// AUTH_NONE, which servers answer only for NULL. NFS servers want AUTH_SYS
+	// (oncrpc.SysCred). Its encoding must leave the call header within the room before the
+	// payload (about 160 bytes: a short machine name, few gids).
+	Cred oncrpc.OpaqueAuth `json:"-"`
 
 	// Limits bound the chunk lists accepted from the peer; zero fields take the defaults of
 	// DefaultEndpointLimits.
@@ -189,6 +195,10 @@ func (c Config) validate() error {
 	}
 	if c.DoneTimeout < 0 {
 		return &ConfigError{Field: "DoneTimeout", Reason: "must not be negative"}
+	}
+	call := oncrpc.Call{Cred: c.Cred}
+	if len(c.Cred.Body) > 400 || call.Size() > headroom-maxArgsPrefix {
+		return &ConfigError{Field: "Cred", Reason: "credential too large for the call header's room (" + strconv.Itoa(headroom-maxArgsPrefix) + " bytes)"}
 	}
 	return nil
 }

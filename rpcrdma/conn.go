@@ -2,9 +2,10 @@ package rpcrdma
 
 import (
 	"errors"
+	"time"
+
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
-	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
@@ -231,6 +232,11 @@ const wrKindShift = 40
 // header and the argument or result prefix in place, right before the payload, so that the
 // whole RPC message is contiguous in registered memory with no copy.
 const headroom = 256
+
+// maxArgsPrefix is the room kept for the arguments before a call's payload: the largest of
+// the programs here is NFS WRITE's (a 64-byte handle, offset, count, stable, length: 88).
+// The call header gets the rest of headroom.
+const maxArgsPrefix = 96
 
 // maxSlots bounds slots and contexts: their index must fit the XID's low 16 bits.
 const maxSlots = 1 << 15

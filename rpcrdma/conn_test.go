@@ -3,10 +3,11 @@ package rpcrdma
 import (
 	"context"
 	"errors"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"

@@ -2,8 +2,9 @@ package rpcrdma
 
 import (
 	"encoding/binary"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"

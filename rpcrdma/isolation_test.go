@@ -1,9 +1,10 @@
 package rpcrdma
 
 import (
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"

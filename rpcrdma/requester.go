@@ -1,6 +1,8 @@
 package rpcrdma
 
 import (
+	"encoding/binary"
+
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
@@ -96,7 +98,11 @@ type client struct {
 	hdr             *Header
 	codec           rpcproto.Codec
 	rpc             oncrpc.Call
-	rep             oncrpc.Reply
+	// callSize is the RPC call header's size; callHdr, when the credential is not
+	// AUTH_NONE, the header encoded once (XID and procedure set per call).
+	callSize int
+	callHdr  []byte
+	rep      oncrpc.Reply
 }
 
 func (cl *client) init(c *Conn, n, credits int, dev datapath.PD) error {
@@ -107,7 +113,15 @@ func (cl *client) init(c *Conn, n, credits int, dev datapath.PD) error {
 	cl.hdr = newHeader(c.cfg.Limits)
 	cl.codec = c.cfg.Codec
 	prog := cl.codec.Program()
-	cl.rpc = oncrpc.Call{Prog: prog.Number, Vers: prog.Version}
+	cl.rpc = oncrpc.Call{Prog: prog.Number, Vers: prog.Version, Cred: c.cfg.Cred}
+	cl.callSize = callHeaderSize
+	if c.cfg.Cred.Flavor != oncrpc.FlavorNone || len(c.cfg.Cred.Body) > 0 {
+		cl.callSize = cl.rpc.Size() // within headroom-maxArgsPrefix: Config.validate
+		cl.callHdr = make([]byte, cl.callSize)
+		if _, err := cl.rpc.Encode(cl.callHdr); err != nil {
+			return &ConfigError{Field: "Cred", Reason: err.Error()}
+		}
+	}
 	cl.base = uint32(nanotime()) &^ 0xffff
 	cl.seedBase = uint64(nanotime()) << 20
 	if credits == 0 {
@@ -187,8 +201,11 @@ func (c *Conn) Submit(call Call) error {
 	}
 	// The RPC message sizes: arguments after the call header, largest possible results.
 	args, prefix, results := cl.codec.Sizes(call.Proc, size)
+	if prefix > maxArgsPrefix {
+		return ErrTooLarge
+	}
 	callDDP, replyDDP := p.DDP&rpcproto.InCall != 0, p.DDP&rpcproto.InReply != 0
-	msgLen := callHeaderSize + args
+	msgLen := cl.callSize + args
 	replyLen := replyHeaderSize + results
 	cc, rc, err := chooseClasses(classQuery{force: call.Class, msgLen: msgLen, replyLen: replyLen,
 		callDDP: callDDP, replyDDP: replyDDP, sendT: c.params.Inline.SendSize, recvT: c.params.Inline.RecvSize,
@@ -225,9 +242,17 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	if c.corrupt && size > 0 && p.Payload&rpcproto.InCall != 0 {
 		ob[headroom] ^= 0xff
 	}
-	msgOff := body - callHeaderSize
+	msgOff := body - cl.callSize
 	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
-	putCall(ob[msgOff:], &cl.rpc)
+	if cl.callHdr == nil {
+		putCall(ob[msgOff:], &cl.rpc)
+	} else {
+		// A credential other than AUTH_NONE: the header encoded once, its XID and
+		// procedure set per call.
+		copy(ob[msgOff:], cl.callHdr)
+		binary.BigEndian.PutUint32(ob[msgOff:], s.xid)
+		binary.BigEndian.PutUint32(ob[msgOff+20:], p.Number)
+	}
 
 	// A call without chunks (short both ways) writes its transport header directly;
 	// the Header scratch (Reset, fields, Encode) is for calls that carry chunks.
@@ -477,7 +502,6 @@ var (
 	errReplyReplyChunk = &ReplyError{What: "RDMA_NOMSG without the Reply chunk the call offered"}
 	errReplyReplyLen   = &ReplyError{What: "Reply chunk length returned exceeds the chunk"}
 	errReplyRPC        = &ReplyError{What: "RPC reply header undecodable or its XID not the call's"}
-	errReplyResults    = &ReplyError{What: "results undecodable or not the size asked for"}
 )
 
 // onBadReply handles a message whose transport header did not decode (err) or whose RPC
@@ -626,9 +650,10 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 	data, err := cl.codec.DecodeResults(s.call.Proc, msg[off:], chunk, s.call.Size, s.seed, cl.c.cfg.Verify)
 	if err != nil {
 		if _, ok := err.(interface{ Kind() string }); ok {
-			s.err = err
+			s.err = err // the program's own failure (a status, a verification)
 		} else {
-			s.err = errReplyResults
+			// Malformed results: rare, so the cause may cost an allocation.
+			s.err = &ReplyError{What: "results: " + err.Error()}
 		}
 		return
 	}

@@ -1,8 +1,9 @@
 package rpcrdma
 
 import (
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"

@@ -3,11 +3,12 @@ package rpcrdma
 import (
 	"context"
 	"errors"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -139,6 +140,8 @@ type EngineConfig struct {
 	// program or another program's NULL: for example an NFS program set up with the files
 	// it names. Its methods must not change it: every connection shares it.
 	Codec rpcproto.Codec
+	// Cred is the credential of every call (zero: AUTH_NONE); see rpcrdma.Config.Cred.
+	Cred oncrpc.OpaqueAuth
 	// Log takes the connections a responder in this process could not set up (nil:
 	// discarded): the requester sees only a refused or failed connection.
 	Log io.Writer
@@ -158,7 +161,7 @@ func Engine(c EngineConfig, pts []workloads.Point) (Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engineConnector{dev: dev, addr: c.Addr, cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport, codec: c.Codec}, nil
+	return &engineConnector{dev: dev, addr: c.Addr, cfg: rpcrdma.Config{Verify: c.Verify, Cred: c.Cred}, tr: c.Transport, codec: c.Codec}, nil
 }
 
 // engineConnector dials each point's connections over a provider's device, to a server

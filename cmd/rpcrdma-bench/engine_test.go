@@ -159,3 +159,23 @@ func TestHelpRateExampleRuns(t *testing.T) {
 		t.Fatalf("%q: exit %d: %s", args, code, stderr)
 	}
 }
+
+// --program nfs3 needs an NFS server and names its files: mistakes are usage errors found
+// before anything is measured, and an unreachable server's mountd is named with its cause.
+func TestNFSProgramInputs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--program", "nfs3", "--mix", "read/4k"}, exitUsage, "--program nfs3 needs --addr"},
+		{[]string{"client", "--addr", "127.0.0.1:1", "--program", "nfs3", "--mix", "read/4k", "--nfs-export", "nocolon"}, exitUsage, `--nfs-export "nocolon": want HOST:/PATH`},
+		{[]string{"client", "--addr", "127.0.0.1:1", "--program", "nfs3", "--mix", "echo"}, exitUsage, `unknown procedure "echo" of program nfs3`},
+		{[]string{"client", "--addr", "127.0.0.1:1", "--program", "nfs3", "--mix", "read/4k", "--nfs-mountd", "1"}, exitFailed, "mount 127.0.0.1:/: MNT: "},
+	} {
+		code, _, stderr := runMain(t, append(tc.args, "-q", "--out=")...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
@@ -33,16 +34,29 @@ func (s sizeSpecValue) String() string {
 func (s sizeSpecValue) Set(x string) (err error) { *s.v, err = workloads.ParseSizeSpec(x); return err }
 func (sizeSpecValue) Type() string               { return "sizes" }
 
-type programValue struct{ prog, vers *uint32 }
+// programValue parses --program: nfs3 (or nfs) is NFS version 3 with its procedures, any
+// other PROG[:VERS] that program's NULL procedure.
+type programValue struct{ c *workloads.Config }
 
 func (p programValue) String() string {
-	if p.prog == nil || *p.prog == 0 {
+	switch {
+	case p.c == nil:
 		return ""
+	case p.c.Prog != nil:
+		return p.c.Prog.Name
+	case p.c.Program != 0:
+		return strconv.FormatUint(uint64(p.c.Program), 10) + ":" + strconv.FormatUint(uint64(p.c.Version), 10)
 	}
-	return strconv.FormatUint(uint64(*p.prog), 10) + ":" + strconv.FormatUint(uint64(*p.vers), 10)
+	return ""
 }
 func (p programValue) Set(x string) (err error) {
-	*p.prog, *p.vers, err = workloads.ParseProgram(x)
+	switch strings.ToLower(x) {
+	case "nfs", "nfs3":
+		p.c.Prog, p.c.Program, p.c.Version = nfs3.Prog, 0, 0
+		return nil
+	}
+	p.c.Prog = nil
+	p.c.Program, p.c.Version, err = workloads.ParseProgram(x)
 	return err
 }
 func (programValue) Type() string { return "prog[:vers]" }
@@ -155,11 +169,21 @@ type workloadFlags struct {
 	proc       string
 	mix        string   // run --mix, parsed once the program is known
 	mixes      []string // sweep --mix, one mix each
+	nfs        nfsFlags
 
 	provider, device, out string
 	addr                  string // client: the server's address
 	interval              time.Duration
 	quiet                 bool
+}
+
+// nfsFlags name the files of --program nfs3, as a results file's config records them.
+type nfsFlags struct {
+	Export  string `json:"export"`
+	File    string `json:"file"`
+	Scratch string `json:"scratch"`
+	// MountdPort is mountd's TCP port, 0 when the portmapper was asked.
+	MountdPort int `json:"mountd_port,omitempty"`
 }
 
 func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
@@ -187,8 +211,12 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultWarmup, "discarded warm-up (0: none)")
 		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop); it must stay below what the machine sustains closed loop (see a plain 'run''s RPC/s; the soft provider on 2 cores: some 10k-40k), or sends are missed and the run fails")
 		fs.StringVar(&c.Arrival, "arrival", "constant", "open-loop arrivals: constant or poisson")
-		fs.Var(programValue{&c.Program, &c.Version}, "program", "call the NULL procedure of this ONC RPC program instead (nfs = 100003:3), e.g. against the Linux NFS server")
 	}
+	fs.Var(programValue{c}, "program", "the RPC program: nfs3 (or nfs) is NFS version 3, its procedures null, getattr, lookup, read, write, write-sync, commit, readdirplus and presets nfs-read, nfs-write, nfs-meta, nfs-mix (against an NFS/RDMA server such as Linux's; see --nfs-export); PROG[:VERS] calls that program's NULL procedure (default: the benchmark program)")
+	fs.StringVar(&w.nfs.Export, "nfs-export", "", "with --program nfs3: the export HOST:/PATH whose files the procedures name (default: --addr's host, /); its root handle comes from mountd, the files' from LOOKUP over NFS on TCP")
+	fs.StringVar(&w.nfs.File, "nfs-file", "rpcrdma-bench.dat", "with --program nfs3: the file in the export that read and getattr name; with --verify it must hold the benchmark pattern (test/vm/nfsfile writes one)")
+	fs.IntVar(&w.nfs.MountdPort, "nfs-mountd", 0, "with --program nfs3: mountd's TCP port (default: ask the server's portmapper)")
+	fs.StringVar(&w.nfs.Scratch, "nfs-scratch", "rpcrdma-bench.scratch", "with --program nfs3: the file in the export that write and commit name (its content is overwritten)")
 	fs.Var(classValue{&c.Class}, "class", "force the message class: auto, short, chunked or long")
 	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")
@@ -241,7 +269,7 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	if c.Rate == 0 {
 		c.Arrival = ""
 	}
-	if c.Program != 0 && !w.fs.Changed("mix") {
+	if (c.Program != 0 || c.Prog != nil) && !w.fs.Changed("mix") {
 		c.Mix = workloads.Only("null", workloads.Sizes{})
 	}
 	if len(w.thresholds) > 1 && !w.sweep {
@@ -300,6 +328,16 @@ func (w *workloadFlags) plan() (workloads.Sweep, []workloads.Point, error) {
 		return s, pts, nil
 	}
 	prog := base.Table()
+	if _, err := prog.Lookup(w.proc); err != nil && !w.fs.Changed("proc") {
+		// The default, echo, is the benchmark program's: another program sweeps its first
+		// procedure with a payload (NFS: read).
+		for _, p := range prog.Procs {
+			if p.Sized() {
+				w.proc = p.Name
+				break
+			}
+		}
+	}
 	i, err := prog.Lookup(w.proc)
 	if err != nil {
 		return workloads.Sweep{}, nil, usageError{"--proc: " + err.Error()}

@@ -75,7 +75,7 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "extra"}, "unexpected arguments"},
 		{[]string{"fakeclient"}, "--addr is required"},
 		{[]string{"fakerun", "--program", "nfs:x"}, `"nfs:x"`},
-		{[]string{"fakerun", "--program", "nfs", "--mix", "echo"}, `unknown procedure "echo" of program 100003:3`},
+		{[]string{"fakerun", "--program", "nfs", "--mix", "echo"}, `unknown procedure "echo" of program nfs3`},
 		{[]string{"fakerun", "--addr", "h:1"}, "unknown flag: --addr"},
 		{[]string{"fakerun", "--rate", "-5"}, "rate -5"},
 		{[]string{"fakerun", "--pollers", "2"}, "2 pollers for 1 connections"},

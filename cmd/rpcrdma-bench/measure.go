@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
@@ -33,6 +38,8 @@ type runConfig struct {
 	Sweep *workloads.Sweep `json:"sweep,omitempty"`
 	// Transport is the engine's knobs the run set, the same for every point.
 	Transport session.Transport `json:"transport"`
+	// NFS names the files of --program nfs3.
+	NFS *nfsFlags `json:"nfs,omitempty"`
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
@@ -47,8 +54,82 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 	if err != nil {
 		return nil, err
 	}
+	codec, cred, err := programCodec(w, pts)
+	if err != nil {
+		return nil, err
+	}
 	return session.Engine(session.EngineConfig{Provider: p, Device: w.device, Addr: w.addr, Verify: w.cfg.Verify,
-		Poll: w.cfg.Poll, Transport: w.tr, Log: os.Stderr}, pts)
+		Poll: w.cfg.Poll, Transport: w.tr, Codec: codec, Cred: cred, Log: os.Stderr}, pts)
+}
+
+// nfsSetupTimeout bounds finding the files of --program nfs3 (mountd, LOOKUP, GETATTR).
+const nfsSetupTimeout = 30 * time.Second
+
+// programCodec is the codec of a program the session cannot make by itself, and the
+// credential its calls carry: NFS version 3 with AUTH_SYS and the handles of the files the
+// workload's procedures name, found on the server over TCP before measuring (nil and
+// AUTH_NONE: the benchmark program, or another program's NULL).
+func programCodec(w *workloadFlags, pts []workloads.Point) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
+	var none oncrpc.OpaqueAuth
+	if w.cfg.Prog != nfs3.Prog {
+		return nil, none, nil
+	}
+	mc := nfs3.MountConfig{MountdPort: w.nfs.MountdPort}
+	cred, err := mc.Credential()
+	if err != nil {
+		return nil, none, err
+	}
+	if w.addr == "" {
+		return nil, none, usageErrorf("--program nfs3 needs --addr: an NFS/RDMA server (the server in this process serves only the benchmark program)")
+	}
+	c := &nfs3.Codec{}
+	largestRead := -1
+	for _, pt := range pts {
+		for _, e := range pt.Workload.Mix {
+			if e.Proc == "null" {
+				continue
+			}
+			largestRead = max(largestRead, 0)
+			if e.Proc == "read" {
+				largestRead = max(largestRead, e.Size.Largest())
+			}
+		}
+	}
+	if largestRead < 0 {
+		return c, cred, nil // NULL alone names no file
+	}
+	host, export, err := nfsExport(w)
+	if err != nil {
+		return nil, none, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), nfsSetupTimeout)
+	defer cancel()
+	f, err := mc.Setup(ctx, host, export, w.nfs.File, w.nfs.Scratch)
+	if err != nil {
+		return nil, none, err
+	}
+	if uint64(largestRead) > f.Size {
+		return nil, none, fmt.Errorf("nfs %s:%s/%s: %d bytes, smaller than the largest read (%d): use a larger file or smaller reads",
+			host, export, w.nfs.File, f.Size, largestRead)
+	}
+	c.F = f
+	return c, cred, nil
+}
+
+// nfsExport is the host and path of --nfs-export, by default --addr's host and /.
+func nfsExport(w *workloadFlags) (host, path string, err error) {
+	if w.nfs.Export == "" {
+		h, _, err := net.SplitHostPort(w.addr)
+		if err != nil {
+			return "", "", usageErrorf("--addr %q: %v", w.addr, err)
+		}
+		return h, "/", nil
+	}
+	host, path, ok := strings.Cut(w.nfs.Export, ":")
+	if !ok || host == "" || !strings.HasPrefix(path, "/") {
+		return "", "", usageErrorf("--nfs-export %q: want HOST:/PATH", w.nfs.Export)
+	}
+	return host, path, nil
 }
 
 // addrMode is whether a measuring command talks to a server in another process.
@@ -96,6 +177,9 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		w.out = defaultOut(name, time.Now())
 	}
 	cfg := &runConfig{Command: name, Provider: w.provider, Device: w.device, Addr: w.addr, Transport: w.tr}
+	if w.cfg.Prog == nfs3.Prog {
+		cfg.NFS = &w.nfs
+	}
 	if cfg.Provider == "" {
 		cfg.Provider = "soft"
 	}

@@ -32,6 +32,10 @@ const (
 type MountConfig struct {
 	// PortmapAddr is the portmapper's host:port; empty means host:111.
 	PortmapAddr string
+	// MountdPort, when not zero, is mountd's TCP port: the portmapper is not asked (a
+	// server whose mountd listens on a fixed port, as Linux's rpc.mountd -p, behind a
+	// firewall or a portmapper that refuses the query).
+	MountdPort int
 	// Dialer dials the portmapper and mountd; nil means a zero net.Dialer. Linux exports are
 	// "secure" by default, and mountd then answers MNT from a port above 1023 with
 	// MNT3ERR_ACCES: a privileged caller sets LocalAddr to a reserved port, others need the
@@ -98,9 +102,12 @@ func (c *MountConfig) mountCall(ctx context.Context, host, path string, proc uin
 	if _, err := margs.Encode(args); err != nil {
 		return nil, fail(step, err)
 	}
-	port, err := c.getport(ctx, host)
-	if err != nil {
-		return nil, fail("portmapper GETPORT", err)
+	port := c.MountdPort
+	if port == 0 {
+		var err error
+		if port, err = c.getport(ctx, host); err != nil {
+			return nil, fail("portmapper GETPORT", err)
+		}
 	}
 	cred, err := c.cred()
 	if err != nil {
@@ -143,13 +150,19 @@ func (c *MountConfig) getport(ctx context.Context, host string) (int, error) {
 	}
 }
 
+// Credential is the AUTH_SYS credential of the calls Setup and Mount make, which an NFS
+// requester's own calls should carry too: NFS servers answer AUTH_NONE only for NULL.
+func (c *MountConfig) Credential() (oncrpc.OpaqueAuth, error) { return c.cred() }
+
 // cred builds the AUTH_SYS credential of a MOUNT call.
 func (c *MountConfig) cred() (oncrpc.OpaqueAuth, error) {
 	sys := c.Cred
 	if sys == nil {
 		host, _ := os.Hostname() // the name is informative only: an empty one will do
-		if len(host) > oncrpc.MaxMachineName {
-			host = host[:oncrpc.MaxMachineName]
+		// Short, so that the credential fits in front of every call's arguments in
+		// registered memory (rpcrdma.Config.Cred).
+		if len(host) > 32 {
+			host = host[:32]
 		}
 		sys = &oncrpc.SysCred{
 			Stamp:       uint32(time.Now().Unix()),

@@ -277,3 +277,18 @@ func TestReadRecord(t *testing.T) {
 		t.Errorf("empty stream: %v", err)
 	}
 }
+
+// With MountdPort set the portmapper is not asked: one that refuses the query (or is not
+// there at all) does not stop the mount.
+func TestMountFixedPort(t *testing.T) {
+	ok := unhex(t, "00000000 00000004 aabbccdd 00000001 00000001")
+	md := serve(t, mountd(MountProcMnt, func(xid uint32) []byte { return replyRecord(xid, success, ok, 0) }))
+	c := testConfig("127.0.0.1:1")
+	c.MountdPort = port(t, md)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fh, _, err := c.Mount(ctx, "127.0.0.1", "/export")
+	if err != nil || !bytes.Equal(fh, fhAABB) {
+		t.Fatalf("%x %v", fh, err)
+	}
+}

@@ -8,8 +8,9 @@ package rpcrdmatest
 import (
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"

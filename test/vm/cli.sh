@@ -88,9 +88,12 @@ for m in event hybrid; do
 	keep $R/client-verbs-$m.json
 done
 
-# 2. the client against knfsd: NULL calls of NFSv3.
-ts "=== cli: rpcrdma-bench client --program nfs against knfsd"
-timeout 120 $B client --provider verbs --device $DEV --addr $IP:20049 --program nfs --mix null --depth 16 \
+# 2. the client against knfsd: NULL calls of NFSv3, then READ, WRITE and GETATTR on the
+# export's files (guest.sh wrote them), at depth 1 and 16, READ data verified. Below the 4 KiB
+# threshold a READ reply and a WRITE call go inline (short); above it READ's data comes back
+# in a Write chunk and WRITE's goes in a Read chunk (chunked), as with the Linux client.
+ts "=== cli: rpcrdma-bench client --program nfs3 against knfsd"
+timeout 120 $B client --provider verbs --device $DEV --addr $IP:20049 --program nfs3 --mix null --depth 16 \
 	--duration 2s --warmup 500ms -q --out $R/client-knfsd.json
 crc=$?
 check_results $R/client-knfsd.json short
@@ -99,6 +102,23 @@ echo "client rc=$crc check rc=$chk"
 [ $crc -eq 0 ] && [ $chk -eq 0 ]
 result cli-client-knfsd $?
 keep $R/client-knfsd.json
+for d in 1 16; do
+	for w in "read read/1k,read/64k short chunked" "write write/1k,write/64k short chunked" "getattr getattr short"; do
+		set -- $w
+		name=$1 mix=$2
+		shift 2
+		ts "=== cli: NFSv3 $name against knfsd, depth $d ($mix)"
+		timeout 120 $B client --provider verbs --device $DEV --addr $IP:20049 --program nfs3 --nfs-export $IP:/export --nfs-mountd 20048 \
+			--mix $mix --depth $d --count 2000 --warmup 200ms --verify -q --out $R/knfsd-$name-d$d.json
+		crc=$?
+		check_results $R/knfsd-$name-d$d.json "$@"
+		chk=$?
+		echo "client rc=$crc check rc=$chk"
+		[ $crc -eq 0 ] && [ $chk -eq 0 ]
+		result cli-knfsd-$name-d$d $?
+		keep $R/knfsd-$name-d$d.json
+	done
+done
 
 # 3. a short sweep (a server in the process) and its charts.
 ts "=== cli: rpcrdma-bench sweep on $DEV, then plot"

@@ -89,6 +89,9 @@ modprobe nfsd && modprobe rpcrdma
 mount -t nfsd nfsd /proc/fs/nfsd
 mkdir -p /export /var/lib/nfs/v4recovery
 mount -t tmpfs -o size=16m tmpfs /export
+# The files --program nfs3 names: 4 MiB of the benchmark pattern to READ (and verify), a
+# scratch file to WRITE (at most 4 MiB plus one write).
+$T/nfsfile -size 4m /export/rpcrdma-bench.dat /export/rpcrdma-bench.scratch
 rpcbind -w
 sleep 0.3
 exportfs -ra

@@ -34,6 +34,7 @@ $GO test -c -tags verbs,verbs_noannot -o "$VMDIR/bin/verbs-noannot.test" ./datap
 $GO test -c -tags verbs -o "$VMDIR/bin/knfsd.test" ./test/vm/knfsd
 $GO test -c -tags verbs -o "$VMDIR/bin/transport.test" ./test/vm/transport
 $GO build -tags verbs -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
+CGO_ENABLED=0 $GO build -o "$VMDIR/bin/nfsfile" ./test/vm/nfsfile
 rm -f "$VMDIR/bin/rpcrdma-bench"
 if [ -d cmd/rpcrdma-bench ]; then
 	$GO build -tags verbs -o "$VMDIR/bin/rpcrdma-bench" ./cmd/rpcrdma-bench

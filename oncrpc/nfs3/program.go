@@ -1,0 +1,261 @@
+package nfs3
+
+import (
+	"strings"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+)
+
+// Indexes of the procedures in Prog's table, the numbers workloads and the engine use.
+const (
+	PNull = iota
+	PGetattr
+	PLookup
+	PRead
+	PWrite
+	PWriteSync
+	PCommit
+	PReaddirplus
+)
+
+// Prog is NFS version 3 as a workload names it. READ's data comes back in a Write chunk and
+// WRITE's goes in a Read chunk when they do not fit inline, as the Linux client moves them;
+// READDIRPLUS's reply, sized by the workload (its maxcount), comes in a Reply chunk when
+// large; everything else travels inline. "write" is an UNSTABLE WRITE, "write-sync" a
+// FILE_SYNC one.
+var Prog = &rpcproto.Program{
+	Name:    "nfs3",
+	Number:  Program,
+	Version: Version,
+	Procs: []rpcproto.Procedure{
+		PNull:        {Name: "null", Number: ProcNull},
+		PGetattr:     {Name: "getattr", Number: ProcGetattr},
+		PLookup:      {Name: "lookup", Number: ProcLookup},
+		PRead:        {Name: "read", Number: ProcRead, Payload: rpcproto.InReply, DDP: rpcproto.InReply},
+		PWrite:       {Name: "write", Number: ProcWrite, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
+		PWriteSync:   {Name: "write-sync", Number: ProcWrite, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
+		PCommit:      {Name: "commit", Number: ProcCommit},
+		PReaddirplus: {Name: "readdirplus", Number: ProcReaddirplus, Payload: rpcproto.InReply},
+	},
+	// Presets: what an NFS client's traffic looks like for reading, writing, metadata and a
+	// mix of the three, with sizes around the inline thresholds people compare.
+	Presets: map[string]string{
+		"nfs-read":  "read/4k:50,read/64k:30,read/1m:20",
+		"nfs-write": "write/4k:50,write/64k:30,write/1m:20",
+		"nfs-meta":  "getattr:60,lookup:30,readdirplus/8k:10",
+		"nfs-mix":   "getattr:30,lookup:10,read/4k:25,read/64k:10,write/4k:15,write/64k:5,commit:5",
+	},
+}
+
+// Files are the file handles a Codec's calls name, found once per run (Setup).
+type Files struct {
+	// Dir is the export's root: LOOKUP looks Name up in it, READDIRPLUS lists it.
+	Dir  FH
+	Name string
+	// Read is the file READ and GETATTR name, Size its size in bytes. With verify, its
+	// content must be the benchmark pattern keyed by Seed at every file offset
+	// (benchprog.Fill(b, Seed, offset)).
+	Read FH
+	Size uint64
+	Seed uint64
+	// Write is the scratch file WRITE and COMMIT name.
+	Write FH
+}
+
+// PatternSeed is the seed of the content of a file prepared for READ verification.
+const PatternSeed = 0x6e667333 // "nfs3"
+
+// WriteSpan bounds the scratch file: a WRITE goes to one of the slots of its size in the
+// first WriteSpan bytes (to offset 0 when it is larger).
+const WriteSpan = 4 << 20
+
+// Codec is the requester's NFSv3: it marshals calls on f's files in place and checks their
+// results, counting every status other than NFS3_OK as a failure named by procedure and
+// status. It allocates nothing per RPC.
+type Codec struct {
+	F Files
+}
+
+var _ rpcproto.Codec = (*Codec)(nil)
+
+// Program returns Prog.
+func (*Codec) Program() *rpcproto.Program { return Prog }
+
+// Result sizes: the largest each result can be (RFC 1813 XDR).
+const (
+	postOpAttrMax = 4 + fattr3Size
+	wccDataMax    = 4 + 24 + postOpAttrMax // pre_op_attr (size, mtime, ctime), post_op_attr
+	readResPrefix = 4 + postOpAttrMax + 4 + 4 + 4
+)
+
+// Sizes implements rpcproto.Codec.
+func (c *Codec) Sizes(proc, size int) (args, prefix, results int) {
+	f := &c.F
+	switch proc {
+	case PGetattr:
+		n := f.Read.size()
+		return n, n, 4 + fattr3Size
+	case PLookup:
+		n := f.Dir.size() + 4 + pad4(len(f.Name))
+		return n, n, 4 + 4 + MaxFH + 2*postOpAttrMax
+	case PRead:
+		n := f.Read.size() + 12
+		return n, n, readResPrefix + pad4(size)
+	case PWrite, PWriteSync:
+		n := f.Write.size() + 20
+		return n + pad4(size), n, 4 + wccDataMax + 4 + 4 + VerfSize
+	case PCommit:
+		n := f.Write.size() + 12
+		return n, n, 4 + wccDataMax + VerfSize
+	case PReaddirplus:
+		n := f.Dir.size() + 8 + VerfSize + 8
+		// maxcount bounds the READDIRPLUS3resok the server returns, which is all of the
+		// result but its status word.
+		return n, n, 4 + size
+	}
+	return 0, 0, 0
+}
+
+// readOffset is where READ of size bytes reads for a call's seed: a block-aligned offset
+// inside the file, spread over it.
+func (c *Codec) readOffset(size int, seed uint64) uint64 {
+	if size == 0 || c.F.Size < uint64(size) {
+		return 0
+	}
+	blocks := c.F.Size / uint64(size)
+	return (seed % blocks) * uint64(size)
+}
+
+// EncodeArgs implements rpcproto.Codec.
+func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
+	f := &c.F
+	switch proc {
+	case PGetattr:
+		a := GetattrArgs{FH: f.Read}
+		a.Encode(b)
+	case PLookup:
+		off := putOpaque(b, 0, f.Dir)
+		putString(b, off, f.Name)
+	case PRead:
+		a := ReadArgs{FH: f.Read, Offset: c.readOffset(size, seed), Count: uint32(size)}
+		a.Encode(b)
+	case PWrite, PWriteSync:
+		stable := Unstable
+		if proc == PWriteSync {
+			stable = FileSync
+		}
+		pre := f.Write.size() + 20
+		data := b[pre : pre+size]
+		if verify {
+			benchprog.Fill(data, seed, 0)
+		}
+		a := WriteArgs{FH: f.Write, Offset: writeOffset(size, seed), Count: uint32(size), Stable: stable, Data: data}
+		a.Encode(b)
+	case PCommit:
+		a := CommitArgs{FH: f.Write}
+		a.Encode(b)
+	case PReaddirplus:
+		a := ReaddirplusArgs{Dir: f.Dir, DirCount: uint32(size), MaxCount: uint32(size)}
+		a.Encode(b)
+	}
+}
+
+// writeOffset is where a WRITE of size bytes writes for a call's seed: one of the slots of
+// its size in the first WriteSpan bytes of the scratch file.
+func writeOffset(size int, seed uint64) uint64 {
+	slots := uint64(max(1, WriteSpan/max(size, 1)))
+	return (seed % slots) * uint64(size)
+}
+
+// putString writes s as an XDR string at off without converting it to a []byte (which
+// would allocate).
+func putString(b []byte, off int, s string) int {
+	put32(b, off, uint32(len(s)))
+	n := copy(b[off+4:], s)
+	end := off + 4 + pad4(n)
+	clear(b[off+4+n : end])
+	return end
+}
+
+// DecodeResults implements rpcproto.Codec.
+func (c *Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+	var st Status
+	var data []byte
+	var err error
+	switch proc {
+	case PNull:
+		return nil, nil
+	case PGetattr:
+		var r GetattrRes
+		_, err = r.Decode(body)
+		st = r.Status
+	case PLookup:
+		var r LookupRes
+		_, err = r.Decode(body)
+		st = r.Status
+	case PRead:
+		var r ReadRes
+		if chunk != nil {
+			_, err = r.DecodeReduced(body, chunk)
+		} else {
+			_, err = r.Decode(body)
+		}
+		st, data = r.Status, r.Data
+		if err == nil && st == OK && len(data) != size {
+			return nil, errShortRead
+		}
+		if err == nil && st == OK && verify && benchprog.Verify(data, c.F.Seed, c.readOffset(size, seed)) >= 0 {
+			return nil, rpcproto.ErrVerify
+		}
+	case PWrite, PWriteSync:
+		var r WriteRes
+		_, err = r.Decode(body)
+		st = r.Status
+		if err == nil && st == OK && int(r.Count) != size {
+			return nil, errShortWrite
+		}
+	case PCommit:
+		var r CommitRes
+		_, err = r.Decode(body)
+		st = r.Status
+	case PReaddirplus:
+		var r ReaddirplusRes
+		_, err = r.Decode(body)
+		st = r.Status
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st != OK {
+		return nil, statusError(proc, st)
+	}
+	return data, nil
+}
+
+var (
+	errShortRead  = rpcproto.NewError("nfs3_short_read", "NFS READ: fewer bytes than asked for (the file is shorter than the workload's reads)")
+	errShortWrite = rpcproto.NewError("nfs3_short_write", "NFS WRITE: the server wrote fewer bytes than sent")
+)
+
+// statusErrs are the failures of each procedure by status, made once: failing allocates
+// nothing.
+var statusErrs = func() map[[2]uint32]*rpcproto.Error {
+	m := map[[2]uint32]*rpcproto.Error{}
+	for p := range Prog.Procs {
+		name := strings.ToUpper(Prog.Procs[p].Name)
+		for st := range statusNames {
+			m[[2]uint32{uint32(p), uint32(st)}] = rpcproto.NewError(strings.ToLower(st.String()), "NFS "+name+": "+st.String())
+		}
+	}
+	return m
+}()
+
+var errStatusOther = rpcproto.NewError("nfs3err_other", "NFS: a status RFC 1813 does not define")
+
+func statusError(proc int, st Status) error {
+	if e, ok := statusErrs[[2]uint32{uint32(proc), uint32(st)}]; ok {
+		return e
+	}
+	return errStatusOther
+}

@@ -1,0 +1,161 @@
+package nfs3
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+)
+
+func testCodec() *Codec {
+	return &Codec{F: Files{Dir: FH{1, 2, 3, 4}, Name: "f.dat", Read: FH{5, 6, 7, 8, 9, 10, 11, 12},
+		Size: 1 << 20, Seed: PatternSeed, Write: FH{9, 9, 9, 9}}}
+}
+
+// readRes builds READ3resok: status OK, no attributes, count, eof, data.
+func readRes(status Status, data []byte, inline bool) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(status))
+	b = binary.BigEndian.AppendUint32(b, 0) // post_op_attr: no attributes
+	if status != OK {
+		return b
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+	b = binary.BigEndian.AppendUint32(b, 0) // eof false
+	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+	if inline {
+		b = append(b, data...)
+		b = append(b, make([]byte, pad4(len(data))-len(data))...)
+	}
+	return b
+}
+
+// Every procedure's arguments fill exactly the size Sizes gives, and are the RFC's XDR of
+// the codec's files: what the args types encode.
+func TestCodecArgs(t *testing.T) {
+	c := testCodec()
+	for proc := range Prog.Procs {
+		for _, size := range []int{0, 5, 4096} {
+			args, prefix, results := c.Sizes(proc, size)
+			if prefix > args || results < 0 {
+				t.Fatalf("%s %d: sizes %d %d %d", Prog.Procs[proc].Name, size, args, prefix, results)
+			}
+			b := bytes.Repeat([]byte{0xee}, args+8)
+			c.EncodeArgs(b[:args], proc, size, 7, false)
+			if !bytes.Equal(b[args:], bytes.Repeat([]byte{0xee}, 8)) {
+				t.Fatalf("%s %d: wrote past the arguments", Prog.Procs[proc].Name, size)
+			}
+			var want []byte
+			switch proc {
+			case PRead:
+				a := ReadArgs{FH: c.F.Read, Offset: c.readOffset(size, 7), Count: uint32(size)}
+				want = make([]byte, a.Size())
+				a.Encode(want)
+			case PGetattr:
+				a := GetattrArgs{FH: c.F.Read}
+				want = make([]byte, a.Size())
+				a.Encode(want)
+			case PLookup:
+				a := LookupArgs{Dir: c.F.Dir, Name: []byte(c.F.Name)}
+				want = make([]byte, a.Size())
+				a.Encode(want)
+			case PWrite, PWriteSync:
+				stable := Unstable
+				if proc == PWriteSync {
+					stable = FileSync
+				}
+				a := WriteArgs{FH: c.F.Write, Offset: writeOffset(size, 7), Count: uint32(size), Stable: stable, Data: b[prefix : prefix+size]}
+				want = make([]byte, a.Size())
+				a.Encode(want)
+			default:
+				continue
+			}
+			if !bytes.Equal(b[:args], want) {
+				t.Errorf("%s %d:\n got %x\nwant %x", Prog.Procs[proc].Name, size, b[:args], want)
+			}
+		}
+	}
+}
+
+// READ data is checked against the file's pattern at the offset read, inline or from a Write
+// chunk; a status is a failure named by procedure and status; a short read fails.
+func TestCodecReadResults(t *testing.T) {
+	c := testCodec()
+	const size = 4096
+	off := c.readOffset(size, 3)
+	if off%size != 0 || off+size > c.F.Size {
+		t.Fatalf("offset %d", off)
+	}
+	data := make([]byte, size)
+	benchprog.Fill(data, PatternSeed, off)
+	for _, inline := range []bool{true, false} {
+		var chunk []byte
+		if !inline {
+			chunk = data
+		}
+		got, err := c.DecodeResults(PRead, readRes(OK, data, inline), chunk, size, 3, true)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("inline %v: %v", inline, err)
+		}
+		if _, err := c.DecodeResults(PRead, readRes(OK, data, inline), chunk, size, 4, true); !errors.Is(err, rpcproto.ErrVerify) && c.readOffset(size, 4) != off {
+			t.Fatalf("inline %v, another offset's data: %v", inline, err)
+		}
+	}
+	_, err := c.DecodeResults(PRead, readRes(ErrNoEnt, nil, true), nil, size, 3, false)
+	var k interface{ Kind() string }
+	if !errors.As(err, &k) || k.Kind() != "nfs3err_noent" || err.Error() != "NFS READ: NFS3ERR_NOENT" {
+		t.Fatalf("NOENT: %v", err)
+	}
+	if _, err := c.DecodeResults(PRead, readRes(OK, data[:100], true), nil, size, 3, false); !errors.Is(err, errShortRead) {
+		t.Fatalf("short read: %v", err)
+	}
+	if _, err := c.DecodeResults(PRead, readRes(OK, data, true)[:30], nil, size, 3, false); err == nil {
+		t.Fatal("truncated result accepted")
+	}
+	if _, err := c.DecodeResults(PGetattr, binary.BigEndian.AppendUint32(nil, 99999), nil, 0, 0, false); !errors.Is(err, errStatusOther) {
+		t.Fatalf("unknown status: %v", err)
+	}
+}
+
+// The codec allocates nothing per RPC, failures included.
+func TestCodecZeroAllocs(t *testing.T) {
+	c := testCodec()
+	const size = 4096
+	b := make([]byte, 8192)
+	data := make([]byte, size)
+	benchprog.Fill(data, PatternSeed, c.readOffset(size, 3))
+	ok := readRes(OK, data, false)
+	bad := readRes(ErrAcces, nil, true)
+	n := testing.AllocsPerRun(100, func() {
+		c.EncodeArgs(b, PRead, size, 3, true)
+		c.EncodeArgs(b, PWrite, size, 3, true)
+		c.EncodeArgs(b, PLookup, 0, 3, true)
+		c.DecodeResults(PRead, ok, data, size, 3, true)
+		c.DecodeResults(PRead, bad, nil, size, 3, true)
+	})
+	if n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}
+
+// The table says what the Linux client moves by chunks: READ's reply data and WRITE's call
+// data are DDP-eligible, nothing else is.
+func TestProgTable(t *testing.T) {
+	for i, p := range Prog.Procs {
+		want := rpcproto.None
+		switch i {
+		case PRead:
+			want = rpcproto.InReply
+		case PWrite, PWriteSync:
+			want = rpcproto.InCall
+		}
+		if p.DDP != want {
+			t.Errorf("%s: DDP %v, want %v", p.Name, p.DDP, want)
+		}
+	}
+	if _, err := Prog.Lookup("READ"); err != nil {
+		t.Fatal(err)
+	}
+}
