@@ -20,6 +20,18 @@ var (
 	ErrBadEnum = errors.New("invalid enum value")
 	// ErrShortBuffer: the encode buffer is smaller than the encoding.
 	ErrShortBuffer = errors.New("buffer too small")
+
+	// The kinds of the RPC programs' codecs (benchprog, nfs3), about procedures and the
+	// DDP-eligible data items RFC 8166 lets chunks carry.
+
+	// ErrProc: the procedure number is not one of the program's.
+	ErrProc = errors.New("unknown procedure")
+	// ErrNoDDP: the procedure's arguments or results (or, for a result, its failure arm)
+	// have no DDP-eligible data item.
+	ErrNoDDP = errors.New("no DDP-eligible data item")
+	// ErrChunk: the bytes a chunk delivered do not match the length word of the data item
+	// they stand for (they must be that length, or that length rounded up to four).
+	ErrChunk = errors.New("chunk length does not match the data item")
 )
 
 // Error is a decode or encode failure: which field and what kind of failure. Values are

@@ -1,12 +1,13 @@
 package plots
 
 import (
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )

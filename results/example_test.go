@@ -2,10 +2,11 @@ package results_test
 
 import (
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )

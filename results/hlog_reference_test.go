@@ -3,7 +3,6 @@ package results_test
 import (
 	"bufio"
 	"bytes"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 

@@ -3,11 +3,12 @@ package results
 import (
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"math/big"
 	"math/bits"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )

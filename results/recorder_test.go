@@ -3,11 +3,12 @@ package results
 import (
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 var t0 = time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)

@@ -3,7 +3,6 @@ package results_test
 import (
 	"bytes"
 	"encoding/csv"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"

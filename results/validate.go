@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"reflect"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 // FieldError is a value that breaks the schema: Field is its path ("points[2].rtt.p999_ns").

@@ -346,9 +346,12 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			case stop.Load():
 				st.Interrupted = true
 				stopping = true
-			case now >= deadline:
+			case now >= deadline && !open:
 				stopping = true
 			}
+			// In open loop the send loop below first sends what was due before the deadline
+			// (late, timed from its intended start): a poll iteration that happens to fall
+			// just after the deadline must not turn a due send into a missed one.
 			if stopping && open {
 				// Intended sends that never went out were measured as nothing; count them
 				// so a backlog shows.
@@ -398,6 +401,12 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 				if open {
 					advance()
 				}
+			}
+			if open && !stopping && now >= deadline {
+				// What was due before the deadline and could not go (no free slot, a busy
+				// client) never will: the backlog a too-slow server left.
+				stopping = true
+				st.Missed += missed(next, measure, deadline, d.gap, d.gaps != nil)
 			}
 			if open && inflight == 0 && !stopping {
 				if wait := int64(next) - now; wait >= idle {

@@ -112,6 +112,25 @@ func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
 	}
 }
 
+// A poll iteration that falls just after the end of the measured phase, with a send due
+// before it, sends it late instead of counting it missed: polls 1.3 ms apart at 1000 RPC/s
+// straddle the deadline with the send due at 99 ms not yet sent, and none is lost.
+func TestOpenLoopSendsWhatWasDueBeforeTheEnd(t *testing.T) {
+	c := workloads.Config{
+		Mix: workloads.Only("null", workloads.Sizes{}), Depth: 8, Rate: 1000,
+		Duration: workloads.Duration(100 * time.Millisecond), Warmup: workloads.Duration(-1),
+	}
+	_, d, _ := fakeRun(t, c, 20*time.Microsecond, 1300*time.Microsecond)
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Missed != 0 || st.Sent != 100 {
+		t.Fatalf("sent %d, missed %d: want 100 sent, none missed", st.Sent, st.Missed)
+	}
+}
+
 // A server that stalls for 100 ms in an open-loop run at 1000 RPC/s must show up as ~100
 // late RPCs with latencies up to the stall, not as a handful of slow ones: latency counts
 // from the intended send time (coordinated omission corrected).

@@ -2,7 +2,6 @@ package benchprog
 
 import (
 	"encoding/binary"
-	"errors"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 )
@@ -28,13 +27,8 @@ const (
 const MaxData = 1 << 30
 
 var (
-	// ErrProc: the procedure number is not one of this program's.
-	ErrProc = errors.New("unknown procedure")
-	// ErrNoDDP: the procedure's arguments or results have no DDP-eligible item.
-	ErrNoDDP = errors.New("no DDP-eligible data item")
-	// ErrChunk: the bytes a chunk delivered do not match the length word of the data item
-	// they stand for (they must be that length, or that length rounded up to four).
-	ErrChunk = errors.New("chunk length does not match the data item")
+	// ErrProc, ErrNoDDP and ErrChunk are oncrpc's kinds, shared by every program.
+	ErrProc, ErrNoDDP, ErrChunk = oncrpc.ErrProc, oncrpc.ErrNoDDP, oncrpc.ErrChunk
 )
 
 func newErr(field string, kind error) *oncrpc.Error { return &oncrpc.Error{Field: field, Err: kind} }

@@ -56,14 +56,8 @@ const (
 const VerfSize = 8
 
 var (
-	// ErrProc: the procedure number is not one of NFS version 3's.
-	ErrProc = errors.New("unknown procedure")
-	// ErrNoDDP: the procedure's arguments or results (or, for a result, its failure arm) have
-	// no DDP-eligible data item.
-	ErrNoDDP = errors.New("no DDP-eligible data item")
-	// ErrChunk: the bytes a chunk delivered do not match the length word of the data item
-	// they stand for (they must be that length, or that length rounded up to four).
-	ErrChunk = errors.New("chunk length does not match the data item")
+	// ErrProc, ErrNoDDP and ErrChunk are oncrpc's kinds, shared by every program.
+	ErrProc, ErrNoDDP, ErrChunk = oncrpc.ErrProc, oncrpc.ErrNoDDP, oncrpc.ErrChunk
 	// ErrCount: a count3 disagrees with the length of the opaque it counts (WRITE3args, and
 	// READ3resok, which the Linux client rejects with EIO for the same reason).
 	ErrCount = errors.New("count does not match the data length")

@@ -3,12 +3,13 @@ package resultstest
 import (
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"

@@ -2,8 +2,9 @@ package resultstest
 
 import (
 	"encoding/json"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 func TestDeterministic(t *testing.T) {

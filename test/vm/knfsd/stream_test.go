@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/verbs"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
