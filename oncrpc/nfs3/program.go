@@ -234,7 +234,7 @@ func (c *Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint6
 }
 
 var (
-	errShortRead  = rpcproto.NewError("nfs3_short_read", "NFS READ: fewer bytes than asked for (the file is shorter than the workload's reads)")
+	errShortRead  = rpcproto.NewError("nfs3_short_read", "NFS READ: fewer bytes than asked for (past the end of the file, or more than the server reads at once: its FSINFO rtmax)")
 	errShortWrite = rpcproto.NewError("nfs3_short_write", "NFS WRITE: the server wrote fewer bytes than sent")
 )
 

@@ -120,6 +120,32 @@ for d in 1 16; do
 	done
 done
 
+# 2b. a READ sweep against knfsd over both ends' inline thresholds: the client's through its
+# private data (--thresholds), knfsd's by its max_req_size before each sweep's connections.
+# The results record both sides' advertised sizes; report --format thresholds answers which
+# client threshold suits each server setting, and plot draws the heatmaps. Sizes stop at
+# 64 KiB: knfsd on a small machine caps READ at its max block size (128 KiB with the
+# guest's memory), and a longer read would come back short (nfs3_short_read).
+for srv in 4096 16384 65536; do
+	ts "=== cli: NFSv3 READ sweep against knfsd, max_req_size $srv"
+	echo $srv >/proc/sys/sunrpc/svc_rdma/max_req_size
+	timeout 300 $B sweep --provider verbs --device $DEV --addr $IP:20049 --program nfs3 --nfs-export $IP:/export \
+		--nfs-mountd 20048 --thresholds 1k,4k,16k --sizes 1k,4k,16k,64k --depth 1 --duration 400ms --warmup 100ms \
+		--verify -q --out $R/knfsd-sweep-$srv.json
+	src=$?
+	$B report --format thresholds $R/knfsd-sweep-$srv.json | sed "s/^/CLI knfsd-sweep-$srv: /"
+	trc=$?
+	check_results $R/knfsd-sweep-$srv.json short chunked
+	chk=$?
+	timeout 120 $B plot --dir $R/knfsd-plots-$srv --format png $R/knfsd-sweep-$srv.json >/dev/null
+	prc=$?
+	echo "sweep rc=$src thresholds rc=$trc check rc=$chk plot rc=$prc; knfsd advertised: $(tr -d '\n ' <$R/knfsd-sweep-$srv.json | grep -o '"peer_private_data":{[^}]*}' | head -1)"
+	[ $src -eq 0 ] && [ $trc -eq 0 ] && [ $chk -eq 0 ] && [ $prc -eq 0 ]
+	result cli-knfsd-sweep-$srv $?
+	keep $R/knfsd-sweep-$srv.json $R/knfsd-plots-$srv
+done
+echo 4096 >/proc/sys/sunrpc/svc_rdma/max_req_size
+
 # 3. a short sweep (a server in the process) and its charts.
 ts "=== cli: rpcrdma-bench sweep on $DEV, then plot"
 # Points of 1.5 s: under TCG, busy pollers in the guest starve rxe's kernel work for hundreds
