@@ -34,6 +34,46 @@ type Recorder struct {
 	clamped uint64
 	nerrs   uint64
 	errs    []ErrorStats
+	// procs, when the point is a mix of several procedures, break it down by procedure
+	// (SetProcedures).
+	procs []procRec
+}
+
+// procRec is one procedure's share of a Recorder.
+type procRec struct {
+	name string
+	hist *hdr.Histogram
+	mom  moments
+	errs uint64
+}
+
+// SetProcedures makes r break its RPCs down by procedure too: names[i] is procedure i as
+// RecordProc and FailProc number it. Call it before recording, with the same names on
+// every Recorder of a point; it allocates a histogram per procedure.
+func (r *Recorder) SetProcedures(names []string) {
+	r.procs = make([]procRec, len(names))
+	for i, n := range names {
+		r.procs[i] = procRec{name: n, hist: NewHistogram()}
+	}
+}
+
+// RecordProc adds a successful RPC's round trip to procedure i's share (after Record, which
+// counts it overall). It does nothing without SetProcedures, and allocates nothing.
+func (r *Recorder) RecordProc(i int, rttNs int64) {
+	if i < 0 || i >= len(r.procs) {
+		return
+	}
+	v := min(max(rttNs, 0), HistogramHighest)
+	p := &r.procs[i]
+	p.mom.add(v)
+	_ = p.hist.RecordValue(v)
+}
+
+// FailProc counts a failed RPC of procedure i (after Fail, which counts it by kind).
+func (r *Recorder) FailProc(i int) {
+	if i >= 0 && i < len(r.procs) {
+		r.procs[i].errs++
+	}
 }
 
 // NewRecorder returns an empty Recorder.
@@ -54,6 +94,11 @@ func (r *Recorder) Reset() {
 	r.calls, r.replies = [rpcproto.NumKinds]uint64{}, [rpcproto.NumKinds]uint64{}
 	r.rpcs, r.payload, r.clamped, r.nerrs = 0, 0, 0, 0
 	r.errs = r.errs[:0]
+	for i := range r.procs {
+		p := &r.procs[i]
+		p.hist.Reset()
+		p.mom, p.errs = moments{}, 0
+	}
 }
 
 // clamp keeps v inside the histogram's range so that recording never fails (and never
@@ -136,6 +181,24 @@ func (r *Recorder) merge(o *Recorder) error {
 	r.rpcs += o.rpcs
 	r.payload += o.payload
 	r.clamped += o.clamped
+	if len(r.procs) == 0 && len(o.procs) > 0 {
+		names := make([]string, len(o.procs))
+		for i := range o.procs {
+			names[i] = o.procs[i].name
+		}
+		r.SetProcedures(names)
+	}
+	for i := range o.procs {
+		if i >= len(r.procs) || r.procs[i].name != o.procs[i].name {
+			return fmt.Errorf("merge recorders: procedure %d is %q here, %q there", i, o.procs[i].name, r.procs[min(i, len(r.procs)-1)].name)
+		}
+		p := &r.procs[i]
+		if d := p.hist.Merge(o.procs[i].hist); d != 0 {
+			return fmt.Errorf("merge recorders: %d samples dropped", d)
+		}
+		p.mom.merge(&o.procs[i].mom)
+		p.errs += o.procs[i].errs
+	}
 	for _, e := range o.errs {
 		r.nerrs += e.Count
 		i := 0
@@ -217,6 +280,15 @@ func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, e
 		return Point{}, err
 	}
 	p.Throughput = throughput(all.rpcs, all.payload, p.DurationNs)
+	if len(all.procs) > 1 {
+		for i := range all.procs {
+			pr := &all.procs[i]
+			if pr.mom.n == 0 && pr.errs == 0 {
+				continue
+			}
+			p.Procedures = append(p.Procedures, ProcStats{Procedure: pr.name, RTT: summarize(&pr.mom, pr.hist), Errors: pr.errs})
+		}
+	}
 	p.Intervals = []Interval{}
 	return p, nil
 }

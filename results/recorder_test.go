@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,12 +218,15 @@ func TestSummarizeNoRecorders(t *testing.T) {
 
 func TestRecordNoAllocs(t *testing.T) {
 	r := NewRecorder()
+	r.SetProcedures([]string{"read", "write"})
 	var v int64
 	allocs := testing.AllocsPerRun(1000, func() {
 		v += 997
 		r.Record(rpcproto.Short, rpcproto.Chunked, v%5e6, 4096)
 		r.Record(rpcproto.Long, rpcproto.Long, -1, 0)
 		r.Record(rpcproto.Long, rpcproto.Long, 1<<62, 0)
+		r.RecordProc(1, v%5e6)
+		r.FailProc(0)
 		r.Totals()
 	})
 	if allocs != 0 {
@@ -261,5 +266,51 @@ func BenchmarkRecordNarrow(b *testing.B) {
 	for b.Loop() {
 		v = v*6364136223846793005 + 1
 		r.Record(rpcproto.Short, rpcproto.Short, 2000+(v>>40)&0x3ff, 64)
+	}
+}
+
+// A mix's RPCs are broken down by procedure when the recorders are told the procedures:
+// counts and errors per procedure add up to the point's, across merged recorders.
+func TestProcedures(t *testing.T) {
+	names := []string{"read", "write"}
+	recs := []*Recorder{NewRecorder(), NewRecorder()}
+	for i, r := range recs {
+		r.SetProcedures(names)
+		for j := range 100 {
+			p := (i + j) % 2
+			r.Record(rpcproto.Short, rpcproto.Short, int64(1000*(p+1)), 8)
+			r.RecordProc(p, int64(1000*(p+1)))
+		}
+		r.Fail("nfs3err_io", nil)
+		r.FailProc(1)
+	}
+	p, err := Summarize(Params{Procedure: "MIX:x"}, time.Unix(0, 0), time.Unix(1, 0), recs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Procedures) != 2 || p.Procedures[0].Procedure != "read" || p.Procedures[0].RTT.Count != 100 ||
+		p.Procedures[1].RTT.Count != 100 || p.Procedures[1].Errors != 2 || *p.Procedures[0].RTT.P50 >= *p.Procedures[1].RTT.P50 {
+		t.Fatalf("procedures %+v", p.Procedures)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, &Run{Points: []Point{p}}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^ +READ +mix +mix .* all +100 `).MatchString(b.String()) || !regexp.MustCompile(`(?m)^ +WRITE .* 2 *$`).MatchString(b.String()) {
+		t.Errorf("table:\n%s", b.String())
+	}
+	// One procedure: no breakdown.
+	one := NewRecorder()
+	one.SetProcedures(names[:1])
+	one.Record(rpcproto.Short, rpcproto.Short, 1000, 8)
+	one.RecordProc(0, 1000)
+	if p, _ := Summarize(Params{}, time.Unix(0, 0), time.Unix(1, 0), one); p.Procedures != nil {
+		t.Errorf("one procedure broken down: %+v", p.Procedures)
+	}
+	// Recorders that disagree on the procedures do not merge.
+	other := NewRecorder()
+	other.SetProcedures([]string{"getattr", "write"})
+	if _, err := Summarize(Params{}, time.Unix(0, 0), time.Unix(1, 0), recs[0], other); err == nil {
+		t.Error("merged recorders of different procedures")
 	}
 }

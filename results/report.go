@@ -106,6 +106,19 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				}
 				row("all", &p.RTT, rate)
 			}
+			// A mix's procedures, each on a row of its own: its RTTs, its rate and its
+			// errors, under its own name.
+			for i := range p.Procedures {
+				ps := &p.Procedures[i]
+				missing = missing || ps.RTT.Count > 0 && (ps.RTT.P50 == nil || ps.RTT.P99 == nil)
+				prate := 0.0
+				if p.DurationNs > 0 {
+					prate = float64(ps.RTT.Count) / (float64(p.DurationNs) / 1e9)
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\tall\t%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t\t%d\t\n", strings.ToUpper(ps.Procedure), call, reply,
+					p.Params.InlineThreshold, p.Params.Depth, p.Params.Connections, ps.RTT.Count,
+					micros(ps.RTT.P50), micros(ps.RTT.P90), micros(ps.RTT.P99), micros(ps.RTT.P999), micros(ps.RTT.Max), prate, ps.Errors)
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -101,6 +101,9 @@ type Point struct {
 	Histogram string `json:"rtt_histogram"`
 	// Classes break the RPCs down by message class; a class never used is omitted.
 	Classes []ClassStats `json:"classes"`
+	// Procedures break the RPCs of a mix of several procedures down by procedure, in the
+	// program's table order; absent for a point of one procedure.
+	Procedures []ProcStats `json:"procedures,omitempty"`
 	// Ops counts the RDMA operations this side posted and received.
 	Ops Ops `json:"ops"`
 	// PeerOps counts those of the other side of the point's connections, when it was
@@ -250,6 +253,16 @@ type ClassStats struct {
 	RTT Summary `json:"rtt"`
 	// Histogram is RTT's HDR histogram.
 	Histogram string `json:"rtt_histogram"`
+}
+
+// ProcStats are the RPCs of one procedure of a mix.
+type ProcStats struct {
+	// Procedure is the procedure's name in its program's table ("read", "echo").
+	Procedure string `json:"procedure"`
+	// RTT summarises its successful RPCs (RTT.Count of them).
+	RTT Summary `json:"rtt"`
+	// Errors counts its failed RPCs; their kinds are in the point's Errors.
+	Errors uint64 `json:"errors"`
 }
 
 // Ops counts RDMA operations by opcode, as this side posted them (Send, SendInv, Write, Read,

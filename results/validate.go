@@ -112,7 +112,7 @@ func (p *Point) validate(f string) error {
 		c := &p.Classes[i]
 		cf := fmt.Sprintf("%sclasses[%d].", f, i)
 		if k, err := rpcproto.ParseKind(c.Class); err != nil || k == rpcproto.Auto {
-			return fieldErr(cf+"class", "%v", err)
+			return fieldErr(cf+"class", "%q is not short, chunked or long", c.Class)
 		}
 		if seen[c.Class] {
 			return fieldErr(cf+"class", "%q listed twice", c.Class)
@@ -125,6 +125,23 @@ func (p *Point) validate(f string) error {
 	}
 	if len(p.Classes) > 0 && sum != p.RTT.Count {
 		return fieldErr(f+"classes", "RTT counts add up to %d, rtt.count is %d", sum, p.RTT.Count)
+	}
+	procs := map[string]bool{}
+	sum = 0
+	for i := range p.Procedures {
+		ps := &p.Procedures[i]
+		pf := fmt.Sprintf("%sprocedures[%d].", f, i)
+		if ps.Procedure == "" || procs[ps.Procedure] {
+			return fieldErr(pf+"procedure", "%q empty or listed twice", ps.Procedure)
+		}
+		procs[ps.Procedure] = true
+		if err := checkSummary(pf+"rtt.", &ps.RTT, "", ""); err != nil {
+			return err
+		}
+		sum += ps.RTT.Count
+	}
+	if len(p.Procedures) > 0 && sum != p.RTT.Count {
+		return fieldErr(f+"procedures", "RTT counts add up to %d, rtt.count is %d", sum, p.RTT.Count)
 	}
 	for i, e := range p.Errors {
 		if e.Kind == "" {
@@ -232,6 +249,9 @@ func checkSummary(f string, s *Summary, hf, hist string) error {
 			return fieldErr(name, "%d breaks min_ns <= p50 <= ... <= p99.99 <= max_ns", *v)
 		}
 		prev = *v
+	}
+	if hf == "" {
+		return nil // a summary without a histogram of its own (procedures[])
 	}
 	h, err := DecodeHistogram(hist)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -202,16 +203,51 @@ func Params(pt workloads.Point) results.Params {
 	return p
 }
 
-// recorder adapts a results.Recorder to workloads.Recorder.
-type recorder struct{ r *results.Recorder }
+// recorder adapts a results.Recorder to workloads.Recorder. slot maps a procedure's index
+// in the program's table to its place among the point's procedures (results.ProcStats).
+type recorder struct {
+	r    *results.Recorder
+	slot *[rpcproto.MaxProcs]int
+}
 
 var _ workloads.Recorder = recorder{}
 
 func (a recorder) Record(s workloads.Sample) {
 	a.r.Record(s.Call, s.Reply, int64(s.RTT), s.Payload)
+	if s.Proc >= 0 && s.Proc < len(a.slot) {
+		a.r.RecordProc(a.slot[s.Proc], int64(s.RTT))
+	}
 }
 
-func (a recorder) Fail(_ int, err error) { a.r.Fail(ErrorKind(err), err) }
+func (a recorder) Fail(proc int, err error) {
+	a.r.Fail(ErrorKind(err), err)
+	if proc >= 0 && proc < len(a.slot) {
+		a.r.FailProc(a.slot[proc])
+	}
+}
+
+// procedures are the distinct procedures of w's mix in the program's table order, and where
+// each table index goes among them (-1: not in the mix).
+func procedures(w *workloads.Config) (names []string, slot *[rpcproto.MaxProcs]int) {
+	slot = new([rpcproto.MaxProcs]int)
+	prog := w.Table()
+	in := make([]bool, len(prog.Procs))
+	for _, e := range w.Mix {
+		if i, err := prog.Lookup(e.Proc); err == nil {
+			in[i] = true
+		}
+	}
+	for i := range slot {
+		slot[i] = -1
+	}
+	for i, ok := range in {
+		if ok && i < len(slot) {
+			slot[i] = len(names)
+			names = append(names, prog.Procs[i].Name)
+		}
+	}
+	return names, slot
+}
 
 // ErrorKind is the results error kind of an RPC's failure: what the error (or one it wraps)
 // says its kind is (a Kind method, as the transport's and the programs' failures have),
@@ -244,14 +280,18 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 
 	recs := make([]*results.Recorder, w.Pollers)
 	lives := make([]*workloads.Live, w.Pollers)
+	names, slot := procedures(&w)
 	for i := range recs {
 		recs[i] = results.NewRecorder()
+		if len(names) > 1 {
+			recs[i].SetProcedures(names)
+		}
 		lives[i] = new(workloads.Live)
 	}
 	r := workloads.Runner{
 		Config:   w,
 		Open:     open,
-		Recorder: func(i int) workloads.Recorder { return recorder{recs[i]} },
+		Recorder: func(i int) workloads.Recorder { return recorder{recs[i], slot} },
 		Live:     lives,
 	}
 	var samp *sampler

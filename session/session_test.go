@@ -204,3 +204,37 @@ func TestRescueWhenWriteFails(t *testing.T) {
 	}
 	os.Remove(files[0])
 }
+
+// A mix of several procedures is broken down by procedure in the file, the counts adding up
+// to the point's; a point of one procedure is not.
+func TestMixByProcedure(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	mix, err := workloads.ParseMix("echo/64:3,sink/4k,null", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workloads.Config{Mix: mix, Depth: 4, Count: 400, Warmup: workloads.NoWarmup}.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := config(t, &fakeConnector{failEvery: 50}, out)
+	c.Points = []workloads.Point{{Threshold: 4096, Depth: 4, Workload: w}}
+	if _, err := Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Points[0]
+	var names []string
+	var n, errs uint64
+	for _, ps := range p.Procedures {
+		names = append(names, ps.Procedure)
+		n += ps.RTT.Count
+		errs += ps.Errors
+	}
+	if strings.Join(names, ",") != "null,echo,sink" || n != p.RTT.Count || errs == 0 {
+		t.Fatalf("procedures %v: %d of %d RPCs, %d errors", names, n, p.RTT.Count, errs)
+	}
+}
