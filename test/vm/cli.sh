@@ -89,7 +89,8 @@ for m in event hybrid; do
 done
 
 # 2. the client against knfsd: NULL calls of NFSv3, then READ, WRITE and GETATTR on the
-# export's files (guest.sh wrote them), at depth 1 and 16, READ data verified. Below the 4 KiB
+# export's files (guest.sh wrote them), and the nfs-mix preset (a row per procedure), at
+# depth 1 and 16, READ data verified. Below the 4 KiB
 # threshold a READ reply and a WRITE call go inline (short); above it READ's data comes back
 # in a Write chunk and WRITE's goes in a Read chunk (chunked), as with the Linux client.
 ts "=== cli: rpcrdma-bench client --program nfs3 against knfsd"
@@ -103,7 +104,7 @@ echo "client rc=$crc check rc=$chk"
 result cli-client-knfsd $?
 keep $R/client-knfsd.json
 for d in 1 16; do
-	for w in "read read/1k,read/64k short chunked" "write write/1k,write/64k short chunked" "getattr getattr short"; do
+	for w in "read read/1k,read/64k short chunked" "write write/1k,write/64k short chunked" "getattr getattr short" "mix nfs-mix short chunked"; do
 		set -- $w
 		name=$1 mix=$2
 		shift 2
