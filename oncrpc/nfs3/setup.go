@@ -43,8 +43,9 @@ func (c *MountConfig) Setup(ctx context.Context, host, export, readName, writeNa
 	return f, nil
 }
 
-// nfsCall makes one NFSv3 call over TCP and returns its result body.
-func (c *MountConfig) nfsCall(ctx context.Context, host string, proc uint32, args []byte) ([]byte, error) {
+// Call makes one NFSv3 call (AUTH_SYS) to host over TCP and returns its result body: for
+// setting up files and for recording a server's replies, not for measuring.
+func (c *MountConfig) Call(ctx context.Context, host string, proc uint32, args []byte) ([]byte, error) {
 	cred, err := c.cred()
 	if err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func (c *MountConfig) lookup(ctx context.Context, host string, dir FH, name stri
 	if _, err := a.Encode(b); err != nil {
 		return nil, fmt.Errorf("LOOKUP: %w", err)
 	}
-	body, err := c.nfsCall(ctx, host, ProcLookup, b)
+	body, err := c.Call(ctx, host, ProcLookup, b)
 	if err != nil {
 		return nil, fmt.Errorf("LOOKUP: %w", err)
 	}
@@ -79,7 +80,7 @@ func (c *MountConfig) getattr(ctx context.Context, host string, fh FH) (Fattr3, 
 	if _, err := a.Encode(b); err != nil {
 		return Fattr3{}, fmt.Errorf("GETATTR: %w", err)
 	}
-	body, err := c.nfsCall(ctx, host, ProcGetattr, b)
+	body, err := c.Call(ctx, host, ProcGetattr, b)
 	if err != nil {
 		return Fattr3{}, fmt.Errorf("GETATTR: %w", err)
 	}
