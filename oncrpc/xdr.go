@@ -23,3 +23,27 @@ func putOpaque(b []byte, off int, data []byte) int {
 	clear(b[off+n : end])
 	return end
 }
+
+// PutData writes the data of a program's opaque item at off and zeroes its XDR pad, unless
+// the data already lies there (a payload filled in place, which is then not copied); b must
+// hold pad4(len(data)) bytes from off. It returns the offset after the pad.
+func PutData(b []byte, off int, data []byte) int {
+	n := len(data)
+	if n > 0 && &b[off] != &data[0] {
+		copy(b[off:off+n], data)
+	}
+	end := off + pad4(n)
+	clear(b[off+n : end])
+	return end
+}
+
+// ChunkData checks that a chunk of the given length can stand for an opaque item of n bytes
+// and returns the item's bytes: a requester may send a Read chunk with or without the
+// item's XDR pad ("Read Chunk Round-up", RFC 8166 section 3.4.5), and a responder never
+// writes the pad into a Write chunk ("Write Chunk Round-up", section 3.4.6).
+func ChunkData(chunk []byte, n uint32) ([]byte, bool) {
+	if len(chunk) < int(n) || len(chunk) > pad4(int(n)) {
+		return nil, false
+	}
+	return chunk[:n:n], true
+}

@@ -260,7 +260,7 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 		}
 		c.Mix = mix
 	}
-	if !w.sweep && w.fs.Changed("sizes") && c.Program == 0 && !mixTakesSize(c.Mix) {
+	if !w.sweep && w.fs.Changed("sizes") && c.Program == 0 && !mixTakesSize(c.Mix, c.Table()) {
 		return c, usageErrorf("--sizes has no effect: every entry of the %s mix has its own size (--sizes sets the entries without one, as in --mix echo --sizes 64k; 'sweep' sweeps sizes)", mixLabel(c.Mix))
 	}
 	if c.Rate == 0 && w.fs.Changed("arrival") {
@@ -363,11 +363,12 @@ const mixHelp = `Mixes:
   source/256k 5, sink/4k 10, sink/32k 7, sink/256k 3.
 `
 
-// mixTakesSize reports whether some entry of mix (nil: the nfs preset) carries a payload
-// without a size of its own, so that --sizes applies to it.
-func mixTakesSize(mix []workloads.MixEntry) bool {
+// mixTakesSize reports whether some entry of mix (nil: the nfs-like preset) is of a
+// procedure of prog that carries a payload and has no size of its own, so that --sizes
+// applies to it.
+func mixTakesSize(mix []workloads.MixEntry, prog *rpcproto.Program) bool {
 	for _, e := range mix {
-		if e.Proc != "null" && e.Size.IsZero() {
+		if i, err := prog.Lookup(e.Proc); err == nil && prog.Procs[i].Sized() && e.Size.IsZero() {
 			return true
 		}
 	}

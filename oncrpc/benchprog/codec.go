@@ -1,6 +1,10 @@
 package benchprog
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+)
 
 // Sizes of the fixed parts: everything before the DDP-eligible data, including its length word.
 const (
@@ -26,7 +30,7 @@ func (e *Echo) Encode(b []byte) (int, error) {
 		return 0, errEchoShort
 	}
 	put32(b, 0, uint32(len(e.Data)))
-	return putData(b, 4, e.Data), nil
+	return oncrpc.PutData(b, 4, e.Data), nil
 }
 
 // Decode decodes b into e and returns the offset after it; e.Data is a sub-slice of b.
@@ -76,7 +80,7 @@ func (a *SinkArgs) Encode(b []byte) (int, error) {
 		return 0, errSinkShort
 	}
 	a.putPrefix(b)
-	return putData(b, sinkPrefix, a.Data), nil
+	return oncrpc.PutData(b, sinkPrefix, a.Data), nil
 }
 
 // EncodeReduced writes a into b without Data (which the caller sends as a Read chunk at
@@ -132,7 +136,7 @@ func (a *SinkArgs) DecodeReduced(b, chunk []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	data, ok := chunkData(chunk, n)
+	data, ok := oncrpc.ChunkData(chunk, n)
 	if !ok {
 		return 0, errSinkChunk
 	}
@@ -293,7 +297,7 @@ func (r *SourceRes) Encode(b []byte) (int, error) {
 	}
 	put32(b, 0, uint32(r.Stat))
 	put32(b, 4, uint32(len(r.Data)))
-	return putData(b, sourcePrefix, r.Data), nil
+	return oncrpc.PutData(b, sourcePrefix, r.Data), nil
 }
 
 // EncodeReduced writes r into b without Data (which the responder has written, or will write,
@@ -346,7 +350,7 @@ func (r *SourceRes) DecodeReduced(b, chunk []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	data, ok := chunkData(chunk, n)
+	data, ok := oncrpc.ChunkData(chunk, n)
 	if !ok {
 		return 0, errSrcResChunk
 	}

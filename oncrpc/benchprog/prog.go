@@ -82,18 +82,6 @@ func getBool(b []byte, off int) (v, ok bool) {
 	return false, false
 }
 
-// putData writes data at off (unless it already lies there, as when the caller filled the
-// payload in place) and zeroes the pad. b must hold pad4(len(data)) bytes from off.
-func putData(b []byte, off int, data []byte) int {
-	n := len(data)
-	if n > 0 && &b[off] != &data[0] {
-		copy(b[off:off+n], data)
-	}
-	end := off + pad4(n)
-	clear(b[off+n : end])
-	return end
-}
-
 // getData decodes an opaque<> at off, whose length word is already known to be in b; returns
 // the data (capped, so the pad is not exposed) and the offset after the pad, ok=false if b
 // ends early.
@@ -104,17 +92,6 @@ func getData(b []byte, off int, n uint32) (data []byte, end int, ok bool) {
 		return nil, 0, false
 	}
 	return b[start : start+int(n) : start+int(n)], end, true
-}
-
-// chunkData checks that a chunk of the given length can stand for an opaque of n bytes: a
-// requester may send a Read chunk with or without the item's XDR pad ("Read Chunk Round-up",
-// RFC 8166 section 3.4.5), and a responder never writes the pad into a Write chunk ("Write
-// Chunk Round-up", section 3.4.6).
-func chunkData(chunk []byte, n uint32) ([]byte, bool) {
-	if len(chunk) < int(n) || len(chunk) > pad4(int(n)) {
-		return nil, false
-	}
-	return chunk[:n:n], true
 }
 
 // DDPData locates the DDP-eligible data item of procedure proc's arguments (reply false) or

@@ -192,22 +192,5 @@ func put64(b []byte, off int, v uint64) { binary.BigEndian.PutUint64(b[off:], v)
 // at b[off+4:] (a payload filled in place) is not copied.
 func putOpaque(b []byte, off int, data []byte) int {
 	put32(b, off, uint32(len(data)))
-	off += 4
-	n := len(data)
-	if n > 0 && &b[off] != &data[0] {
-		copy(b[off:off+n], data)
-	}
-	end := off + pad4(n)
-	clear(b[off+n : end])
-	return end
-}
-
-// chunkData checks that a chunk of the given length can stand for an opaque of n bytes: a
-// responder never writes the XDR pad into a Write chunk ("Write Chunk Round-up", RFC 8166
-// section 3.4.6), but a chunk that carries it is accepted too, as in package benchprog.
-func chunkData(chunk []byte, n uint32) ([]byte, bool) {
-	if len(chunk) < int(n) || len(chunk) > pad4(int(n)) {
-		return nil, false
-	}
-	return chunk[:n:n], true
+	return oncrpc.PutData(b, off+4, data)
 }

@@ -1,5 +1,7 @@
 package nfs3
 
+import "github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+
 // GetattrRes is GETATTR3res. The failure arm is void.
 type GetattrRes struct {
 	Status Status
@@ -89,7 +91,7 @@ func (r *ReadRes) DecodeReduced(b, chunk []byte) (int, error) {
 	d := decoder{b: b, trunc: errReadTrunc}
 	n := r.decodePrefix(&d)
 	if d.err == nil {
-		data, ok := chunkData(chunk, uint32(n))
+		data, ok := oncrpc.ChunkData(chunk, uint32(n))
 		if !ok {
 			d.fail(errReadChunk)
 		} else if r.Status == OK {
