@@ -164,6 +164,33 @@ func Engine(c EngineConfig, pts []workloads.Point) (Connector, error) {
 	return &engineConnector{dev: dev, addr: c.Addr, cfg: rpcrdma.Config{Verify: c.Verify, Cred: c.Cred}, tr: c.Transport, codec: c.Codec}, nil
 }
 
+// Polls lists the wait policy of every poller Engine(c, pts) runs at once at its widest point:
+// the measuring pollers and, without Addr, the responder's. datapath.SizeRuntime takes it.
+func (c EngineConfig) Polls(pts []workloads.Point) []datapath.Poll {
+	n := 0
+	for _, pt := range pts {
+		n = max(n, pt.Workload.Pollers, 1)
+	}
+	polls := make([]datapath.Poll, n, n+1)
+	for i := range polls {
+		polls[i] = c.Poll
+	}
+	if c.Addr == "" {
+		polls = append(polls, localPoll(c.Poll))
+	}
+	return polls
+}
+
+// localPoll is how the responder in this process waits: as the client does, but spinning
+// where the client is busy only while there are completions (hybrid), since a closed loop
+// keeps it spinning and it frees the CPU between points.
+func localPoll(p datapath.Poll) datapath.Poll {
+	if p.Mode == datapath.PollBusy {
+		return datapath.Poll{Mode: datapath.PollHybrid}
+	}
+	return p
+}
+
 // engineConnector dials each point's connections over a provider's device, to a server
 // in this process (local) or elsewhere.
 type engineConnector struct {
@@ -222,12 +249,7 @@ func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
 		// exposed replies (responder-provided Read chunks).
 		Memory: c.Transport.Memory, RemoteInvalidate: c.Transport.RemoteInvalidate, ResponderRead: c.Transport.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
-	// The responder in this process waits as the client does, but spins where the client
-	// is busy: a closed loop keeps it spinning, and it frees the CPU between points.
-	poll := c.Poll
-	if poll.Mode == datapath.PollBusy {
-		poll = datapath.Poll{Mode: datapath.PollHybrid}
-	}
+	poll := localPoll(c.Poll)
 	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process", c.Log), poll: poll}
 	conns := 0
 	for _, pt := range pts {

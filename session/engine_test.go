@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -144,5 +145,25 @@ func TestInferredPeerOps(t *testing.T) {
 	}
 	if *got != want {
 		t.Fatalf("inferred %+v, want %+v", *got, want)
+	}
+}
+
+// TestEnginePolls: the pollers a session runs at once, as datapath.SizeRuntime sizes the
+// runtime for them: the widest point's measuring pollers, and the in-process responder's.
+func TestEnginePolls(t *testing.T) {
+	pts := []workloads.Point{{Workload: workloads.Config{Pollers: 1}}, {Workload: workloads.Config{Pollers: 2}}}
+	busy := datapath.Poll{Mode: datapath.PollBusy}
+	local := EngineConfig{Poll: busy}.Polls(pts)
+	want := []datapath.Poll{busy, busy, {Mode: datapath.PollHybrid}}
+	if !slices.Equal(local, want) {
+		t.Errorf("in process: %v, want %v", local, want)
+	}
+	ev := datapath.Poll{Mode: datapath.PollEvent}
+	remote := EngineConfig{Poll: ev, Addr: "10.0.0.1:20049"}.Polls(pts[:1])
+	if !slices.Equal(remote, []datapath.Poll{ev}) {
+		t.Errorf("to a server: %v, want one event poller", remote)
+	}
+	if n := datapath.Procs(local); n != 4 {
+		t.Errorf("Procs(in process) = %d, want 4: three spinning pollers and the rest", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -58,8 +59,10 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 	if err != nil {
 		return nil, err
 	}
-	return session.Engine(session.EngineConfig{Provider: p, Device: w.device, Addr: w.addr, Verify: w.cfg.Verify,
-		Poll: w.cfg.Poll, Transport: w.tr, Codec: codec, Cred: cred, Log: os.Stderr}, pts)
+	cfg := session.EngineConfig{Provider: p, Device: w.device, Addr: w.addr, Verify: w.cfg.Verify,
+		Poll: w.cfg.Poll, Transport: w.tr, Codec: codec, Cred: cred, Log: os.Stderr}
+	datapath.SizeRuntime(cfg.Polls(pts))
+	return session.Engine(cfg, pts)
 }
 
 // nfsSetupTimeout bounds finding the files of --program nfs3 (mountd, LOOKUP, GETATTR).

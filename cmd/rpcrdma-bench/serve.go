@@ -24,6 +24,11 @@ func openServer(f *serverFlags) (server, error) {
 	if err != nil {
 		return nil, err
 	}
+	polls := make([]datapath.Poll, f.Pollers)
+	for i := range polls {
+		polls[i] = f.Poll
+	}
+	datapath.SizeRuntime(polls)
 	dev, err := p.Open(f.Device)
 	if err != nil {
 		return nil, err

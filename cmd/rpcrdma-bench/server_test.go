@@ -23,10 +23,11 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 	}
 	t.Cleanup(func() { commands = saved })
 	var got *serverFlags
+	errOpened := errors.New("opened") // ends the server command once its flags are seen
 	open := func(*workloadFlags, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil }
 	for _, c := range engineCommands(open, func(f *serverFlags) (server, error) {
 		got = f
-		return &fakeServer{addr: "127.0.0.1:1"}, nil
+		return nil, errOpened
 	}) {
 		register(c)
 	}
@@ -54,6 +55,23 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 	}
 	if got != nil {
 		t.Fatal("a bad server command line opened a server")
+	}
+	// How the server's pollers wait unless --poll says: event where the completions come from
+	// goroutines of this process (soft), hybrid on devices.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"server"}, "event"},
+		{[]string{"server", "--provider", "verbs"}, "hybrid:50µs"},
+		{[]string{"server", "--poll", "busy"}, "busy"},
+		{[]string{"server", "--provider", "verbs", "--poll", "event"}, "event"},
+	} {
+		got = nil
+		runMain(t, tc.args...)
+		if got == nil || got.Poll.String() != tc.want {
+			t.Errorf("%q: poll %v, want %s", tc.args, got, tc.want)
+		}
 	}
 }
 
