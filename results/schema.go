@@ -14,8 +14,8 @@ import (
 //
 // Version 2 added Point.PeerOps, Point.Pollers, Point.HostCPUPressure, Point.Disturbed,
 // Negotiated.RegisteredBytesPerConnection, Interval.Classes and
-// Point.PeerOpsInferred.
-const SchemaVersion = 2
+// Point.PeerOpsInferred; version 3 added Point.GC.
+const SchemaVersion = 3
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -134,6 +134,22 @@ type Point struct {
 	// Disturbed says why the scheduler, not the transport, may have set this point's
 	// latencies (see Disturbances); absent when nothing suggests it.
 	Disturbed []string `json:"disturbed,omitempty"`
+	// GC is what Go's garbage collector did while the point ran; absent in files from
+	// before schema version 3.
+	GC *GCStats `json:"gc,omitempty"`
+}
+
+// GCStats is the garbage collector's part in a point: whether it was off while the point
+// ran, and the cycles that ran anyway (each one a pause and work on the measuring threads'
+// CPUs).
+type GCStats struct {
+	// Off: the collector was off (GOGC=off) with LimitBytes as the memory limit that would
+	// start it again; false when the GOGC environment variable set the policy.
+	Off bool `json:"off"`
+	// LimitBytes is the Go memory limit in effect (absent: none).
+	LimitBytes int64 `json:"limit_bytes,omitempty"`
+	// Cycles counts the collections completed while the point ran.
+	Cycles uint32 `json:"cycles"`
 }
 
 // PollerUsage is what the kernel accounted to one measuring poller's thread over the measured

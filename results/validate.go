@@ -63,6 +63,9 @@ func (r *Run) Validate() error {
 				}
 			}
 		}
+		if r.SchemaVersion < 3 && r.Points[i].GC != nil {
+			return fieldErr(fmt.Sprintf("points[%d].gc", i), "not in schema_version %d (added in 3)", r.SchemaVersion)
+		}
 		if err := r.Points[i].validate(fmt.Sprintf("points[%d].", i)); err != nil {
 			return err
 		}
@@ -85,6 +88,9 @@ func (p *Point) validate(f string) error {
 		if u.WallNs < 0 || u.CPUNs < 0 || u.CPU < -1 || u.Poll == "" {
 			return fieldErr(fmt.Sprintf("%spollers[%d]", f, i), "negative time, CPU below -1 or no poll mode: %+v", u)
 		}
+	}
+	if p.GC != nil && p.GC.LimitBytes < 0 {
+		return fieldErr(f+"gc.limit_bytes", "%d is negative", p.GC.LimitBytes)
 	}
 	if v := p.HostCPUPressure; v != nil && (*v < 0 || *v > 100) {
 		return fieldErr(f+"host_cpu_pressure", "%v is not a percentage", *v)

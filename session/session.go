@@ -303,9 +303,11 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	if s.c.Progress != nil {
 		endProgress = s.c.Progress(label, lives)
 	}
+	gc := pauseGC()
 	cpu0, cpuErr := results.ReadCPU()
 	res, err := r.Run(s.ctx)
 	cpu1, cpuErr1 := results.ReadCPU()
+	gcStats := gc.end()
 	if endProgress != nil {
 		endProgress()
 	}
@@ -343,6 +345,10 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		rp.PeerOps, rp.PeerOpsInferred = pr.PeerOps, pr.PeerOpsInferred
 	}
 	markDisturbance(&rp, &res, w, pr.SpinningPeers)
+	rp.GC = gcStats
+	if gcStats.Cycles > 0 {
+		rp.Disturbed = append(rp.Disturbed, fmt.Sprintf("%d garbage collection(s) ran during the point", gcStats.Cycles))
+	}
 	if st.Abandoned > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
 			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out (a longer --drain waits for late replies)", st.Abandoned)}})

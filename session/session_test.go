@@ -6,6 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +26,7 @@ type fakeConnector struct {
 	failPoint int
 	pointErr  error
 	points    int
+	gcPoint   int // the point whose connection setup runs a collection
 }
 
 var errFakeRPC = errors.New("fake: reply checksum mismatch")
@@ -36,7 +40,11 @@ func (f *fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() Poin
 	if f.points == f.failPoint {
 		return nil, nil, f.pointErr
 	}
+	gc := f.points == f.gcPoint
 	open := func(poller, conns int) (workloads.Client, error) {
+		if gc {
+			runtime.GC()
+		}
 		c := workloadstest.New(pt.Workload.Depth * conns)
 		c.Latency, c.Threshold = 10*time.Microsecond, pt.Threshold
 		c.FailEvery, c.RPCErr = f.failEvery, errFakeRPC
@@ -236,5 +244,44 @@ func TestMixByProcedure(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "null,echo,sink" || n != p.RTT.Count || errs == 0 {
 		t.Fatalf("procedures %v: %d of %d RPCs, %d errors", names, n, p.RTT.Count, errs)
+	}
+}
+
+// The collector is off while a point runs, its settings come back afterwards, and a cycle
+// that runs anyway is counted in the point; GOGC in the environment keeps the user's policy.
+func TestGCOffWhileMeasuring(t *testing.T) {
+	t.Setenv("GOGC", "")
+	was := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(was)
+	out := filepath.Join(t.TempDir(), "r.json")
+	c := config(t, &fakeConnector{gcPoint: 2}, out)
+	if _, err := Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if p := debug.SetGCPercent(77); p != 77 {
+		t.Errorf("GOGC after the run: %d, want 77 back", p)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet, collected := r.Points[0].GC, r.Points[1].GC
+	if quiet == nil || !quiet.Off || quiet.LimitBytes <= 0 || quiet.Cycles != 0 {
+		t.Errorf("point 1: gc %+v, want off with a limit and no cycle", quiet)
+	}
+	if collected == nil || !collected.Off || collected.Cycles < 1 || !slices.ContainsFunc(r.Points[1].Disturbed, func(s string) bool { return strings.Contains(s, "garbage collection") }) {
+		t.Errorf("point 2 (a collection at setup): gc %+v, want off and at least 1 cycle", collected)
+	}
+
+	t.Setenv("GOGC", "100")
+	c = config(t, &fakeConnector{}, out)
+	if _, err := Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = results.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Points[0].GC; g == nil || g.Off {
+		t.Errorf("with GOGC=100 set: gc %+v, want the collector left on", g)
 	}
 }
