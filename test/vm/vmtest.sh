@@ -127,5 +127,12 @@ echo
 echo "=== BenchmarkNullRPC on rxe0: a depth-1 NULL RPC, both ends in one goroutine (cgo-calls/op: Go to C calls per RPC)"
 grep -E '^BenchmarkNullRPC' "$LOG" | sed 's/^/    /' || true
 echo
+if [ -s "$OUT/nullrpc.prof" ]; then
+	echo
+	echo "=== where a NULL RPC's time goes (BenchmarkNullRPC, both ends in one goroutine, CPU profile): flat share per function"
+	echo "    runtime._ExternalCode is time in C (libibverbs, the rxe provider) and in the kernel; runtime.cgocall and"
+	echo "    runtime.asmcgocall are the crossings' own cost"
+	$GO tool pprof -top -nodecount=25 "$VMDIR/bin/transport.test" "$OUT/nullrpc.prof" 2>/dev/null | sed -n '/flat%/,$p' | sed 's/^/    /' || true
+fi
 echo "vmtest: $((fails)) failure(s), wall time $(($(date +%s) - start)) s"
 [ "$fails" -eq 0 ]
