@@ -80,6 +80,54 @@ if grep -q ' /out 9p ' /proc/mounts; then
 fi
 fi
 
+# Where the time goes, to the instruction's owner (not a default step: VMTEST_STEPS=profile,
+# with perf on the host): perf samples the whole guest (-a, both CPUs, the kernel's rxe work
+# included) while BenchmarkNullRPC runs, then while ib_send_lat's two processes run, and
+# prints each one's share per program, library and kernel, then per function.
+perf_share() { # data file, command name
+	perf report -i "$1" --stdio -n --no-children --sort comm,dso --percent-limit 0.5 2>/dev/null | grep -v '^$' | grep -v '^# *$' | head -24
+	perf report -i "$1" --stdio -n --no-children --comms "$2" --sort dso,sym --percent-limit 0.25 2>/dev/null | grep -v '^#' | grep -v '^$' | head -60
+}
+# rxe's packet counters, as name=value on one line.
+hwc() { for f in /sys/class/infiniband/$DEV/ports/1/hw_counters/*; do printf '%s=%s ' "${f##*/}" "$(cat "$f")"; done; echo; }
+# hwc_delta BEFORE AFTER N: the counters that moved, per N (round trips).
+hwc_delta() {
+	echo "$1" | tr ' ' '\n' >/tmp/hwa
+	echo "$2" | tr ' ' '\n' >/tmp/hwb
+	paste -d= /tmp/hwa /tmp/hwb | awk -F= -v n="$3" '$1 != "" && $4 != $2 { printf "    %-28s %10d  %.2f per round trip\n", $1, $4 - $2, ($4 - $2) / n }'
+}
+if step profile && command -v perf >/dev/null; then
+	ts "=== profile: rxe packet counters per round trip, BenchmarkNullRPC (20000 RPCs)"
+	a=$(hwc)
+	$T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x >/dev/null
+	hwc_delta "$a" "$(hwc)" 20000
+	ts "=== profile: rxe packet counters per round trip, ib_send_lat -s 64 (20000 round trips)"
+	ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
+	sleep 2
+	a=$(hwc)
+	ib_send_lat -d $DEV -R -s 64 -n 20000 $IP >/dev/null 2>&1
+	wait
+	hwc_delta "$a" "$(hwc)" 20000
+	ts "=== profile: BenchmarkNullRPC (both ends in one goroutine), 20000 RPCs"
+	perf record -q -a -e cpu-clock -F 10000 -o /tmp/null.data -- \
+		$T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x
+	result profile-null-rpc $?
+	perf_share /tmp/null.data transport.test
+	ts "=== profile: BenchmarkNullRPC's system calls, 20000 RPCs"
+	perf trace -s -- $T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x 2>&1 | tail -40
+	ts "=== profile: ib_send_lat -R -s 64 -n 20000, server and client"
+	perf record -q -a -e cpu-clock -F 10000 -o /tmp/perftest.data -- sh -c \
+		"ib_send_lat -d $DEV -R -s 64 -n 20000 >/tmp/ps.out 2>&1 & sleep 2; ib_send_lat -d $DEV -R -s 64 -n 20000 $IP; wait"
+	result profile-perftest $?
+	perf_share /tmp/perftest.data ib_send_lat
+	ts "=== profile: ib_send_lat's system calls (server), 20000 round trips"
+	perf trace -s -o /tmp/pt.trace -- ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
+	sleep 3
+	ib_send_lat -d $DEV -R -s 64 -n 20000 $IP >/dev/null 2>&1
+	wait
+	tail -30 /tmp/pt.trace
+fi
+
 # (b) the RPC-over-RDMA engine between the project's requester and responder: every message
 # class both ways at 1, 4 and 64 KiB, both memory modes, verification and remote
 # invalidation on. Prints the table as MATRIX lines.

@@ -45,6 +45,11 @@ for b in ip rdma ibv_devices ibv_devinfo ib_send_lat rpcbind rpc.nfsd rpc.mountd
 	copy_bin "$b"
 done
 
+# perf, when the host has it, for the optional profile step.
+if command -v perf >/dev/null; then
+	copy_bin perf
+fi
+
 # libibverbs loads its providers (rxe) by the driver files in /etc/libibverbs.d.
 mkdir -p "$STAGE/etc/libibverbs.d"
 cp /etc/libibverbs.d/rxe.driver "$STAGE/etc/libibverbs.d/"
