@@ -115,6 +115,14 @@ if step profile && command -v perf >/dev/null; then
 	perf_share /tmp/null.data transport.test
 	ts "=== profile: BenchmarkNullRPC's system calls, 20000 RPCs"
 	perf trace -s -- $T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x 2>&1 | tail -40
+	if [ -x $T/rpcrdma-bench ]; then
+		ts "=== profile: rpcrdma-bench server and client (two processes), NULL at depth 1 for 3 s, busy"
+		perf record -q -a -e cpu-clock -F 10000 -o /tmp/rb.data -- sh -c \
+			"$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20079 --poll busy --once >/dev/null 2>&1 & sleep 1; $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20079 --mix null --depth 1 --duration 3s --warmup 0s --poll busy -q --out /tmp/rbp.json >/dev/null 2>&1; wait"
+		result profile-rpcrdma-bench $?
+		$T/rpcrdma-bench report --format csv /tmp/rbp.json 2>/dev/null | head -2
+		perf_share /tmp/rb.data rpcrdma-bench
+	fi
 	ts "=== profile: ib_send_lat -R -s 64 -n 20000, server and client"
 	perf record -q -a -e cpu-clock -F 10000 -o /tmp/perftest.data -- sh -c \
 		"ib_send_lat -d $DEV -R -s 64 -n 20000 >/tmp/ps.out 2>&1 & sleep 2; ib_send_lat -d $DEV -R -s 64 -n 20000 $IP; wait"
