@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -61,7 +62,9 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 	}
 	cfg := session.EngineConfig{Provider: p, Device: w.device, Addr: w.addr, Verify: w.cfg.Verify,
 		Poll: w.cfg.Poll, Transport: w.tr, Codec: codec, Cred: cred, Log: os.Stderr}
-	datapath.SizeRuntime(cfg.Polls(pts))
+	if p.Name() == soft.Name {
+		datapath.SizeRuntime(cfg.Polls(pts))
+	}
 	return session.Engine(cfg, pts)
 }
 

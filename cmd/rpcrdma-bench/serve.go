@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -24,11 +25,13 @@ func openServer(f *serverFlags) (server, error) {
 	if err != nil {
 		return nil, err
 	}
-	polls := make([]datapath.Poll, f.Pollers)
-	for i := range polls {
-		polls[i] = f.Poll
+	if f.Provider == soft.Name {
+		polls := make([]datapath.Poll, f.Pollers)
+		for i := range polls {
+			polls[i] = f.Poll
+		}
+		datapath.SizeRuntime(polls)
 	}
-	datapath.SizeRuntime(polls)
 	dev, err := p.Open(f.Device)
 	if err != nil {
 		return nil, err

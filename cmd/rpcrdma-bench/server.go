@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -134,7 +135,7 @@ func serverCommand(open newServer) *command {
 // mode, 89-121 µs in hybrid). On verbs the device makes them and hybrid answers a closed
 // loop without a wake-up (rxe: p50 as busy, event 5 times slower).
 func defaultServerPoll(provider string) datapath.Poll {
-	if provider == "soft" {
+	if provider == soft.Name {
 		return datapath.Poll{Mode: datapath.PollEvent}
 	}
 	return datapath.Poll{Mode: datapath.PollHybrid}
