@@ -187,99 +187,138 @@ if step cli && [ -x $T/rpcrdma-bench ]; then
 	. $T/cli.sh
 fi
 
-# (e) latency side by side: perftest's ib_send_lat and our ping-pong, same device, same boot.
-# ib_send_lat reports half round trips (t_typical = median of RTT/2).
-perftest_lat() { # size; prints t_typical in microseconds; one retry (its TSC calibration
-	# sometimes gives up under TCG: "Correlation coefficient r^2 < 0.9")
+# (e) latency side by side, same device, same boot: perftest (ib_send_lat, ib_read_lat,
+# ib_write_lat), our raw ping-pong and the tool, interleaved per size in LAT_ROUNDS rounds so
+# that all see the same background load. Every figure is printed as a full round trip:
+#   VMTEST: LAT ref=NAME round=R p50_us=.. min_us=..   perftest, the yardstick
+#   VMTEST: LAT row=NAME vs=REF[+REF] round=R p50_us=.. min_us=..   ours, and what it is held to
+# perftest reports half round trips for SEND and WRITE (t_typical is the median of RTT/2) and
+# whole ones for READ (its own round trip): ref send-S and write-S are 2 x its figures, read-S
+# is 1 x, and write1-S (a one-way WRITE) is 1 x. The host prints per round and the median ratio.
+LAT_ROUNDS=3
+# perftest_lat TOOL SIZE ITERS: prints "typ_us=.. min_us=.." as the tool reports them. Retried:
+# its clock calibration sometimes gives up under TCG ("Correlation coefficient r^2 < 0.9").
+perftest_lat() {
+	command -v $1 >/dev/null || { echo "$1: not installed" >&2; return 1; }
 	for attempt in 1 2 3; do
-		timeout 60 ib_send_lat -d $DEV -R -s $1 -n 1000 >/tmp/srv.out 2>&1 &
+		timeout 90 $1 -d $DEV -R -s $2 -n $3 >/tmp/srv.out 2>&1 &
 		spid=$!
-		i=0 # until the server listens (the machine may be slow)
-		while ! grep -q "Waiting for client" /tmp/srv.out 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-		timeout 60 ib_send_lat -d $DEV -R -s $1 -n 1000 $IP >/tmp/cli.out 2>&1
+		# The server's output to a file is buffered, so its "Waiting for client" shows only at
+		# its end: give it time to listen instead (a client that came too early is retried).
+		sleep $((attempt + 1))
+		timeout 90 $1 -d $DEV -R -s $2 -n $3 $IP >/tmp/cli.out 2>&1
 		crc=$?
 		# A failed client (its connection rejected when it raced the server's listener) leaves
-		# the server waiting until its timeout: end it now rather than a minute later.
+		# the server waiting until its timeout: end it now rather than later.
 		[ $crc -ne 0 ] && sleep 1 && kill $spid 2>/dev/null
 		wait $spid
 		src=$?
-		cat /tmp/cli.out >&2
-		t=$(awk -v s=$1 '$1 == s && NF >= 5 { print $5 }' /tmp/cli.out)
-		m=$(awk -v s=$1 '$1 == s && NF >= 5 { print $3 }' /tmp/cli.out)
+		t=$(awk -v s=$2 '$1 == s && NF >= 5 { print $5 }' /tmp/cli.out)
+		m=$(awk -v s=$2 '$1 == s && NF >= 5 { print $3 }' /tmp/cli.out)
 		# A failed clock calibration shows as "inf" or nothing.
 		case "$crc$src:$t:$m" in
-		00:[0-9]*:[0-9]*) case "$t$m" in *[!0-9.]*) ;; *) echo "t_typical_us=$t t_min_us=$m"; return 0 ;; esac ;;
+		00:[0-9]*:[0-9]*) case "$t$m" in *[!0-9.]*) ;; *) echo "typ_us=$t min_us=$m"; return 0 ;; esac ;;
 		esac
-		echo "ib_send_lat -s $1 attempt $attempt failed (client rc=$crc server rc=$src t_typical=$t)" >&2
-		cat /tmp/srv.out >&2
+		echo "$1 -s $2 attempt $attempt failed (client rc=$crc server rc=$src t_typical=$t)" >&2
+		cat /tmp/cli.out /tmp/srv.out >&2
 		sleep 1
 	done
 	return 1
 }
-# rb_lat MODE [MIX]: the tool's round trip at depth 1 (MIX, default null), server and client
-# as two processes, both polling in MODE; prints p50_us and min_us (full round trips) from its
-# results file.
+# ref NAME FACTOR TOOL SIZE ITERS: one perftest figure as a reference round trip.
+ref() {
+	ts "=== latency round $round: $3 -R -s $4 -n $5"
+	if t=$(perftest_lat $3 $4 $5); then
+		echo "VMTEST: PASS $1/round$round"
+		echo "$t" | awk -v n=$1 -v f=$2 -v r=$round '{ split($1, a, "="); split($2, b, "="); printf "VMTEST: LAT ref=%s round=%d p50_us=%.2f min_us=%.2f\n", n, r, f * a[2], f * b[2] }'
+	else
+		# perftest is the yardstick, not under test: its failures show as n/a, not as ours.
+		echo "VMTEST: WARN $1/round$round gave no result (see above)"
+	fi
+}
+# p50_min RESULTS: "p50_us=.. min_us=.." (full round trips) from a results file.
+p50_min() {
+	$T/rpcrdma-bench report --format csv "$1" 2>/dev/null | awk -F, '
+		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ p50 = $c["p50_ns"]; mn = $c["min_ns"] }
+		END { if (p50 == "") exit 1; printf "p50_us=%.2f min_us=%.2f\n", p50 / 1000, mn / 1000 }'
+}
+# rb_lat MODE MIX [FLAGS...]: the tool at depth 1, server and client as two processes, both
+# polling in MODE, with FLAGS on both.
 rb_lat() {
 	[ -x $T/rpcrdma-bench ] || return 1
-	port=$((20060 + $(printf '%s' "$1" | wc -c)))
-	$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:$port --poll $1 --once >/tmp/rbs.out 2>&1 &
+	mode=$1 mix=$2
+	shift 2
+	$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20061 --poll $mode --once "$@" >/tmp/rbs.out 2>&1 &
 	spid=$!
 	i=0
 	while ! grep -q "listening on" /tmp/rbs.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	timeout 60 $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:$port --mix ${2:-null} --depth 1 \
-		--duration 2s --warmup 300ms --poll $1 -q --out /tmp/rblat.json >/dev/null 2>&1
+	timeout 60 $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20061 --mix $mix --depth 1 \
+		--duration 2s --warmup 300ms --poll $mode -q --out /tmp/rblat.json "$@" >/dev/null 2>&1
 	crc=$?
 	i=0
 	while kill -0 $spid 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	kill $spid 2>/dev/null
 	wait $spid
 	[ $crc -eq 0 ] || { cat /tmp/rbs.out >&2; return 1; }
-	$T/rpcrdma-bench report --format csv /tmp/rblat.json 2>/dev/null | awk -F, '
-		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		{ p50 = $c["p50_ns"]; mn = $c["min_ns"] }
-		END { if (p50 == "") exit 1; printf "p50_us=%.2f min_us=%.2f\n", p50 / 1000, mn / 1000 }'
+	p50_min /tmp/rblat.json
 }
-# Interleaved per size, so both see the same background load, in two rounds: the host's
-# table keeps each tool's best round (background load only ever adds time).
-step latency && for round in 1 2; do
-	for s in 64 1024 4096; do
-		ts "=== latency $s B, round $round: ib_send_lat -R"
-		# perftest is the yardstick, not under test: if its clock calibration keeps failing
-		# (it does under TCG on a loaded host), the table shows n/a rather than vmtest failing.
-		if t=$(perftest_lat $s); then
-			echo "VMTEST: PASS ib_send_lat-$s/round$round"
-			echo "VMTEST: LAT perftest size=$s $t"
-		else
-			echo "VMTEST: WARN ib_send_lat-$s/round$round gave no result (see above)"
-		fi
-		ts "=== latency $s B, round $round: pingpong (verbs provider)"
-		timeout 120 $T/pingpong -sizes $s -iters 1000
-		result "pingpong-$s/round$round" $?
+# rb_run_lat MIX [FLAGS...]: the same in one process (run: client busy, responder hybrid).
+rb_run_lat() {
+	[ -x $T/rpcrdma-bench ] || return 1
+	mix=$1
+	shift
+	timeout 60 $T/rpcrdma-bench run --provider verbs --device $DEV --mix $mix --depth 1 \
+		--duration 2s --warmup 300ms -q --out /tmp/rbrun.json "$@" >/dev/null 2>&1 || return 1
+	p50_min /tmp/rbrun.json
+}
+# row NAME VS COMMAND...: one of our figures, held to the reference(s) VS.
+row() {
+	name=$1 vs=$2
+	shift 2
+	ts "=== latency round $round: $name"
+	if t=$("$@"); then
+		echo "VMTEST: PASS $name/round$round"
+		echo "VMTEST: LAT row=$name vs=$vs round=$round $t"
+	else
+		echo "VMTEST: FAIL $name/round$round"
+		FAILS=$((FAILS + 1))
+	fi
+}
+pingpong_lat() {
+	timeout 120 $T/pingpong -sizes $1 -iters 2000 | tee /dev/stderr | awk '/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } } END { if (f["rtt_p50_us"] == "") exit 1; printf "p50_us=%s min_us=%s\n", f["rtt_p50_us"], f["rtt_min_us"] }'
+}
+if step latency; then
+	for round in $(seq 1 $LAT_ROUNDS); do
+		# SEND round trips, about as long as ours (2 s): a short perftest run reports a
+		# slower typical, which would flatter the ratios.
+		ref send-64 2 ib_send_lat 64 100000
+		row pingpong-64 send-64 pingpong_lat 64
+		for m in busy hybrid event; do
+			row "NULL-2proc-$m" send-64 rb_lat $m null
+		done
+		row NULL-1proc send-64 rb_run_lat null
+		ref send-1024 2 ib_send_lat 1024 50000
+		row pingpong-1024 send-1024 pingpong_lat 1024
+		row ECHO-1k-2proc-hybrid send-1024 rb_lat hybrid echo/1k
+		row ECHO-1k-1proc send-1024 rb_run_lat echo/1k
+		ref send-4096 2 ib_send_lat 4096 15000
+		row pingpong-4096 send-4096 pingpong_lat 4096
+		# At the default 4 KiB threshold an ECHO of 4 KiB goes in chunks both ways; at 8 KiB
+		# it is inline, as ib_send_lat's SEND is.
+		row ECHO-4k-thr8k-2proc-hybrid send-4096 rb_lat hybrid echo/4k --thresholds 8k
+		row ECHO-4k-thr8k-1proc send-4096 rb_run_lat echo/4k --thresholds 8k
+		# SINK moves its argument by the server's RDMA Read, SOURCE its result by the
+		# server's RDMA Write: each is held to that operation plus one SEND round trip.
+		for s in 4096 65536; do
+			ref read-$s 1 ib_read_lat $s 10000
+			ref write1-$s 1 ib_write_lat $s 10000
+			k=$((s / 1024))k
+			row SINK-$k-2proc-hybrid read-$s+send-64 rb_lat hybrid sink/$k
+			row SOURCE-$k-2proc-hybrid write1-$s+send-64 rb_lat hybrid source/$k
+		done
 	done
-	# The tool's NULL RPC in each poll mode, beside perftest's 64 B Send round trip.
-	for m in busy event hybrid; do
-		ts "=== latency NULL RPC, round $round: rpcrdma-bench server + client, --poll $m"
-		if t=$(rb_lat $m); then
-			echo "VMTEST: PASS rpcrdma-bench-null-$m/round$round"
-			echo "VMTEST: LAT rpcrdma-bench poll=$m $t"
-		else
-			echo "VMTEST: FAIL rpcrdma-bench-null-$m/round$round"
-			FAILS=$((FAILS + 1))
-		fi
-	done
-	# ECHO of 1 KiB and 4 KiB each way (short, within the 4 KiB threshold at 1 KiB; a Reply
-	# chunk at 4 KiB), beside perftest's Send round trip of the same size.
-	for mix in echo/1k echo/4k; do
-		ts "=== latency $mix RPC, round $round: rpcrdma-bench server + client, --poll hybrid"
-		if t=$(rb_lat hybrid $mix); then
-			echo "VMTEST: PASS rpcrdma-bench-$mix/round$round"
-			echo "VMTEST: LAT rpcrdma-bench poll=hybrid mix=$mix $t"
-		else
-			echo "VMTEST: FAIL rpcrdma-bench-$mix/round$round"
-			FAILS=$((FAILS + 1))
-		fi
-	done
-done
+fi
 if step latency; then
 ts "=== latency, event-driven (CQ.Wait on the completion channel), for comparison"
 timeout 120 $T/pingpong -sizes 64,4096 -iters 500 -events

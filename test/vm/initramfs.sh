@@ -41,7 +41,7 @@ copy_bin() {
 	copy_path "$p"
 	copy_libs "$p"
 }
-for b in ip rdma ibv_devices ibv_devinfo ib_send_lat rpcbind rpc.nfsd rpc.mountd exportfs; do
+for b in ip rdma ibv_devices ibv_devinfo ib_send_lat ib_read_lat ib_write_lat rpcbind rpc.nfsd rpc.mountd exportfs; do
 	copy_bin "$b"
 done
 

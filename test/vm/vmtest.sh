@@ -2,7 +2,7 @@
 # make vmtest: real RDMA without RDMA hardware. Boots Debian's kernel under QEMU (TCG) with an
 # initramfs holding this project's test binaries, creates a soft-RoCE device (rdma_rxe) in the
 # guest and runs there: the verbs provider's tests, the knfsd-over-RDMA interop test, and
-# perftest's ib_send_lat next to the project's own ping-pong. Exits non-zero on any failure.
+# perftest (ib_send_lat, ib_read_lat, ib_write_lat) next to our ping-pong and the tool. Exits non-zero on any failure.
 #
 # Needs root on a fresh machine (it installs the Debian packages of deps.sh); caches the
 # kernel under $VMDIR. The guest's console goes to $VMDIR/guest.log.
@@ -92,35 +92,33 @@ echo "=== the tool on rxe0 (test/vm/cli.sh): two processes, against knfsd, a swe
 grep -E '^CLI ' "$LOG" | sed 's/^CLI /    /' || true
 (cd "$OUT" && find . -type f | sort | sed 's|^\./|    |') || true
 echo
-echo "=== latency, rxe0 under TCG (same boot): our SEND/RECV ping-pong and the tool's NULL RPC vs perftest ib_send_lat -R"
-echo "    RTT in microseconds. perftest reports half round trips, so its RTT is 2 x t_typical"
-echo "    (median) and 2 x t_min; ratio = ours / perftest; each the best of two interleaved rounds."
-echo "    \"NULL MODE\" and \"ECHO SIZE MODE\" rows: rpcrdma-bench server + client (two processes) at depth 1,"
-echo "    both --poll MODE, against perftest at 64 B (NULL) or the ECHO's size."
-echo "    Under TCG on a busy host both vary a lot between rounds: see the guest log for every run."
+echo "=== latency, rxe0 under TCG (same boot): ours against perftest, per round and the median ratio over the rounds"
+echo "    Full round trips in microseconds, p50 and min. perftest reports half round trips for SEND and WRITE, so"
+echo "    send-S is 2 x its t_typical (and 2 x t_min) at S bytes; read-S is ib_read_lat's figure as printed (a READ is a"
+echo "    round trip); write1-S is ib_write_lat's figure as printed (one WRITE, one way). A row held to A+B is held to"
+echo "    their sum: SINK (argument pulled by the server's RDMA Read) to read-S + send-64, SOURCE (result pushed by"
+echo "    its RDMA Write) to write1-S + send-64. 2proc: rpcrdma-bench server + client as two processes, both"
+echo "    --poll MODE; 1proc: rpcrdma-bench run (client busy, responder hybrid); pingpong: test/vm/pingpong."
 awk '
-	function low(a, k, v) { if (!(k in a) || v + 0 < a[k] + 0) a[k] = v }
-	/^VMTEST: LAT perftest/ { for (i = 4; i <= NF; i++) { split($i, kv, "="); p[kv[1]] = kv[2] } low(pt, p["size"], p["t_typical_us"]); low(pm, p["size"], p["t_min_us"]) }
-	/^VMTEST: LAT rpcrdma-bench/ { delete r; for (i = 4; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] }
-		m = ("mix" in r) ? toupper(substr(r["mix"], 1, index(r["mix"], "/") - 1)) " " substr(r["mix"], index(r["mix"], "/") + 1) " " r["poll"] : "NULL " r["poll"]
-		sz = 64; if ("mix" in r) { sz = substr(r["mix"], index(r["mix"], "/") + 1); sz = (sz ~ /k$/) ? substr(sz, 1, length(sz) - 1) * 1024 : sz + 0 }
-		if (!(m in rb)) { morder[++nm] = m; msize[m] = sz }; low(rb, m, r["p50_us"]); low(rbmin, m, r["min_us"]) }
-	/^PINGPONG.* events=1/ { next }
-	/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } z = f["size"]; if (!(z in ours)) order[++n] = z; low(ours, z, f["rtt_p50_us"]); low(omin, z, f["rtt_min_us"]) }
-	function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
-	function us(x) { return x > 0 ? sprintf("%.2f", x) : "n/a" }
+	function kv(   i, a) { delete f; for (i = 3; i <= NF; i++) { split($i, a, "="); f[a[1]] = a[2] } }
+	/^VMTEST: LAT ref=/ { kv(); rp[f["ref"], f["round"]] = f["p50_us"]; rm[f["ref"], f["round"]] = f["min_us"]; if (f["round"] > nr) nr = f["round"] }
+	/^VMTEST: LAT row=/ { kv(); n = f["row"]; if (!(n in vs)) order[++nrows] = n; vs[n] = f["vs"]
+		op[n, f["round"]] = f["p50_us"]; om[n, f["round"]] = f["min_us"]; if (f["round"] > nr) nr = f["round"] }
+	function refsum(a, n, r,   parts, k, i, t) { k = split(vs[n], parts, "+"); t = 0
+		for (i = 1; i <= k; i++) { if (!((parts[i], r) in a)) return -1; t += a[parts[i], r] } return t }
+	function median(x, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && x[j - 1] > x[j]; j--) { t = x[j]; x[j] = x[j - 1]; x[j - 1] = t }
+		return k == 0 ? "n/a" : sprintf("%.2f", k % 2 ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2) }
+	function line(label, o, a, n,   r, ref, k, x, out) { k = 0; out = ""
+		for (r = 1; r <= nr; r++) { ref = refsum(a, n, r)
+			if (!((n, r) in o)) { out = out sprintf("  %22s", "-"); continue }
+			if (ref <= 0) { out = out sprintf("  %8.2f/%-6s=%-5s", o[n, r], "n/a", "n/a"); continue }
+			x[++k] = o[n, r] / ref; out = out sprintf("  %8.2f/%-6.2f=%-5.2f", o[n, r], ref, x[k]) }
+		med[label, n] = median(x, k)
+		printf "        %s%s   median %s\n", label, out, med[label, n] }
 	END {
-		printf "    %14s | %14s %14s %6s | %14s %14s %6s\n", "bytes", "perftest 2xtyp", "ours p50", "ratio", "perftest 2xmin", "ours min", "ratio"
-		for (i = 1; i <= n; i++) {
-			z = order[i]
-			printf "    %14s | %14s %14s %6s | %14s %14s %6s\n", z, us(2 * pt[z]), us(ours[z]), ratio(ours[z], 2 * pt[z]), us(2 * pm[z]), us(omin[z]), ratio(omin[z], 2 * pm[z])
-		}
-		# The tool: a NULL RPC at depth 1, server and client as two processes, per poll
-		# mode, against perftest at 64 B.
-		for (i = 1; i <= nm; i++) {
-			m = morder[i]; z = msize[m]
-			printf "    %14s | %14s %14s %6s | %14s %14s %6s\n", m, us(2 * pt[z]), us(rb[m]), ratio(rb[m], 2 * pt[z]), us(2 * pm[z]), us(rbmin[m]), ratio(rbmin[m], 2 * pm[z])
-		}
+		for (i = 1; i <= nrows; i++) { n = order[i]; printf "    %s  vs %s\n", n, vs[n]; line("p50:", op, rp, n); line("min:", om, rm, n) }
+		printf "\n    %-28s %-22s %12s %12s\n", "row", "held to", "median p50 x", "median min x"
+		for (i = 1; i <= nrows; i++) { n = order[i]; printf "    %-28s %-22s %12s %12s\n", n, vs[n], med["p50:", n], med["min:", n] }
 	}' "$LOG"
 grep -E '^PINGPONG.* events=1' "$LOG" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } printf "    event-driven (CQ.Wait), %s B: RTT p50 %s us, min %s us\n", f["size"], f["rtt_p50_us"], f["rtt_min_us"] }' || true
 echo
