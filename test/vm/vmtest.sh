@@ -7,7 +7,7 @@
 # Needs root on a fresh machine (it installs the Debian packages of deps.sh); caches the
 # kernel under $VMDIR. The guest's console goes to $VMDIR/guest.log.
 #
-# env: VMDIR (default build/vm)  VMTIMEOUT (seconds, default 900)  VERBOSE=1 (whole console)
+# env: VMDIR (default build/vm)  VMTIMEOUT (seconds, default 1500)  VERBOSE=1 (whole console)
 #      QEMU_MEM (MiB, default 1024)  QEMU_SMP (default 2)
 #      VMTEST_RUN=REGEX (only the verbs provider tests matching it, for quick iterations)
 #      VMTEST_RACE=1 (the verbs provider tests with the race detector)
@@ -60,7 +60,7 @@ echo "vmtest: booting $KVER under QEMU TCG (console: $LOG)"
 # every tool (Go's nanotime, perftest's gettimeofday) became a system call and an emulated
 # device access, 6 % of the guest's CPU in a profile of a NULL RPC run.
 set +e
-timeout "${VMTIMEOUT:-900}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_MEM:-1024}" -smp "${QEMU_SMP:-2}" \
+timeout "${VMTIMEOUT:-1500}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_MEM:-1024}" -smp "${QEMU_SMP:-2}" \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$KROOT/boot/vmlinuz-$KVER" -initrd "$VMDIR/initramfs.cpio.gz" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 clocksource=tsc tsc=reliable${VMTEST_RUN:+ vmtest.run=$VMTEST_RUN}${VMTEST_STEPS:+ vmtest.steps=$VMTEST_STEPS}${VMTEST_MATRIX_REPS:+ vmtest.matrix_reps=$VMTEST_MATRIX_REPS}" \
@@ -78,7 +78,7 @@ tests=$(grep -cE '^(    )*--- PASS' "$LOG" || true)
 echo "  ($tests Go tests and subtests passed in the guest)"
 fails=$(grep -c '^VMTEST: FAIL' "$LOG" || true)
 if ! grep -q '^VMTEST: EXIT' "$LOG"; then
-	echo "  FAIL guest did not finish (qemu exit $qrc; timeout is ${VMTIMEOUT:-900}s)"
+	echo "  FAIL guest did not finish (qemu exit $qrc; timeout is ${VMTIMEOUT:-1500}s)"
 	fails=$((fails + 1))
 fi
 echo
