@@ -204,8 +204,14 @@ perftest_lat() {
 		timeout 90 $1 -d $DEV -R -s $2 -n $3 >/tmp/srv.out 2>&1 &
 		spid=$!
 		# The server's output to a file is buffered, so its "Waiting for client" shows only at
-		# its end: give it time to listen instead (a client that came too early is retried).
-		sleep $((attempt + 1))
+		# its end. Wait until rdma-cm shows this server (busybox timeout execs it: $! is its
+		# pid) listening: a listener of the previous run may still be there, and a client that
+		# reaches it is refused.
+		i=0
+		while ! rdma resource show cm_id 2>/dev/null | grep -q "LISTEN .* pid $spid " && [ $i -lt 100 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
 		timeout 90 $1 -d $DEV -R -s $2 -n $3 $IP >/tmp/cli.out 2>&1
 		crc=$?
 		# A failed client (its connection rejected when it raced the server's listener) leaves
@@ -310,9 +316,12 @@ if step latency; then
 		row ECHO-4k-thr8k-1proc send-4096 rb_run_lat echo/4k --thresholds 8k
 		# SINK moves its argument by the server's RDMA Read, SOURCE its result by the
 		# server's RDMA Write: each is held to that operation plus one SEND round trip.
+		# Iterations for about 2 to 4 s each, as long as our runs.
 		for s in 4096 65536; do
-			ref read-$s 1 ib_read_lat $s 10000
-			ref write1-$s 1 ib_write_lat $s 10000
+			n=20000
+			[ $s -gt 4096 ] && n=2000
+			ref read-$s 1 ib_read_lat $s $n
+			ref write1-$s 1 ib_write_lat $s $n
 			k=$((s / 1024))k
 			row SINK-$k-2proc-hybrid read-$s+send-64 rb_lat hybrid sink/$k
 			row SOURCE-$k-2proc-hybrid write1-$s+send-64 rb_lat hybrid source/$k
