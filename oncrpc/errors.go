@@ -44,30 +44,32 @@ type Error struct {
 func (e *Error) Error() string { return "oncrpc: " + e.Field + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-func newErr(field string, kind error) *Error { return &Error{Field: field, Err: kind} }
+// NewError is the error of kind about the XDR item field; programs built on this package
+// (benchprog, nfs3) name their own items with it.
+func NewError(field string, kind error) *Error { return &Error{Field: field, Err: kind} }
 
 var (
-	errMsgTrunc      = newErr("rpc_msg", ErrTruncated)
-	errCallTrunc     = newErr("call header", ErrTruncated)
-	errReplyTrunc    = newErr("reply header", ErrTruncated)
-	errCredTrunc     = newErr("cred", ErrTruncated)
-	errVerfTrunc     = newErr("verf", ErrTruncated)
-	errCredTooLong   = newErr("cred body", ErrTooLong)
-	errVerfTooLong   = newErr("verf body", ErrTooLong)
-	errNotCall       = newErr("msg_type", ErrMsgType)
-	errNotReply      = newErr("msg_type", ErrMsgType)
-	errMsgTypeEnum   = newErr("msg_type", ErrBadEnum)
-	errRPCVers       = newErr("rpcvers", ErrRPCVersion)
-	errReplyStatEnum = newErr("reply_stat", ErrBadEnum)
-	errAcceptEnum    = newErr("accept_stat", ErrBadEnum)
-	errRejectEnum    = newErr("reject_stat", ErrBadEnum)
-	errAuthStatEnum  = newErr("auth_stat", ErrBadEnum)
-	errShortCall     = newErr("call header", ErrShortBuffer)
-	errShortReply    = newErr("reply header", ErrShortBuffer)
+	errMsgTrunc      = NewError("rpc_msg", ErrTruncated)
+	errCallTrunc     = NewError("call header", ErrTruncated)
+	errReplyTrunc    = NewError("reply header", ErrTruncated)
+	errCredTrunc     = NewError("cred", ErrTruncated)
+	errVerfTrunc     = NewError("verf", ErrTruncated)
+	errCredTooLong   = NewError("cred body", ErrTooLong)
+	errVerfTooLong   = NewError("verf body", ErrTooLong)
+	errNotCall       = NewError("msg_type", ErrMsgType)
+	errNotReply      = NewError("msg_type", ErrMsgType)
+	errMsgTypeEnum   = NewError("msg_type", ErrBadEnum)
+	errRPCVers       = NewError("rpcvers", ErrRPCVersion)
+	errReplyStatEnum = NewError("reply_stat", ErrBadEnum)
+	errAcceptEnum    = NewError("accept_stat", ErrBadEnum)
+	errRejectEnum    = NewError("reject_stat", ErrBadEnum)
+	errAuthStatEnum  = NewError("auth_stat", ErrBadEnum)
+	errShortCall     = NewError("call header", ErrShortBuffer)
+	errShortReply    = NewError("reply header", ErrShortBuffer)
 
-	errSysTrunc       = newErr("authsys_parms", ErrTruncated)
-	errSysMachineLong = newErr("authsys_parms.machinename", ErrTooLong)
-	errSysGidsLong    = newErr("authsys_parms.gids", ErrTooLong)
-	errSysShort       = newErr("authsys_parms", ErrShortBuffer)
-	errSysTooLong     = newErr("authsys_parms", ErrTooLong)
+	errSysTrunc       = NewError("authsys_parms", ErrTruncated)
+	errSysMachineLong = NewError("authsys_parms.machinename", ErrTooLong)
+	errSysGidsLong    = NewError("authsys_parms.gids", ErrTooLong)
+	errSysShort       = NewError("authsys_parms", ErrShortBuffer)
+	errSysTooLong     = NewError("authsys_parms", ErrTooLong)
 )

@@ -3,6 +3,7 @@ package benchprog
 import (
 	"errors"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -26,7 +27,7 @@ var ErrSourceTooBig = rpcproto.NewError("source_too_big", "SOURCE size exceeds t
 // ErrSize: results that decode but do not carry the payload size the call asked for.
 var ErrSize = errors.New("data not the size asked for")
 
-var errResults = newErr("results", ErrSize)
+var errResults = oncrpc.NewError("results", ErrSize)
 
 // Codec is the requester's half of the program: it marshals calls in place and checks
 // replies. It keeps no state, so one value serves every connection.
