@@ -2,10 +2,10 @@
 
 package verbs
 
-// The hot calls never call back into Go and never keep the Go pointers they get (&bad, the
-// caller's completion slice): saying so lets the compiler keep those on the stack (no heap
-// allocation per call) and skip cgo's callback bookkeeping. Build with the tag verbs_noannot
-// to measure without them (make vmtest runs BenchmarkPostPoll both ways).
+// The hot calls never call back into Go: saying so skips cgo's callback bookkeeping. (They
+// take no Go pointer but an integer address, so noescape only documents that C keeps
+// nothing.) Build with the tag verbs_noannot to measure without them (make vmtest runs
+// BenchmarkPostPoll both ways).
 
 /*
 #cgo noescape vb_post_send

@@ -26,6 +26,7 @@ type conn struct {
 	id       *C.struct_rdma_cm_id
 	ec       *evchan
 	q        *C.struct_vb_qp
+	h        C.uintptr_t // q, for the datapath's calls (see shim.h)
 	scq, rcq *cq
 	qpn      uint32
 	caps     datapath.QPCaps
@@ -123,6 +124,7 @@ func (d *device) newConn(id *C.struct_rdma_cm_id, ec *evchan, cfg datapath.QPCon
 		done: make(chan struct{}),
 	}
 	c.q = C.vb_qp_alloc(C.int(sendWR), C.int(cp.max_send_sge), C.int(recvWR), C.int(cp.max_recv_sge))
+	c.h = C.uintptr_t(uintptr(unsafe.Pointer(c.q)))
 	if c.q == nil {
 		C.rdma_destroy_qp(id)
 		return nil, &datapath.OpError{Op: "verbs: work request memory", Err: errno(C.ENOMEM)}
@@ -241,8 +243,8 @@ func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
 		}
 		n, verr, binds := c.fillSend(batch)
 		if n > 0 {
-			var bad C.int
-			rc := C.vb_post_send(c.q, C.int(n), &bad)
+			rc := C.vb_post_send(c.h, C.int(n))
+			bad := c.q.posted
 			if binds {
 				c.recordBinds(batch[:bad])
 			}
@@ -361,8 +363,8 @@ func (c *conn) PostRecv(wrs []datapath.RecvWR) (int, error) {
 			copy(c.rsge[i*maxSGE:], w.SGL)
 		}
 		if n > 0 {
-			var bad C.int
-			rc := C.vb_post_recv(c.q, C.int(n), &bad)
+			rc := C.vb_post_recv(c.h, C.int(n))
+			bad := c.q.posted
 			posted += int(bad)
 			if rc != 0 {
 				if rc == C.ENOMEM {
@@ -403,7 +405,7 @@ func (c *conn) Close() error {
 		c.scq.detach(c)
 		c.rcq.detach(c)
 		c.d.retire(qp, c.q, c.scq, c.rcq) // c.q too: polling its completions still counts
-		c.q = nil
+		c.q, c.h = nil, 0
 		c.d.track(&c.d.nconn, -1)
 	})
 	if !first {
@@ -426,6 +428,6 @@ func (c *conn) destroy() {
 	c.d.zmu.Lock()
 	c.d.release(c.q)
 	c.d.zmu.Unlock()
-	c.q = nil
+	c.q, c.h = nil, 0
 	c.d.track(&c.d.nconn, -1)
 }

@@ -173,18 +173,19 @@ static unsigned send_flags(uint8_t f)
 	       (f & VB_FLAG_INLINE ? IBV_SEND_INLINE : 0) | (f & VB_FLAG_FENCE ? IBV_SEND_FENCE : 0);
 }
 
-// vb_post_send posts q->in[0..n) as one chain, as far as the advertised capacity allows. On
-// failure *bad is the index of the first work request not posted and the result is an errno:
-// ENOMEM when the queue is full.
-int vb_post_send(struct vb_qp *q, int n, int *bad)
+// vb_post_send posts q->in[0..n) as one chain, as far as the advertised capacity allows.
+// q->posted is how many were posted (on failure, the index of the first one not posted); the
+// result is 0 or an errno: ENOMEM when the queue is full.
+int vb_post_send(uintptr_t qp, int n)
 {
+	struct vb_qp *q = (struct vb_qp *)qp;
 	uint64_t room = q->send_cap - (q->sq_posted - __atomic_load_n(&q->sq_retired, __ATOMIC_ACQUIRE));
 	int full = 0;
 	if ((uint64_t)n > room) {
 		n = (int)room;
 		full = 1;
 	}
-	*bad = 0;
+	q->posted = 0;
 	if (n == 0)
 		return full ? ENOMEM : 0;
 	uint64_t tail0 = q->sig_tail, tail = tail0;
@@ -234,7 +235,7 @@ int vb_post_send(struct vb_qp *q, int n, int *bad)
 			w->num_sge = 0;
 			break;
 		default:
-			*bad = i;
+			q->posted = i;
 			return EINVAL;
 		}
 		if (in->flags & VB_FLAG_SIGNALED)
@@ -254,7 +255,7 @@ int vb_post_send(struct vb_qp *q, int n, int *bad)
 		__atomic_store_n(&q->sig_tail, tail, __ATOMIC_RELEASE);
 	}
 	q->sq_posted += posted;
-	*bad = posted;
+	q->posted = posted;
 	if (rc)
 		return rc;
 	return full ? ENOMEM : 0;
@@ -262,15 +263,16 @@ int vb_post_send(struct vb_qp *q, int n, int *bad)
 
 // vb_post_recv posts q->rwr[0..n) (wr_id, num_sge and the sg lists written by Go) as one
 // chain, as far as the advertised capacity allows (ENOMEM beyond).
-int vb_post_recv(struct vb_qp *q, int n, int *bad)
+int vb_post_recv(uintptr_t qp, int n)
 {
+	struct vb_qp *q = (struct vb_qp *)qp;
 	uint64_t room = q->recv_cap - (q->rq_posted - __atomic_load_n(&q->rq_done, __ATOMIC_ACQUIRE));
 	int full = 0;
 	if ((uint64_t)n > room) {
 		n = (int)room;
 		full = 1;
 	}
-	*bad = 0;
+	q->posted = 0;
 	if (n == 0)
 		return full ? ENOMEM : 0;
 	for (int i = 0; i < n; i++) {
@@ -281,7 +283,7 @@ int vb_post_recv(struct vb_qp *q, int n, int *bad)
 	int rc = ibv_post_recv(q->qp, q->rwr, &badwr);
 	int posted = rc ? (badwr ? (int)(badwr - q->rwr) : 0) : n;
 	q->rq_posted += posted;
-	*bad = posted;
+	q->posted = posted;
 	if (rc)
 		return rc;
 	return full ? ENOMEM : 0;
@@ -360,8 +362,10 @@ int vb_status(int s)
 
 // vb_cq_poll moves up to max completions (at most VB_CQ_BATCH) into out, trying up to spin
 // more times while the CQ is empty. It returns the count, or -1 when the CQ failed.
-int vb_cq_poll(struct vb_cq *c, struct vb_wc *out, int max, int spin)
+int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 {
+	struct vb_cq *c = (struct vb_cq *)cq;
+	struct vb_wc *out = (struct vb_wc *)outp;
 	if (max > VB_CQ_BATCH)
 		max = VB_CQ_BATCH;
 	int n, off;
@@ -415,8 +419,9 @@ int vb_cq_poll(struct vb_cq *c, struct vb_wc *out, int max, int spin)
 // vb_cq_arm requests a notification and then polls once, so a completion that arrived before
 // the request is not missed; what it finds is stashed for vb_cq_poll. It returns the number
 // stashed or -errno.
-int vb_cq_arm(struct vb_cq *c)
+int vb_cq_arm(uintptr_t cq)
 {
+	struct vb_cq *c = (struct vb_cq *)cq;
 	if (c->stash_n > 0)
 		return c->stash_n;
 	int rc = ibv_req_notify_cq(c->cq, 0);
@@ -432,8 +437,9 @@ int vb_cq_arm(struct vb_cq *c)
 
 // vb_cq_event consumes one completion event (the channel fd is non-blocking): 1 if there was
 // one, 0 if not.
-int vb_cq_event(struct vb_cq *c)
+int vb_cq_event(uintptr_t h)
 {
+	struct vb_cq *c = (struct vb_cq *)h;
 	struct ibv_cq *cq;
 	void *ctx;
 	if (ibv_get_cq_event(c->ch, &cq, &ctx))

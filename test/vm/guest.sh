@@ -87,6 +87,15 @@ fi
 perf_share() { # data file, command name
 	perf report -i "$1" --stdio -n --no-children --sort comm,dso --percent-limit 0.5 2>/dev/null | grep -v '^$' | grep -v '^# *$' | head -24
 	perf report -i "$1" --stdio -n --no-children --comms "$2" --sort dso,sym --percent-limit 0.25 2>/dev/null | grep -v '^#' | grep -v '^$' | head -60
+	echo "    -- $2's kernel samples by function"
+	perf report -i "$1" --stdio -n --no-children --comms "$2" --dsos '[kernel.kallsyms]' --sort sym --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+}
+# What the kernel did for everyone, as NAME=COUNT: interrupts by kind (local timer,
+# rescheduling and function-call IPIs, TLB shootdowns, devices) and context switches.
+kstat() {
+	awk 'NR > 1 { n = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; sub(":", "", $1); printf "irq_%s=%d ", $1, n }' /proc/interrupts
+	awk '$1 == "ctxt" || $1 == "intr" || $1 == "softirq" { printf "%s=%s ", $1, $2 }' /proc/stat
+	echo
 }
 # rxe's packet counters, as name=value on one line.
 hwc() { for f in /sys/class/infiniband/$DEV/ports/1/hw_counters/*; do printf '%s=%s ' "${f##*/}" "$(cat "$f")"; done; echo; }
@@ -122,12 +131,32 @@ if step profile && command -v perf >/dev/null; then
 		result profile-rpcrdma-bench $?
 		$T/rpcrdma-bench report --format csv /tmp/rbp.json 2>/dev/null | head -2
 		perf_share /tmp/rb.data rpcrdma-bench
+		ts "=== profile: interrupts and context switches per RPC, server and client (two processes), NULL at depth 1 for 3 s, busy"
+		a=$(kstat)
+		$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20078 --poll busy --once >/dev/null 2>&1 &
+		sleep 1
+		$T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20078 --mix null --depth 1 --duration 3s --warmup 0s --poll busy -q --out /tmp/rbk.json >/dev/null 2>&1
+		wait
+		n=$($T/rpcrdma-bench report --format csv /tmp/rbk.json 2>/dev/null | awk -F, 'NR == 2 { print $19 }')
+		hwc_delta "$a" "$(kstat)" "${n:-1}"
+		ts "=== profile: the system calls of server and client (two processes), NULL at depth 1 for 3 s, busy"
+		perf trace -s -o /tmp/rbt.trace -- sh -c \
+			"$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20077 --poll busy --once >/dev/null 2>&1 & sleep 1; $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20077 --mix null --depth 1 --duration 3s --warmup 0s --poll busy -q --out /tmp/rbt.json >/dev/null 2>&1; wait"
+		$T/rpcrdma-bench report --format csv /tmp/rbt.json 2>/dev/null | awk -F, 'NR == 2 { print "    RPCs: " $19 }'
+		grep -v '^ *$' /tmp/rbt.trace | grep -v ' 0\.0[0-9][0-9] ' | head -60
 	fi
 	ts "=== profile: ib_send_lat -R -s 64 -n 20000, server and client"
 	perf record -q -a -e cpu-clock -F 10000 -o /tmp/perftest.data -- sh -c \
 		"ib_send_lat -d $DEV -R -s 64 -n 20000 >/tmp/ps.out 2>&1 & sleep 2; ib_send_lat -d $DEV -R -s 64 -n 20000 $IP; wait"
 	result profile-perftest $?
 	perf_share /tmp/perftest.data ib_send_lat
+	ts "=== profile: interrupts and context switches per round trip, ib_send_lat -s 64 (20000 round trips)"
+	ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
+	sleep 2
+	a=$(kstat)
+	ib_send_lat -d $DEV -R -s 64 -n 20000 $IP >/dev/null 2>&1
+	wait
+	hwc_delta "$a" "$(kstat)" 20000
 	ts "=== profile: ib_send_lat's system calls (server), 20000 round trips"
 	perf trace -s -o /tmp/pt.trace -- ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
 	sleep 3
