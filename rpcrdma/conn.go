@@ -136,14 +136,17 @@ type Conn struct {
 	params Params
 	qp     datapath.Conn
 	cq     datapath.CQ
-	pd     datapath.PD // the connection's own: see allocPD
-	maxMW  int         // the device's memory windows (0: none)
+	pd     datapath.PD // the connection's own (see allocPD), or its poller's (share)
+	ownPD  bool
+	maxMW  int // the device's memory windows (0: none)
 	// replyWindows: replies in responder-provided Read chunks are exposed through windows.
 	replyWindows bool
 	region       *mempool.Region
-	lkey         uint32
 
-	sendPool, recvPool, outPool, inPool, sinkPool *mempool.Pool
+	sendPool, recvPool, outPool, inPool *mempool.Pool
+	// sinks are the buffers a context pulls into or builds a long reply in: the
+	// connection's own, or shared by the connections of its poller (Serve).
+	sinks *sinks
 
 	// Receives: at least recvTarget are kept posted, refilled up to recvMax once fewer
 	// remain (see recvBatch); held ones are being processed or viewed. The target follows
@@ -267,6 +270,7 @@ func (c *Conn) Close() error {
 	if c.qp != nil {
 		keep(c.qp.Close())
 	}
+	c.sv.returnSinks()
 	if c.cq != nil && !c.sharedCQ {
 		keep(c.cq.Close())
 	}
@@ -280,7 +284,7 @@ func (c *Conn) Close() error {
 			}
 		}
 	}
-	if c.pd != nil {
+	if c.pd != nil && c.ownPD {
 		keep(c.pd.Close())
 	}
 	return first

@@ -47,6 +47,9 @@ type Mux struct {
 	sweep int64 // clock of the last idle sweep
 	// Stray counts completions of queue pairs the Mux does not serve (left already).
 	stray uint64
+	// share is what Serve's connections on this poller have in common (nil: nothing).
+	share *share
+	touch func(*Conn) // markDirty, made once
 
 	// Hand-over from other goroutines: mu guards pending, npending mirrors its length so
 	// that the poller looks at it without the lock.
@@ -65,7 +68,17 @@ func NewMux(cq datapath.CQ, cfg MuxConfig) *Mux {
 	if cfg.Clock == nil {
 		cfg.Clock = monoNow
 	}
-	return &Mux{cfg: cfg, cq: cq, byQPN: make(map[uint32]*Conn)}
+	m := &Mux{cfg: cfg, cq: cq, byQPN: make(map[uint32]*Conn)}
+	m.touch = m.markDirty
+	return m
+}
+
+// markDirty lists c among the connections to flush after this batch.
+func (m *Mux) markDirty(c *Conn) {
+	if !c.muxDirty {
+		c.muxDirty = true
+		m.dirty = append(m.dirty, c)
+	}
 }
 
 // CQ is the completion queue the Mux's connections share.
@@ -139,11 +152,21 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 			continue
 		}
 		c.handle(wc)
-		if !c.muxDirty {
-			c.muxDirty = true
-			m.dirty = append(m.dirty, c)
-		}
+		m.markDirty(c)
 	}
+	if m.share != nil && len(m.share.sinks.waiting) > 0 {
+		// Buffers the batch freed go to calls of any connection waiting for them.
+		m.share.sinks.wake(m.touch)
+	}
+	if m.flushDirty() {
+		m.reap()
+	}
+	return nil
+}
+
+// flushDirty lets each connection the batch touched post what it queued, and reports
+// whether one of them broke.
+func (m *Mux) flushDirty() bool {
 	removed := false
 	for _, c := range m.dirty {
 		c.muxDirty = false
@@ -154,10 +177,7 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 	}
 	clear(m.dirty)
 	m.dirty = m.dirty[:0]
-	if removed {
-		m.reap()
-	}
-	return nil
+	return removed
 }
 
 // Idle adopts connections handed over, and every few calls lets every connection expire
@@ -175,6 +195,11 @@ func (m *Mux) Idle() error {
 		if c.Idle() != nil {
 			removed = true
 		}
+	}
+	if m.share != nil && len(m.share.sinks.waiting) > 0 {
+		// Overdue responder Read chunks released their buffers.
+		m.share.sinks.wake(m.touch)
+		removed = m.flushDirty() || removed
 	}
 	if t := m.cfg.IdleTimeout; t > 0 {
 		now := m.cfg.Clock()
@@ -214,6 +239,13 @@ func (m *Mux) reap() {
 	}
 	clear(m.conns[len(live):])
 	m.conns = live
+	if m.share != nil && len(m.share.sinks.waiting) > 0 {
+		// The buffers of the connections that left.
+		m.share.sinks.wake(m.touch)
+		if m.flushDirty() {
+			m.reap()
+		}
+	}
 }
 
 func (m *Mux) leave(c *Conn, err error) {

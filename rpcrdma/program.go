@@ -96,6 +96,9 @@ func (sv *server) serve(i int32, x *sctx) {
 			sv.replySmall(i, x, nil)
 			return
 		}
+		if !sv.needSink(i, x, resumeServe) {
+			return
+		}
 		res := benchprog.SourceRes{}
 		b := x.sink.Bytes()
 		if int(a.Size) > c.cfg.MaxPayload {

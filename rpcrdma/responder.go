@@ -17,6 +17,14 @@ const (
 	ctxReplying
 	ctxAwaitDone // reply sent in a responder-provided Read chunk, waiting for RDMA_DONE
 	ctxPulled    // holds a pulled reply to one of our own calls, until its slot is released
+	ctxSinkWait  // waits for a sink buffer (sinks.park); resume says what comes next
+)
+
+// What a context does once it gets the sink buffer it waited for.
+const (
+	resumePull      = iota // pull the Read chunk at the end of the inline message
+	resumePullWhole        // pull a Position Zero Read chunk
+	resumeServe            // serve the call (SOURCE builds its result in the buffer)
 )
 
 // What a context waits for.
@@ -32,22 +40,25 @@ const (
 // swap, without a copy of its lists.
 type sctx struct {
 	state, waits uint8
+	resume       uint8
 	pos0         bool // the message came in a Position Zero Read chunk
 	recv         *mempool.Buf
-	sink         *mempool.Buf // chunk data or the whole pulled message; SOURCE results
-	send         *mempool.Buf // reply transport header (and small replies)
-	hdr          *Header
-	msg          []byte // the RPC message (inline part)
-	chunk        []byte // Read chunk data at a non-zero position
-	credit       uint32
-	deadline     time.Time
-	mw           datapath.MW
-	mwKey        uint32
-	mwUsed       bool
-	serving      bool // counted in server.serving
-	invalidated  bool // the message's receive invalidated invKey (Send With Invalidate)
-	invKey       uint32
-	seq          uint64 // number of its reply Send, in posting order
+	// sink holds chunk data or the whole pulled message, or a SOURCE result: taken from
+	// the connection's sinks only for as long as the call needs it.
+	sink        *mempool.Buf
+	send        *mempool.Buf // reply transport header (and small replies)
+	hdr         *Header
+	msg         []byte // the RPC message (inline part)
+	chunk       []byte // Read chunk data at a non-zero position
+	credit      uint32
+	deadline    time.Time
+	mw          datapath.MW
+	mwKey       uint32
+	mwUsed      bool
+	serving     bool // counted in server.serving
+	invalidated bool // the message's receive invalidated invKey (Send With Invalidate)
+	invKey      uint32
+	seq         uint64 // number of its reply Send, in posting order
 }
 
 // server is the side of a Conn that serves calls: forward for a responder, reverse for a
@@ -120,7 +131,6 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	sv.sigEvery = signalEvery(grant)
 	for i := n - 1; i >= 0; i-- {
 		x := &sv.ctxs[i]
-		x.sink = c.sinkPool.Get()
 		x.send = c.sendPool.Get()
 		if c.replyWindows {
 			mw, err := dev.AllocMW()
@@ -132,6 +142,32 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 		sv.free = append(sv.free, int32(i))
 	}
 	return nil
+}
+
+// returnSinks gives the sink buffers the contexts hold back to their pool, and forgets the
+// contexts waiting for one, once the queue pair is gone (nothing can reach the buffers
+// any more). A shared pool belongs to the poller's thread: only a connection it served
+// holds or waits for its buffers, and that one is closed on that thread.
+func (sv *server) returnSinks() {
+	if sv.c == nil || sv.c.sinks == nil {
+		return // set up no further
+	}
+	s := sv.c.sinks
+	parked := false
+	for k := range sv.ctxs {
+		x := &sv.ctxs[k]
+		if x.sink != nil {
+			s.put(x.sink)
+			x.sink = nil
+		}
+		parked = parked || x.state == ctxSinkWait
+	}
+	if parked {
+		s.drop(sv.c)
+	}
+	if !s.shared {
+		s.close()
+	}
 }
 
 func (sv *server) closeMWs() {
@@ -172,9 +208,46 @@ func (sv *server) release(i int32) {
 		c.recvPool.Put(x.recv)
 		x.recv = nil
 	}
+	if x.sink != nil {
+		c.sinks.put(x.sink)
+		x.sink = nil
+		if !c.sinks.shared && len(c.sinks.waiting) > 0 {
+			c.sinks.wake(func(*Conn) {}) // this connection's own: flushed by its caller
+		}
+	}
 	x.msg, x.chunk = nil, nil
 	x.state = ctxFree
 	sv.free = append(sv.free, i)
+}
+
+// needSink gives x a sink buffer, or parks it until one is free (then resumes it with then)
+// and reports false.
+func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
+	if x.sink != nil {
+		return true
+	}
+	c := sv.c
+	if x.sink = c.sinks.get(); x.sink != nil {
+		return true
+	}
+	x.state, x.resume = ctxSinkWait, then
+	c.sinks.park(c, i)
+	c.stats.SinkWaits++
+	return false
+}
+
+// resume continues the call in context i, parked by needSink, with the buffer b.
+func (sv *server) resume(i int32, b *mempool.Buf) {
+	x := &sv.ctxs[i]
+	x.sink = b
+	switch x.resume {
+	case resumePull:
+		sv.pullChunk(i, x)
+	case resumePullWhole:
+		sv.pullWhole(i, x)
+	default:
+		sv.serve(i, x)
+	}
 }
 
 func (sv *server) grantFor(requested uint32) uint32 {
@@ -261,6 +334,18 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 		sv.errorReply(i, x, ErrCodeChunk)
 		return
 	}
+	if sv.needSink(i, x, resumePull) {
+		sv.pullChunk(i, x)
+	}
+}
+
+// pullChunk pulls the Read chunk of the call in x (checked by onCall) into its sink buffer,
+// where the payload goes after the headroom.
+func (sv *server) pullChunk(i int32, x *sctx) {
+	total := 0
+	for _, r := range x.hdr.ReadList {
+		total += int(r.Length)
+	}
 	x.chunk = x.sink.Bytes()[headroom : headroom+total]
 	sv.pull(i, x, headroom)
 }
@@ -278,7 +363,7 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 		bad = bad || r.Position != 0
 		total += int(r.Length)
 	}
-	if bad || total > len(x.sink.Bytes()) || total < 8 {
+	if bad || total > sv.c.sinks.size || total < 8 {
 		// Before the pull nothing tells a call from a reply to one of our calls but the
 		// XID: one that names an outstanding call of ours is taken as its reply, and that
 		// RPC fails (RFC 8166 section 4.5.2), with no RDMA_ERROR sent back.
@@ -289,10 +374,22 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 		sv.errorReply(i, x, ErrCodeChunk)
 		return
 	}
-	x.msg = x.sink.Bytes()[:total]
 	// If this is a reply in a responder-provided Read chunk, the responder may have
 	// invalidated one of the call's keys with it: the calling half needs to know.
 	x.invalidated, x.invKey = wc.Invalidated, wc.InvRKey
+	if sv.needSink(i, x, resumePullWhole) {
+		sv.pullWhole(i, x)
+	}
+}
+
+// pullWhole pulls the Position Zero Read chunk of x (checked by onPositionZero) into its
+// sink buffer: the whole RPC message.
+func (sv *server) pullWhole(i int32, x *sctx) {
+	total := 0
+	for _, r := range x.hdr.ReadList {
+		total += int(r.Length)
+	}
+	x.msg = x.sink.Bytes()[:total]
 	sv.pull(i, x, 0)
 }
 
@@ -436,8 +533,10 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	if key, ok := sv.invalidateKey(ch); ok {
 		wr.Op, wr.InvRKey = datapath.OpSendInv, key
 	}
-	// A reply waiting for RDMA_DONE is tracked through its own completion.
-	sv.post(i, x, &wr, sgl[:nsge], class == rpcproto.ClassResponderRead)
+	// A reply waiting for RDMA_DONE is tracked through its own completion. So is one that
+	// holds a buffer of a shared sink pool: an unsignalled Send is known complete only when
+	// a later one of the same connection is, and other connections may be waiting for it.
+	sv.post(i, x, &wr, sgl[:nsge], class == rpcproto.ClassResponderRead || x.sink != nil && c.sinks.shared)
 	c.stats.Replies.add(class)
 	c.stats.Served++
 }

@@ -29,6 +29,12 @@ type ServeConfig struct {
 	MaxConnections int
 	// IdleTimeout closes a connection that did nothing for this long (0: never).
 	IdleTimeout time.Duration
+	// SinkBuffers bounds each poller's sink pool: the buffers of Endpoint.MaxPayload (plus
+	// headroom) that the calls in flight on its connections pull Read chunks into and build
+	// long replies in (default: what one connection at the full grant can use at once,
+	// SinkBuffersFor). The pool grows to it as calls need buffers; a call that finds none
+	// free waits for one. Used where the device has memory windows (see Serve).
+	SinkBuffers int
 	// Done, if set, is called once per connection when it ends, with the connection (its
 	// Stats final) and the reason: nil when Serve's context ended, the *BrokenError when
 	// the peer went away or the connection failed, ErrIdleTimeout. A connection request
@@ -53,7 +59,13 @@ func (e *RefusedError) Error() string {
 
 // Serve accepts connections on l and serves the benchmark program on each, on a fixed set of
 // pollers (poll → handle → post, see datapath.Poller) that share their CQs among the
-// connections dealt to them, until ctx is done. It returns when ctx is done and every poller
+// connections dealt to them, until ctx is done.
+//
+// Where the device has memory windows, the connections of a poller also share a protection
+// domain and a sink pool (ServeConfig.SinkBuffers), so that a connection registers only its
+// send and receive buffers; everything a connection exposes to its peer then goes through
+// type 2 windows bound to its queue pair, so no key works on another connection. Without
+// windows, each connection has its own protection domain and sink buffers. It returns when ctx is done and every poller
 // stopped, with nil, or with the error that stopped it (accept, a poller's CQ).
 func Serve(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg ServeConfig) error {
 	if cfg.Pollers <= 0 {
@@ -76,6 +88,9 @@ func Serve(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg Se
 		depth = max
 	}
 
+	if cfg.SinkBuffers <= 0 {
+		cfg.SinkBuffers = SinkBuffersFor(ecfg)
+	}
 	srv := &serveState{cfg: cfg, ecfg: ecfg, dev: dev}
 	srvCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -94,6 +109,15 @@ func Serve(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg Se
 			p:    datapath.NewPoller(pc),
 			room: depth,
 			per:  perConn,
+		}
+		if dev.Info().MaxMW > 0 {
+			sh, err := newShare(dev, ecfg, cfg.SinkBuffers)
+			if err != nil {
+				cq.Close()
+				srv.stop()
+				return &SetupError{fmt.Sprintf("poller %d", i), err}
+			}
+			sp.mux.share = sh
 		}
 		srv.pollers = append(srv.pollers, sp)
 		srv.wg.Add(1)
@@ -146,6 +170,49 @@ func (s *serveState) stop() {
 		sp.p.Stop()
 	}
 	s.wg.Wait()
+	for _, sp := range s.pollers {
+		if sp.mux.share != nil {
+			if err := sp.mux.share.close(); err != nil {
+				s.setErr(&SetupError{"release a poller's memory", err})
+			}
+		}
+	}
+}
+
+// share is what the connections Serve deals to one poller have in common.
+type share struct {
+	pd    datapath.PD
+	sinks *sinks
+}
+
+func newShare(dev datapath.Device, cfg Config, bufs int) (*share, error) {
+	pd, err := dev.AllocPD()
+	if err != nil {
+		return nil, &SetupError{"allocate protection domain", err}
+	}
+	// Local access only: the responder's RDMA Reads land here, and a reply it exposes is
+	// reached through a window bound over it.
+	s, err := newSinks(pd, datapath.AccessLocalWrite|datapath.AccessMWBind, headroom+cfg.MaxPayload+8, 0, bufs)
+	if err != nil {
+		pd.Close()
+		return nil, &SetupError{"register sink buffers", err}
+	}
+	return &share{pd: pd, sinks: s}, nil
+}
+
+func (sh *share) close() error {
+	err := sh.sinks.close()
+	if perr := sh.pd.Close(); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// SinkBuffersFor is ServeConfig.SinkBuffers's default for connections configured by cfg:
+// the contexts one connection at the full grant has (TRANSPORT.md, Memory).
+func SinkBuffersFor(cfg Config) int {
+	cfg = cfg.withDefaults()
+	return plan(cfg, cfg.ReverseCredits, cfg.Credits, cfg.ResponderRead).ctxs
 }
 
 func (s *serveState) accept(ctx context.Context, l datapath.Listener) error {
@@ -193,7 +260,7 @@ func (s *serveState) serve(req datapath.ConnRequest) {
 // it to m's poller. The returned Conn belongs to that poller: use it only from there.
 func AcceptOn(dev datapath.Device, req datapath.ConnRequest, cfg Config, m *Mux) (*Conn, error) {
 	cfg.CQ = m.cq
-	c, err := acceptRequest(dev, req, cfg)
+	c, err := acceptRequest(dev, req, cfg, m.share)
 	if err != nil {
 		return nil, err
 	}

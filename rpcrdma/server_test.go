@@ -450,3 +450,137 @@ func callServed(t *testing.T, c *Conn, call Call) Result {
 	t.Helper()
 	return callAndWait(c, call)
 }
+
+// TestServeSharesSinks serves three requesters whose calls need sink buffers (Read chunks,
+// Position Zero Read chunks, SOURCE results in Write, Reply and responder-provided Read
+// chunks) from one poller whose shared pool holds two: calls wait for a buffer and then
+// complete, verified, and a connection registers only its own send and receive buffers.
+func TestServeSharesSinks(t *testing.T) {
+	dev, err := soft.New(soft.Config{}).Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	l, err := dev.Listen(soft.InprocPrefix + "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := testCfg(1024)
+	cfg.ResponderRead = true
+	type end struct {
+		waits      uint64
+		registered int
+		made       int
+		shared     bool
+		err        error
+	}
+	var mu sync.Mutex
+	var ends []end
+	serveErr := make(chan error, 1)
+	go func() {
+		serveErr <- Serve(ctx, dev, l, ServeConfig{
+			Endpoint:    cfg,
+			SinkBuffers: 2,
+			Poller:      datapath.PollerConfig{Poll: datapath.Poll{Mode: datapath.PollEvent}, EventTimeout: time.Millisecond},
+			Done: func(c *Conn, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if c == nil {
+					ends = append(ends, end{err: err})
+					return
+				}
+				ends = append(ends, end{c.stats.SinkWaits, c.RegisteredBytes(), c.sinks.made, c.sinks.shared, nil})
+			},
+		})
+	}()
+	var reqs []*Conn
+	for range 3 {
+		c, err := Dial(context.Background(), dev, l.Addr(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, c)
+	}
+	calls := []Call{
+		{Proc: benchprog.ProcSink, Size: 20000},
+		{Proc: benchprog.ProcSource, Size: 20000},
+		{Proc: benchprog.ProcNull},
+		{Proc: benchprog.ProcSource, Size: 20000, Class: rpcproto.ClassReplyChunk},
+		{Proc: benchprog.ProcSource, Size: 20000, Class: rpcproto.ClassResponderRead},
+		{Proc: benchprog.ProcEcho, Size: 5000, Class: rpcproto.ClassPosZeroRead},
+	}
+	const total = 40 * 6
+	sent, got := make([]int, len(reqs)), make([]int, len(reqs))
+	var done [16]Result
+	deadline := time.Now().Add(20 * time.Second)
+	for finished := 0; finished < len(reqs); {
+		if time.Now().After(deadline) {
+			t.Fatalf("done %v of %d each", got, total)
+		}
+		finished = 0
+		// Every requester keeps its credits' worth outstanding: together far more calls
+		// than the pool has buffers.
+		for k, c := range reqs {
+			for sent[k] < total {
+				if err := c.Submit(calls[sent[k]%len(calls)]); errors.Is(err, ErrNoCredit) {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				sent[k]++
+			}
+			n, err := c.Progress(done[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range done[:n] {
+				if r.Err != nil {
+					t.Fatalf("requester %d: %v", k, r.Err)
+				}
+			}
+			if got[k] += n; got[k] == total {
+				finished++
+			}
+		}
+	}
+	for _, c := range reqs {
+		c.Close()
+	}
+	for {
+		mu.Lock()
+		n := len(ends)
+		mu.Unlock()
+		if n == len(reqs) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-serveErr; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ends) != len(reqs) {
+		t.Fatalf("%d connections reported, want %d: %+v", len(ends), len(reqs), ends)
+	}
+	var waits uint64
+	want := registeredFormula(cfg.withDefaults(), 0, cfg.Credits, false)
+	for _, e := range ends {
+		if e.err != nil {
+			t.Fatal(e.err)
+		}
+		if !e.shared || e.made > 2 {
+			t.Errorf("sink pool shared %v with %d buffers, want shared with at most 2", e.shared, e.made)
+		}
+		if e.registered != want {
+			t.Errorf("a served connection registered %d bytes, formula without sinks %d", e.registered, want)
+		}
+		waits += e.waits
+	}
+	if waits == 0 {
+		t.Error("no call waited for a sink buffer: the pool was not the bound")
+	}
+}

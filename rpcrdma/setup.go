@@ -76,7 +76,7 @@ func Accept(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg C
 
 // AcceptRequest sets up a responder endpoint for a pending connection request.
 func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*Conn, error) {
-	c, err := acceptRequest(dev, req, cfg)
+	c, err := acceptRequest(dev, req, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -88,12 +88,19 @@ func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 }
 
 // acceptRequest does AcceptRequest's work up to start: the connection is established and
-// nothing is posted yet.
-func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*Conn, error) {
+// nothing is posted yet. With sh, the connection is one of a Serve poller's: in its
+// protection domain, with its sink pool.
+func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, sh *share) (*Conn, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		req.Reject(nil)
 		return nil, err
+	}
+	if sh != nil {
+		// The poller's connections share a protection domain, so no key of a region may
+		// reach the peer: what this side exposes (replies in responder-provided Read chunks,
+		// the chunks of reverse calls) goes through type 2 windows bound to this queue pair.
+		cfg.Memory = MemoryWindows
 	}
 	if cfg.Memory == MemoryPreregistered {
 		// As in Dial: every chunk of ours, reverse calls' included, carries the region's
@@ -109,6 +116,9 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 	var pd [PrivateDataSize + extSize]byte
 	local, n := ownPrivateData(cfg, pd[:])
 	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
+	if sh != nil {
+		c.sinks = sh.sinks
+	}
 	c.params.Role = RoleResponder
 	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
 	cq, qpc, err := newCQ(dev, cfg, reverse, cfg.Credits)
@@ -117,7 +127,9 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 		return nil, err
 	}
 	c.cq = cq
-	if err := c.allocPD(dev, &qpc); err != nil {
+	if sh != nil {
+		c.pd, c.maxMW, qpc.PD = sh.pd, dev.Info().MaxMW, sh.pd
+	} else if err := c.allocPD(dev, &qpc); err != nil {
 		req.Reject(nil)
 		c.Close()
 		return nil, err
@@ -272,7 +284,7 @@ func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) e
 			mempool.PoolConfig{Name: "out", Size: big, Count: s.slots, Lazy: true},
 			mempool.PoolConfig{Name: "in", Size: big, Count: s.slots, Lazy: true})
 	}
-	if s.ctxs > 0 {
+	if s.ctxs > 0 && c.sinks == nil {
 		pools = append(pools, mempool.PoolConfig{Name: "sink", Size: big, Count: s.ctxs, Lazy: true})
 	}
 	region, err := mempool.New(c.pd, mempool.Config{Pools: pools, Access: access})
@@ -280,12 +292,13 @@ func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) e
 		return &SetupError{"register memory", err}
 	}
 	c.region = region
-	c.lkey = region.MR().LKey()
 	c.sendPool = region.Pool("send")
 	c.recvPool = region.Pool("recv")
 	c.outPool = region.Pool("out")
 	c.inPool = region.Pool("in")
-	c.sinkPool = region.Pool("sink")
+	if p := region.Pool("sink"); p != nil {
+		c.sinks = ownSinks(p)
+	}
 
 	c.recvBase, c.recvPerGrant, c.recvCap = out, 1, s.recvTarget+recvBatch
 	if p.ResponderRead {
@@ -354,7 +367,7 @@ func (c *Conn) allocPD(dev datapath.Device, qpc *datapath.QPConfig) error {
 		return &SetupError{"allocate protection domain", err}
 	}
 	c.maxMW = dev.Info().MaxMW
-	c.pd = pd
+	c.pd, c.ownPD = pd, true
 	qpc.PD = pd
 	return nil
 }

@@ -88,6 +88,9 @@ type Stats struct {
 	MaxServing int `json:"max_serving"`
 	// RegisteredBytes is the connection's registered memory (Conn.RegisteredBytes).
 	RegisteredBytes int `json:"registered_bytes"`
+	// SinkWaits counts the peer's calls that waited for a buffer of their poller's shared
+	// sink pool (ServeConfig.SinkBuffers).
+	SinkWaits uint64 `json:"sink_waits"`
 
 	// RDMA_ERROR messages sent and received; ReplyOverruns are replies this side could not
 	// fit into the requester's reply resources (answered with ERR_CHUNK).

@@ -1,0 +1,159 @@
+package rpcrdma
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
+)
+
+// sinks is a pool of large buffers (headroom + MaxPayload + 8 bytes each) that contexts take
+// only while they need one: a Read chunk or a whole message pulled into it, or a SOURCE
+// result built in it. A server poller's connections share one (see Serve): it grows by
+// registered segments as the calls in flight need buffers, up to max, and a call that finds
+// none free waits in order until one is put back. A connection that is not served by Serve
+// has one of its own, made whole at setup with a buffer per context, so that it never waits.
+//
+// Owned by one poller thread: no locks.
+type sinks struct {
+	reg    mempool.Registrar
+	access datapath.Access
+	size   int // bytes per buffer
+	max    int // buffers at most
+	made   int
+	segs   []*mempool.Region
+	free   []*mempool.Buf // last in, first out: the memory in use stays warm
+	// waiting are the contexts that found no buffer, oldest first (see wake).
+	waiting []sinkWait
+	waits   uint64 // how many times a context had to wait
+	err     error  // the last registration that failed
+	shared  bool   // by the connections of a poller (woken by its Mux)
+}
+
+type sinkWait struct {
+	c *Conn
+	i int32
+}
+
+// newSinks returns a pool of buffers of size bytes registered with reg; first buffers are
+// made at once, the rest (up to max) as needed.
+func newSinks(reg mempool.Registrar, access datapath.Access, size, first, max int) (*sinks, error) {
+	s := &sinks{reg: reg, access: access, size: size, max: max, shared: true,
+		free: make([]*mempool.Buf, 0, max), waiting: make([]sinkWait, 0, 16)}
+	if first > 0 {
+		if err := s.grow(first); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// ownSinks makes the sink pool of one connection from p, a pool of its own region: every
+// buffer there from the start, so that it never waits.
+func ownSinks(p *mempool.Pool) *sinks {
+	s := &sinks{size: p.Size(), max: p.Cap(), free: make([]*mempool.Buf, 0, p.Cap())}
+	s.take(p)
+	return s
+}
+
+// take moves every buffer of p to the free list, first buffer on top. Get and Put here are
+// then a slice pop and push whichever segment a buffer is from; close gives them back.
+func (s *sinks) take(p *mempool.Pool) {
+	n := p.Free()
+	s.free = s.free[:len(s.free)+n]
+	for k := range n {
+		s.free[len(s.free)-1-k] = p.Get()
+	}
+	s.made += n
+}
+
+// grow registers a segment of n more buffers (committed lazily, like every pool here).
+func (s *sinks) grow(n int) error {
+	r, err := mempool.New(s.reg, mempool.Config{
+		Pools:  []mempool.PoolConfig{{Name: "sink", Size: s.size, Count: n, Lazy: true}},
+		Access: s.access,
+	})
+	if err != nil {
+		s.err = err
+		return err
+	}
+	s.segs = append(s.segs, r)
+	s.take(r.Pools()[0])
+	return nil
+}
+
+// get returns a free buffer, growing the pool when it has none and may, or nil when every
+// buffer is in use (or a segment could not be registered): the caller waits (park).
+func (s *sinks) get() *mempool.Buf {
+	if len(s.free) == 0 && s.made < s.max && s.reg != nil {
+		// Doubling keeps segments (and registrations) few: at most log2(max) + 1.
+		if s.grow(min(s.max-s.made, max(s.made, 4))) != nil {
+			return nil
+		}
+	}
+	if len(s.free) == 0 {
+		return nil
+	}
+	b := s.free[len(s.free)-1]
+	s.free = s.free[:len(s.free)-1]
+	return b
+}
+
+func (s *sinks) put(b *mempool.Buf) { s.free = append(s.free, b) }
+
+// park queues context i of c until a buffer is free.
+func (s *sinks) park(c *Conn, i int32) {
+	s.waits++
+	s.waiting = append(s.waiting, sinkWait{c, i})
+}
+
+// wake hands free buffers to waiting contexts, oldest first, and calls touched for each
+// connection that got one (its work is queued and needs a flush). Contexts whose
+// connection broke meanwhile are dropped.
+func (s *sinks) wake(touched func(*Conn)) {
+	k := 0
+	for ; k < len(s.waiting) && len(s.free) > 0; k++ {
+		w := s.waiting[k]
+		if w.c.err != nil || w.c.sv.ctxs[w.i].state != ctxSinkWait {
+			continue
+		}
+		w.c.sv.resume(w.i, s.get())
+		touched(w.c)
+	}
+	if k > 0 {
+		n := copy(s.waiting, s.waiting[k:])
+		clear(s.waiting[n:])
+		s.waiting = s.waiting[:n]
+	}
+}
+
+// drop forgets the waiting contexts of c (closing).
+func (s *sinks) drop(c *Conn) {
+	live := s.waiting[:0]
+	for _, w := range s.waiting {
+		if w.c != c {
+			live = append(live, w)
+		}
+	}
+	clear(s.waiting[len(live):])
+	s.waiting = live
+}
+
+// close returns every buffer to its segment (or to the connection's pool) and releases the
+// segments. Buffers still held
+// (by connections not closed) are reported.
+func (s *sinks) close() error {
+	for _, b := range s.free {
+		b.Pool().Put(b)
+	}
+	s.free = nil
+	var errs []error
+	for _, r := range s.segs {
+		if err := r.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("sink pool: %w", err))
+		}
+	}
+	s.segs = nil
+	return errors.Join(errs...)
+}
