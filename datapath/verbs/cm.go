@@ -11,8 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -20,12 +23,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// evchan is an rdma_cm event channel read without blocking a thread in C: its fd is
-// non-blocking and waited on with poll(2) together with an eventfd that Close signals.
+// evchan is an rdma_cm event channel read without blocking a thread: its fd is non-blocking
+// and a duplicate of it waits in Go's netpoller. Every connection watches its channel for a
+// disconnect for as long as it lives, and a listener waits on its own: in poll(2), each of
+// those held an OS thread in a system call (and a cancellable wait woke every 50 ms to look
+// at its context); in the netpoller a waiting channel costs no thread.
 type evchan struct {
-	ch   *C.struct_rdma_event_channel
-	stop int
-	once sync.Once
+	ch     *C.struct_rdma_event_channel
+	f      *os.File // the duplicate
+	rc     syscall.RawConn
+	closed atomic.Bool
+	once   sync.Once
 }
 
 func newEvchan() (*evchan, error) {
@@ -37,56 +45,71 @@ func newEvchan() (*evchan, error) {
 		C.rdma_destroy_event_channel(ch)
 		return nil, opErr("fcntl O_NONBLOCK", rc)
 	}
-	stop, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	// The duplicate shares the channel's open file (O_NONBLOCK included), so the netpoller
+	// sees its events; rdma_destroy_event_channel closes the original.
+	fd, err := unix.FcntlInt(uintptr(ch.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		C.rdma_destroy_event_channel(ch)
-		return nil, &datapath.OpError{Op: "eventfd", Err: err}
+		return nil, &datapath.OpError{Op: "dup rdma_cm channel", Err: err}
 	}
-	return &evchan{ch: ch, stop: stop}, nil
+	f := os.NewFile(uintptr(fd), "rdma_cm event channel")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		C.rdma_destroy_event_channel(ch)
+		return nil, &datapath.OpError{Op: "rdma_cm channel", Err: err}
+	}
+	return &evchan{ch: ch, f: f, rc: rc}, nil
 }
 
 // wake makes every current and future next return ErrClosed.
 func (e *evchan) wake() {
 	e.once.Do(func() {
-		var one = [8]byte{1}
-		unix.Write(e.stop, one[:])
+		e.closed.Store(true)
+		e.f.SetReadDeadline(time.Unix(1, 0))
 	})
 }
 
 // destroy frees the channel; no id may use it any more.
 func (e *evchan) destroy() {
 	e.wake()
+	e.f.Close()
 	C.rdma_destroy_event_channel(e.ch)
-	unix.Close(e.stop)
 }
 
-// next waits for the next event until ctx is done or wake is called.
+// next waits for the next event until ctx is done or wake is called. One goroutine at a
+// time waits on a channel.
 func (e *evchan) next(ctx context.Context, ev *C.struct_vb_event) error {
+	var stop func() bool
+	if ctx.Done() != nil {
+		// A cancellation ends the wait through the deadline; one from an earlier call that
+		// lands late only makes the loop below wait again.
+		stop = context.AfterFunc(ctx, func() { e.f.SetReadDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
 	for {
-		rc := C.vb_get_event(e.ch, ev)
-		if rc == 0 {
-			return nil
-		}
-		if rc != C.EAGAIN {
-			return opErr("rdma_get_cm_event", rc)
-		}
-		ms := -1
-		if ctx.Done() != nil {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			// Poll in slices so a cancellation without deadline is noticed.
-			ms = 50
-			if dl, ok := ctx.Deadline(); ok {
-				ms = min(ms, int(time.Until(dl)/time.Millisecond)+1)
-			}
-		}
-		fds := [2]unix.PollFd{{Fd: int32(e.ch.fd), Events: unix.POLLIN}, {Fd: int32(e.stop), Events: unix.POLLIN}}
-		if _, err := unix.Poll(fds[:], ms); err != nil && err != unix.EINTR {
-			return &datapath.OpError{Op: "poll rdma_cm channel", Err: err}
-		}
-		if fds[1].Revents != 0 {
+		dl, _ := ctx.Deadline()
+		e.f.SetReadDeadline(dl)
+		// Checked after the deadline is set: wake and a cancellation set theirs after their
+		// flag, so one that came first is seen here and one that comes later ends the wait.
+		if e.closed.Load() {
 			return datapath.ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var rc C.int
+		err := e.rc.Read(func(uintptr) bool {
+			rc = C.vb_get_event(e.ch, ev)
+			return rc != C.EAGAIN
+		})
+		switch {
+		case err == nil && rc == 0:
+			return nil
+		case err == nil:
+			return opErr("rdma_get_cm_event", rc)
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return &datapath.OpError{Op: "wait for rdma_cm channel", Err: err}
 		}
 	}
 }

@@ -90,6 +90,13 @@ perf_share() { # data file, command name
 	echo "    -- $2's kernel samples by function"
 	perf report -i "$1" --stdio -n --no-children --comms "$2" --dsos '[kernel.kallsyms]' --sort sym --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
 }
+# tasks PID: each thread of PID with its CPU ticks (user, system) and context switches.
+tasks() {
+	for t in /proc/$1/task/*; do
+		printf '      %-16s %s vol=%s invol=%s\n' "$(cat $t/comm)" "$(awk '{ print "utime=" $14 " stime=" $15 }' $t/stat)" \
+			"$(awk '/^voluntary_ctxt/ { print $2 }' $t/status)" "$(awk '/^nonvoluntary_ctxt/ { print $2 }' $t/status)"
+	done
+}
 # What the kernel did for everyone, as NAME=COUNT: interrupts by kind (local timer,
 # rescheduling and function-call IPIs, TLB shootdowns, devices) and context switches.
 kstat() {
@@ -132,18 +139,27 @@ if step profile && command -v perf >/dev/null; then
 		$T/rpcrdma-bench report --format csv /tmp/rbp.json 2>/dev/null | head -2
 		perf_share /tmp/rb.data rpcrdma-bench
 		ts "=== profile: interrupts and context switches per RPC, server and client (two processes), NULL at depth 1 for 3 s, busy"
-		a=$(kstat)
-		$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20078 --poll busy --once >/dev/null 2>&1 &
+		$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20078 --poll busy >/dev/null 2>&1 &
+		spid=$!
 		sleep 1
-		$T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20078 --mix null --depth 1 --duration 3s --warmup 0s --poll busy -q --out /tmp/rbk.json >/dev/null 2>&1
-		wait
+		a=$(kstat)
+		$T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20078 --mix null --depth 1 --duration 3s --warmup 0s --poll busy -q --out /tmp/rbk.json >/dev/null 2>&1 &
+		cpid=$!
+		sleep 2.5
+		echo "    client threads (2.5 s into the run):"
+		tasks $cpid
+		wait $cpid
 		n=$($T/rpcrdma-bench report --format csv /tmp/rbk.json 2>/dev/null | awk -F, 'NR == 2 { print $19 }')
 		hwc_delta "$a" "$(kstat)" "${n:-1}"
+		echo "    server threads (after the run):"
+		tasks $spid
+		kill $spid
+		wait
 		ts "=== profile: the system calls of server and client (two processes), NULL at depth 1 for 3 s, busy"
 		perf trace -s -o /tmp/rbt.trace -- sh -c \
 			"$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20077 --poll busy --once >/dev/null 2>&1 & sleep 1; $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20077 --mix null --depth 1 --duration 3s --warmup 0s --poll busy -q --out /tmp/rbt.json >/dev/null 2>&1; wait"
 		$T/rpcrdma-bench report --format csv /tmp/rbt.json 2>/dev/null | awk -F, 'NR == 2 { print "    RPCs: " $19 }'
-		grep -v '^ *$' /tmp/rbt.trace | grep -v ' 0\.0[0-9][0-9] ' | head -60
+		grep -v '^ *$' /tmp/rbt.trace | grep -v '^ *\(---\|syscall  \|  *(msec)\)' | head -80
 	fi
 	ts "=== profile: ib_send_lat -R -s 64 -n 20000, server and client"
 	perf record -q -a -e cpu-clock -F 10000 -o /tmp/perftest.data -- sh -c \
