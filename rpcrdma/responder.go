@@ -342,12 +342,17 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 // pullChunk pulls the Read chunk of the call in x (checked by onCall) into its sink buffer,
 // where the payload goes after the headroom.
 func (sv *server) pullChunk(i int32, x *sctx) {
-	total := 0
-	for _, r := range x.hdr.ReadList {
-		total += int(r.Length)
-	}
-	x.chunk = x.sink.Bytes()[headroom : headroom+total]
+	x.chunk = x.sink.Bytes()[headroom : headroom+readLen(x.hdr)]
 	sv.pull(i, x, headroom)
+}
+
+// readLen is the length of h's Read list, validated by the caller.
+func readLen(h *Header) int {
+	n := 0
+	for _, r := range h.ReadList {
+		n += int(r.Length)
+	}
+	return n
 }
 
 // onPositionZero starts pulling an RDMA_NOMSG message's Position Zero Read chunk.
@@ -385,11 +390,7 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 // pullWhole pulls the Position Zero Read chunk of x (checked by onPositionZero) into its
 // sink buffer: the whole RPC message.
 func (sv *server) pullWhole(i int32, x *sctx) {
-	total := 0
-	for _, r := range x.hdr.ReadList {
-		total += int(r.Length)
-	}
-	x.msg = x.sink.Bytes()[:total]
+	x.msg = x.sink.Bytes()[:readLen(x.hdr)]
 	sv.pull(i, x, 0)
 }
 
