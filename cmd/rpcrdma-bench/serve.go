@@ -47,7 +47,7 @@ func openServer(f *serverFlags) (server, error) {
 		// An idle event or hybrid poller wakes every EventTimeout to notice a stop and idle
 		// connections: 100 ms keeps an idle server's CPU near zero.
 		Pollers: f.Pollers, Poller: datapath.PollerConfig{Poll: f.Poll, EventTimeout: 100 * time.Millisecond},
-		MaxConnections: f.MaxConnections, IdleTimeout: f.IdleTimeout, Done: f.connDone}
+		MaxConnections: f.MaxConnections, IdleTimeout: f.IdleTimeout, SinkBuffers: f.SinkBuffers, Done: f.connDone}
 	if th == 0 {
 		cfg.Endpoint.SendSize, cfg.Endpoint.RecvSize = rpcrdma.DefaultInline, rpcrdma.DefaultInline
 	}

@@ -29,9 +29,12 @@ type serverFlags struct {
 	Threshold int `json:"threshold,omitempty"`
 	// Credits is the credit window granted to each requester (0: the engine's default).
 	Credits int `json:"credits,omitempty"`
-	// MaxPayload is the largest payload a call or reply may carry: it sizes the chunk
-	// buffers of every connection.
+	// MaxPayload is the largest payload a call or reply may carry: it sizes the large
+	// buffers the pollers share among their connections.
 	MaxPayload int `json:"max_payload"`
+	// SinkBuffers bounds each poller's shared pool of those buffers (0: one connection's
+	// worth at the full grant).
+	SinkBuffers int `json:"sink_buffers,omitempty"`
 	// Pollers and CPUs place the responder's polling threads as workloads.Config does;
 	// connections are dealt to the least loaded poller and share its CQ.
 	Pollers int   `json:"pollers"`
@@ -84,7 +87,8 @@ func serverCommand(open newServer) *command {
 			fs.Var(sizeListValue{&thresholds, "thresholds"}, "thresholds", "inline threshold to offer, both ways (one value; default the engine's, 4k)")
 			fs.IntVar(&f.Credits, "credits", 0, "credits granted to each client (default the engine's)")
 			maxPayload := 1 << 20
-			fs.Var(sizeValue{&maxPayload}, "max-payload", "largest payload of one RPC; sizes each connection's buffers")
+			fs.Var(sizeValue{&maxPayload}, "max-payload", "largest payload of one RPC: the size of the buffers Read chunks are pulled into and long replies built in")
+			fs.IntVar(&f.SinkBuffers, "sink-buffers", 0, "per poller, the most of those buffers the calls in flight hold at once (registered as needed; a call that finds none free waits); default one connection's worth at the full grant")
 			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads; connections are dealt to the least loaded and share its completion queue")
 			fs.Var(cpusValue{&f.CPUs}, "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
 			fs.Var(pollValue{&f.Poll}, "poll", "how idle pollers wait: busy (a CPU each, always), event (block on the completion channel) or hybrid[:SPIN] (spin SPIN after the last completion, default 50us, then block); default event on soft, hybrid on verbs")
@@ -104,6 +108,9 @@ func serverCommand(open newServer) *command {
 					f.Threshold = thresholds[0]
 				}
 				f.MaxPayload = maxPayload
+				if f.SinkBuffers < 0 {
+					return fail(e, "server", usageErrorf("--sink-buffers must not be negative (0: the default)"))
+				}
 				if f.Pollers < 1 || f.Credits < 0 || f.Credits > maxCredits {
 					return fail(e, "server", usageErrorf("--pollers must be at least 1 and --credits from 0 (the default) to %d", maxCredits))
 				}

@@ -46,6 +46,7 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 		{[]string{"server", "--pollers", "0"}, "--pollers"},
 		{[]string{"server", "extra"}, "unexpected"},
 		{[]string{"server", "--max-payload", "1q"}, `"1q"`},
+		{[]string{"server", "--sink-buffers", "-1"}, "--sink-buffers"},
 		{[]string{"client", "--mix", "echo"}, "--addr is required"},
 		{[]string{"sweep", "--sizes", "1k,zz"}, `"zz"`},
 	} {
@@ -72,6 +73,11 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 		if got == nil || got.Poll.String() != tc.want {
 			t.Errorf("%q: poll %v, want %s", tc.args, got, tc.want)
 		}
+	}
+	got = nil
+	runMain(t, "server", "--sink-buffers", "8", "--max-payload", "64k")
+	if got == nil || got.SinkBuffers != 8 || got.MaxPayload != 64<<10 {
+		t.Errorf("--sink-buffers 8 --max-payload 64k: %+v", got)
 	}
 }
 
