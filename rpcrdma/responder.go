@@ -230,6 +230,12 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 	if x.sink = c.sinks.get(); x.sink != nil {
 		return true
 	}
+	if c.sinks.made == 0 && c.sinks.err != nil {
+		// Nothing could be registered and no buffer is out to come back: waiting would
+		// be for ever.
+		c.fail("register sink buffers", c.sinks.err)
+		return false
+	}
 	x.state, x.resume = ctxSinkWait, then
 	c.sinks.park(c, i)
 	c.stats.SinkWaits++

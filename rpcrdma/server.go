@@ -192,11 +192,7 @@ func newShare(dev datapath.Device, cfg Config, bufs int) (*share, error) {
 	}
 	// Local access only: the responder's RDMA Reads land here, and a reply it exposes is
 	// reached through a window bound over it.
-	s, err := newSinks(pd, datapath.AccessLocalWrite|datapath.AccessMWBind, headroom+cfg.MaxPayload+8, 0, bufs)
-	if err != nil {
-		pd.Close()
-		return nil, &SetupError{"register sink buffers", err}
-	}
+	s := newSinks(pd, datapath.AccessLocalWrite|datapath.AccessMWBind, headroom+cfg.MaxPayload+8, bufs)
 	return &share{pd: pd, sinks: s}, nil
 }
 

@@ -26,9 +26,8 @@ type sinks struct {
 	free   []*mempool.Buf // last in, first out: the memory in use stays warm
 	// waiting are the contexts that found no buffer, oldest first (see wake).
 	waiting []sinkWait
-	waits   uint64 // how many times a context had to wait
-	err     error  // the last registration that failed
-	shared  bool   // by the connections of a poller (woken by its Mux)
+	err     error // the last registration that failed
+	shared  bool  // by the connections of a poller (woken by its Mux)
 }
 
 type sinkWait struct {
@@ -36,17 +35,11 @@ type sinkWait struct {
 	i int32
 }
 
-// newSinks returns a pool of buffers of size bytes registered with reg; first buffers are
-// made at once, the rest (up to max) as needed.
-func newSinks(reg mempool.Registrar, access datapath.Access, size, first, max int) (*sinks, error) {
-	s := &sinks{reg: reg, access: access, size: size, max: max, shared: true,
+// newSinks returns an empty pool of buffers of size bytes, registered with reg as needed,
+// up to max of them.
+func newSinks(reg mempool.Registrar, access datapath.Access, size, max int) *sinks {
+	return &sinks{reg: reg, access: access, size: size, max: max, shared: true,
 		free: make([]*mempool.Buf, 0, max), waiting: make([]sinkWait, 0, 16)}
-	if first > 0 {
-		if err := s.grow(first); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
 }
 
 // ownSinks makes the sink pool of one connection from p, a pool of its own region: every
@@ -104,7 +97,6 @@ func (s *sinks) put(b *mempool.Buf) { s.free = append(s.free, b) }
 
 // park queues context i of c until a buffer is free.
 func (s *sinks) park(c *Conn, i int32) {
-	s.waits++
 	s.waiting = append(s.waiting, sinkWait{c, i})
 }
 
