@@ -154,14 +154,20 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 		c.handle(wc)
 		m.markDirty(c)
 	}
-	if m.share != nil && len(m.share.sinks.waiting) > 0 {
-		// Buffers the batch freed go to calls of any connection waiting for them.
-		m.share.sinks.wake(m.touch)
-	}
+	m.wakeSinks()
 	if m.flushDirty() {
 		m.reap()
 	}
 	return nil
+}
+
+// wakeSinks hands the shared sink buffers freed since the last call (by replies that
+// completed, chunks whose RDMA_DONE timed out, connections that left) to the calls waiting for
+// them, on any connection of the poller, and marks those connections for flushDirty.
+func (m *Mux) wakeSinks() {
+	if m.share != nil && len(m.share.sinks.waiting) > 0 {
+		m.share.sinks.wake(m.touch)
+	}
 }
 
 // flushDirty lets each connection the batch touched post what it queued, and reports
@@ -196,11 +202,8 @@ func (m *Mux) Idle() error {
 			removed = true
 		}
 	}
-	if m.share != nil && len(m.share.sinks.waiting) > 0 {
-		// Overdue responder Read chunks released their buffers.
-		m.share.sinks.wake(m.touch)
-		removed = m.flushDirty() || removed
-	}
+	m.wakeSinks()
+	removed = m.flushDirty() || removed
 	if t := m.cfg.IdleTimeout; t > 0 {
 		now := m.cfg.Clock()
 		if m.sweep == 0 {
@@ -239,12 +242,9 @@ func (m *Mux) reap() {
 	}
 	clear(m.conns[len(live):])
 	m.conns = live
-	if m.share != nil && len(m.share.sinks.waiting) > 0 {
-		// The buffers of the connections that left.
-		m.share.sinks.wake(m.touch)
-		if m.flushDirty() {
-			m.reap()
-		}
+	m.wakeSinks()
+	if m.flushDirty() {
+		m.reap()
 	}
 }
 

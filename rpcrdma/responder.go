@@ -144,13 +144,14 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	return nil
 }
 
-// returnSinks gives the sink buffers the contexts hold back to their pool, and forgets the
-// contexts waiting for one, once the queue pair is gone (nothing can reach the buffers
-// any more). A shared pool belongs to the poller's thread: only a connection it served
-// holds or waits for its buffers, and that one is closed on that thread.
+// returnSinks gives the buffers of a shared sink pool that the contexts hold back to it, and
+// forgets the contexts waiting for one, once the queue pair is gone (nothing can reach the
+// buffers any more). A shared pool belongs to the poller's thread: only a connection it
+// served holds or waits for its buffers, and that one is closed on that thread. A pool of
+// the connection's own goes with its region.
 func (sv *server) returnSinks() {
-	if sv.c == nil || sv.c.sinks == nil {
-		return // set up no further
+	if sv.c == nil || sv.c.sinks == nil || !sv.c.sinks.shared {
+		return
 	}
 	s := sv.c.sinks
 	parked := false
@@ -164,9 +165,6 @@ func (sv *server) returnSinks() {
 	}
 	if parked {
 		s.drop(sv.c)
-	}
-	if !s.shared {
-		s.close()
 	}
 }
 
@@ -209,11 +207,8 @@ func (sv *server) release(i int32) {
 		x.recv = nil
 	}
 	if x.sink != nil {
-		c.sinks.put(x.sink)
+		c.sinks.put(x.sink) // a shared pool's waiting calls get it from the Mux (wakeSinks)
 		x.sink = nil
-		if !c.sinks.shared && len(c.sinks.waiting) > 0 {
-			c.sinks.wake(func(*Conn) {}) // this connection's own: flushed by its caller
-		}
 	}
 	x.msg, x.chunk = nil, nil
 	x.state = ctxFree

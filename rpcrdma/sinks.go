@@ -13,7 +13,8 @@ import (
 // result built in it. A server poller's connections share one (see Serve): it grows by
 // registered segments as the calls in flight need buffers, up to max, and a call that finds
 // none free waits in order until one is put back. A connection that is not served by Serve
-// has one of its own, made whole at setup with a buffer per context, so that it never waits.
+// has one of its own, made whole at setup with a buffer per context: a context holds at most
+// one, so it never waits.
 //
 // Owned by one poller thread: no locks.
 type sinks struct {
@@ -132,8 +133,7 @@ func (s *sinks) drop(c *Conn) {
 	s.waiting = live
 }
 
-// close returns every buffer to its segment (or to the connection's pool) and releases the
-// segments. Buffers still held
+// close returns every buffer to its segment and releases the segments. Buffers still held
 // (by connections not closed) are reported.
 func (s *sinks) close() error {
 	for _, b := range s.free {

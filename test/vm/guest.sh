@@ -106,7 +106,8 @@ kstat() {
 }
 # rxe's packet counters, as name=value on one line.
 hwc() { for f in /sys/class/infiniband/$DEV/ports/1/hw_counters/*; do printf '%s=%s ' "${f##*/}" "$(cat "$f")"; done; echo; }
-# hwc_delta BEFORE AFTER N: the counters that moved, per N (round trips).
+# hwc_delta BEFORE AFTER N: the counters (NAME=VALUE, of hwc or kstat) that moved, per N
+# (round trips).
 hwc_delta() {
 	echo "$1" | tr ' ' '\n' >/tmp/hwa
 	echo "$2" | tr ' ' '\n' >/tmp/hwb
@@ -117,13 +118,14 @@ if step profile && command -v perf >/dev/null; then
 	a=$(hwc)
 	$T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x >/dev/null
 	hwc_delta "$a" "$(hwc)" 20000
-	ts "=== profile: rxe packet counters per round trip, ib_send_lat -s 64 (20000 round trips)"
+	ts "=== profile: rxe packet counters, interrupts and context switches per round trip, ib_send_lat -s 64 (20000 round trips)"
 	ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
 	sleep 2
-	a=$(hwc)
+	a=$(hwc) k=$(kstat)
 	ib_send_lat -d $DEV -R -s 64 -n 20000 $IP >/dev/null 2>&1
 	wait
 	hwc_delta "$a" "$(hwc)" 20000
+	hwc_delta "$k" "$(kstat)" 20000
 	ts "=== profile: BenchmarkNullRPC (both ends in one goroutine), 20000 RPCs"
 	perf record -q -a -e cpu-clock -F 10000 -o /tmp/null.data -- \
 		$T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x
@@ -166,13 +168,6 @@ if step profile && command -v perf >/dev/null; then
 		"ib_send_lat -d $DEV -R -s 64 -n 20000 >/tmp/ps.out 2>&1 & sleep 2; ib_send_lat -d $DEV -R -s 64 -n 20000 $IP; wait"
 	result profile-perftest $?
 	perf_share /tmp/perftest.data ib_send_lat
-	ts "=== profile: interrupts and context switches per round trip, ib_send_lat -s 64 (20000 round trips)"
-	ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
-	sleep 2
-	a=$(kstat)
-	ib_send_lat -d $DEV -R -s 64 -n 20000 $IP >/dev/null 2>&1
-	wait
-	hwc_delta "$a" "$(kstat)" 20000
 	ts "=== profile: ib_send_lat's system calls (server), 20000 round trips"
 	perf trace -s -o /tmp/pt.trace -- ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
 	sleep 3
