@@ -594,16 +594,7 @@ func TestJSON(t *testing.T) {
 // 8797 message (format identifier, version 1, R bit, sizes as (size/1024)-1), then the
 // extension block.
 func TestPrivateDataBytes(t *testing.T) {
-	dev, err := soft.New(soft.Config{}).Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	l, err := dev.Listen(soft.InprocPrefix + "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	dev, l := softListener(t, soft.InprocPrefix+"0")
 	for _, tc := range []struct {
 		cfg  Config
 		want string

@@ -90,16 +90,7 @@ func TestResponderReadExposesOnlyTheReply(t *testing.T) {
 // window over A's reply in a responder-provided Read chunk reads through A's queue pair and
 // fails through B's, and the reply names no region's key.
 func TestSharedPollerKeysStayWithTheirConnection(t *testing.T) {
-	dev, err := soft.New(soft.Config{}).Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	l, err := dev.Listen(soft.InprocPrefix + "sharedkeys")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	dev, l := softListener(t, soft.InprocPrefix+"sharedkeys")
 	cfg := testCfg(1024)
 	cfg.ResponderRead = true
 	scq, err := dev.NewCQ(4 * CQNeed(dev, cfg))

@@ -14,16 +14,7 @@ import (
 // Muxes (the execution model of Serve and of the measuring commands), and whose ends wait in
 // CQ.Wait when idle (event mode), allocates nothing.
 func TestMuxZeroAllocs(t *testing.T) {
-	dev, err := soft.New(soft.Config{}).Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	l, err := dev.Listen(soft.InprocPrefix + "muxallocs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	dev, l := softListener(t, soft.InprocPrefix+"muxallocs")
 	cfg := testCfg(4096)
 	scq, _ := dev.NewCQ(4 * CQNeed(dev, cfg))
 	ccq, _ := dev.NewCQ(4 * CQNeed(dev, cfg))

@@ -18,16 +18,7 @@ import (
 // TestServe runs the responder side on Serve's pollers (other goroutines, as in a real
 // server) and two requesters in this goroutine, with every class and verification on.
 func TestServe(t *testing.T) {
-	dev, err := soft.New(soft.Config{}).Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	l, err := dev.Listen(soft.InprocPrefix + "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	dev, l := softListener(t, soft.InprocPrefix+"0")
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var served []uint64
@@ -98,15 +89,7 @@ func TestServe(t *testing.T) {
 		c.Close()
 	}
 	// The responders see their connections break and report them.
-	for {
-		mu.Lock()
-		n := len(served)
-		mu.Unlock()
-		if n == 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(deadline, func() bool { mu.Lock(); defer mu.Unlock(); return len(served) == 2 })
 	cancel()
 	if err := <-serveErr; err != nil {
 		t.Fatal(err)
@@ -456,16 +439,7 @@ func callServed(t *testing.T, c *Conn, call Call) Result {
 // chunks) from one poller whose shared pool holds two: calls wait for a buffer and then
 // complete, verified, and a connection registers only its own send and receive buffers.
 func TestServeSharesSinks(t *testing.T) {
-	dev, err := soft.New(soft.Config{}).Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	l, err := dev.Listen(soft.InprocPrefix + "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	dev, l := softListener(t, soft.InprocPrefix+"0")
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := testCfg(1024)
 	cfg.ResponderRead = true
@@ -548,15 +522,7 @@ func TestServeSharesSinks(t *testing.T) {
 	for _, c := range reqs {
 		c.Close()
 	}
-	for {
-		mu.Lock()
-		n := len(ends)
-		mu.Unlock()
-		if n == len(reqs) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(deadline, func() bool { mu.Lock(); defer mu.Unlock(); return len(ends) == len(reqs) })
 	cancel()
 	if err := <-serveErr; err != nil {
 		t.Fatal(err)
@@ -582,5 +548,30 @@ func TestServeSharesSinks(t *testing.T) {
 	}
 	if waits == 0 {
 		t.Error("no call waited for a sink buffer: the pool was not the bound")
+	}
+}
+
+// softListener opens an in-process soft device and listens on addr; both close when the test
+// ends.
+func softListener(t *testing.T, addr string) (datapath.Device, datapath.Listener) {
+	t.Helper()
+	dev, err := soft.New(soft.Config{}).Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	l, err := dev.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return dev, l
+}
+
+// waitUntil polls cond until it holds or deadline passes; the caller then checks what it
+// waited for.
+func waitUntil(deadline time.Time, cond func() bool) {
+	for !cond() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
 	}
 }
