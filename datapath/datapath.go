@@ -181,6 +181,25 @@ type Conn interface {
 	Close() error
 }
 
+// Deferrer is implemented by connections whose posts can wait for the next poll of their CQ,
+// so that handing work requests to the device costs no provider call of its own: with the
+// verbs provider, one cgo call posts what a batch of completions caused and polls for the
+// next batch, where immediate posting takes one call per PostSend and PostRecv besides.
+type Deferrer interface {
+	// DeferPosts makes later PostSend and PostRecv calls stage their work requests: they
+	// are checked and counted against the queues' capacity as before (a full queue still
+	// fails at once), and the next CQ.Poll or CQ.Wait of the connection's CQ hands them to
+	// the device, receives first, before it looks for completions. Inline data (FlagInline)
+	// is copied then, not before PostSend returns.
+	//
+	// From this call on, whoever posts on the connection polls its CQ too, never
+	// concurrently with posting (a Poller's Handler does both), and the connection uses one
+	// CQ for both queues (an error otherwise). If the device refuses a staged work request,
+	// the connection breaks with that cause (Err): neither it nor what was staged after it
+	// completes. What is still staged when the connection closes is dropped.
+	DeferPosts() error
+}
+
 // CQ is a completion queue.
 type CQ interface {
 	// Poll moves up to len(wcs) completions into wcs without blocking and returns how many.
@@ -277,7 +296,8 @@ const (
 	// work request's resources are released by the next signaled completion on the queue.
 	FlagSignaled SendFlags = 1 << iota
 	// FlagInline copies the data into the work request at post time (up to
-	// QPCaps.MaxInlineData bytes), so the memory is free again when PostSend returns.
+	// QPCaps.MaxInlineData bytes), so the memory is free again when PostSend returns (with
+	// Deferrer.DeferPosts, once the next poll of the CQ has handed it to the device).
 	FlagInline
 	// FlagFence waits for prior RDMA READs to complete before this work request starts.
 	FlagFence

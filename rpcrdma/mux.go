@@ -119,6 +119,7 @@ func (m *Mux) adopt() {
 	for _, c := range m.pending {
 		m.conns = append(m.conns, c)
 		m.byQPN[c.qpn] = c
+		c.deferPosts() // this thread both posts and polls from now on
 	}
 	clear(m.pending)
 	m.pending = m.pending[:0]

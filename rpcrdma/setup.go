@@ -340,7 +340,22 @@ func (c *Conn) start() error {
 	if err := c.flush(); err != nil { // posts the first receives
 		return &SetupError{"post receives", err}
 	}
+	if !c.sharedCQ {
+		// Whoever drives this connection polls its CQ (Progress) and posts (Submit,
+		// Progress): from now on the poll posts what they queued, in the same provider call.
+		// A connection on a shared CQ waits until its Mux takes it over (Mux.adopt).
+		c.deferPosts()
+	}
 	return nil
+}
+
+// deferPosts lets the provider hand this connection's posts to the device with its next poll
+// (datapath.Deferrer), where it can. A provider that cannot (or a refusal) leaves posting
+// immediate, which is as correct and only costs more calls.
+func (c *Conn) deferPosts() {
+	if d, ok := c.qp.(datapath.Deferrer); ok {
+		_ = d.DeferPosts()
+	}
 }
 
 // maxInline is the inline data size asked of the queue pair.

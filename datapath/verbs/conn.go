@@ -40,6 +40,10 @@ type conn struct {
 	rwr  []C.struct_ibv_recv_wr
 	rsge []datapath.SGE
 
+	// deferred: PostSend and PostRecv stage work requests for the next poll of the CQ to
+	// post (DeferPosts). Only the connection's owner reads or writes it.
+	deferred bool
+
 	err       atomic.Pointer[errBox]
 	idMu      sync.Mutex // guards id against Close while a failing poller disconnects
 	discon    bool       // rdma_disconnect was called
@@ -51,7 +55,10 @@ type conn struct {
 
 type errBox struct{ err error }
 
-var _ datapath.Conn = (*conn)(nil)
+var (
+	_ datapath.Conn     = (*conn)(nil)
+	_ datapath.Deferrer = (*conn)(nil)
+)
 
 func defaulted(v, def, limit int) int {
 	if v <= 0 {
@@ -230,10 +237,13 @@ var (
 )
 
 // PostSend fills the Conn's C work requests from wrs and posts them with one C call per
-// MaxSendWR of them.
+// MaxSendWR of them, or stages them for the next poll of the CQ (DeferPosts).
 func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
 	if c.err.Load() != nil {
 		return 0, errPostBroken
+	}
+	if c.deferred {
+		return c.stageSend(wrs)
 	}
 	posted := 0
 	for posted < len(wrs) {
@@ -241,7 +251,7 @@ func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
 		if len(batch) > len(c.in) {
 			batch = batch[:len(c.in)]
 		}
-		n, verr, binds := c.fillSend(batch)
+		n, verr, binds := c.fillSend(batch, 0)
 		if n > 0 {
 			rc := C.vb_post_send(c.h, C.int(n))
 			bad := c.q.posted
@@ -263,9 +273,72 @@ func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
 	return posted, nil
 }
 
-// fillSend writes batch into the C work requests until one is invalid; it returns how many it
-// wrote, the error of the invalid one, and whether there are binds among them.
-func (c *conn) fillSend(batch []datapath.SendWR) (int, error, bool) {
+// stageSend writes wrs after what is staged already, as far as the send queue has room for
+// them beside what is outstanding and staged (the same bound vb_post_send enforces).
+func (c *conn) stageSend(wrs []datapath.SendWR) (int, error) {
+	q := c.q
+	at := int(q.staged_send)
+	room := int(uint64(q.send_cap) - (uint64(q.sq_posted) + uint64(at) - uint64(q.sq_retired)))
+	batch := wrs
+	if len(batch) > room {
+		batch = batch[:room]
+	}
+	n, verr, binds := c.fillSend(batch, at)
+	if n > 0 {
+		if binds {
+			c.recordBinds(batch[:n])
+		}
+		q.staged_send += C.int(n)
+		c.link()
+	}
+	if verr != nil {
+		return n, verr
+	}
+	if n < len(wrs) {
+		return n, errSendFull
+	}
+	return n, nil
+}
+
+// link appends the queue pair to its CQ's pending list, once: the poll posts the queue pairs
+// in the order they staged their first work request.
+func (c *conn) link() {
+	q := c.q
+	if q.linked != 0 {
+		return
+	}
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&q.linked)), 1)
+	q.pnext = nil
+	cc := c.scq.c
+	if cc.pending_tail != nil {
+		cc.pending_tail.pnext = q
+	} else {
+		cc.pending = q
+	}
+	cc.pending_tail = q
+}
+
+var errDeferCQs = &datapath.OpError{Op: "verbs: defer posts", Err: errors.New("the send and receive CQs differ: one poll must post both queues' work requests")}
+
+// DeferPosts implements datapath.Deferrer: from now on PostSend and PostRecv stage, and
+// vb_cq_poll or vb_cq_arm of the CQ post what is staged in the same C call as the poll.
+func (c *conn) DeferPosts() error {
+	if c.q == nil {
+		return errConnClosed
+	}
+	if c.scq != c.rcq {
+		return errDeferCQs
+	}
+	if !c.d.p.cfg.ImmediatePosts {
+		c.deferred = true
+	}
+	return nil
+}
+
+// fillSend writes batch into the C work requests from index at until one is invalid; it
+// returns how many it wrote, the error of the invalid one, and whether there are binds among
+// them.
+func (c *conn) fillSend(batch []datapath.SendWR, at int) (int, error, bool) {
 	maxSGE := c.caps.MaxSendSGE
 	binds := false
 	for i := range batch {
@@ -276,12 +349,12 @@ func (c *conn) fillSend(batch []datapath.SendWR) (int, error, bool) {
 		if len(w.SGL) > maxSGE {
 			return i, errSendSGE, binds
 		}
-		in := &c.in[i]
+		in := &c.in[at+i]
 		in.id = C.uint64_t(w.ID | uint64(w.Op)<<C.VB_OP_SHIFT)
 		in.op = C.uint8_t(w.Op)
 		in.flags = C.uint8_t(w.Flags)
 		in.num_sge = C.uint16_t(len(w.SGL))
-		copy(c.ssge[i*maxSGE:], w.SGL)
+		copy(c.ssge[(at+i)*maxSGE:], w.SGL)
 		switch w.Op {
 		case datapath.OpSend:
 		case datapath.OpSendInv, datapath.OpLocalInv:
@@ -327,9 +400,9 @@ func (c *conn) recordBinds(posted []datapath.SendWR) {
 			m := w.MW.(*mw)
 			key := m.rkey.Load()&^0xff | w.RKey&0xff
 			m.rkey.Store(key)
-			// Providers take the window's current key from ibv_mw (librxe passes it to
-			// the kernel, which refuses a bind naming a stale one): keep it current.
-			m.mw.rkey = C.uint32_t(key)
+			// ibv_mw's own key follows in vb_post_send, once the bind is posted: librxe
+			// passes it to the kernel as the window's current key, which must be the old
+			// one until then (a deferred bind is staged here and posted later).
 		}
 	}
 }
@@ -338,30 +411,16 @@ func (c *conn) PostRecv(wrs []datapath.RecvWR) (int, error) {
 	if c.err.Load() != nil {
 		return 0, errRecvBroken
 	}
-	maxSGE := c.caps.MaxRecvSGE
+	if c.deferred {
+		return c.stageRecv(wrs)
+	}
 	posted := 0
 	for posted < len(wrs) {
 		batch := wrs[posted:]
 		if len(batch) > len(c.rwr) {
 			batch = batch[:len(c.rwr)]
 		}
-		var verr error
-		n := len(batch)
-		for i := range batch {
-			w := &batch[i]
-			if w.ID > maxID {
-				n, verr = i, errRecvIDs
-				break
-			}
-			if len(w.SGL) > maxSGE {
-				n, verr = i, errRecvSGE
-				break
-			}
-			r := &c.rwr[i]
-			r.wr_id = C.uint64_t(w.ID | uint64(datapath.OpRecv)<<C.VB_OP_SHIFT)
-			r.num_sge = C.int(len(w.SGL))
-			copy(c.rsge[i*maxSGE:], w.SGL)
-		}
+		n, verr := c.fillRecv(batch, 0)
 		if n > 0 {
 			rc := C.vb_post_recv(c.h, C.int(n))
 			bad := c.q.posted
@@ -378,6 +437,49 @@ func (c *conn) PostRecv(wrs []datapath.RecvWR) (int, error) {
 		}
 	}
 	return posted, nil
+}
+
+// stageRecv is stageSend for the receive queue.
+func (c *conn) stageRecv(wrs []datapath.RecvWR) (int, error) {
+	q := c.q
+	at := int(q.staged_recv)
+	room := int(uint64(q.recv_cap) - (uint64(q.rq_posted) + uint64(at) - uint64(q.rq_done)))
+	batch := wrs
+	if len(batch) > room {
+		batch = batch[:room]
+	}
+	n, verr := c.fillRecv(batch, at)
+	if n > 0 {
+		q.staged_recv += C.int(n)
+		c.link()
+	}
+	if verr != nil {
+		return n, verr
+	}
+	if n < len(wrs) {
+		return n, errRecvFull
+	}
+	return n, nil
+}
+
+// fillRecv writes batch into the C receive work requests from index at until one is
+// invalid; it returns how many it wrote and the error of the invalid one.
+func (c *conn) fillRecv(batch []datapath.RecvWR, at int) (int, error) {
+	maxSGE := c.caps.MaxRecvSGE
+	for i := range batch {
+		w := &batch[i]
+		if w.ID > maxID {
+			return i, errRecvIDs
+		}
+		if len(w.SGL) > maxSGE {
+			return i, errRecvSGE
+		}
+		r := &c.rwr[at+i]
+		r.wr_id = C.uint64_t(w.ID | uint64(datapath.OpRecv)<<C.VB_OP_SHIFT)
+		r.num_sge = C.int(len(w.SGL))
+		copy(c.rsge[(at+i)*maxSGE:], w.SGL)
+	}
+	return len(batch), nil
 }
 
 var errClosedConn = &datapath.OpError{Op: "verbs: conn", Err: fmt.Errorf("%w: closed", datapath.ErrBroken)}
@@ -404,6 +506,9 @@ func (c *conn) Close() error {
 		c.ec.destroy()
 		c.scq.detach(c)
 		c.rcq.detach(c)
+		// What is staged is dropped: the next poll skips a dead queue pair and unlinks it,
+		// and its memory outlives the link (see device.bury).
+		atomic.StoreInt32((*int32)(unsafe.Pointer(&c.q.dead)), 1)
 		c.d.retire(qp, c.q, c.scq, c.rcq) // c.q too: polling its completions still counts
 		c.q, c.h = nil, 0
 		c.d.track(&c.d.nconn, -1)

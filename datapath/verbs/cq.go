@@ -43,6 +43,9 @@ func (q *cq) Poll(wcs []datapath.Completion) (int, error) {
 	// Handles as integers: no pointer argument for cgocheck to inspect (see shim.h). wcs
 	// stays referenced by the caller across the call, and C keeps no pointer into it.
 	n := int(C.vb_cq_poll(q.h, C.uintptr_t(uintptr(unsafe.Pointer(&wcs[0]))), C.int(min(len(wcs), C.VB_CQ_BATCH)), q.spin))
+	if q.c.flush_failed != 0 {
+		q.flushFailed()
+	}
 	if n < 0 {
 		return 0, errCQFailed
 	}
@@ -71,9 +74,34 @@ func (q *cq) failed(i int, wc *datapath.Completion) {
 	})
 }
 
-// Wait arms the CQ and sleeps on its completion channel.
+// flushFailed breaks the connections whose staged work requests the device refused, with
+// the error the post returned.
+func (q *cq) flushFailed() {
+	q.c.flush_failed = 0
+	q.mu.Lock()
+	var failed []*conn
+	for _, c := range q.conns {
+		if c.q != nil && c.q.flush_rc != 0 {
+			failed = append(failed, c)
+		}
+	}
+	q.mu.Unlock()
+	for _, c := range failed {
+		op := "ibv_post_recv"
+		if c.q.flush_send != 0 {
+			op = "ibv_post_send"
+		}
+		c.fail(opErr(op, c.q.flush_rc))
+	}
+}
+
+// Wait arms the CQ and sleeps on its completion channel. Arming posts what is staged first.
 func (q *cq) Wait(timeout time.Duration) error {
-	if n := C.vb_cq_arm(q.h); n != 0 {
+	n := C.vb_cq_arm(q.h)
+	if q.c.flush_failed != 0 {
+		q.flushFailed()
+	}
+	if n != 0 {
 		if n > 0 {
 			return nil
 		}
@@ -122,6 +150,7 @@ func (q *cq) Close() error {
 	if len(q.conns) > 0 {
 		return &datapath.OpError{Op: "ibv_destroy_cq", Err: fmt.Errorf("still used by %d connections", len(q.conns))}
 	}
+	C.vb_cq_unlink(q.c)
 	if rc := C.vb_cq_close(q.c); rc != 0 {
 		return opErr("ibv_destroy_cq", rc)
 	}

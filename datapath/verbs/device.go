@@ -364,7 +364,9 @@ func (d *device) release(q *C.struct_vb_qp) {
 func (d *device) bury(age time.Duration) {
 	kept := d.graves[:0]
 	for _, g := range d.graves {
-		if time.Since(g.at) >= age {
+		// A queue pair closed with work staged stays on its CQ's pending list until that
+		// CQ's next poll (or its Close) takes it off.
+		if time.Since(g.at) >= age && atomic.LoadInt32((*int32)(unsafe.Pointer(&g.q.linked))) == 0 {
 			C.vb_qp_free(g.q)
 		} else {
 			kept = append(kept, g)

@@ -17,8 +17,12 @@
 // pair created with rdma_create_qp in its PD; private data travels in the CM REQ and
 // REP. Work requests are built in C memory that belongs to the Conn and posted as one chain per
 // PostSend/PostRecv call; completions are polled in batches by one C call that writes straight
-// into the caller's slice and may spin a bounded number of times (Config.PollSpin). C never
-// keeps a Go pointer: registered memory must come from outside the Go heap (mmap).
+// into the caller's slice and may spin a bounded number of times (Config.PollSpin). A Conn
+// switched to deferred posting (datapath.Deferrer) only writes its work requests into that C
+// memory and links itself on its CQ's pending list; the next poll of the CQ posts them,
+// receives first, in the same C call, so a poller that handles a batch of completions and
+// polls again crosses into C once for both. C never keeps a Go pointer: registered memory
+// must come from outside the Go heap (mmap).
 //
 // LATENCY.md measures where a NULL round trip's time goes on rxe, against perftest's.
 //

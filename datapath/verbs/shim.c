@@ -254,6 +254,13 @@ int vb_post_send(uintptr_t qp, int n)
 				tail++;
 		__atomic_store_n(&q->sig_tail, tail, __ATOMIC_RELEASE);
 	}
+	// Providers take a window's current key from ibv_mw (librxe passes it to the kernel,
+	// which refuses a bind naming a stale one): a posted bind makes its key the current one.
+	for (int i = 0; i < posted; i++) {
+		struct vb_swr *in = &q->in[i];
+		if (in->op == VB_OP_BIND_MW)
+			in->mw->rkey = (in->mw->rkey & ~0xffu) | (in->rkey & 0xffu);
+	}
 	q->sq_posted += posted;
 	q->posted = posted;
 	if (rc)
@@ -360,12 +367,58 @@ int vb_status(int s)
 	}
 }
 
-// vb_cq_poll moves up to max completions (at most VB_CQ_BATCH) into out, trying up to spin
-// more times while the CQ is empty. It returns the count, or -1 when the CQ failed.
+// vb_cq_flush posts what the queue pairs on c's pending list staged, receives before sends,
+// and takes them off the list. A failed post is recorded in its queue pair for Go, which
+// breaks the connection: the rest of what it staged is dropped.
+static void vb_cq_flush(struct vb_cq *c)
+{
+	struct vb_qp *q = c->pending;
+	c->pending = c->pending_tail = NULL;
+	while (q) {
+		struct vb_qp *next = q->pnext;
+		int nr = q->staged_recv, ns = q->staged_send;
+		q->pnext = NULL;
+		q->staged_recv = q->staged_send = 0;
+		if (!__atomic_load_n(&q->dead, __ATOMIC_ACQUIRE) && !q->flush_rc) {
+			int rc = nr > 0 ? vb_post_recv((uintptr_t)q, nr) : 0;
+			int send = 0;
+			if (rc == 0 && ns > 0) {
+				rc = vb_post_send((uintptr_t)q, ns);
+				send = 1;
+			}
+			if (rc) {
+				q->flush_rc = rc;
+				q->flush_send = send;
+				c->flush_failed = 1;
+			}
+		}
+		__atomic_store_n(&q->linked, 0, __ATOMIC_RELEASE);
+		q = next;
+	}
+}
+
+// vb_cq_unlink empties c's pending list without posting (the CQ is closing, and only closed
+// queue pairs can still be on it).
+void vb_cq_unlink(struct vb_cq *c)
+{
+	struct vb_qp *q = c->pending;
+	c->pending = c->pending_tail = NULL;
+	while (q) {
+		struct vb_qp *next = q->pnext;
+		q->pnext = NULL;
+		__atomic_store_n(&q->linked, 0, __ATOMIC_RELEASE);
+		q = next;
+	}
+}
+
+// vb_cq_poll posts what is staged on c (vb_cq_flush), then moves up to max completions (at
+// most VB_CQ_BATCH) into out, trying up to spin more times while the CQ is empty. It returns the count, or -1 when the CQ failed.
 int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 {
 	struct vb_cq *c = (struct vb_cq *)cq;
 	struct vb_wc *out = (struct vb_wc *)outp;
+	if (c->pending)
+		vb_cq_flush(c);
 	if (max > VB_CQ_BATCH)
 		max = VB_CQ_BATCH;
 	int n, off;
@@ -422,6 +475,8 @@ int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 int vb_cq_arm(uintptr_t cq)
 {
 	struct vb_cq *c = (struct vb_cq *)cq;
+	if (c->pending)
+		vb_cq_flush(c); // nothing may stay staged while the caller sleeps
 	if (c->stash_n > 0)
 		return c->stash_n;
 	int rc = ibv_req_notify_cq(c->cq, 0);

@@ -78,6 +78,17 @@ struct vb_qp {
 	uint64_t sig_head, sig_tail;
 	// posted is how many work requests the last vb_post_send or vb_post_recv posted.
 	int posted;
+	// Deferred posting (Conn.DeferPosts): Go stages work requests at in[0..staged_send) and
+	// rwr[0..staged_recv) and links the queue pair on its CQ's pending list; the next
+	// vb_cq_poll or vb_cq_arm of that CQ posts them (receives first) before it polls. Go and
+	// that call run on the thread that owns the connection; dead and linked are also read
+	// and written elsewhere (Close, the reaper), hence atomic.
+	int staged_send, staged_recv;
+	int flush_rc;   // the first errno a deferred post met, for Go to break the connection
+	int flush_send; // whether it was the send queue's
+	int dead;       // closed: what is staged is dropped
+	int linked;     // on the pending list: the memory must outlive it
+	struct vb_qp *pnext;
 	struct vb_swr *in;
 	struct ibv_send_wr *swr;
 	struct ibv_sge *ssge;
@@ -114,6 +125,11 @@ struct vb_cq {
 	// vendor error of a failed one.
 	int last_off;
 	int rxe_inv_quirk; // see VB_KERNEL_WC_WITH_INVALIDATE
+	// Queue pairs with staged work requests (see vb_qp), in the order they first staged one
+	// (a receive staged on one queue pair before a SEND on another that it is meant to take
+	// is posted first), and whether posting failed for one since Go last looked.
+	struct vb_qp *pending, *pending_tail;
+	int flush_failed;
 	struct ibv_wc wc[VB_CQ_BATCH];
 };
 
@@ -168,6 +184,7 @@ int vb_cq_close(struct vb_cq *c);
 int vb_cq_poll(uintptr_t cq, uintptr_t out, int max, int spin);
 int vb_cq_arm(uintptr_t cq);
 int vb_cq_event(uintptr_t cq);
+void vb_cq_unlink(struct vb_cq *c);
 int vb_status(int ibv_status);
 
 struct ibv_mr *vb_reg_mr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access);

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -491,8 +492,302 @@ func TestIntegrationPeerClose(t *testing.T) {
 	}
 }
 
+// deferAll switches both ends of e to deferred posting.
+func deferAll(t testing.TB, e *env) {
+	t.Helper()
+	for _, c := range []datapath.Conn{e.cli, e.srv} {
+		if err := c.(datapath.Deferrer).DeferPosts(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Deferred posts reach the device with the next poll of the CQ and not before, receives
+// first, and complete as immediate ones do.
+func TestIntegrationDeferPosts(t *testing.T) {
+	e := newEnv(t, Config{}, datapath.QPConfig{MaxInlineData: 64}, nil, nil)
+	deferAll(t, e)
+	base, lkey := e.mr.Addr(), e.mr.LKey()
+	copy(e.mem[:64], "deferred until the next poll")
+	dst := e.mem[4096 : 4096+64]
+	if _, err := e.srv.PostRecv([]datapath.RecvWR{{ID: 7, SGL: []datapath.SGE{{Addr: base + 4096, Length: 64, LKey: lkey}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Inline: the data is copied when the poll posts it, so what is there then is sent.
+	if _, err := e.cli.PostSend([]datapath.SendWR{{ID: 8, Op: datapath.OpSend, Flags: datapath.FlagSignaled | datapath.FlagInline, SGL: []datapath.SGE{{Addr: base, Length: 64, LKey: lkey}}}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if !allZero(dst) {
+		t.Fatalf("the SEND arrived before any poll: % x", dst[:16])
+	}
+	wcs := waitFor(t, e.cq, 2)
+	if s, r := byID(wcs, 8), byID(wcs, 7); s.Status != datapath.StatusSuccess || r.Status != datapath.StatusSuccess || r.ByteLen != 64 {
+		t.Fatalf("send %+v, receive %+v", s, r)
+	}
+	if !bytes.Equal(dst, e.mem[:64]) {
+		t.Fatalf("received % x, want % x", dst[:16], e.mem[:16])
+	}
+}
+
+// The poll posts queue pairs in the order they staged: a receive staged on one before the
+// SEND staged on another that takes it is posted first. With no RNR retries, a SEND that
+// found no receive would fail.
+func TestIntegrationDeferOrder(t *testing.T) {
+	e := newEnv(t, Config{RNRRetry: -1}, datapath.QPConfig{}, nil, nil)
+	deferAll(t, e)
+	base, lkey := e.mr.Addr(), e.mr.LKey()
+	for i := range 20 {
+		id := uint64(2 * i)
+		if _, err := e.srv.PostRecv([]datapath.RecvWR{{ID: id, SGL: []datapath.SGE{{Addr: base + 4096, Length: 64, LKey: lkey}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.cli.PostSend([]datapath.SendWR{{ID: id + 1, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: base, Length: 8, LKey: lkey}}}}); err != nil {
+			t.Fatal(err)
+		}
+		wcs := waitFor(t, e.cq, 2)
+		if r, s := byID(wcs, id), byID(wcs, id+1); r.Status != datapath.StatusSuccess || s.Status != datapath.StatusSuccess {
+			t.Fatalf("round %d: receive %+v, send %+v", i, r, s)
+		}
+	}
+}
+
+// A ping-pong between two deferred connections on CQs of their own: each side's poll posts
+// what it staged since its previous poll.
+func TestIntegrationDeferPingPong(t *testing.T) {
+	d := openDevice(t, Config{})
+	t.Cleanup(func() { d.Close() })
+	mem := mmap(t, 1<<16)
+	mr, err := d.Register(mem, datapath.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mr.Close() })
+	cqs := [2]datapath.CQ{}
+	for i := range cqs {
+		if cqs[i], err = d.NewCQ(64); err != nil {
+			t.Fatal(err)
+		}
+		cq := cqs[i]
+		t.Cleanup(func() { cq.Close() })
+	}
+	l, err := d.Listen(":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan datapath.Conn, 1)
+	go func() {
+		r, err := l.Accept(context.Background())
+		if err != nil {
+			t.Error(err)
+			accepted <- nil
+			return
+		}
+		c, err := r.Accept(datapath.QPConfig{SendCQ: cqs[1], RecvCQ: cqs[1], MaxInlineData: 64}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		accepted <- c
+	}()
+	cli, err := d.Connect(context.Background(), l.Addr(), datapath.QPConfig{SendCQ: cqs[0], RecvCQ: cqs[0], MaxInlineData: 64}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	srv := <-accepted
+	if srv == nil {
+		t.FailNow()
+	}
+	defer srv.Close()
+	conns := [2]datapath.Conn{cli, srv}
+	base, lkey := mr.Addr(), mr.LKey()
+	for i, c := range conns {
+		for k := range 4 {
+			if _, err := c.PostRecv([]datapath.RecvWR{{ID: uint64(100 + k), SGL: []datapath.SGE{{Addr: base + uint64(4096*(1+i)), Length: 64, LKey: lkey}}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.(datapath.Deferrer).DeferPosts(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wcs := make([]datapath.Completion, 8)
+	// await polls cq until a receive completes and stages a receive in its place.
+	await := func(side int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n, err := cqs[side].Poll(wcs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, wc := range wcs[:n] {
+				if wc.Status != datapath.StatusSuccess {
+					t.Fatalf("side %d: %+v (%v)", side, wc, conns[side].Err())
+				}
+				if wc.Op == datapath.OpRecv {
+					if _, err := conns[side].PostRecv([]datapath.RecvWR{{ID: wc.ID, SGL: []datapath.SGE{{Addr: base + uint64(4096*(1+side)), Length: 64, LKey: lkey}}}}); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("side %d: no receive after 5 s", side)
+			}
+		}
+	}
+	for round := range 20 {
+		flags := datapath.FlagInline
+		if round%4 == 3 {
+			flags |= datapath.FlagSignaled
+		}
+		for side := range 2 {
+			if _, err := conns[side].PostSend([]datapath.SendWR{{ID: uint64(round), Op: datapath.OpSend, Flags: flags, SGL: []datapath.SGE{{Addr: base, Length: 8, LKey: lkey}}}}); err != nil {
+				t.Fatal(err)
+			}
+			// This side's poll posts its SEND; the other side waits for it.
+			if _, err := cqs[side].Poll(wcs[:1]); err != nil {
+				t.Fatal(err)
+			}
+			await(1 - side)
+		}
+	}
+}
+
+// A full queue fails at PostSend as without deferring: what is staged counts.
+func TestIntegrationDeferQueueFull(t *testing.T) {
+	e := newEnv(t, Config{}, datapath.QPConfig{MaxSendWR: 4}, nil, nil)
+	deferAll(t, e)
+	base, lkey := e.mr.Addr(), e.mr.LKey()
+	recvs := make([]datapath.RecvWR, 4)
+	for i := range recvs {
+		recvs[i] = datapath.RecvWR{ID: uint64(10 + i), SGL: []datapath.SGE{{Addr: base + 4096, Length: 64, LKey: lkey}}}
+	}
+	if n, err := e.srv.PostRecv(recvs); n != 4 || err != nil {
+		t.Fatalf("PostRecv: %d, %v", n, err)
+	}
+	sends := make([]datapath.SendWR, 5)
+	for i := range sends {
+		sends[i] = datapath.SendWR{ID: uint64(i), Op: datapath.OpSend, SGL: []datapath.SGE{{Addr: base, Length: 8, LKey: lkey}}}
+	}
+	sends[3].Flags = datapath.FlagSignaled
+	if n, err := e.cli.PostSend(sends[:2]); n != 2 || err != nil {
+		t.Fatalf("first PostSend: %d, %v", n, err)
+	}
+	if n, err := e.cli.PostSend(sends[2:]); n != 2 || !errors.Is(err, datapath.ErrQueueFull) {
+		t.Fatalf("PostSend beyond MaxSendWR with 2 staged: %d, %v; want 2, ErrQueueFull", n, err)
+	}
+	wcs := waitFor(t, e.cq, 5)
+	if s := byID(wcs, 3); s.Status != datapath.StatusSuccess || s.Op != datapath.OpSend {
+		t.Fatalf("signaled send: %+v", s)
+	}
+	for i := range 4 {
+		if r := byID(wcs, uint64(10+i)); r.Status != datapath.StatusSuccess || r.Op != datapath.OpRecv {
+			t.Fatalf("receive %d: %+v", i, r)
+		}
+	}
+}
+
+// A staged work request the device refuses when the poll posts it breaks the connection with
+// the post's error. (The refusal is provoked by making the C accounting see the queue full.)
+func TestIntegrationDeferRefused(t *testing.T) {
+	e := newEnv(t, Config{}, datapath.QPConfig{MaxSendWR: 4}, nil, nil)
+	deferAll(t, e)
+	base, lkey := e.mr.Addr(), e.mr.LKey()
+	c := e.cli.(*conn)
+	if _, err := c.PostSend([]datapath.SendWR{{ID: 1, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: base, Length: 8, LKey: lkey}}}}); err != nil {
+		t.Fatal(err)
+	}
+	c.q.sq_posted += 4 // as if four more were outstanding: vb_post_send finds no room
+	wcs := make([]datapath.Completion, 4)
+	if _, err := e.cq.Poll(wcs); err != nil {
+		t.Fatalf("Poll: %v (a refused post is the connection's failure, not the CQ's)", err)
+	}
+	err := c.Err()
+	var op *datapath.OpError
+	if !errors.As(err, &op) || op.Op != "ibv_post_send" {
+		t.Fatalf("Err after a refused deferred post: %v, want the ibv_post_send error", err)
+	}
+	c.q.sq_posted -= 4
+	if _, err := c.PostSend([]datapath.SendWR{{ID: 2, Op: datapath.OpSend, SGL: []datapath.SGE{{Addr: base, Length: 8, LKey: lkey}}}}); !errors.Is(err, datapath.ErrBroken) {
+		t.Fatalf("PostSend on the broken connection: %v", err)
+	}
+}
+
+// Closing a connection with work staged drops the work; the next poll takes the queue pair off
+// its CQ's list without touching it, and the CQ closes cleanly with one still on it.
+func TestIntegrationDeferClose(t *testing.T) {
+	for _, pollFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("poll=%v", pollFirst), func(t *testing.T) {
+			e := newEnv(t, Config{}, datapath.QPConfig{}, nil, nil)
+			deferAll(t, e)
+			base, lkey := e.mr.Addr(), e.mr.LKey()
+			c := e.cli.(*conn)
+			q := c.q
+			if _, err := c.PostSend([]datapath.SendWR{{ID: 1, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: base, Length: 8, LKey: lkey}}}}); err != nil {
+				t.Fatal(err)
+			}
+			if q.linked == 0 || q.staged_send != 1 {
+				t.Fatalf("after a deferred PostSend: linked %d, staged %d", q.linked, q.staged_send)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !pollFirst {
+				return // the CQ closes at cleanup with the queue pair on its list
+			}
+			wcs := make([]datapath.Completion, 4)
+			for range 100 {
+				n, err := e.cq.Poll(wcs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, wc := range wcs[:n] {
+					if wc.ID == 1 {
+						t.Fatalf("the send staged before Close was posted: %+v", wc)
+					}
+				}
+			}
+			if q.linked != 0 || q.pnext != nil {
+				t.Fatalf("still linked after a poll: %d", q.linked)
+			}
+		})
+	}
+}
+
+// Deferring needs one CQ for both queues: a poll of one CQ posts everything.
+func TestIntegrationDeferTwoCQs(t *testing.T) {
+	d := openDevice(t, Config{})
+	t.Cleanup(func() { d.Close() })
+	scq, err := d.NewCQ(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { scq.Close() })
+	rcq, err := d.NewCQ(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rcq.Close() })
+	cli, _ := connectPair(t, d, datapath.QPConfig{SendCQ: scq, RecvCQ: rcq}, nil, nil)
+	if err := cli.(datapath.Deferrer).DeferPosts(); err == nil {
+		t.Fatal("DeferPosts with different send and receive CQs: no error")
+	}
+}
+
 func TestIntegrationPostPollAllocs(t *testing.T) {
+	for _, deferred := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deferred=%v", deferred), func(t *testing.T) { postPollAllocs(t, deferred) })
+	}
+}
+
+func postPollAllocs(t *testing.T, deferred bool) {
 	e := newEnv(t, Config{PollSpin: 100}, datapath.QPConfig{}, nil, nil)
+	if deferred {
+		deferAll(t, e)
+	}
 	base, lkey := e.mr.Addr(), e.mr.LKey()
 	recv := []datapath.RecvWR{{ID: 1, SGL: []datapath.SGE{{Addr: base + 4096, Length: 64, LKey: lkey}}}}
 	send := []datapath.SendWR{{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: base, Length: 64, LKey: lkey}}}}
@@ -536,7 +831,18 @@ func TestIntegrationDeviceCloseReportsOpen(t *testing.T) {
 }
 
 func TestIntegrationBindAnyRange(t *testing.T) {
+	// Deferred too: a bind staged and posted later must still name the window's key of the
+	// moment it is posted (the provider updates ibv_mw's key only then).
+	for _, deferred := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deferred=%v", deferred), func(t *testing.T) { bindAnyRange(t, deferred) })
+	}
+}
+
+func bindAnyRange(t *testing.T, deferred bool) {
 	e := newEnv(t, Config{}, datapath.QPConfig{}, nil, nil)
+	if deferred {
+		deferAll(t, e)
+	}
 	w, err := e.dev.AllocMW()
 	if errors.Is(err, datapath.ErrNotSupported) {
 		t.Skipf("no memory windows: %v", err)
@@ -590,8 +896,21 @@ func TestIntegrationLateRecv(t *testing.T) {
 
 // BenchmarkPostPoll is one SEND/RECV on a queue pair talking to itself through one CQ: a
 // PostRecv, a PostSend and the Polls that collect both completions.
+//
+// posts=deferred stages both posts for the poll to post (datapath.Deferrer): one C call per
+// round where posts=immediate takes three.
 func BenchmarkPostPoll(b *testing.B) {
+	for _, deferred := range []bool{true, false} {
+		name := map[bool]string{true: "posts=deferred", false: "posts=immediate"}[deferred]
+		b.Run(name, func(b *testing.B) { postPoll(b, deferred) })
+	}
+}
+
+func postPoll(b *testing.B, deferred bool) {
 	e := newEnv(b, Config{PollSpin: 64}, datapath.QPConfig{MaxInlineData: 64}, nil, nil)
+	if deferred {
+		deferAll(b, e)
+	}
 	base, lkey := e.mr.Addr(), e.mr.LKey()
 	recv := []datapath.RecvWR{{ID: 1, SGL: []datapath.SGE{{Addr: base + 4096, Length: 64, LKey: lkey}}}}
 	send := []datapath.SendWR{{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled | datapath.FlagInline, SGL: []datapath.SGE{{Addr: base, Length: 64, LKey: lkey}}}}
@@ -614,4 +933,22 @@ func BenchmarkPostPoll(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(polls)/float64(b.N), "polls/op")
+}
+
+// BenchmarkEmptyPoll is one CQ.Poll of an empty CQ that polls 1+spin times inside C. The
+// difference between spin=0 and spin=N, divided by N, is one ibv_poll_cq of an empty CQ; what
+// spin=0 costs beyond that is the Go to C crossing itself.
+func BenchmarkEmptyPoll(b *testing.B) {
+	for _, spin := range []int{0, 100} {
+		b.Run(fmt.Sprintf("spin=%d", spin), func(b *testing.B) {
+			e := newEnv(b, Config{PollSpin: spin}, datapath.QPConfig{}, nil, nil)
+			wcs := make([]datapath.Completion, 4)
+			b.ReportAllocs()
+			for b.Loop() {
+				if n, err := e.cq.Poll(wcs); n != 0 || err != nil {
+					b.Fatalf("poll of an empty CQ: %d, %v", n, err)
+				}
+			}
+		})
+	}
 }

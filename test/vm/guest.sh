@@ -64,7 +64,7 @@ if step bench; then
 ts "=== BenchmarkPostPoll with and without the #cgo noescape/nocallback annotations"
 for b in verbs verbs-noannot; do
 	echo "VMTEST: BENCH $b.test"
-	timeout 120 $T/$b.test -test.run '^$' -test.bench PostPoll -test.benchtime 3000x -test.count 3
+	timeout 120 $T/$b.test -test.run '^$' -test.bench 'PostPoll|EmptyPoll' -test.benchtime 3000x -test.count 3
 	result "bench-$b" $?
 done
 ts "=== BenchmarkNullRPC: a depth-1 NULL RPC through the engine, with its C crossings per RPC"
@@ -74,7 +74,7 @@ result bench-null-rpc $?
 # host to summarize (samples in C and the kernel show as runtime._ExternalCode).
 if grep -q ' /out 9p ' /proc/mounts; then
 	ts "=== BenchmarkNullRPC CPU profile"
-	timeout 120 $T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x \
+	timeout 120 $T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x \
 		-test.cpuprofile /out/nullrpc.prof >/dev/null
 	result bench-null-rpc-profile $?
 fi
@@ -116,7 +116,7 @@ hwc_delta() {
 if step profile && command -v perf >/dev/null; then
 	ts "=== profile: rxe packet counters per round trip, BenchmarkNullRPC (20000 RPCs)"
 	a=$(hwc)
-	$T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x >/dev/null
+	$T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x >/dev/null
 	hwc_delta "$a" "$(hwc)" 20000
 	ts "=== profile: rxe packet counters, interrupts and context switches per round trip, ib_send_lat -s 64 (20000 round trips)"
 	ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
@@ -126,13 +126,13 @@ if step profile && command -v perf >/dev/null; then
 	wait
 	hwc_delta "$a" "$(hwc)" 20000
 	hwc_delta "$k" "$(kstat)" 20000
-	ts "=== profile: BenchmarkNullRPC (both ends in one goroutine), 20000 RPCs"
+	ts "=== profile: BenchmarkNullRPC (each end on its own thread, posts deferred), 20000 RPCs"
 	perf record -q -a -e cpu-clock -F 10000 -o /tmp/null.data -- \
-		$T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x
+		$T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x
 	result profile-null-rpc $?
 	perf_share /tmp/null.data transport.test
 	ts "=== profile: BenchmarkNullRPC's system calls, 20000 RPCs"
-	perf trace -s -- $T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 20000x 2>&1 | tail -40
+	perf trace -s -- $T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x 2>&1 | tail -40
 	if [ -x $T/rpcrdma-bench ]; then
 		ts "=== profile: rpcrdma-bench server and client (two processes), NULL at depth 1 for 3 s, busy"
 		perf record -q -a -e cpu-clock -F 10000 -o /tmp/rb.data -- sh -c \
@@ -332,7 +332,9 @@ row() {
 	fi
 }
 pingpong_lat() {
-	timeout 120 $T/pingpong -sizes $1 -iters 2000 | tee /dev/stderr | awk '/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } } END { if (f["rtt_p50_us"] == "") exit 1; printf "p50_us=%s min_us=%s\n", f["rtt_p50_us"], f["rtt_min_us"] }'
+	s=$1
+	shift
+	timeout 120 $T/pingpong -sizes $s -iters 2000 "$@" | tee /dev/stderr | awk '/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } } END { if (f["rtt_p50_us"] == "") exit 1; printf "p50_us=%s min_us=%s\n", f["rtt_p50_us"], f["rtt_min_us"] }'
 }
 if step latency; then
 	for round in $(seq 1 $LAT_ROUNDS); do
@@ -340,6 +342,8 @@ if step latency; then
 		# slower typical, which would flatter the ratios.
 		ref send-64 2 ib_send_lat 64 100000
 		row pingpong-64 send-64 pingpong_lat 64
+		# The same with every post a C call of its own: what deferring posts saves.
+		row pingpong-64-immediate send-64 pingpong_lat 64 -defer=false
 		for m in busy hybrid event; do
 			row "NULL-2proc-$m" send-64 rb_lat $m null
 		done

@@ -67,7 +67,7 @@ timeout "${VMTIMEOUT:-1500}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_M
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 	-virtfs local,path="$OUT",mount_tag=out,security_model=none,id=out \
 	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
-	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkNullRPC|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkEmptyPoll|^BenchmarkNullRPC|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
 qrc=${PIPESTATUS[0]}
 set -e
 
@@ -122,15 +122,15 @@ awk '
 	}' "$LOG"
 grep -E '^PINGPONG.* events=1' "$LOG" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } printf "    event-driven (CQ.Wait), %s B: RTT p50 %s us, min %s us\n", f["size"], f["rtt_p50_us"], f["rtt_min_us"] }' || true
 echo
-echo "=== BenchmarkPostPoll on rxe0 (one SEND/RECV through one CQ), with and without #cgo noescape/nocallback"
-grep -E '^(VMTEST: BENCH|BenchmarkPostPoll)' "$LOG" | sed 's/^VMTEST: BENCH /    /; s/^Benchmark/      Benchmark/' || true
+echo "=== BenchmarkPostPoll on rxe0 (one SEND/RECV through one CQ), posts deferred and immediate, with and without #cgo noescape/nocallback"
+grep -E '^(VMTEST: BENCH|BenchmarkPostPoll|BenchmarkEmptyPoll)' "$LOG" | sed 's/^VMTEST: BENCH /    /; s/^Benchmark/      Benchmark/' || true
 echo
-echo "=== BenchmarkNullRPC on rxe0: a depth-1 NULL RPC, both ends in one goroutine (cgo-calls/op: Go to C calls per RPC)"
+echo "=== BenchmarkNullRPC on rxe0: a depth-1 NULL RPC, each end polling on its own thread, posts deferred and immediate (per RPC, both ends: cgo-calls, polls, empty polls, posts)"
 grep -E '^BenchmarkNullRPC' "$LOG" | sed 's/^/    /' || true
 echo
 if [ -s "$OUT/nullrpc.prof" ]; then
 	echo
-	echo "=== where a NULL RPC's time goes (BenchmarkNullRPC, both ends in one goroutine, CPU profile): flat share per function"
+	echo "=== where a NULL RPC's time goes (BenchmarkNullRPC/posts=deferred, CPU profile): flat share per function"
 	echo "    runtime._ExternalCode is time in C (libibverbs, the rxe provider) and in the kernel; runtime.cgocall and"
 	echo "    runtime.asmcgocall are the crossings' own cost"
 	$GO tool pprof -top -nodecount=25 "$VMDIR/bin/transport.test" "$OUT/nullrpc.prof" 2>/dev/null | sed -n '/flat%/,$p' | sed 's/^/    /' || true

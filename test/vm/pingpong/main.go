@@ -8,9 +8,12 @@
 //
 // prints one line per size:
 //
-//	PINGPONG size=64 iters=1000 events=0 inline=1 rtt_min_us=.. rtt_p50_us=.. rtt_mean_us=.. rtt_p99_us=..
+//	PINGPONG size=64 iters=1000 events=0 inline=1 defer=1 refill=1 rtt_min_us=.. rtt_p50_us=.. rtt_mean_us=.. rtt_p99_us=..
 //
 // With -events both sides sleep in CQ.Wait (the completion channel) instead of busy polling.
+// By default each side's posts wait for its next poll, which posts them in the same C call
+// (datapath.Deferrer, as the tool's connections do); -defer=false makes every post a C call of
+// its own, and -refill N posts receives N at a time.
 package main
 
 import (
@@ -42,6 +45,8 @@ func main() {
 	spin := flag.Int("spin", 64, "verbs.Config.PollSpin")
 	inline := flag.Int("inline", 256, "QPConfig.MaxInlineData (clamped by the device)")
 	events := flag.Bool("events", false, "sleep in CQ.Wait (completion channel) instead of busy polling")
+	refill := flag.Int("refill", 1, "post receives in batches of this many (1: one per round trip, as ib_send_lat)")
+	deferPosts := flag.Bool("defer", true, "stage posts for the next poll to post in the same C call (datapath.Deferrer), as the tool does; false: a C call per post")
 	flag.Parse()
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -51,7 +56,10 @@ func main() {
 		}
 		ns = append(ns, n)
 	}
-	if err := run(*dev, ns, *iters, *warmup, *spin, *inline, *events); err != nil {
+	if *refill < 1 || *refill > slots/2 {
+		fatal(fmt.Errorf("-refill %d: want 1 to %d", *refill, slots/2))
+	}
+	if err := run(*dev, ns, *iters, *warmup, *spin, *inline, *refill, *events, *deferPosts); err != nil {
 		fatal(err)
 	}
 }
@@ -62,14 +70,17 @@ func fatal(err error) {
 }
 
 type side struct {
-	events bool // wait on the completion channel when the CQ is empty
+	events bool                   // wait on the completion channel when the CQ is empty
+	refill int                    // receives posted per PostRecv
+	wrs    [slots]datapath.RecvWR // the receive of each slot, built once
+	due    []datapath.RecvWR
 	conn   datapath.Conn
 	cq     datapath.CQ
 	mr     datapath.MR
 	base   uint64 // send buffer at base, receive slots after it
 }
 
-func run(devName string, sizes []int, iters, warmup, spin, inline int, events bool) error {
+func run(devName string, sizes []int, iters, warmup, spin, inline, refill int, events, deferPosts bool) error {
 	d, err := verbs.New(verbs.Config{PollSpin: spin}).Open(devName)
 	if err != nil {
 		return err
@@ -93,6 +104,7 @@ func run(devName string, sizes []int, iters, warmup, spin, inline int, events bo
 		defer s.cq.Close()
 		s.mr = mr
 		s.events = events
+		s.refill = refill
 		s.base = mr.Addr() + uint64(i*(slots+1)*slotLen)
 	}
 	l, err := d.Listen(":0")
@@ -126,30 +138,47 @@ func run(devName string, sizes []int, iters, warmup, spin, inline int, events bo
 			}
 		}
 	}
+	if deferPosts {
+		// After the first receives: from here each side's thread both posts and polls.
+		for _, s := range []*side{&cli, &srv} {
+			d, ok := s.conn.(datapath.Deferrer)
+			if !ok {
+				return fmt.Errorf("-defer: this provider's connections cannot defer posts")
+			}
+			if err := d.DeferPosts(); err != nil {
+				return err
+			}
+		}
+	}
 	mode := "busy polling"
 	if events {
 		mode = "events (CQ.Wait)"
 	}
-	fmt.Printf("# device %s, inline limit %d, poll spin %d, %s\n", d.Info().Name, cli.conn.Caps().MaxInlineData, spin, mode)
+	fmt.Printf("# device %s, inline limit %d, poll spin %d, %s, posts deferred %v, receives posted %d at a time\n",
+		d.Info().Name, cli.conn.Caps().MaxInlineData, spin, mode, deferPosts, refill)
 	for _, size := range sizes {
 		rtts := make([]time.Duration, iters)
 		done := make(chan error, 1)
-		go func() { done <- srv.serve(size, warmup+iters) }()
-		cerr := cli.ping(size, warmup, rtts)
-		if err := <-done; err != nil {
-			return err
+		go func() {
+			err := srv.serve(size, warmup+iters)
+			if err != nil {
+				// The client would wait for ever for the reply that will not come.
+				fatal(fmt.Errorf("server: %w", err))
+			}
+			done <- nil
+		}()
+		if err := cli.ping(size, warmup, rtts); err != nil {
+			return fmt.Errorf("client: %w", err)
 		}
-		if cerr != nil {
-			return cerr
-		}
+		<-done
 		slices.Sort(rtts)
 		var sum time.Duration
 		for _, r := range rtts {
 			sum += r
 		}
 		us := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 2, 64) }
-		fmt.Printf("PINGPONG size=%d iters=%d events=%d inline=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s\n",
-			size, iters, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), us(rtts[0]), us(rtts[len(rtts)/2]),
+		fmt.Printf("PINGPONG size=%d iters=%d events=%d inline=%d defer=%d refill=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s\n",
+			size, iters, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), btoi(deferPosts), refill, us(rtts[0]), us(rtts[len(rtts)/2]),
 			us(sum/time.Duration(len(rtts))), us(rtts[len(rtts)*99/100]))
 	}
 	return nil
@@ -163,8 +192,18 @@ func btoi(b bool) int {
 }
 
 func (s *side) postRecv(slot uint64) error {
-	wr := [1]datapath.RecvWR{{ID: slot, SGL: []datapath.SGE{{Addr: s.base + (slot+1)*slotLen, Length: slotLen, LKey: s.mr.LKey()}}}}
-	_, err := s.conn.PostRecv(wr[:])
+	if s.due == nil {
+		s.due = make([]datapath.RecvWR, 0, slots)
+		for i := range s.wrs {
+			s.wrs[i] = datapath.RecvWR{ID: uint64(i), SGL: []datapath.SGE{{Addr: s.base + uint64(i+1)*slotLen, Length: slotLen, LKey: s.mr.LKey()}}}
+		}
+	}
+	s.due = append(s.due, s.wrs[slot])
+	if len(s.due) < s.refill {
+		return nil
+	}
+	_, err := s.conn.PostRecv(s.due)
+	s.due = s.due[:0]
 	return err
 }
 
@@ -230,7 +269,10 @@ func (s *side) serve(size, n int) error {
 			return err
 		}
 	}
-	return nil
+	// With deferred posts the last reply is only staged: the next poll posts it. (Whatever
+	// completion it finds is a send's; the client sends nothing more.)
+	_, err := s.cq.Poll(wcs)
+	return err
 }
 
 // ping runs warmup unmeasured and len(rtts) measured round trips.

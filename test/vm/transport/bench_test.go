@@ -1,9 +1,15 @@
 package transport
 
 import (
+	"context"
+	"runtime"
 	"runtime/metrics"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/verbs"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 )
@@ -16,27 +22,129 @@ func cgoCalls() uint64 {
 }
 
 // BenchmarkNullRPC is a depth-1 NULL RPC between this project's requester and responder on
-// one device (rxe0 in the VM), both progressed by this goroutine: ns/op is a full round
-// trip with both ends' work in it. Beside it, what one RPC costs in crossings: cgo-calls/op
-// (Go to C calls, the whole process), progress/op (Progress calls, each at least one CQ
-// poll, on either end), posts/op (Sends posted plus receives completed, both ends).
+// one device (rxe0 in the VM), each end on its own locked thread polling its own CQ and
+// handing the completions to a Mux, as the tool's client and server pollers do: ns/op is a
+// full round trip. Beside it, what one RPC costs in calls into C, both ends together:
+// cgo-calls/op (every Go to C call of the process), polls/op (CQ polls), empty-polls/op (the
+// polls that found nothing: the waiting, which busy polling spends in crossings), posts/op
+// (Sends posted and receives completed).
+//
+// It runs twice: with each end's posts deferred to its next poll (datapath.Deferrer, which
+// rpcrdma uses wherever the provider offers it) and with every post a C call of its own
+// (verbs.Config.ImmediatePosts), as before deferring existed. What deferring saves is
+// cgo-calls/op minus polls/op: the crossings that only posted.
 func BenchmarkNullRPC(b *testing.B) {
-	cdev, sdev, l, _ := setup(b)
+	for _, posts := range []struct {
+		name      string
+		immediate bool
+	}{{"deferred", false}, {"immediate", true}} {
+		b.Run("posts="+posts.name, func(b *testing.B) { nullRPC(b, verbs.Config{ImmediatePosts: posts.immediate}) })
+	}
+}
+
+// muxEnd is one end: a CQ, its Mux, and the poll counters of its thread.
+type muxEnd struct {
+	cq          datapath.CQ
+	mux         *rpcrdma.Mux
+	wcs         []datapath.Completion
+	polls, idle uint64
+}
+
+// step polls once and hands what it found to the Mux.
+func (e *muxEnd) step(b *testing.B) {
+	n, err := e.cq.Poll(e.wcs)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	e.polls++
+	if n == 0 {
+		e.idle++
+		err = e.mux.Idle()
+	} else {
+		err = e.mux.Handle(e.wcs[:n])
+	}
+	if err != nil {
+		b.Error(err)
+	}
+}
+
+func newMuxEnd(b *testing.B, dev datapath.Device, cfg rpcrdma.Config) *muxEnd {
+	cq, err := dev.NewCQ(4 * rpcrdma.CQNeed(dev, cfg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cq.Close() })
+	return &muxEnd{cq: cq, mux: rpcrdma.NewMux(cq, rpcrdma.MuxConfig{}), wcs: make([]datapath.Completion, 32)}
+}
+
+func nullRPC(b *testing.B, vcfg verbs.Config) {
+	cdev, sdev, l, _ := setupVerbs(b, vcfg)
 	cfg := rpcrdma.Config{SendSize: 4096, RecvSize: 4096, Credits: 1, MaxPayload: 4096}
-	p := connect(b, cdev, sdev, l, cfg)
-	defer p.close()
+	srv, cli := newMuxEnd(b, sdev, cfg), newMuxEnd(b, cdev, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	accepted := make(chan error, 1)
+	go func() {
+		req, err := l.Accept(ctx)
+		if err == nil {
+			_, err = rpcrdma.AcceptOn(sdev, req, cfg, srv.mux)
+		}
+		accepted <- err
+	}()
+	ccfg := cfg
+	ccfg.CQ = cli.cq
+	conn, err := rpcrdma.Dial(ctx, cdev, l.Addr(), ccfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := <-accepted; err != nil {
+		b.Fatal(err)
+	}
+	if err := cli.mux.Attach(conn); err != nil {
+		b.Fatal(err)
+	}
+
+	// The responder's poller: its own locked thread, busy, until the benchmark ends.
+	var stop, snap atomic.Bool
+	snapped := make(chan [3]uint64, 1)
+	served := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(served)
+		for !stop.Load() {
+			srv.step(b)
+			if snap.Load() { // a plain load per poll: the counters stay the thread's own
+				snap.Store(false)
+				var posts uint64
+				for _, c := range srv.mux.Conns() {
+					st := c.Stats()
+					posts += st.Send.Count + st.Recv.Count
+				}
+				snapped <- [3]uint64{srv.polls, srv.idle, posts}
+			}
+		}
+	}()
+	defer func() {
+		stop.Store(true)
+		<-served
+		for _, c := range srv.mux.Conns() {
+			c.Close()
+		}
+		conn.Close()
+	}()
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	call := rpcrdma.Call{Proc: benchprog.ProcNull}
 	var res [4]rpcrdma.Result
-	rpc := func() (progress int) {
-		if err := p.req.Submit(call); err != nil {
+	rpc := func() {
+		if err := conn.Submit(call); err != nil {
 			b.Fatal(err)
 		}
 		for {
-			progress += 2
-			if _, err := p.rsp.Progress(res[:]); err != nil {
-				b.Fatal(err)
-			}
-			n, err := p.req.Progress(res[:])
+			cli.step(b)
+			n, err := conn.Results(res[:])
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -44,25 +152,36 @@ func BenchmarkNullRPC(b *testing.B) {
 				if res[0].Err != nil {
 					b.Fatal(res[0].Err)
 				}
-				return progress
+				return
 			}
 		}
 	}
 	for range 100 {
 		rpc() // warm up: receives posted, slices at their working size
 	}
-	posts0 := p.req.Stats().Send.Count + p.rsp.Stats().Send.Count + p.req.Stats().Recv.Count + p.rsp.Stats().Recv.Count
-	c0 := cgoCalls()
-	progress := 0
+	posts := func() uint64 {
+		st := conn.Stats()
+		return st.Send.Count + st.Recv.Count
+	}
+	// The responder's counters, taken by its own thread: at the start while no RPC is
+	// outstanding (only its empty polls move between that and the first call), and at the
+	// end.
+	snap.Store(true)
+	s0 := <-snapped
+	posts0, c0 := posts(), cgoCalls()
+	cpolls0, cidle0 := cli.polls, cli.idle
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		progress += rpc()
+		rpc()
 	}
 	b.StopTimer()
+	c1 := cgoCalls()
+	snap.Store(true)
+	s1 := <-snapped
 	n := float64(b.N)
-	b.ReportMetric(float64(cgoCalls()-c0)/n, "cgo-calls/op")
-	b.ReportMetric(float64(progress)/n, "progress/op")
-	posts := p.req.Stats().Send.Count + p.rsp.Stats().Send.Count + p.req.Stats().Recv.Count + p.rsp.Stats().Recv.Count
-	b.ReportMetric(float64(posts-posts0)/n, "posts/op")
+	b.ReportMetric(float64(c1-c0)/n, "cgo-calls/op")
+	b.ReportMetric(float64(cli.polls-cpolls0+s1[0]-s0[0])/n, "polls/op")
+	b.ReportMetric(float64(cli.idle-cidle0+s1[1]-s0[1])/n, "empty-polls/op")
+	b.ReportMetric(float64(posts()-posts0+s1[2]-s0[2])/n, "posts/op")
 }

@@ -82,7 +82,12 @@ func reps(t *testing.T) int {
 // requests real devices refuse (strict), so that the test runs (quickly) on any machine. In the VM (VMTEST_REQUIRE_DEVICE set) a missing verbs
 // device fails the test.
 func setup(t testing.TB) (cdev, sdev datapath.Device, l datapath.Listener, provider string) {
-	sdev, err := verbs.New(verbs.Config{}).Open("")
+	return setupVerbs(t, verbs.Config{})
+}
+
+// setupVerbs is setup with the verbs provider configured by vcfg.
+func setupVerbs(t testing.TB, vcfg verbs.Config) (cdev, sdev datapath.Device, l datapath.Listener, provider string) {
+	sdev, err := verbs.New(vcfg).Open("")
 	if err == nil {
 		cdev = sdev
 	}
