@@ -307,8 +307,7 @@ func (c *conn) link() {
 	if q.linked != 0 {
 		return
 	}
-	atomic.StoreInt32((*int32)(unsafe.Pointer(&q.linked)), 1)
-	q.pnext = nil
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&q.linked)), 1) // pnext is nil while unlinked
 	cc := c.scq.c
 	if cc.pending_tail != nil {
 		cc.pending_tail.pnext = q

@@ -150,7 +150,7 @@ func (q *cq) Close() error {
 	if len(q.conns) > 0 {
 		return &datapath.OpError{Op: "ibv_destroy_cq", Err: fmt.Errorf("still used by %d connections", len(q.conns))}
 	}
-	C.vb_cq_unlink(q.c)
+	C.vb_cq_flush(q.c) // with no connection left, only takes closed queue pairs off its list
 	if rc := C.vb_cq_close(q.c); rc != 0 {
 		return opErr("ibv_destroy_cq", rc)
 	}

@@ -189,6 +189,7 @@ int vb_post_send(uintptr_t qp, int n)
 	if (n == 0)
 		return full ? ENOMEM : 0;
 	uint64_t tail0 = q->sig_tail, tail = tail0;
+	int binds = 0;
 	for (int i = 0; i < n; i++) {
 		struct vb_swr *in = &q->in[i];
 		struct ibv_send_wr *w = &q->swr[i];
@@ -228,6 +229,7 @@ int vb_post_send(uintptr_t qp, int n)
 			w->bind_mw.bind_info.length = w->sg_list[0].length;
 			w->bind_mw.bind_info.mw_access_flags = in->bind_access;
 			w->num_sge = 0;
+			binds = 1;
 			break;
 		case VB_OP_LOCAL_INV:
 			w->opcode = IBV_WR_LOCAL_INV;
@@ -256,7 +258,7 @@ int vb_post_send(uintptr_t qp, int n)
 	}
 	// Providers take a window's current key from ibv_mw (librxe passes it to the kernel,
 	// which refuses a bind naming a stale one): a posted bind makes its key the current one.
-	for (int i = 0; i < posted; i++) {
+	for (int i = 0; binds && i < posted; i++) {
 		struct vb_swr *in = &q->in[i];
 		if (in->op == VB_OP_BIND_MW)
 			in->mw->rkey = (in->mw->rkey & ~0xffu) | (in->rkey & 0xffu);
@@ -369,8 +371,9 @@ int vb_status(int s)
 
 // vb_cq_flush posts what the queue pairs on c's pending list staged, receives before sends,
 // and takes them off the list. A failed post is recorded in its queue pair for Go, which
-// breaks the connection: the rest of what it staged is dropped.
-static void vb_cq_flush(struct vb_cq *c)
+// breaks the connection: the rest of what it staged is dropped. A closed (dead) queue pair is
+// only taken off, so a closing CQ, on which only closed ones can be left, flushes too.
+void vb_cq_flush(struct vb_cq *c)
 {
 	struct vb_qp *q = c->pending;
 	c->pending = c->pending_tail = NULL;
@@ -397,22 +400,9 @@ static void vb_cq_flush(struct vb_cq *c)
 	}
 }
 
-// vb_cq_unlink empties c's pending list without posting (the CQ is closing, and only closed
-// queue pairs can still be on it).
-void vb_cq_unlink(struct vb_cq *c)
-{
-	struct vb_qp *q = c->pending;
-	c->pending = c->pending_tail = NULL;
-	while (q) {
-		struct vb_qp *next = q->pnext;
-		q->pnext = NULL;
-		__atomic_store_n(&q->linked, 0, __ATOMIC_RELEASE);
-		q = next;
-	}
-}
-
 // vb_cq_poll posts what is staged on c (vb_cq_flush), then moves up to max completions (at
-// most VB_CQ_BATCH) into out, trying up to spin more times while the CQ is empty. It returns the count, or -1 when the CQ failed.
+// most VB_CQ_BATCH) into out, trying up to spin more times while the CQ is empty. It returns
+// the count, or -1 when the CQ failed.
 int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 {
 	struct vb_cq *c = (struct vb_cq *)cq;

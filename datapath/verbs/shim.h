@@ -184,7 +184,7 @@ int vb_cq_close(struct vb_cq *c);
 int vb_cq_poll(uintptr_t cq, uintptr_t out, int max, int spin);
 int vb_cq_arm(uintptr_t cq);
 int vb_cq_event(uintptr_t cq);
-void vb_cq_unlink(struct vb_cq *c);
+void vb_cq_flush(struct vb_cq *c);
 int vb_status(int ibv_status);
 
 struct ibv_mr *vb_reg_mr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access);
