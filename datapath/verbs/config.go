@@ -24,6 +24,12 @@ type Config struct {
 	// nothing. For measuring what deferring saves.
 	ImmediatePosts bool
 
+	// Turnarounds switches on the turnaround probe of every CQ: two clock reads per poll
+	// that finds work, to measure how long the poller's caller takes from the completions a
+	// poll returned to the poll that posts what they caused (see Turnarounds). For
+	// measuring where a round trip's time goes; it needs deferred posting.
+	Turnarounds bool
+
 	// InlineProbeMax is the largest max_inline_data the device probe tries (default 1024).
 	// Devices report no inline limit, so the provider finds it by creating queue pairs.
 	InlineProbeMax int

@@ -158,3 +158,27 @@ func (q *cq) Close() error {
 	q.d.track(&q.d.ncq, -1)
 	return nil
 }
+
+func (q *cq) turnarounds() (Turnaround, bool) {
+	if q.c.probe == 0 {
+		return Turnaround{}, false
+	}
+	t := Turnaround{
+		Count: uint64(q.c.turns),
+		Total: time.Duration(q.c.turn_ns),
+		Min:   time.Duration(q.c.turn_min),
+		Max:   time.Duration(q.c.turn_max),
+		Post:  time.Duration(q.c.post_ns),
+	}
+	for i := range t.Hist {
+		t.Hist[i] = uint64(q.c.turn_hist[i])
+	}
+	return t, true
+}
+
+// The C histogram and Turnaround.Hist have one shape: a difference makes either constant
+// negative, which does not compile.
+const (
+	_ = uint(C.VB_TURN_BUCKETS-HistBuckets) + uint(HistBuckets-C.VB_TURN_BUCKETS)
+	_ = uint(C.VB_TURN_BUCKET_NS-HistBucket) + uint(HistBucket-C.VB_TURN_BUCKET_NS)
+)

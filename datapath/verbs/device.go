@@ -162,6 +162,9 @@ func (d *device) NewCQ(depth int) (datapath.CQ, error) {
 	if d.info.VendorID == C.VB_RXE_VENDOR_ID {
 		c.rxe_inv_quirk = 1
 	}
+	if d.p.cfg.Turnarounds {
+		c.probe = 1
+	}
 	return &cq{d: d, c: c, h: C.uintptr_t(uintptr(unsafe.Pointer(c))), fd: int(c.ch.fd), spin: C.int(max(d.p.cfg.PollSpin, 0)), conns: map[uint32]*conn{}}, nil
 }
 

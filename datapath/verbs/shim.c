@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 
 int vb_query_device(struct ibv_context *ctx, struct vb_dev_attr *out)
@@ -403,12 +404,36 @@ void vb_cq_flush(struct vb_cq *c)
 // vb_cq_poll posts what is staged on c (vb_cq_flush), then moves up to max completions (at
 // most VB_CQ_BATCH) into out, trying up to spin more times while the CQ is empty. It returns
 // the count, or -1 when the CQ failed.
+static uint64_t vb_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 {
 	struct vb_cq *c = (struct vb_cq *)cq;
 	struct vb_wc *out = (struct vb_wc *)outp;
-	if (c->pending)
+	if (c->probe) {
+		if (c->pending && c->ret_ns) {
+			uint64_t t0 = vb_now(), turn = t0 - c->ret_ns;
+			vb_cq_flush(c);
+			c->post_ns += vb_now() - t0;
+			c->turn_ns += turn;
+			if (c->turns == 0 || turn < c->turn_min)
+				c->turn_min = turn;
+			if (turn > c->turn_max)
+				c->turn_max = turn;
+			c->turn_hist[turn / VB_TURN_BUCKET_NS < VB_TURN_BUCKETS ? turn / VB_TURN_BUCKET_NS : VB_TURN_BUCKETS - 1]++;
+			c->turns++;
+		} else if (c->pending) {
+			vb_cq_flush(c);
+		}
+		c->ret_ns = 0;
+	} else if (c->pending) {
 		vb_cq_flush(c);
+	}
 	if (max > VB_CQ_BATCH)
 		max = VB_CQ_BATCH;
 	int n, off;
@@ -428,6 +453,8 @@ int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 			return -1;
 	}
 	c->last_off = off;
+	if (c->probe && n > 0)
+		c->ret_ns = vb_now();
 	unsigned inv_flag = IBV_WC_WITH_INV | (c->rxe_inv_quirk ? VB_KERNEL_WC_WITH_INVALIDATE : 0);
 	for (int i = 0; i < n; i++) {
 		struct ibv_wc *w = &c->wc[off + i];

@@ -114,6 +114,9 @@ struct vb_dev {
 	struct vb_qp *slot[VB_MAX_QPS];
 };
 
+#define VB_TURN_BUCKETS 256
+#define VB_TURN_BUCKET_NS 100
+
 struct vb_cq {
 	struct vb_dev *dev;
 	struct ibv_cq *cq;
@@ -130,6 +133,15 @@ struct vb_cq {
 	// is posted first), and whether posting failed for one since Go last looked.
 	struct vb_qp *pending, *pending_tail;
 	int flush_failed;
+	// The turnaround probe (Config.Turnarounds; off unless probe is set): a poll that
+	// returns completions stamps the time it returns (ret_ns), and the next poll that finds
+	// work staged adds the time since then to turn_ns (the caller's turnaround: from the
+	// completions in Go to the posts they caused back in C) and the time its flush took to
+	// post_ns, and counts it in turn_hist (VB_TURN_BUCKET_NS wide buckets, the last one open).
+	// Written by the polling thread only; read by Go when it is not polling.
+	int probe;
+	uint64_t ret_ns, turns, turn_ns, turn_min, turn_max, post_ns;
+	uint64_t turn_hist[VB_TURN_BUCKETS];
 	struct ibv_wc wc[VB_CQ_BATCH];
 };
 

@@ -555,7 +555,51 @@ func TestIntegrationDeferOrder(t *testing.T) {
 // A ping-pong between two deferred connections on CQs of their own: each side's poll posts
 // what it staged since its previous poll.
 func TestIntegrationDeferPingPong(t *testing.T) {
-	d := openDevice(t, Config{})
+	cqs := deferPingPong(t, Config{}, nil)
+	if _, ok := Turnarounds(cqs[0]); ok {
+		t.Error("Turnarounds: ok with the probe off")
+	}
+}
+
+// With the turnaround probe on, each end's turnarounds are counted, one per round trip, and
+// a delay before an end posts its reply is in its turnarounds.
+func TestIntegrationTurnarounds(t *testing.T) {
+	const delay = 2 * time.Millisecond
+	cqs := deferPingPong(t, Config{Turnarounds: true}, func(side int) {
+		if side == 1 {
+			time.Sleep(delay)
+		}
+	})
+	var ta [2]Turnaround
+	for side, cq := range cqs {
+		var ok bool
+		if ta[side], ok = Turnarounds(cq); !ok {
+			t.Fatalf("side %d: Turnarounds: not ok with the probe on", side)
+		}
+		t.Logf("side %d: %d turnarounds, mean %v, p50 %v, min %v, max %v", side, ta[side].Count, ta[side].Mean(), ta[side].Quantile(0.5), ta[side].Min, ta[side].Max)
+		var hist uint64
+		for _, c := range ta[side].Hist {
+			hist += c
+		}
+		if ta[side].Post <= 0 || ta[side].Min <= 0 || ta[side].Min > ta[side].Max || ta[side].Total < time.Duration(ta[side].Count)*ta[side].Min || hist != ta[side].Count {
+			t.Errorf("side %d: inconsistent %+v (histogram holds %d)", side, ta[side], hist)
+		}
+	}
+	// Side 0 starts each round with a SEND; the first round's follows no poll that found
+	// work. Side 1 answers each of the 20 rounds.
+	if ta[0].Count != 19 || ta[1].Count != 20 {
+		t.Errorf("turnarounds counted: %d and %d, want 19 and 20", ta[0].Count, ta[1].Count)
+	}
+	if ta[1].Min < delay || ta[1].Hist[HistBuckets-1] != ta[1].Count {
+		t.Errorf("side 1's shortest turnaround %v (%d in the open bucket), shorter than the %v it waited each time", ta[1].Min, ta[1].Hist[HistBuckets-1], delay)
+	}
+}
+
+// deferPingPong runs 20 rounds of a SEND ping-pong with deferred posts between two
+// connections on two CQs of one device, calling before (if not nil) at each end between
+// its receive and its SEND, and returns the CQs (client, server).
+func deferPingPong(t *testing.T, cfg Config, before func(side int)) [2]datapath.CQ {
+	d := openDevice(t, cfg)
 	t.Cleanup(func() { d.Close() })
 	mem := mmap(t, 1<<16)
 	mr, err := d.Register(mem, datapath.AccessLocalWrite)
@@ -644,6 +688,9 @@ func TestIntegrationDeferPingPong(t *testing.T) {
 			flags |= datapath.FlagSignaled
 		}
 		for side := range 2 {
+			if before != nil {
+				before(side)
+			}
 			if _, err := conns[side].PostSend([]datapath.SendWR{{ID: uint64(round), Op: datapath.OpSend, Flags: flags, SGL: []datapath.SGE{{Addr: base, Length: 8, LKey: lkey}}}}); err != nil {
 				t.Fatal(err)
 			}
@@ -654,6 +701,7 @@ func TestIntegrationDeferPingPong(t *testing.T) {
 			await(1 - side)
 		}
 	}
+	return cqs
 }
 
 // A full queue fails at PostSend as without deferring: what is staged counts.

@@ -336,6 +336,21 @@ pingpong_lat() {
 	shift
 	timeout 120 $T/pingpong -sizes $s -iters 2000 "$@" | tee /dev/stderr | awk '/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } } END { if (f["rtt_p50_us"] == "") exit 1; printf "p50_us=%s min_us=%s\n", f["rtt_p50_us"], f["rtt_min_us"] }'
 }
+if step exp; then
+	cat /proc/cmdline
+	grep . /sys/devices/system/cpu/vulnerabilities/*
+	grep -m1 -o -w 'pti\|pcid\|invpcid' /proc/cpuinfo | sort | uniq -c
+	grep -m1 'vendor_id\|model name' /proc/cpuinfo
+	for round in 1 2 3; do
+		ts "=== exp round $round"
+		perftest_lat ib_send_lat 64 50000
+		$T/pingpong -sizes 64 -iters 20000 -turnarounds
+		$T/pingpong -sizes 64 -iters 20000
+		$T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x
+		rb_lat busy null
+		(cd $T/rpcrdma && $T/rpcrdma.test -test.run '^$' -test.bench 'Engine|RawPingPong|NullRPCSides' -test.benchtime 20000x)
+	done
+fi
 if step latency; then
 	for round in $(seq 1 $LAT_ROUNDS); do
 		# SEND round trips, about as long as ours (2 s): a short perftest run reports a

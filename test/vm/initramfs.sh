@@ -97,6 +97,9 @@ for f in "$VMDIR"/bin/*; do
 	copy_libs "$f"
 done
 cp "$HERE/guest.sh" "$HERE/cli.sh" "$STAGE/opt/vmtest/"
+# rpcrdma.test reads its testdata when it starts: it runs in opt/vmtest/rpcrdma.
+mkdir -p "$STAGE/opt/vmtest/rpcrdma"
+cp -r "$HERE/../../rpcrdma/testdata" "$STAGE/opt/vmtest/rpcrdma/"
 cp "$HERE/init.sh" "$STAGE/init"
 chmod +x "$STAGE/init" "$STAGE/opt/vmtest/guest.sh"
 

@@ -35,6 +35,8 @@ $GO test -c -tags verbs -o "$VMDIR/bin/knfsd.test" ./test/vm/knfsd
 $GO test -c -tags verbs -o "$VMDIR/bin/transport.test" ./test/vm/transport
 $GO build -tags verbs -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
 CGO_ENABLED=0 $GO build -o "$VMDIR/bin/nfsfile" ./test/vm/nfsfile
+# The protocol engine alone (soft provider, pure Go): what its code costs on the guest's CPU.
+CGO_ENABLED=0 $GO test -c -o "$VMDIR/bin/rpcrdma.test" ./rpcrdma
 rm -f "$VMDIR/bin/rpcrdma-bench"
 if [ -d cmd/rpcrdma-bench ]; then
 	$GO build -tags verbs -o "$VMDIR/bin/rpcrdma-bench" ./cmd/rpcrdma-bench

@@ -13,7 +13,9 @@
 // With -events both sides sleep in CQ.Wait (the completion channel) instead of busy polling.
 // By default each side's posts wait for its next poll, which posts them in the same C call
 // (datapath.Deferrer, as the tool's connections do); -defer=false makes every post a C call of
-// its own, and -refill N posts receives N at a time.
+// its own, and -refill N posts receives N at a time. -turnarounds adds each side's mean
+// turnaround (verbs.Config.Turnarounds: from a poll's completion to the post it caused) and
+// the mean time its posts took in C, per round trip.
 package main
 
 import (
@@ -47,6 +49,7 @@ func main() {
 	events := flag.Bool("events", false, "sleep in CQ.Wait (completion channel) instead of busy polling")
 	refill := flag.Int("refill", 1, "post receives in batches of this many (1: one per round trip, as ib_send_lat)")
 	deferPosts := flag.Bool("defer", true, "stage posts for the next poll to post in the same C call (datapath.Deferrer), as the tool does; false: a C call per post")
+	turnarounds := flag.Bool("turnarounds", false, "measure each side's turnaround (verbs.Config.Turnarounds; needs -defer)")
 	flag.Parse()
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -59,7 +62,11 @@ func main() {
 	if *refill < 1 || *refill > slots/2 {
 		fatal(fmt.Errorf("-refill %d: want 1 to %d", *refill, slots/2))
 	}
-	if err := run(*dev, ns, *iters, *warmup, *spin, *inline, *refill, *events, *deferPosts); err != nil {
+	if *turnarounds && !*deferPosts {
+		fatal(fmt.Errorf("-turnarounds needs -defer"))
+	}
+	vcfg := verbs.Config{PollSpin: *spin, Turnarounds: *turnarounds}
+	if err := run(*dev, vcfg, ns, *iters, *warmup, *inline, *refill, *events, *deferPosts); err != nil {
 		fatal(err)
 	}
 }
@@ -80,8 +87,8 @@ type side struct {
 	base   uint64 // send buffer at base, receive slots after it
 }
 
-func run(devName string, sizes []int, iters, warmup, spin, inline, refill int, events, deferPosts bool) error {
-	d, err := verbs.New(verbs.Config{PollSpin: spin}).Open(devName)
+func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, refill int, events, deferPosts bool) error {
+	d, err := verbs.New(vcfg).Open(devName)
 	if err != nil {
 		return err
 	}
@@ -155,9 +162,11 @@ func run(devName string, sizes []int, iters, warmup, spin, inline, refill int, e
 		mode = "events (CQ.Wait)"
 	}
 	fmt.Printf("# device %s, inline limit %d, poll spin %d, %s, posts deferred %v, receives posted %d at a time\n",
-		d.Info().Name, cli.conn.Caps().MaxInlineData, spin, mode, deferPosts, refill)
+		d.Info().Name, cli.conn.Caps().MaxInlineData, vcfg.PollSpin, mode, deferPosts, refill)
 	for _, size := range sizes {
 		rtts := make([]time.Duration, iters)
+		cta0, _ := verbs.Turnarounds(cli.cq)
+		sta0, _ := verbs.Turnarounds(srv.cq)
 		done := make(chan error, 1)
 		go func() {
 			err := srv.serve(size, warmup+iters)
@@ -177,9 +186,21 @@ func run(devName string, sizes []int, iters, warmup, spin, inline, refill int, e
 			sum += r
 		}
 		us := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 2, 64) }
-		fmt.Printf("PINGPONG size=%d iters=%d events=%d inline=%d defer=%d refill=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s\n",
+		fmt.Printf("PINGPONG size=%d iters=%d events=%d inline=%d defer=%d refill=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s",
 			size, iters, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), btoi(deferPosts), refill, us(rtts[0]), us(rtts[len(rtts)/2]),
 			us(sum/time.Duration(len(rtts))), us(rtts[len(rtts)*99/100]))
+		if cta1, ok := verbs.Turnarounds(cli.cq); ok {
+			// Warm-up included: each side turns around once per round trip.
+			sta1, _ := verbs.Turnarounds(srv.cq)
+			for _, e := range []struct {
+				name string
+				t    verbs.Turnaround
+			}{{"cli", cta1.Sub(cta0)}, {"srv", sta1.Sub(sta0)}} {
+				fmt.Printf(" %s_turn_mean_us=%s %s_turn_p50_us=%s %s_turn_min_us=%s %s_post_mean_us=%s", e.name, us(e.t.Mean()),
+					e.name, us(e.t.Quantile(0.5)), e.name, us(e.t.Min), e.name, us(e.t.Post/time.Duration(max(e.t.Count, 1))))
+			}
+		}
+		fmt.Println()
 	}
 	return nil
 }

@@ -37,8 +37,11 @@ func BenchmarkNullRPC(b *testing.B) {
 	for _, posts := range []struct {
 		name      string
 		immediate bool
-	}{{"deferred", false}, {"immediate", true}} {
-		b.Run("posts="+posts.name, func(b *testing.B) { nullRPC(b, verbs.Config{ImmediatePosts: posts.immediate}) })
+		probe     bool
+	}{{"deferred", false, false}, {"immediate", true, false}, {"deferred,turnarounds", false, true}} {
+		b.Run("posts="+posts.name, func(b *testing.B) {
+			nullRPC(b, verbs.Config{ImmediatePosts: posts.immediate, Turnarounds: posts.probe})
+		})
 	}
 }
 
@@ -107,7 +110,7 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 
 	// The responder's poller: its own locked thread, busy, until the benchmark ends.
 	var stop, snap atomic.Bool
-	snapped := make(chan [3]uint64, 1)
+	snapped := make(chan endSnap, 1)
 	served := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
@@ -121,7 +124,8 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 					st := c.Stats()
 					posts += st.Send.Count + st.Recv.Count
 				}
-				snapped <- [3]uint64{srv.polls, srv.idle, posts}
+				ta, _ := verbs.Turnarounds(srv.cq)
+				snapped <- endSnap{srv.polls, srv.idle, posts, ta}
 			}
 		}
 	}()
@@ -170,6 +174,7 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 	s0 := <-snapped
 	posts0, c0 := posts(), cgoCalls()
 	cpolls0, cidle0 := cli.polls, cli.idle
+	cta0, probe := verbs.Turnarounds(cli.cq)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -181,7 +186,26 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 	s1 := <-snapped
 	n := float64(b.N)
 	b.ReportMetric(float64(c1-c0)/n, "cgo-calls/op")
-	b.ReportMetric(float64(cli.polls-cpolls0+s1[0]-s0[0])/n, "polls/op")
-	b.ReportMetric(float64(cli.idle-cidle0+s1[1]-s0[1])/n, "empty-polls/op")
-	b.ReportMetric(float64(posts()-posts0+s1[2]-s0[2])/n, "posts/op")
+	b.ReportMetric(float64(cli.polls-cpolls0+s1.polls-s0.polls)/n, "polls/op")
+	b.ReportMetric(float64(cli.idle-cidle0+s1.idle-s0.idle)/n, "empty-polls/op")
+	b.ReportMetric(float64(posts()-posts0+s1.posts-s0.posts)/n, "posts/op")
+	if probe {
+		// Each end's turnarounds per RPC: the Go side of the round trip, end by end, and the
+		// C posting that ends each.
+		cta1, _ := verbs.Turnarounds(cli.cq)
+		ct, st := cta1.Sub(cta0), s1.ta.Sub(s0.ta)
+		b.ReportMetric(float64(ct.Count+st.Count)/n, "turns/op")
+		b.ReportMetric(float64(ct.Total.Nanoseconds())/n, "client-turn-ns/op")
+		b.ReportMetric(float64(st.Total.Nanoseconds())/n, "server-turn-ns/op")
+		b.ReportMetric(float64(ct.Quantile(0.5).Nanoseconds()), "client-turn-p50-ns")
+		b.ReportMetric(float64(st.Quantile(0.5).Nanoseconds()), "server-turn-p50-ns")
+		b.ReportMetric(float64((ct.Post+st.Post).Nanoseconds())/n, "post-ns/op")
+	}
+}
+
+// endSnap is what the responder's thread reports of itself: polls, empty polls, posts and
+// its CQ's turnarounds.
+type endSnap struct {
+	polls, idle, posts uint64
+	ta                 verbs.Turnaround
 }
