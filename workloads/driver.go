@@ -141,6 +141,17 @@ type Driver struct {
 	start []int64
 	busy  []bool
 	done  []Completed
+	fin   []finished // done's RPCs, freed and waiting to be recorded
+}
+
+// finished is a completed RPC between freeing its slot and recording it: its slot may
+// already carry the next RPC by then.
+type finished struct {
+	t0, rtt             int64
+	err                 error
+	proc                int
+	callSize, replySize uint32
+	call, reply         rpcproto.Kind
 }
 
 // NewDriver prepares poller's share of workload c (normalized) over cl, recording into rec
@@ -173,6 +184,7 @@ func NewDriver(c Config, poller int, cl Client, rec Recorder, live *Live) (*Driv
 		start:    make([]int64, depth),
 		busy:     make([]bool, depth),
 		done:     make([]Completed, min(depth, 64)),
+		fin:      make([]finished, min(depth, 64)),
 	}
 	if c.Count > 0 {
 		d.count = c.Count / int64(c.Pollers)
@@ -300,6 +312,7 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		gmask    = len(d.gaps) - 1
 		open     = d.gap > 0
 		inflight = 0
+		nfin     = 0 // RPCs in d.fin
 	)
 	next = float64(now)
 	advance := func() {
@@ -334,6 +347,76 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		if err == nil && st.UsageErr == nil {
 			st.Usage, st.UsageWall = u.Sub(usage0), time.Duration(now-usageAt)
 		}
+	}
+
+	// record takes the RPCs the last Progress returned, already freed, into the Stats, the
+	// Recorder and Live. It runs after the next RPCs went out: at depth 1 the recording is
+	// not between a completion and the next call, which is what a round trip measures.
+	record := func() error {
+		var liveBytes, liveErrs, mDone, mBytes, mErrs uint64
+		var mClasses [rpcproto.NumKinds]uint64
+		fin := d.fin[:nfin]
+		nfin = 0
+		for i := range fin {
+			f := &fin[i]
+			if f.err != nil {
+				liveErrs++
+				if f.t0 >= measure {
+					mErrs++
+					st.Errors++
+					if st.FirstErr == nil {
+						st.FirstErr = f.err
+					}
+					d.rec.Fail(f.proc, f.err)
+				}
+				continue
+			}
+			if f.call == rpcproto.Auto || f.reply == rpcproto.Auto || f.call >= rpcproto.NumKinds || f.reply >= rpcproto.NumKinds {
+				return ErrBadClass
+			}
+			cls := max(f.call, f.reply)
+			maxRTT = max(maxRTT, f.rtt)
+			if d.live != nil {
+				d.live.record(f.rtt)
+				liveBytes += uint64(f.callSize) + uint64(f.replySize)
+			}
+			if f.t0 < measure {
+				st.WarmupCompleted++
+				continue
+			}
+			lastDone = max(lastDone, f.t0+f.rtt)
+			mDone++
+			mClasses[cls]++
+			mBytes += uint64(f.callSize) + uint64(f.replySize)
+			st.Completed++
+			st.Procs[f.proc]++
+			st.Classes[cls]++
+			st.CallClasses[f.call]++
+			st.ReplyClasses[f.reply]++
+			st.CallBytes += uint64(f.callSize)
+			st.ReplyBytes += uint64(f.replySize)
+			d.rec.Record(Sample{Proc: f.proc, Call: f.call, Reply: f.reply, RTT: time.Duration(f.rtt), Payload: int(f.callSize) + int(f.replySize)})
+		}
+		if d.live != nil && len(fin) > 0 {
+			d.live.Done.Add(uint64(len(fin)))
+			d.live.Bytes.Add(liveBytes)
+			if liveErrs > 0 {
+				d.live.Errors.Add(liveErrs)
+			}
+			if mDone > 0 {
+				d.live.MDone.Add(mDone)
+				d.live.MBytes.Add(mBytes)
+				for k, v := range mClasses {
+					if v > 0 {
+						d.live.MClasses[k].Add(v)
+					}
+				}
+			}
+			if mErrs > 0 {
+				d.live.MErrors.Add(mErrs)
+			}
+		}
+		return nil
 	}
 
 	for {
@@ -408,6 +491,14 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 				stopping = true
 				st.Missed += missed(next, measure, deadline, d.gap, d.gaps != nil)
 			}
+		}
+		if nfin > 0 {
+			if err := record(); err != nil {
+				st.End = now
+				return st, err
+			}
+		}
+		if !stopping {
 			if open && inflight == 0 && !stopping {
 				if wait := int64(next) - now; wait >= idle {
 					time.Sleep(time.Duration(wait - int64(time.Millisecond)))
@@ -458,13 +549,16 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			st.End = now
 			return st, ErrOverrun
 		}
-		var liveBytes, liveErrs, mDone, mBytes, mErrs uint64
-		var mClasses [rpcproto.NumKinds]uint64
+		// Free the slots now, so that the next RPCs go out first; record them after that.
 		for i := range n {
 			c := &d.done[i]
 			slot := c.Tag
 			if slot >= uint64(len(d.busy)) || !d.busy[slot] {
+				// Keep what came before it in the batch.
 				st.End = now
+				if err := record(); err != nil {
+					return st, err
+				}
 				return st, ErrBadTag
 			}
 			d.busy[slot] = false
@@ -472,66 +566,14 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 			inflight--
 			t0 := d.start[slot]
 			r := &d.reqs[slot]
-			if c.Err != nil {
-				liveErrs++
-				if t0 >= measure {
-					mErrs++
-					st.Errors++
-					if st.FirstErr == nil {
-						st.FirstErr = c.Err
-					}
-					d.rec.Fail(r.Proc, c.Err)
-				}
-				continue
-			}
-			if c.CallClass == rpcproto.Auto || c.ReplyClass == rpcproto.Auto || c.CallClass >= rpcproto.NumKinds || c.ReplyClass >= rpcproto.NumKinds {
-				st.End = now
-				return st, ErrBadClass
-			}
-			cls := max(c.CallClass, c.ReplyClass)
-			rtt := now - t0
-			maxRTT = max(maxRTT, rtt)
-			if d.live != nil {
-				d.live.record(rtt)
-				liveBytes += uint64(r.CallSize) + uint64(r.ReplySize)
-			}
-			if t0 < measure {
-				st.WarmupCompleted++
-				continue
-			}
-			lastDone = now
-			mDone++
-			mClasses[cls]++
-			mBytes += uint64(r.CallSize) + uint64(r.ReplySize)
-			st.Completed++
-			st.Procs[r.Proc]++
-			st.Classes[cls]++
-			st.CallClasses[c.CallClass]++
-			st.ReplyClasses[c.ReplyClass]++
-			st.CallBytes += uint64(r.CallSize)
-			st.ReplyBytes += uint64(r.ReplySize)
-			d.rec.Record(Sample{Proc: r.Proc, Call: c.CallClass, Reply: c.ReplyClass, RTT: time.Duration(rtt), Payload: int(r.CallSize) + int(r.ReplySize)})
-		}
-		if d.live != nil && n > 0 {
-			d.live.Done.Add(uint64(n))
-			d.live.Bytes.Add(liveBytes)
-			if liveErrs > 0 {
-				d.live.Errors.Add(liveErrs)
-			}
-			if mDone > 0 {
-				d.live.MDone.Add(mDone)
-				d.live.MBytes.Add(mBytes)
-				for k, v := range mClasses {
-					if v > 0 {
-						d.live.MClasses[k].Add(v)
-					}
-				}
-			}
-			if mErrs > 0 {
-				d.live.MErrors.Add(mErrs)
-			}
+			d.fin[nfin] = finished{t0: t0, rtt: now - t0, err: c.Err, proc: r.Proc, callSize: r.CallSize, replySize: r.ReplySize, call: c.CallClass, reply: c.ReplyClass}
+			nfin++
 		}
 		if perr != nil {
+			if err := record(); err != nil {
+				st.End = now
+				return st, err
+			}
 			st.End = max(lastDone, min(now, deadline))
 			return st, perr
 		}

@@ -2,6 +2,7 @@ package workloads_test
 
 import (
 	"errors"
+	"fmt"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"runtime"
@@ -622,5 +623,71 @@ func TestDriverAllocatesNothingPerRPCWhenWaiting(t *testing.T) {
 		if allocs != 0 {
 			t.Fatalf("%s: %v allocations per run of 20000 RPCs", poll, allocs)
 		}
+	}
+}
+
+// orderLog is a Client and a Recorder that log, in one sequence, each Submit (the request's
+// procedure and payload) and each recorded sample; every RPC completes at the first Progress
+// after its Submit.
+type orderLog struct {
+	events []string
+	due    []uint64
+}
+
+func (o *orderLog) Submit(r *workloads.Request) error {
+	o.events = append(o.events, fmt.Sprintf("submit %d/%d", r.Proc, r.CallSize+r.ReplySize))
+	o.due = append(o.due, r.Tag)
+	return nil
+}
+
+func (o *orderLog) Progress(done []workloads.Completed) (int, error) {
+	n := 0
+	for _, tag := range o.due {
+		done[n] = workloads.Completed{Tag: tag, CallClass: rpcproto.Short, ReplyClass: rpcproto.Short}
+		n++
+	}
+	o.due = o.due[:0]
+	return n, nil
+}
+
+func (o *orderLog) Record(s workloads.Sample) {
+	o.events = append(o.events, fmt.Sprintf("record %d/%d", s.Proc, s.Payload))
+}
+
+func (o *orderLog) Fail(int, error) {}
+
+// At depth 1 an RPC is recorded only after the next one went out (recording is not part of
+// the next round trip), and with the procedure and sizes it was sent with, although its
+// slot already carries the next RPC.
+func TestDriverSubmitsBeforeRecording(t *testing.T) {
+	c := normalized(t, workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 1, Count: 50, Warmup: workloads.Duration(-1)})
+	o := &orderLog{}
+	d, err := workloads.NewDriver(c, 0, o, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil || st.Completed != 50 {
+		t.Fatalf("completed %d, err %v; want 50, nil", st.Completed, err)
+	}
+	var sent []string
+	records := 0
+	for i, e := range o.events {
+		what, rpc, _ := strings.Cut(e, " ")
+		if what == "submit" {
+			sent = append(sent, rpc)
+			continue
+		}
+		if rpc != sent[records] {
+			t.Fatalf("event %d: recorded %s as RPC %d, which was sent as %s", i, rpc, records, sent[records])
+		}
+		records++
+		if records < 50 && len(sent) != records+1 {
+			t.Fatalf("event %d: RPC %d recorded with %d sent; want the next one sent first:\n%s", i, records, len(sent), strings.Join(o.events[:i+1], "\n"))
+		}
+	}
+	if records != 50 || len(sent) != 50 {
+		t.Fatalf("%d recorded, %d sent; want 50", records, len(sent))
 	}
 }
