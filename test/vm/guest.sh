@@ -67,14 +67,19 @@ for b in verbs verbs-noannot; do
 	timeout 120 $T/$b.test -test.run '^$' -test.bench 'PostPoll|EmptyPoll' -test.benchtime 3000x -test.count 3
 	result "bench-$b" $?
 done
-ts "=== BenchmarkNullRPC: a depth-1 NULL RPC through the engine, with its C crossings per RPC"
+ts "=== BenchmarkNullRPC: a depth-1 NULL RPC through the engine, with its C crossings per RPC and (posts=deferred,turnarounds) each end's turnaround"
 timeout 120 $T/transport.test -test.run '^$' -test.bench NullRPC -test.benchtime 3000x -test.count 3
 result bench-null-rpc $?
+# The engine's own code on this CPU (pure Go, the soft provider in process): set against the
+# same benchmarks on the host, the factor by which emulation slows Go code.
+ts "=== BenchmarkEngine, BenchmarkNullRPCSides (soft provider) on the guest's CPU"
+(cd $T/rpcrdma && timeout 120 $T/rpcrdma.test -test.run '^$' -test.bench 'Engine|NullRPCSides' -test.benchtime 20000x -test.count 3)
+result bench-engine $?
 # Where a NULL round trip's time goes: Go's CPU profile of the same benchmark, longer, for the
 # host to summarize (samples in C and the kernel show as runtime._ExternalCode).
 if grep -q ' /out 9p ' /proc/mounts; then
 	ts "=== BenchmarkNullRPC CPU profile"
-	timeout 120 $T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x \
+	timeout 120 $T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred$' -test.benchtime 20000x \
 		-test.cpuprofile /out/nullrpc.prof >/dev/null
 	result bench-null-rpc-profile $?
 fi
@@ -116,7 +121,7 @@ hwc_delta() {
 if step profile && command -v perf >/dev/null; then
 	ts "=== profile: rxe packet counters per round trip, BenchmarkNullRPC (20000 RPCs)"
 	a=$(hwc)
-	$T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x >/dev/null
+	$T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred$' -test.benchtime 20000x >/dev/null
 	hwc_delta "$a" "$(hwc)" 20000
 	ts "=== profile: rxe packet counters, interrupts and context switches per round trip, ib_send_lat -s 64 (20000 round trips)"
 	ib_send_lat -d $DEV -R -s 64 -n 20000 >/dev/null 2>&1 &
@@ -128,11 +133,11 @@ if step profile && command -v perf >/dev/null; then
 	hwc_delta "$k" "$(kstat)" 20000
 	ts "=== profile: BenchmarkNullRPC (each end on its own thread, posts deferred), 20000 RPCs"
 	perf record -q -a -e cpu-clock -F 10000 -o /tmp/null.data -- \
-		$T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x
+		$T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred$' -test.benchtime 20000x
 	result profile-null-rpc $?
 	perf_share /tmp/null.data transport.test
 	ts "=== profile: BenchmarkNullRPC's system calls, 20000 RPCs"
-	perf trace -s -- $T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x 2>&1 | tail -40
+	perf trace -s -- $T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred$' -test.benchtime 20000x 2>&1 | tail -40
 	if [ -x $T/rpcrdma-bench ]; then
 		ts "=== profile: rpcrdma-bench server and client (two processes), NULL at depth 1 for 3 s, busy"
 		perf record -q -a -e cpu-clock -F 10000 -o /tmp/rb.data -- sh -c \
@@ -336,21 +341,6 @@ pingpong_lat() {
 	shift
 	timeout 120 $T/pingpong -sizes $s -iters 2000 "$@" | tee /dev/stderr | awk '/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } } END { if (f["rtt_p50_us"] == "") exit 1; printf "p50_us=%s min_us=%s\n", f["rtt_p50_us"], f["rtt_min_us"] }'
 }
-if step exp; then
-	cat /proc/cmdline
-	grep . /sys/devices/system/cpu/vulnerabilities/*
-	grep -m1 -o -w 'pti\|pcid\|invpcid' /proc/cpuinfo | sort | uniq -c
-	grep -m1 'vendor_id\|model name' /proc/cpuinfo
-	for round in 1 2 3; do
-		ts "=== exp round $round"
-		perftest_lat ib_send_lat 64 50000
-		$T/pingpong -sizes 64 -iters 20000 -turnarounds
-		$T/pingpong -sizes 64 -iters 20000
-		$T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred' -test.benchtime 20000x
-		rb_lat busy null
-		(cd $T/rpcrdma && $T/rpcrdma.test -test.run '^$' -test.bench 'Engine|RawPingPong|NullRPCSides' -test.benchtime 20000x)
-	done
-fi
 if step latency; then
 	for round in $(seq 1 $LAT_ROUNDS); do
 		# SEND round trips, about as long as ours (2 s): a short perftest run reports a
@@ -388,6 +378,9 @@ if step latency; then
 	done
 fi
 if step latency; then
+ts "=== latency: each side's turnaround in the ping-pong (verbs.Config.Turnarounds)"
+timeout 120 $T/pingpong -sizes 64,1024 -iters 20000 -turnarounds
+result pingpong-turnarounds $?
 ts "=== latency, event-driven (CQ.Wait on the completion channel), for comparison"
 timeout 120 $T/pingpong -sizes 64,4096 -iters 500 -events
 result pingpong-events $?
