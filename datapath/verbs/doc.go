@@ -24,7 +24,10 @@
 // polls again crosses into C once for both. C never keeps a Go pointer: registered memory
 // must come from outside the Go heap (mmap).
 //
-// LATENCY.md measures where a NULL round trip's time goes on rxe, against perftest's.
+// LATENCY.md measures where a NULL round trip's time goes on rxe, against perftest's. Its
+// main instrument is the turnaround probe (Config.Turnarounds, Turnarounds): per CQ, the
+// time from a poll's completions to the poll that posts what they caused, the caller's own
+// share of a round trip.
 //
 // Where verbs and the datapath contract meet:
 //   - Work request IDs must be below 1<<48: the top bits of the verbs wr_id carry the opcode
