@@ -13,7 +13,8 @@ func TestParsePoll(t *testing.T) {
 	}{
 		{"busy", Poll{Mode: PollBusy}, "busy"},
 		{"event", Poll{Mode: PollEvent}, "event"},
-		{"hybrid", Poll{Mode: PollHybrid}, "hybrid:50µs"},
+		{"hybrid", Poll{Mode: PollHybrid}, "hybrid"},
+		{"hybrid:50us", Poll{Mode: PollHybrid, Spin: 50 * time.Microsecond}, "hybrid:50µs"},
 		{"hybrid:200us", Poll{Mode: PollHybrid, Spin: 200 * time.Microsecond}, "hybrid:200µs"},
 		{"hybrid:1ms", Poll{Mode: PollHybrid, Spin: time.Millisecond}, "hybrid:1ms"},
 	} {
@@ -107,5 +108,111 @@ func TestPollerHybridWaitsOnlyWhenIdle(t *testing.T) {
 	}
 	if s := p.Stats(); s.Waits == 0 || s.Waits >= s.EmptyPolls {
 		t.Fatalf("idle hybrid poller: %+v; want waits after a spin of empty polls", s)
+	}
+}
+
+// TestIdlerAdaptsSpin drives a hybrid Idler as a closed loop does: streaks of empty polls
+// (1 µs of fake time each) that end in work after a fixed gap.
+func TestIdlerAdaptsSpin(t *testing.T) {
+	now := int64(0)
+	clock := func() int64 { return now }
+	const us = int64(time.Microsecond)
+	h := NewIdler(Poll{Mode: PollHybrid}, clock) // adaptive, from DefaultHybridSpin = 50 µs
+
+	// roundTrip idles for gap (waiting, once the Idler says so, until the work comes) and
+	// reports whether it waited.
+	roundTrip := func(gap int64) (waited bool) {
+		end := now + gap
+		for now < end {
+			if h.ShouldWait() {
+				waited = true
+				now = end // blocked in CQ.Wait until the completion came
+				break
+			}
+			now += us
+		}
+		h.Active()
+		now += 2 * us // handling the work
+		return waited
+	}
+
+	// Completions 150 µs apart, three times the configured spin: the first round trips
+	// sleep, then the spin grows past the gap and the loop stops sleeping.
+	var waits []int
+	for i := range 100 {
+		if roundTrip(150 * us) {
+			waits = append(waits, i)
+		}
+	}
+	if len(waits) == 0 || len(waits) > 5 || waits[len(waits)-1] >= 10 {
+		t.Fatalf("150 µs gaps with a 50 µs spin: waited at round trips %v; want the first few only", waits)
+	}
+	if s := h.Spin(); s < 150*time.Microsecond || s > time.Millisecond {
+		t.Fatalf("adapted spin %v, want between the gap (150µs) and the cap (1ms)", s)
+	}
+
+	// Idle for good: it still stops spinning, after at most the cap.
+	start := now
+	for !h.ShouldWait() {
+		now += us
+		if now-start > 2*int64(time.Millisecond) {
+			t.Fatal("an idle hybrid idler spun past its cap")
+		}
+	}
+	if spun := now - start; spun > spinCapFactor*50*us+idleCheckEvery*us {
+		t.Fatalf("idle streak spun %v, want at most the cap", time.Duration(spun))
+	}
+	adapted := h.Spin()
+	now += 10 * int64(time.Second) // a long idle period
+	h.Active()
+	now += 2 * us
+	if s := h.Spin(); s != adapted {
+		t.Fatalf("an idle period changed the spin from %v to %v", adapted, s)
+	}
+
+	// Then work comes quickly again: the spin returns to the configured one.
+	for range 50 {
+		if roundTrip(5 * us) {
+			t.Fatal("waited on a 5 µs gap")
+		}
+	}
+	if s := h.Spin(); s != 50*time.Microsecond {
+		t.Fatalf("spin after quick round trips %v, want the configured 50µs", s)
+	}
+	start = now
+	for !h.ShouldWait() {
+		now += us
+	}
+	if spun := now - start; spun < 50*us || spun > 50*us+idleCheckEvery*us {
+		t.Fatalf("spun %v before waiting, want the configured 50µs (+ one check interval)", time.Duration(spun))
+	}
+
+	// Sparse work (10 ms apart, ten times the cap) is idle periods, not traffic: the
+	// poller sleeps between them and the spin stays the configured one.
+	for i := range 20 {
+		if !roundTrip(10 * int64(time.Millisecond)) {
+			t.Fatalf("round trip %d, 10 ms apart: never waited", i)
+		}
+	}
+	if s := h.Spin(); s != 50*time.Microsecond {
+		t.Fatalf("spin after sparse work %v, want the configured 50µs", s)
+	}
+
+	// A fixed spin stays fixed: the same 150 µs gaps sleep every time.
+	h = NewIdler(Poll{Mode: PollHybrid, Spin: 50 * time.Microsecond}, clock)
+	for i := range 20 {
+		if !roundTrip(150 * us) {
+			t.Fatalf("fixed 50 µs spin, round trip %d of 150 µs: did not wait", i)
+		}
+	}
+	if s := h.Spin(); s != 50*time.Microsecond {
+		t.Fatalf("fixed spin became %v", s)
+	}
+
+	// Busy and event policies report no spin.
+	for _, p := range []Poll{{Mode: PollBusy}, {Mode: PollEvent}} {
+		if w := NewIdler(p, clock); w.Spin() != 0 {
+			t.Errorf("%v idler: Spin %v, want 0", p, w.Spin())
+		}
 	}
 }

@@ -158,7 +158,7 @@ type PollerUsage struct {
 	Poller int `json:"poller"`
 	// CPU is the CPU the thread was pinned to, -1 when unpinned.
 	CPU int `json:"cpu"`
-	// Poll is how the poller waited: "busy", "event" or "hybrid:SPIN".
+	// Poll is how the poller waited: "busy", "event", "hybrid" (adaptive spin) or "hybrid:SPIN" (fixed).
 	Poll string `json:"poll"`
 	// WallNs is the measured interval; CPUNs the thread's user + system time in it.
 	WallNs int64 `json:"wall_ns"`

@@ -158,6 +158,13 @@ func TestEnginePolls(t *testing.T) {
 	if !slices.Equal(local, want) {
 		t.Errorf("in process: %v, want %v", local, want)
 	}
+	// On soft the responder's completions come from this process's goroutines: its spin
+	// stays fixed instead of growing to the time between them.
+	onSoft := EngineConfig{Poll: busy, Provider: soft.New(soft.Config{})}.Polls(pts)
+	want[2] = datapath.Poll{Mode: datapath.PollHybrid, Spin: datapath.DefaultHybridSpin}
+	if !slices.Equal(onSoft, want) {
+		t.Errorf("in process on soft: %v, want %v", onSoft, want)
+	}
 	ev := datapath.Poll{Mode: datapath.PollEvent}
 	remote := EngineConfig{Poll: ev, Addr: "10.0.0.1:20049"}.Polls(pts[:1])
 	if !slices.Equal(remote, []datapath.Poll{ev}) {

@@ -64,7 +64,8 @@ func TestEngineCommandsWithFakes(t *testing.T) {
 		want string
 	}{
 		{[]string{"server"}, "event"},
-		{[]string{"server", "--provider", "verbs"}, "hybrid:50µs"},
+		{[]string{"server", "--provider", "verbs"}, "hybrid"},
+		{[]string{"server", "--provider", "verbs", "--poll", "hybrid:20us"}, "hybrid:20µs"},
 		{[]string{"server", "--poll", "busy"}, "busy"},
 		{[]string{"server", "--provider", "verbs", "--poll", "event"}, "event"},
 	} {
