@@ -66,6 +66,10 @@ type PollerStats struct {
 	Completions uint64 `json:"completions"`
 	// Waits counts CQ.Wait calls (event and hybrid modes only).
 	Waits uint64 `json:"waits"`
+	// Turnaround is what the CQ's turnaround probe (TurnaroundProber) measured, read when
+	// Run returned; HasTurnaround says the probe was on.
+	Turnaround    Turnaround `json:"-"`
+	HasTurnaround bool       `json:"-"`
 }
 
 const statsEvery = 1024
@@ -97,6 +101,10 @@ type Poller struct {
 
 	cpu                                   atomic.Int32
 	iterations, empty, completions, waits atomic.Uint64
+	// turn is the CQ's turnaround probe as Run left it (written before done closes, or
+	// before Run returns to its caller).
+	turn    Turnaround
+	hasTurn atomic.Bool
 }
 
 // NewPoller returns a poller configured by cfg.
@@ -145,6 +153,12 @@ func (p *Poller) Run(cq CQ, h Handler) error {
 		}
 	}
 	p.publish()
+	// The probe is read by the goroutine that polled, once, at the end: reading it on the
+	// way would put the reading on some round trip.
+	if t, ok := Turnarounds(cq); ok {
+		p.turn = t
+		p.hasTurn.Store(true)
+	}
 	if errors.Is(err, ErrStopPoller) {
 		err = nil
 	}
@@ -214,15 +228,20 @@ func (p *Poller) Wait() error {
 	return p.err
 }
 
-// Stats returns the poller's counters; safe to call from any goroutine.
+// Stats returns the poller's counters; safe to call from any goroutine. The turnaround
+// probe's reading is there once Run returned.
 func (p *Poller) Stats() PollerStats {
-	return PollerStats{
+	s := PollerStats{
 		CPU:         int(p.cpu.Load()),
 		Iterations:  p.iterations.Load(),
 		EmptyPolls:  p.empty.Load(),
 		Completions: p.completions.Load(),
 		Waits:       p.waits.Load(),
 	}
+	if p.hasTurn.Load() {
+		s.Turnaround, s.HasTurnaround = p.turn, true
+	}
+	return s
 }
 
 // CPUPicker hands out CPUs round-robin from a set, by default the CPUs this process may run

@@ -393,3 +393,37 @@ func BenchmarkPollerStepFullBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*p.cfg.Batch), "ns/completion")
 }
+
+// probedCQ is an empty CQ with a turnaround probe; polled records the goroutine's reads.
+type probedCQ struct {
+	emptyCQ
+	reads int
+}
+
+func (q *probedCQ) Turnarounds() (Turnaround, bool) {
+	q.reads++
+	return Turnaround{Count: 7, Total: 7 * time.Microsecond}, true
+}
+
+// A poller reads its CQ's turnaround probe once, when Run ends, and reports it in Stats.
+func TestPollerReportsTurnarounds(t *testing.T) {
+	q := &probedCQ{}
+	p := NewPoller(PollerConfig{})
+	p.Start(q, &recorder{})
+	if s := p.Stats(); s.HasTurnaround {
+		t.Fatal("turnarounds reported while running")
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stats()
+	if !s.HasTurnaround || s.Turnaround.Count != 7 || q.reads != 1 {
+		t.Fatalf("after Stop: %+v (probe read %d times); want the probe's 7 turnarounds, read once", s, q.reads)
+	}
+
+	p = NewPoller(PollerConfig{})
+	p.Start(emptyCQ{}, &recorder{})
+	if err := p.Stop(); err != nil || p.Stats().HasTurnaround {
+		t.Fatalf("a CQ without a probe: %+v, %v", p.Stats(), err)
+	}
+}

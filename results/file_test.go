@@ -51,7 +51,7 @@ func TestRoundTrip(t *testing.T) {
 func TestJSONShape(t *testing.T) {
 	b := marshalT(t, makeRun(t, 1, 1, 1000, 1))
 	for _, want := range []string{
-		`"schema_version": 3`, `"p99_ns": `, `"p999_ns": null`, `"p9999_ns": null`,
+		`"schema_version": 4`, `"p99_ns": `, `"p999_ns": null`, `"p9999_ns": null`,
 		`"rtt_histogram": "HISTF`, `"send_with_inv": {`, `"rpc_per_s": `, `"payload_gbps": `,
 		`"user_ns": `, `"first_messages": [`, `"firmware_version": "1.0"`, `"state": "complete"`,
 		`"inline_send_bytes": 4096`, `"remote_invalidation": true`, `"config": {`,
@@ -73,11 +73,11 @@ func TestReadRejects(t *testing.T) {
 	}{
 		{"unknown top-level", strings.Replace(good, `"tool":`, `"color": 1, "tool":`, 1), `color: unknown field`, results.ErrUnknownField},
 		{"unknown nested", strings.Replace(good, `"p50_ns":`, `"p95_ns": 5, "p50_ns":`, 1), `points[0].rtt.p95_ns: unknown field`, results.ErrUnknownField},
-		{"newer version", strings.Replace(good, `"schema_version": 3`, `"schema_version": 4`, 1), `schema_version 4, this build reads up to 3: upgrade`, results.ErrVersion},
-		{"version 0", strings.Replace(good, `"schema_version": 3`, `"schema_version": 0`, 1), `schema_version 0`, results.ErrVersion},
-		{"version string", strings.Replace(good, `"schema_version": 3`, `"schema_version": "2"`, 1), `schema_version: "2" is not an integer`, nil},
-		{"no version", strings.Replace(good, `"schema_version": 3,`, ``, 1), `schema_version: missing`, nil},
-		{"peer_ops in version 1", strings.Replace(strings.Replace(good, `"schema_version": 3`, `"schema_version": 1`, 1), `"ops": {`, `"peer_ops": {}, "ops": {`, 1), `points[0].peer_ops: not in schema_version 1`, nil},
+		{"newer version", strings.Replace(good, `"schema_version": 4`, `"schema_version": 5`, 1), `schema_version 5, this build reads up to 4: upgrade`, results.ErrVersion},
+		{"version 0", strings.Replace(good, `"schema_version": 4`, `"schema_version": 0`, 1), `schema_version 0`, results.ErrVersion},
+		{"version string", strings.Replace(good, `"schema_version": 4`, `"schema_version": "2"`, 1), `schema_version: "2" is not an integer`, nil},
+		{"no version", strings.Replace(good, `"schema_version": 4,`, ``, 1), `schema_version: missing`, nil},
+		{"peer_ops in version 1", strings.Replace(strings.Replace(good, `"schema_version": 4`, `"schema_version": 1`, 1), `"ops": {`, `"peer_ops": {}, "ops": {`, 1), `points[0].peer_ops: not in schema_version 1`, nil},
 		{"empty", "", "empty file", nil},
 		{"not json", "hello", "invalid JSON", nil},
 		{"truncated", good[:len(good)/2], "truncated", nil},
@@ -265,7 +265,7 @@ func TestFuzzCorpus(t *testing.T) {
 		"FuzzRead": {
 			"valid":     string(good),
 			"truncated": string(good[:len(good)/3]),
-			"version4":  string(bytes.Replace(good, []byte(`"schema_version": 3`), []byte(`"schema_version": 4`), 1)),
+			"version5":  string(bytes.Replace(good, []byte(`"schema_version": 4`), []byte(`"schema_version": 5`), 1)),
 			"minimal":   string(minimal),
 			"empty":     "",
 		},
@@ -388,5 +388,36 @@ func TestReadFiles(t *testing.T) {
 	os.WriteFile(paths[1], []byte(`{"schema_version": 1, "tool": `), 0o644)
 	if _, err := results.ReadFiles(paths...); err == nil || !strings.Contains(err.Error(), paths[1]) || !strings.Contains(err.Error(), "truncated") {
 		t.Errorf("ReadFiles with a truncated file: %v", err)
+	}
+}
+
+// A poller's turnaround probe: read back as written, printed under the text table, refused
+// in a file of an older schema or with quantiles out of order.
+func TestTurnaroundInFile(t *testing.T) {
+	r := makeRun(t, 1, 1, 1000, 1)
+	r.Points[0].Pollers = []results.PollerUsage{{Poller: 0, CPU: -1, Poll: "busy", WallNs: 1e9, CPUNs: 1e9,
+		Turnaround: &results.Turnaround{Count: 10, MeanNs: 2000, P50Ns: 1900, P90Ns: 2500, P99Ns: 4000, PostMeanNs: 500}}}
+	b := marshalT(t, r)
+	back, err := results.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Points[0].Pollers[0].Turnaround; got == nil || *got != *r.Points[0].Pollers[0].Turnaround {
+		t.Fatalf("read back %+v", got)
+	}
+	var out bytes.Buffer
+	if err := results.WriteText(&out, back); err != nil {
+		t.Fatal(err)
+	}
+	if want := "poller 0: p50 1.9  p90 2.5  p99 4.0  mean 2.00  posts 0.50  (10)"; !strings.Contains(out.String(), want) {
+		t.Errorf("text report lacks %q:\n%s", want, out.String())
+	}
+	for _, c := range []struct{ name, in, want string }{
+		{"version 3", strings.Replace(string(b), `"schema_version": 4`, `"schema_version": 3`, 1), "points[0].pollers[0].turnaround: not in schema_version 3"},
+		{"out of order", strings.Replace(string(b), `"p90_ns": 2500`, `"p90_ns": 1000`, 1), "points[0].pollers[0].turnaround: negative or out-of-order"},
+	} {
+		if _, err := results.Read(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
 	}
 }

@@ -131,6 +131,21 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		if incomplete {
 			fmt.Fprintln(w, "*: incomplete: the run stopped during this point.")
 		}
+		turnHead := false
+		for _, p := range r.Points {
+			for _, u := range p.Pollers {
+				t := u.Turnaround
+				if t == nil {
+					continue
+				}
+				if !turnHead {
+					fmt.Fprintln(w, "turnaround: this side's own time from a completion to the posts it caused (the probe's two clock reads included), per poller, µs:")
+					turnHead = true
+				}
+				fmt.Fprintf(w, "  %s: poller %d: p50 %.1f  p90 %.1f  p99 %.1f  mean %.2f  posts %.2f  (%d)\n", pointLabel(&p), u.Poller,
+					float64(t.P50Ns)/1e3, float64(t.P90Ns)/1e3, float64(t.P99Ns)/1e3, float64(t.MeanNs)/1e3, float64(t.PostMeanNs)/1e3, t.Count)
+			}
+		}
 		for _, p := range r.Points {
 			for _, why := range p.Disturbed {
 				fmt.Fprintf(w, "warning: %s: %s: the scheduler, not the transport, may have set these latencies.\n", pointLabel(&p), why)

@@ -15,7 +15,7 @@ import (
 // Version 2 added Point.PeerOps, Point.Pollers, Point.HostCPUPressure, Point.Disturbed,
 // Negotiated.RegisteredBytesPerConnection, Interval.Classes and
 // Point.PeerOpsInferred; version 3 added Point.GC.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -167,6 +167,25 @@ type PollerUsage struct {
 	// times it blocked (an event or hybrid poller waiting).
 	Involuntary uint64 `json:"involuntary_switches"`
 	Voluntary   uint64 `json:"voluntary_switches"`
+	// Turnaround is the poller's turnaround probe over the same interval, when it was on
+	// (--turnarounds, verbs).
+	Turnaround *Turnaround `json:"turnaround,omitempty"`
+}
+
+// Turnaround summarizes a turnaround probe (datapath.Turnaround): how long one side took from
+// a completion to the posts it caused, in its own code, the cgo return and call included.
+// For a depth-1 closed loop it is this side's share of each round trip that is neither the
+// device's nor the peer's. Quantiles are to 100 ns and at most 25.6 µs (longer ones count
+// there).
+type Turnaround struct {
+	Count  uint64 `json:"count"`
+	MeanNs int64  `json:"mean_ns"`
+	P50Ns  int64  `json:"p50_ns"`
+	P90Ns  int64  `json:"p90_ns"`
+	P99Ns  int64  `json:"p99_ns"`
+	// PostMeanNs is the mean time the posts that ended them took (ibv_post_recv and
+	// ibv_post_send, the doorbell included).
+	PostMeanNs int64 `json:"post_mean_ns"`
 }
 
 // Params are a point's workload parameters. Two points are the same point (in Compare and in

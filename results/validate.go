@@ -66,6 +66,11 @@ func (r *Run) Validate() error {
 		if r.SchemaVersion < 3 && r.Points[i].GC != nil {
 			return fieldErr(fmt.Sprintf("points[%d].gc", i), "not in schema_version %d (added in 3)", r.SchemaVersion)
 		}
+		for j, u := range r.Points[i].Pollers {
+			if r.SchemaVersion < 4 && u.Turnaround != nil {
+				return fieldErr(fmt.Sprintf("points[%d].pollers[%d].turnaround", i, j), "not in schema_version %d (added in 4)", r.SchemaVersion)
+			}
+		}
 		if err := r.Points[i].validate(fmt.Sprintf("points[%d].", i)); err != nil {
 			return err
 		}
@@ -87,6 +92,9 @@ func (p *Point) validate(f string) error {
 	for i, u := range p.Pollers {
 		if u.WallNs < 0 || u.CPUNs < 0 || u.CPU < -1 || u.Poll == "" {
 			return fieldErr(fmt.Sprintf("%spollers[%d]", f, i), "negative time, CPU below -1 or no poll mode: %+v", u)
+		}
+		if t := u.Turnaround; t != nil && (t.MeanNs < 0 || t.PostMeanNs < 0 || t.P50Ns < 0 || t.P50Ns > t.P90Ns || t.P90Ns > t.P99Ns) {
+			return fieldErr(fmt.Sprintf("%spollers[%d].turnaround", f, i), "negative or out-of-order times: %+v", *t)
 		}
 	}
 	if p.GC != nil && p.GC.LimitBytes < 0 {

@@ -42,6 +42,10 @@ type ServeConfig struct {
 	// Done runs on the connection's poller thread (or, for requests, the accepting
 	// goroutine), concurrently for different pollers: it must not block for long.
 	Done func(c *Conn, err error)
+	// PollerDone, if set, is called once per poller when it stops, with its index and final
+	// counters (its CQ's turnaround probe included, when it was on). It runs on the
+	// poller's goroutine, concurrently for different pollers.
+	PollerDone func(poller int, st datapath.PollerStats)
 }
 
 // DefaultMaxConnections is ServeConfig.MaxConnections's default.
@@ -124,6 +128,9 @@ func Serve(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg Se
 		go func() {
 			defer srv.wg.Done()
 			err := sp.p.Run(cq, sp.mux)
+			if cfg.PollerDone != nil {
+				cfg.PollerDone(i, sp.p.Stats())
+			}
 			sp.mux.Close()
 			cq.Close()
 			if err != nil {

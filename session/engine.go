@@ -100,6 +100,9 @@ func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
 // Wait blocks on the connections' CQ.
 func (c *engineClient) Wait(timeout time.Duration) error { return c.cq.Wait(timeout) }
 
+// Turnarounds implements datapath.TurnaroundProber with its CQ's probe, when it has one.
+func (c *engineClient) Turnarounds() (datapath.Turnaround, bool) { return datapath.Turnarounds(c.cq) }
+
 // Close hands the connections' counters over and closes them.
 func (c *engineClient) Close() error {
 	st := make([]rpcrdma.Stats, len(c.conns))

@@ -58,6 +58,11 @@ type Stats struct {
 	Usage     datapath.ThreadUsage `json:"-"`
 	UsageWall time.Duration        `json:"-"`
 	UsageErr  error                `json:"-"`
+	// Turnaround is what the Client's turnaround probe (datapath.TurnaroundProber) measured
+	// over the same interval as Usage: how long this side took from a completion to the
+	// posts it caused. HasTurnaround says the Client had a probe switched on.
+	Turnaround    datapath.Turnaround `json:"-"`
+	HasTurnaround bool                `json:"-"`
 }
 
 // Elapsed is the length of the measured phase.
@@ -102,6 +107,10 @@ func (s *Stats) Merge(o *Stats) {
 	s.UsageWall = max(s.UsageWall, o.UsageWall)
 	if s.UsageErr == nil {
 		s.UsageErr = o.UsageErr
+	}
+	if o.HasTurnaround {
+		s.Turnaround.Add(&o.Turnaround)
+		s.HasTurnaround = true
 	}
 	s.Interrupted = s.Interrupted || o.Interrupted
 }
@@ -324,13 +333,16 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 	}
 
-	// The thread's usage is read on the thread itself at the edges of the measured phase.
+	// The thread's usage is read on the thread itself at the edges of the measured phase,
+	// and so is the turnaround probe, by the goroutine that polls its CQ.
 	var (
 		measuring bool
 		usage0    datapath.ThreadUsage
 		usageAt   int64
 		usageTID  int
+		turn0     datapath.Turnaround
 	)
+	prober, _ := d.client.(datapath.TurnaroundProber)
 	endUsage := func() {
 		if !measuring {
 			return
@@ -346,6 +358,10 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 		if err == nil && st.UsageErr == nil {
 			st.Usage, st.UsageWall = u.Sub(usage0), time.Duration(now-usageAt)
+		}
+		if st.HasTurnaround {
+			t, _ := prober.Turnarounds()
+			st.Turnaround = t.Sub(turn0)
 		}
 	}
 
@@ -423,6 +439,9 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		if !measuring && !stopping && now >= measure && st.UsageWall == 0 {
 			measuring, usageAt, usageTID = true, now, datapath.Gettid()
 			usage0, st.UsageErr = datapath.SelfThreadUsage()
+			if prober != nil {
+				turn0, st.HasTurnaround = prober.Turnarounds()
+			}
 		}
 		if !stopping {
 			switch {

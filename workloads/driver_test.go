@@ -691,3 +691,56 @@ func TestDriverSubmitsBeforeRecording(t *testing.T) {
 		t.Fatalf("%d recorded, %d sent; want 50", records, len(sent))
 	}
 }
+
+// probingFake is a Fake whose CQ has a turnaround probe: one turnaround of 200 ns per
+// Progress call.
+type probingFake struct {
+	*workloadstest.Fake
+	progress uint64
+}
+
+func (p *probingFake) Progress(done []workloads.Completed) (int, error) {
+	p.progress++
+	return p.Fake.Progress(done)
+}
+
+func (p *probingFake) Turnarounds() (datapath.Turnaround, bool) {
+	t := datapath.Turnaround{Count: p.progress, Total: time.Duration(p.progress) * 200 * time.Nanosecond}
+	t.Hist[2] = p.progress
+	return t, true
+}
+
+// The Driver reads its Client's turnaround probe at the edges of the measured phase, as it
+// reads the thread's usage: the warm-up's turnarounds are not in Stats.
+func TestDriverRecordsTurnarounds(t *testing.T) {
+	c := normalized(t, workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1,
+		Count: 500, Warmup: workloads.Duration(100 * time.Microsecond)})
+	f := workloadstest.New(1 << 10)
+	f.Clock = new(workloadstest.Clock)
+	f.Latency, f.Tick = time.Microsecond, 100*time.Nanosecond
+	p := &probingFake{Fake: f}
+	d, err := workloads.NewDriver(c, 0, p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Clock = f.Clock.Now
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta := st.Turnaround
+	if !st.HasTurnaround || ta.Count == 0 || ta.Count >= p.progress || ta.Hist[2] != ta.Count || ta.Mean() != 200*time.Nanosecond {
+		t.Fatalf("turnaround %+v (probe on: %v) after %d polls, %d RPCs in the warm-up; want the measured phase's polls only",
+			ta.Count, st.HasTurnaround, p.progress, st.WarmupCompleted)
+	}
+	if st.WarmupCompleted == 0 {
+		t.Fatal("no warm-up: the test does not tell the phases apart")
+	}
+
+	// A Client without a probe: none.
+	_, d2, _ := fakeRun(t, c, time.Microsecond, 100*time.Nanosecond)
+	if st, err := d2.Run(&stop); err != nil || st.HasTurnaround {
+		t.Fatalf("Client without a probe: HasTurnaround %v, err %v", st.HasTurnaround, err)
+	}
+}

@@ -175,6 +175,7 @@ type workloadFlags struct {
 	addr                  string // client: the server's address
 	interval              time.Duration
 	quiet                 bool
+	turnarounds           bool
 }
 
 // nfsFlags name the files of --program nfs3, as a results file's config records them.
@@ -228,8 +229,11 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
 	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")
 	fs.BoolVarP(&w.quiet, "quiet", "q", false, "no progress display")
+	fs.BoolVar(&w.turnarounds, "turnarounds", false, turnaroundsHelp)
 	return w
 }
+
+const turnaroundsHelp = "record each poller's turnaround, its own time from a completion to the posts it caused, in the results (verbs only; two clock reads per turnaround, so compare such runs only with each other)"
 
 // config returns the single-run workload the flags describe, normalized.
 func (w *workloadFlags) config() (workloads.Config, error) {
@@ -276,6 +280,9 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 		return c, usageErrorf("--thresholds takes one value here (%d given); 'sweep' takes a list", len(w.thresholds))
 	}
 	if err := checkTransport(&w.tr, true); err != nil {
+		return c, err
+	}
+	if err := checkTurnarounds(w.turnarounds, w.provider); err != nil {
 		return c, err
 	}
 	if w.sweep && w.tr.SendSize != 0 && w.tr.RecvSize != 0 && w.fs.Changed("thresholds") {

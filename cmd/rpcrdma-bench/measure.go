@@ -42,6 +42,8 @@ type runConfig struct {
 	Transport session.Transport `json:"transport"`
 	// NFS names the files of --program nfs3.
 	NFS *nfsFlags `json:"nfs,omitempty"`
+	// Turnarounds says the pollers' turnaround probe was on (--turnarounds).
+	Turnarounds bool `json:"turnarounds,omitempty"`
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
@@ -55,6 +57,9 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 	p, err := lookupProvider(w.provider)
 	if err != nil {
 		return nil, err
+	}
+	if w.turnarounds {
+		p = withTurnarounds(p)
 	}
 	codec, cred, err := programCodec(w, pts)
 	if err != nil {
@@ -182,7 +187,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		// repeat, and report, compare and plot work from files.
 		w.out = defaultOut(name, time.Now())
 	}
-	cfg := &runConfig{Command: name, Provider: w.provider, Device: w.device, Addr: w.addr, Transport: w.tr}
+	cfg := &runConfig{Command: name, Provider: w.provider, Device: w.device, Addr: w.addr, Transport: w.tr, Turnarounds: w.turnarounds}
 	if w.cfg.Prog == nfs3.Prog {
 		cfg.NFS = &w.nfs
 	}

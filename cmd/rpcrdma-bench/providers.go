@@ -18,6 +18,25 @@ var builtin = []datapath.Provider{soft.New(soft.Config{}), verbs.New(verbs.Confi
 // providers returns the compiled-in providers.
 func providers() []datapath.Provider { return builtin }
 
+// checkTurnarounds refuses --turnarounds on a provider without the probe.
+func checkTurnarounds(on bool, provider string) error {
+	if on && provider != "verbs" {
+		if provider == "" {
+			provider = builtin[0].Name()
+		}
+		return usageErrorf("--turnarounds needs --provider verbs: the probe is in its completion queues' C code (provider %s has none)", provider)
+	}
+	return nil
+}
+
+// withTurnarounds is p with the turnaround probe switched on (checkTurnarounds passed).
+func withTurnarounds(p datapath.Provider) datapath.Provider {
+	if _, ok := p.(*verbs.Provider); ok {
+		return verbs.New(verbs.Config{Turnarounds: true})
+	}
+	return p
+}
+
 // lookupProvider finds a provider by its CLI name ("" is the default, the first).
 func lookupProvider(name string) (datapath.Provider, error) {
 	ps := providers()

@@ -25,6 +25,9 @@ func openServer(f *serverFlags) (server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.Turnarounds {
+		p = withTurnarounds(p)
+	}
 	if f.Provider == soft.Name {
 		polls := make([]datapath.Poll, f.Pollers)
 		for i := range polls {
@@ -47,7 +50,8 @@ func openServer(f *serverFlags) (server, error) {
 		// An idle event or hybrid poller wakes every EventTimeout to notice a stop and idle
 		// connections: 100 ms keeps an idle server's CPU near zero.
 		Pollers: f.Pollers, Poller: datapath.PollerConfig{Poll: f.Poll, EventTimeout: 100 * time.Millisecond},
-		MaxConnections: f.MaxConnections, IdleTimeout: f.IdleTimeout, SinkBuffers: f.SinkBuffers, Done: f.connDone}
+		MaxConnections: f.MaxConnections, IdleTimeout: f.IdleTimeout, SinkBuffers: f.SinkBuffers, Done: f.connDone,
+		PollerDone: f.pollerDone}
 	if th == 0 {
 		cfg.Endpoint.SendSize, cfg.Endpoint.RecvSize = rpcrdma.DefaultInline, rpcrdma.DefaultInline
 	}

@@ -51,6 +51,11 @@ type serverFlags struct {
 	Verify bool `json:"verify,omitempty"`
 	// Once makes the server exit after its first connection closes.
 	Once bool `json:"once,omitempty"`
+	// Turnarounds switches the pollers' turnaround probe on; each poller prints what it
+	// measured when the server stops.
+	Turnarounds bool `json:"turnarounds,omitempty"`
+	// pollerDone reports each poller's end (set by serve).
+	pollerDone func(poller int, st datapath.PollerStats)
 	// Transport is the engine's knobs (its Credits unused: see Credits above).
 	Transport session.Transport `json:"transport"`
 }
@@ -96,6 +101,7 @@ func serverCommand(open newServer) *command {
 			fs.DurationVar(&f.IdleTimeout, "idle-timeout", 10*time.Minute, "close a connection that did nothing for this long (0: never)")
 			fs.BoolVar(&f.Verify, "verify", false, "check every payload received")
 			fs.BoolVar(&f.Once, "once", false, "exit after the first connection closes")
+			fs.BoolVar(&f.Turnarounds, "turnarounds", false, "print each poller's turnaround when the server stops: its own time from a completion to the posts it caused (verbs only; two clock reads per turnaround)")
 			addTransportFlags(fs, &f.Transport, false)
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
@@ -125,6 +131,9 @@ func serverCommand(open newServer) *command {
 				}
 				if f.Provider == "" {
 					f.Provider = "soft"
+				}
+				if err := checkTurnarounds(f.Turnarounds, f.Provider); err != nil {
+					return fail(e, "server", err)
 				}
 				if !fs.Changed("poll") {
 					f.Poll = defaultServerPoll(f.Provider)
@@ -157,6 +166,14 @@ func serve(e *env, f *serverFlags, open newServer) int {
 		}
 		mu.Lock()
 		fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+line)
+		mu.Unlock()
+	}
+	f.pollerDone = func(i int, st datapath.PollerStats) {
+		if !st.HasTurnaround {
+			return
+		}
+		mu.Lock()
+		fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+turnaroundLine(i, &st.Turnaround))
 		mu.Unlock()
 	}
 	srv, err := open(f)
@@ -204,6 +221,17 @@ func engineCommands(open newConnector, srv newServer) []*command {
   rpcrdma-bench sweep --mix nfs-like --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
   rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, open)
 	return []*command{run, client, sweep, serverCommand(srv)}
+}
+
+// turnaroundLine is what a server's poller prints of its turnaround probe when it stops.
+func turnaroundLine(poller int, t *datapath.Turnaround) string {
+	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
+	var post time.Duration
+	if t.Count > 0 {
+		post = t.Post / time.Duration(t.Count)
+	}
+	return fmt.Sprintf("poller %d turnaround (its own time from a completion to the posts it caused), µs: p50 %.1f  p90 %.1f  p99 %.1f  mean %.2f  posts %.2f  (%d, the connections' setup included)",
+		poller, us(t.Quantile(0.5)), us(t.Quantile(0.9)), us(t.Quantile(0.99)), us(t.Mean()), us(post), t.Count)
 }
 
 // connEndLine is the line the server prints when a connection ends or a request fails: one

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -127,5 +129,16 @@ func TestConnEndLine(t *testing.T) {
 		if got := connEndLine(nil, tc.err); got != tc.want {
 			t.Errorf("connEndLine(nil, %v) = %q, want %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+func TestTurnaroundLine(t *testing.T) {
+	var ta datapath.Turnaround
+	ta.Count, ta.Total, ta.Post = 4, 10*time.Microsecond, 2*time.Microsecond
+	ta.Hist[14], ta.Hist[19], ta.Hist[29], ta.Hist[39] = 1, 1, 1, 1
+	got := turnaroundLine(1, &ta)
+	want := "poller 1 turnaround (its own time from a completion to the posts it caused), µs: p50 2.0  p90 4.0  p99 4.0  mean 2.50  posts 0.50  (4, the connections' setup included)"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }

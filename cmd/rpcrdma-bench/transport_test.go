@@ -32,6 +32,9 @@ func TestTransportFlagsBadValues(t *testing.T) {
 		{[]string{"fakeserver", "--memory", "mw"}, `"mw" for "--memory"`},
 		{[]string{"fakeserver", "--credits", "9000"}, "--credits from 0"},
 		{[]string{"fakeserver", "--send-size", "3"}, `"3" for "--send-size"`},
+		{[]string{"fakerun", "--turnarounds"}, "--turnarounds needs --provider verbs: the probe is in its completion queues' C code (provider soft has none)"},
+		{[]string{"fakesweep", "--provider", "soft", "--turnarounds"}, "--turnarounds needs --provider verbs"},
+		{[]string{"fakeserver", "--turnarounds"}, "--turnarounds needs --provider verbs"},
 	} {
 		code, _, errOut := runMain(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {

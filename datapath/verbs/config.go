@@ -26,7 +26,7 @@ type Config struct {
 
 	// Turnarounds switches on the turnaround probe of every CQ: two clock reads per poll
 	// that finds work, to measure how long the poller's caller takes from the completions a
-	// poll returned to the poll that posts what they caused (see Turnarounds). For
+	// poll returned to the poll that posts what they caused (datapath.Turnaround). For
 	// measuring where a round trip's time goes; it needs deferred posting.
 	Turnarounds bool
 

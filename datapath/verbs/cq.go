@@ -159,11 +159,14 @@ func (q *cq) Close() error {
 	return nil
 }
 
-func (q *cq) turnarounds() (Turnaround, bool) {
+var _ datapath.TurnaroundProber = (*cq)(nil)
+
+// Turnarounds implements datapath.TurnaroundProber.
+func (q *cq) Turnarounds() (datapath.Turnaround, bool) {
 	if q.c.probe == 0 {
-		return Turnaround{}, false
+		return datapath.Turnaround{}, false
 	}
-	t := Turnaround{
+	t := datapath.Turnaround{
 		Count: uint64(q.c.turns),
 		Total: time.Duration(q.c.turn_ns),
 		Min:   time.Duration(q.c.turn_min),
@@ -179,6 +182,6 @@ func (q *cq) turnarounds() (Turnaround, bool) {
 // The C histogram and Turnaround.Hist have one shape: a difference makes either constant
 // negative, which does not compile.
 const (
-	_ = uint(C.VB_TURN_BUCKETS-HistBuckets) + uint(HistBuckets-C.VB_TURN_BUCKETS)
-	_ = uint(C.VB_TURN_BUCKET_NS-HistBucket) + uint(HistBucket-C.VB_TURN_BUCKET_NS)
+	_ = uint(C.VB_TURN_BUCKETS-datapath.TurnaroundBuckets) + uint(datapath.TurnaroundBuckets-C.VB_TURN_BUCKETS)
+	_ = uint(C.VB_TURN_BUCKET_NS-datapath.TurnaroundBucket) + uint(datapath.TurnaroundBucket-C.VB_TURN_BUCKET_NS)
 )

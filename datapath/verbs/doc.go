@@ -25,7 +25,7 @@
 // must come from outside the Go heap (mmap).
 //
 // LATENCY.md measures where a NULL round trip's time goes on rxe, against perftest's. Its
-// main instrument is the turnaround probe (Config.Turnarounds, Turnarounds): per CQ, the
+// main instrument is the turnaround probe (Config.Turnarounds, read with datapath.Turnarounds): per CQ, the
 // time from a poll's completions to the poll that posts what they caused, the caller's own
 // share of a round trip.
 //

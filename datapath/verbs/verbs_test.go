@@ -556,7 +556,7 @@ func TestIntegrationDeferOrder(t *testing.T) {
 // what it staged since its previous poll.
 func TestIntegrationDeferPingPong(t *testing.T) {
 	cqs := deferPingPong(t, Config{}, nil)
-	if _, ok := Turnarounds(cqs[0]); ok {
+	if _, ok := datapath.Turnarounds(cqs[0]); ok {
 		t.Error("Turnarounds: ok with the probe off")
 	}
 }
@@ -570,10 +570,10 @@ func TestIntegrationTurnarounds(t *testing.T) {
 			time.Sleep(delay)
 		}
 	})
-	var ta [2]Turnaround
+	var ta [2]datapath.Turnaround
 	for side, cq := range cqs {
 		var ok bool
-		if ta[side], ok = Turnarounds(cq); !ok {
+		if ta[side], ok = datapath.Turnarounds(cq); !ok {
 			t.Fatalf("side %d: Turnarounds: not ok with the probe on", side)
 		}
 		t.Logf("side %d: %d turnarounds, mean %v, p50 %v, min %v, max %v", side, ta[side].Count, ta[side].Mean(), ta[side].Quantile(0.5), ta[side].Min, ta[side].Max)
@@ -590,8 +590,8 @@ func TestIntegrationTurnarounds(t *testing.T) {
 	if ta[0].Count != 19 || ta[1].Count != 20 {
 		t.Errorf("turnarounds counted: %d and %d, want 19 and 20", ta[0].Count, ta[1].Count)
 	}
-	if ta[1].Min < delay || ta[1].Hist[HistBuckets-1] != ta[1].Count {
-		t.Errorf("side 1's shortest turnaround %v (%d in the open bucket), shorter than the %v it waited each time", ta[1].Min, ta[1].Hist[HistBuckets-1], delay)
+	if ta[1].Min < delay || ta[1].Hist[datapath.TurnaroundBuckets-1] != ta[1].Count {
+		t.Errorf("side 1's shortest turnaround %v (%d in the open bucket), shorter than the %v it waited each time", ta[1].Min, ta[1].Hist[datapath.TurnaroundBuckets-1], delay)
 	}
 }
 

@@ -394,6 +394,16 @@ if step latency; then
 ts "=== latency: each side's turnaround in the ping-pong (verbs.Config.Turnarounds)"
 timeout 120 $T/pingpong -sizes 64,1024 -iters 20000 -turnarounds
 result pingpong-turnarounds $?
+ts "=== latency: the tool's own turnarounds (server and client --turnarounds), NULL depth 1, busy"
+if t=$(rb_lat busy null --turnarounds); then
+	echo "CLI turnarounds, NULL depth 1, busy, with the probe: $t"
+	grep "turnaround" /tmp/rbs.out | sed 's/^/CLI /'
+	$T/rpcrdma-bench report /tmp/rblat.json | grep -A1 "^turnaround" | sed 's/^/CLI /'
+	grep -q "poller 0 turnaround" /tmp/rbs.out && $T/rpcrdma-bench report /tmp/rblat.json | grep -q "poller 0: p50"
+	result tool-turnarounds $?
+else
+	result tool-turnarounds 1
+fi
 ts "=== latency, event-driven (CQ.Wait on the completion channel), for comparison"
 timeout 120 $T/pingpong -sizes 64,4096 -iters 500 -events
 result pingpong-events $?

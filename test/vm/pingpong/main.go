@@ -165,8 +165,8 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 		d.Info().Name, cli.conn.Caps().MaxInlineData, vcfg.PollSpin, mode, deferPosts, refill)
 	for _, size := range sizes {
 		rtts := make([]time.Duration, iters)
-		cta0, _ := verbs.Turnarounds(cli.cq)
-		sta0, _ := verbs.Turnarounds(srv.cq)
+		cta0, _ := datapath.Turnarounds(cli.cq)
+		sta0, _ := datapath.Turnarounds(srv.cq)
 		done := make(chan error, 1)
 		go func() {
 			err := srv.serve(size, warmup+iters)
@@ -189,12 +189,12 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 		fmt.Printf("PINGPONG size=%d iters=%d events=%d inline=%d defer=%d refill=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s",
 			size, iters, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), btoi(deferPosts), refill, us(rtts[0]), us(rtts[len(rtts)/2]),
 			us(sum/time.Duration(len(rtts))), us(rtts[len(rtts)*99/100]))
-		if cta1, ok := verbs.Turnarounds(cli.cq); ok {
+		if cta1, ok := datapath.Turnarounds(cli.cq); ok {
 			// Warm-up included: each side turns around once per round trip.
-			sta1, _ := verbs.Turnarounds(srv.cq)
+			sta1, _ := datapath.Turnarounds(srv.cq)
 			for _, e := range []struct {
 				name string
-				t    verbs.Turnaround
+				t    datapath.Turnaround
 			}{{"cli", cta1.Sub(cta0)}, {"srv", sta1.Sub(sta0)}} {
 				fmt.Printf(" %s_turn_mean_us=%s %s_turn_p50_us=%s %s_turn_min_us=%s %s_post_mean_us=%s", e.name, us(e.t.Mean()),
 					e.name, us(e.t.Quantile(0.5)), e.name, us(e.t.Min), e.name, us(e.t.Post/time.Duration(max(e.t.Count, 1))))

@@ -124,7 +124,7 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 					st := c.Stats()
 					posts += st.Send.Count + st.Recv.Count
 				}
-				ta, _ := verbs.Turnarounds(srv.cq)
+				ta, _ := datapath.Turnarounds(srv.cq)
 				snapped <- endSnap{srv.polls, srv.idle, posts, ta}
 			}
 		}
@@ -174,7 +174,7 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 	s0 := <-snapped
 	posts0, c0 := posts(), cgoCalls()
 	cpolls0, cidle0 := cli.polls, cli.idle
-	cta0, probe := verbs.Turnarounds(cli.cq)
+	cta0, probe := datapath.Turnarounds(cli.cq)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -192,7 +192,7 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 	if probe {
 		// Each end's turnarounds per RPC: the Go side of the round trip, end by end, and the
 		// C posting that ends each.
-		cta1, _ := verbs.Turnarounds(cli.cq)
+		cta1, _ := datapath.Turnarounds(cli.cq)
 		ct, st := cta1.Sub(cta0), s1.ta.Sub(s0.ta)
 		b.ReportMetric(float64(ct.Count+st.Count)/n, "turns/op")
 		b.ReportMetric(float64(ct.Total.Nanoseconds())/n, "client-turn-ns/op")
@@ -207,5 +207,5 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 // its CQ's turnarounds.
 type endSnap struct {
 	polls, idle, posts uint64
-	ta                 verbs.Turnaround
+	ta                 datapath.Turnaround
 }

@@ -1,13 +1,11 @@
-package verbs
+package datapath
 
 import (
 	"math"
 	"time"
-
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
-// Turnaround is what one CQ's turnaround probe (Config.Turnarounds) measured. A turnaround
+// Turnaround is what one CQ's turnaround probe measured (TurnaroundProber). A turnaround
 // starts when a poll returns completions and ends when the next poll finds work staged
 // (datapath.Deferrer) and posts it: it is the time the caller spent, in Go, between seeing
 // the completions and handing back what they caused, the cgo return and call included. For
@@ -21,19 +19,19 @@ type Turnaround struct {
 	// Post is the time the posts that ended them took in C (ibv_post_recv and
 	// ibv_post_send, the doorbell included), summed.
 	Post time.Duration
-	// Hist counts them in buckets of HistBucket (Hist[i]: from i to i+1 buckets); the last
+	// Hist counts them in buckets of TurnaroundBucket (Hist[i]: from i to i+1 buckets); the last
 	// bucket also holds all longer ones.
-	Hist [HistBuckets]uint64
+	Hist [TurnaroundBuckets]uint64
 }
 
 // The turnaround histogram's shape: fine enough to tell a hot turnaround of a few hundred
 // nanoseconds from a disturbed one, up to 25.6 µs.
 const (
-	HistBuckets = 256
-	HistBucket  = 100 * time.Nanosecond
+	TurnaroundBuckets = 256
+	TurnaroundBucket  = 100 * time.Nanosecond
 )
 
-// Quantile is the turnaround that a fraction q of them did not exceed, to HistBucket (the
+// Quantile is the turnaround that a fraction q of them did not exceed, to TurnaroundBucket (the
 // upper edge of its bucket); 0 when none was measured.
 func (t Turnaround) Quantile(q float64) time.Duration {
 	var n uint64
@@ -47,10 +45,10 @@ func (t Turnaround) Quantile(q float64) time.Duration {
 	var seen uint64
 	for i, c := range t.Hist {
 		if seen += c; seen >= max(want, 1) {
-			return time.Duration(i+1) * HistBucket
+			return time.Duration(i+1) * TurnaroundBucket
 		}
 	}
-	return HistBuckets * HistBucket
+	return TurnaroundBuckets * TurnaroundBucket
 }
 
 // Sub is what t measured since an earlier reading of the same CQ, was; Min and Max stay
@@ -66,6 +64,20 @@ func (t Turnaround) Sub(was Turnaround) Turnaround {
 	return d
 }
 
+// Add adds o into t, as for turnarounds of several CQs measured side by side.
+func (t *Turnaround) Add(o *Turnaround) {
+	if o.Count > 0 && (t.Count == 0 || o.Min < t.Min) {
+		t.Min = o.Min
+	}
+	t.Max = max(t.Max, o.Max)
+	t.Count += o.Count
+	t.Total += o.Total
+	t.Post += o.Post
+	for i := range t.Hist {
+		t.Hist[i] += o.Hist[i]
+	}
+}
+
 // Mean is the mean turnaround (0 when none was measured).
 func (t Turnaround) Mean() time.Duration {
 	if t.Count == 0 {
@@ -74,17 +86,22 @@ func (t Turnaround) Mean() time.Duration {
 	return t.Total / time.Duration(t.Count)
 }
 
-// turnarounder is the verbs CQ's view of its probe.
-type turnarounder interface {
-	turnarounds() (Turnaround, bool)
+// TurnaroundProber is a CQ with a turnaround probe (the verbs provider's, switched on by its
+// Config.Turnarounds). The probe costs two clock reads per turnaround, so it is off unless
+// asked for, and figures taken with it are not mixed with those taken without.
+type TurnaroundProber interface {
+	// Turnarounds returns what the probe measured since the CQ was created; ok is false
+	// when the probe is off. Call it from the goroutine that polls the CQ: the probe's
+	// counters are written by the polls, without locks.
+	Turnarounds() (t Turnaround, ok bool)
 }
 
-// Turnarounds returns what cq's turnaround probe measured; ok is false when cq is not a
-// verbs CQ or its probe is off. Call it while no goroutine polls cq.
-func Turnarounds(cq datapath.CQ) (t Turnaround, ok bool) {
-	q, ok := cq.(turnarounder)
+// Turnarounds returns what cq's turnaround probe measured; ok is false when cq has no probe
+// or it is off. Call it from the goroutine that polls cq.
+func Turnarounds(cq CQ) (t Turnaround, ok bool) {
+	p, ok := cq.(TurnaroundProber)
 	if !ok {
 		return Turnaround{}, false
 	}
-	return q.turnarounds()
+	return p.Turnarounds()
 }

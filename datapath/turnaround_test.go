@@ -1,4 +1,4 @@
-package verbs
+package datapath
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func TestTurnaroundQuantileSub(t *testing.T) {
 	now.Hist[3] = 5
 	now.Hist[2] = 1 // 200 to 300 ns
 	now.Hist[7] = 2 // 700 to 800 ns
-	now.Hist[HistBuckets-1] = 1
+	now.Hist[TurnaroundBuckets-1] = 1
 	now.Count, now.Total = 9, 9*time.Microsecond
 	was.Count, was.Total = 5, 2*time.Microsecond
 	d := now.Sub(was)
@@ -29,11 +29,29 @@ func TestTurnaroundQuantileSub(t *testing.T) {
 		{0.25, 300 * time.Nanosecond},
 		{0.5, 800 * time.Nanosecond},
 		{0.75, 800 * time.Nanosecond},
-		{0.76, HistBuckets * HistBucket},
-		{1, HistBuckets * HistBucket},
+		{0.76, TurnaroundBuckets * TurnaroundBucket},
+		{1, TurnaroundBuckets * TurnaroundBucket},
 	} {
 		if got := d.Quantile(c.q); got != c.want {
 			t.Errorf("Quantile(%v) = %v, want %v", c.q, got, c.want)
 		}
+	}
+}
+
+func TestTurnaroundAdd(t *testing.T) {
+	var sum Turnaround
+	a := Turnaround{Count: 2, Total: 3 * time.Microsecond, Min: time.Microsecond, Max: 2 * time.Microsecond, Post: time.Microsecond}
+	a.Hist[10], a.Hist[20] = 1, 1
+	b := Turnaround{Count: 1, Total: 500 * time.Nanosecond, Min: 500 * time.Nanosecond, Max: 500 * time.Nanosecond}
+	b.Hist[5] = 1
+	sum.Add(&a)
+	sum.Add(&Turnaround{}) // a CQ that measured nothing changes nothing, its Min included
+	sum.Add(&b)
+	if sum.Count != 3 || sum.Total != 3500*time.Nanosecond || sum.Min != 500*time.Nanosecond || sum.Max != 2*time.Microsecond ||
+		sum.Post != time.Microsecond || sum.Hist[5] != 1 || sum.Hist[10] != 1 || sum.Hist[20] != 1 {
+		t.Fatalf("sum %+v", sum)
+	}
+	if q := sum.Quantile(0.5); q != 1100*time.Nanosecond {
+		t.Fatalf("median of the sum %v, want 1.1µs", q)
 	}
 }
