@@ -142,8 +142,7 @@ func WriteText(w io.Writer, runs ...*Run) error {
 					fmt.Fprintln(w, "turnaround: this side's own time from a completion to the posts it caused (the probe's two clock reads included), per poller, µs:")
 					turnHead = true
 				}
-				fmt.Fprintf(w, "  %s: poller %d: p50 %.1f  p90 %.1f  p99 %.1f  mean %.2f  posts %.2f  (%d)\n", pointLabel(&p), u.Poller,
-					float64(t.P50Ns)/1e3, float64(t.P90Ns)/1e3, float64(t.P99Ns)/1e3, float64(t.MeanNs)/1e3, float64(t.PostMeanNs)/1e3, t.Count)
+				fmt.Fprintf(w, "  %s: poller %d: %s\n", pointLabel(&p), u.Poller, t)
 			}
 		}
 		for _, p := range r.Points {

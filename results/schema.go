@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -175,8 +176,8 @@ type PollerUsage struct {
 // Turnaround summarizes a turnaround probe (datapath.Turnaround): how long one side took from
 // a completion to the posts it caused, in its own code, the cgo return and call included.
 // For a depth-1 closed loop it is this side's share of each round trip that is neither the
-// device's nor the peer's. Quantiles are to 100 ns and at most 25.6 µs (longer ones count
-// there).
+// device's nor the peer's. Quantiles are the upper edges of 100 ns buckets; 25.6 µs stands
+// for anything longer than 25.5 µs (the open bucket).
 type Turnaround struct {
 	Count  uint64 `json:"count"`
 	MeanNs int64  `json:"mean_ns"`
@@ -186,6 +187,29 @@ type Turnaround struct {
 	// PostMeanNs is the mean time the posts that ended them took (ibv_post_recv and
 	// ibv_post_send, the doorbell included).
 	PostMeanNs int64 `json:"post_mean_ns"`
+}
+
+// TurnaroundOf summarizes a probe's reading as results files keep it.
+func TurnaroundOf(t *datapath.Turnaround) *Turnaround {
+	s := &Turnaround{Count: t.Count, MeanNs: int64(t.Mean()),
+		P50Ns: int64(t.Quantile(0.5)), P90Ns: int64(t.Quantile(0.9)), P99Ns: int64(t.Quantile(0.99))}
+	if t.Count > 0 {
+		s.PostMeanNs = int64(t.Post) / int64(t.Count)
+	}
+	return s
+}
+
+// String is the summary as the text report prints it, in µs; a quantile in the
+// histogram's open bucket prints as at least its lower edge.
+func (t *Turnaround) String() string {
+	q := func(ns int64) string {
+		if top := int64(datapath.TurnaroundBuckets-1) * int64(datapath.TurnaroundBucket); ns > top {
+			return fmt.Sprintf(">%.1f", float64(top)/1e3)
+		}
+		return fmt.Sprintf("%.1f", float64(ns)/1e3)
+	}
+	return fmt.Sprintf("p50 %s  p90 %s  p99 %s  mean %.2f  posts %.2f  (%d)", q(t.P50Ns), q(t.P90Ns), q(t.P99Ns),
+		float64(t.MeanNs)/1e3, float64(t.PostMeanNs)/1e3, t.Count)
 }
 
 // Params are a point's workload parameters. Two points are the same point (in Compare and in

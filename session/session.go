@@ -518,16 +518,6 @@ func Switches(r *results.Run) []workloads.Switch {
 	return workloads.Switches(obs)
 }
 
-// turnaroundSummary is a probe's reading as the results file keeps it.
-func turnaroundSummary(t *datapath.Turnaround) *results.Turnaround {
-	s := &results.Turnaround{Count: t.Count, MeanNs: int64(t.Mean()),
-		P50Ns: int64(t.Quantile(0.5)), P90Ns: int64(t.Quantile(0.9)), P99Ns: int64(t.Quantile(0.99))}
-	if t.Count > 0 {
-		s.PostMeanNs = int64(t.Post) / int64(t.Count)
-	}
-	return s
-}
-
 // markDisturbance records the measuring pollers' thread usage over the measured interval and
 // the host's CPU pressure in the point, and marks it when they say the scheduler, not the
 // transport, set its latencies (results.Disturbances). spinningPeers are pollers of a
@@ -541,7 +531,7 @@ func markDisturbance(rp *results.Point, res *workloads.Result, w workloads.Confi
 		u := results.PollerUsage{Poller: p.Poller, CPU: p.CPU, Poll: w.Poll.String(),
 			WallNs: int64(st.UsageWall), CPUNs: int64(st.Usage.CPU), Involuntary: st.Usage.Involuntary, Voluntary: st.Usage.Voluntary}
 		if st.HasTurnaround {
-			u.Turnaround = turnaroundSummary(&st.Turnaround)
+			u.Turnaround = results.TurnaroundOf(&st.Turnaround)
 		}
 		rp.Pollers = append(rp.Pollers, u)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 
 	"github.com/spf13/pflag"
@@ -225,13 +226,8 @@ func engineCommands(open newConnector, srv newServer) []*command {
 
 // turnaroundLine is what a server's poller prints of its turnaround probe when it stops.
 func turnaroundLine(poller int, t *datapath.Turnaround) string {
-	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
-	var post time.Duration
-	if t.Count > 0 {
-		post = t.Post / time.Duration(t.Count)
-	}
-	return fmt.Sprintf("poller %d turnaround (its own time from a completion to the posts it caused), µs: p50 %.1f  p90 %.1f  p99 %.1f  mean %.2f  posts %.2f  (%d, the connections' setup included)",
-		poller, us(t.Quantile(0.5)), us(t.Quantile(0.9)), us(t.Quantile(0.99)), us(t.Mean()), us(post), t.Count)
+	return fmt.Sprintf("poller %d turnaround (its own time from a completion to the posts it caused, the connections' setup included), µs: %s",
+		poller, results.TurnaroundOf(t))
 }
 
 // connEndLine is the line the server prints when a connection ends or a request fails: one

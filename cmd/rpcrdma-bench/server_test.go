@@ -136,8 +136,11 @@ func TestTurnaroundLine(t *testing.T) {
 	var ta datapath.Turnaround
 	ta.Count, ta.Total, ta.Post = 4, 10*time.Microsecond, 2*time.Microsecond
 	ta.Hist[14], ta.Hist[19], ta.Hist[29], ta.Hist[39] = 1, 1, 1, 1
+	ta.Hist[datapath.TurnaroundBuckets-1] = 1 // one of 25.5 µs or more: the open bucket
+	ta.Count++
+	ta.Total += 30 * time.Microsecond
 	got := turnaroundLine(1, &ta)
-	want := "poller 1 turnaround (its own time from a completion to the posts it caused), µs: p50 2.0  p90 4.0  p99 4.0  mean 2.50  posts 0.50  (4, the connections' setup included)"
+	want := "poller 1 turnaround (its own time from a completion to the posts it caused, the connections' setup included), µs: p50 3.0  p90 >25.5  p99 >25.5  mean 8.00  posts 0.40  (5)"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
