@@ -286,6 +286,9 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	if bs, cs := setups(base), setups(current); bs != cs {
 		c.Notes = append(c.Notes, fmt.Sprintf("the sides ran on different setups: base %s, current %s", bs, cs))
 	}
+	if bp, cp := probed(base), probed(current); bp != cp {
+		c.Notes = append(c.Notes, fmt.Sprintf("the turnaround probe (--turnarounds) was %s in base and %s in current: its clock reads are on the measured path, so the sides differ by more than the change under test", bp, cp))
+	}
 	b, bOrder := c.collect("base", base)
 	cur, cOrder := c.collect("current", current)
 	for _, k := range cOrder {
@@ -396,6 +399,29 @@ func setups(runs []*Run) string {
 	}
 	slices.Sort(s)
 	return strings.Join(s, ",")
+}
+
+// probed says whether runs measured with the turnaround probe: "on", "off" or "on in some".
+func probed(runs []*Run) string {
+	on, off := false, false
+	for _, r := range runs {
+		for i := range r.Points {
+			for _, u := range r.Points[i].Pollers {
+				if u.Turnaround != nil {
+					on = true
+				} else {
+					off = true
+				}
+			}
+		}
+	}
+	switch {
+	case on && off:
+		return "on in some runs"
+	case on:
+		return "on"
+	}
+	return "off"
 }
 
 // collect groups the complete points of runs by key, keeping first-seen order.

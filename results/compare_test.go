@@ -306,3 +306,30 @@ func TestCompareReports(t *testing.T) {
 		t.Error("markdown lacks a bold regression or the table rule")
 	}
 }
+
+// Runs taken with the turnaround probe are not comparable with runs taken without: the
+// comparison says so.
+func TestCompareNotesProbe(t *testing.T) {
+	probe := func(rs []*results.Run) []*results.Run {
+		for _, r := range rs {
+			for i := range r.Points {
+				r.Points[i].Pollers = []results.PollerUsage{{Poll: "busy", CPU: -1,
+					Turnaround: &results.Turnaround{Count: 1, MeanNs: 500, P50Ns: 500, P90Ns: 500, P99Ns: 500}}}
+			}
+		}
+		return rs
+	}
+	note := func(base, cur []*results.Run) string {
+		c, err := results.Compare(base, cur, results.CompareConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(c.Notes, "\n")
+	}
+	if n := note(runs(t, 1, 5, 1), probe(runs(t, 1, 5, 1))); !strings.Contains(n, "the turnaround probe (--turnarounds) was off in base and on in current") {
+		t.Errorf("notes %q do not say the probe differs", n)
+	}
+	if n := note(probe(runs(t, 1, 5, 1)), probe(runs(t, 1, 5, 1))); strings.Contains(n, "turnaround probe") {
+		t.Errorf("both sides probed, yet notes %q", n)
+	}
+}
