@@ -39,6 +39,22 @@ func normalized(t testing.TB, c workloads.Config) workloads.Config {
 	return c
 }
 
+// runOnClock runs a Driver for c over client, on clock, to its end, and returns its Stats.
+func runOnClock(t *testing.T, c workloads.Config, client workloads.Client, clock *workloadstest.Clock, live *workloads.Live) workloads.Stats {
+	t.Helper()
+	d, err := workloads.NewDriver(c, 0, client, nil, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Clock = clock.Now
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // fakeRun builds a Fake on a manual clock and a Driver over it.
 func fakeRun(t testing.TB, c workloads.Config, latency, tick time.Duration) (*workloadstest.Fake, *workloads.Driver, *samples) {
 	t.Helper()
@@ -411,16 +427,7 @@ func TestLiveCountsMatchStats(t *testing.T) {
 	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 3*time.Microsecond, time.Microsecond
 	f.FailEvery, f.RPCErr = 7, errors.New("bad reply")
 	var live workloads.Live
-	d, err := workloads.NewDriver(c, 0, f, nil, &live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Clock = f.Clock.Now
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := runOnClock(t, c, f, f.Clock, &live)
 	if live.Done.Load() != st.Completed+st.Errors || live.Bytes.Load() != st.CallBytes+st.ReplyBytes || live.Errors.Load() != st.Errors || st.Errors == 0 {
 		t.Fatalf("live %d/%d/%d, stats %d+%d RPCs, %d bytes", live.Done.Load(), live.Bytes.Load(), live.Errors.Load(), st.Completed, st.Errors, st.CallBytes+st.ReplyBytes)
 	}
@@ -719,16 +726,7 @@ func TestDriverRecordsTurnarounds(t *testing.T) {
 	f.Clock = new(workloadstest.Clock)
 	f.Latency, f.Tick = time.Microsecond, 100*time.Nanosecond
 	p := &probingFake{Fake: f}
-	d, err := workloads.NewDriver(c, 0, p, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Clock = f.Clock.Now
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := runOnClock(t, c, p, f.Clock, nil)
 	ta := st.Turnaround
 	if !st.HasTurnaround || ta.Count == 0 || ta.Count >= p.progress || ta.Hist[2] != ta.Count || ta.Mean() != 200*time.Nanosecond {
 		t.Fatalf("turnaround %+v (probe on: %v) after %d polls, %d RPCs in the warm-up; want the measured phase's polls only",
@@ -740,6 +738,7 @@ func TestDriverRecordsTurnarounds(t *testing.T) {
 
 	// A Client without a probe: none.
 	_, d2, _ := fakeRun(t, c, time.Microsecond, 100*time.Nanosecond)
+	var stop atomic.Bool
 	if st, err := d2.Run(&stop); err != nil || st.HasTurnaround {
 		t.Fatalf("Client without a probe: HasTurnaround %v, err %v", st.HasTurnaround, err)
 	}
