@@ -365,10 +365,14 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 	}
 
-	// record takes the RPCs the last Progress returned, already freed, into the Stats, the
-	// Recorder and Live. It runs after the next RPCs went out: at depth 1 the recording is
-	// not between a completion and the next call, which is what a round trip measures.
+	// record takes the finished RPCs, already freed, into the Stats, the Recorder and Live.
+	// It runs after the Progress that follows the sends their slots made room for: at depth
+	// 1 the recording is then not between a completion and the next call going out, which
+	// is what a round trip measures.
 	record := func() error {
+		if nfin == 0 {
+			return nil
+		}
 		var liveBytes, liveErrs, mDone, mBytes, mErrs uint64
 		var mClasses [rpcproto.NumKinds]uint64
 		fin := d.fin[:nfin]
@@ -511,15 +515,13 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 				st.Missed += missed(next, measure, deadline, d.gap, d.gaps != nil)
 			}
 		}
-		if nfin > 0 {
-			if err := record(); err != nil {
-				st.End = now
-				return st, err
-			}
-		}
 		if !stopping {
 			if open && inflight == 0 && !stopping {
 				if wait := int64(next) - now; wait >= idle {
+					if err := record(); err != nil {
+						st.End = now
+						return st, err
+					}
 					time.Sleep(time.Duration(wait - int64(time.Millisecond)))
 					prev, now = now, clock()
 					continue
@@ -528,6 +530,10 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 		if stopping {
 			endUsage()
+			if err := record(); err != nil {
+				st.End = now
+				return st, err
+			}
 			if inflight == 0 {
 				break
 			}
@@ -543,6 +549,14 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 		}
 
 		n, perr := d.client.Progress(d.done)
+		// The RPCs the previous Progress returned are recorded only now. Submit may only
+		// have staged the RPCs sent in their place (a deferring datapath), which this
+		// Progress's poll put on the wire: recording before it would sit on their round
+		// trips.
+		if err := record(); err != nil {
+			st.End = now
+			return st, err
+		}
 		if n == 0 && perr == nil && waiter != nil && idler.ShouldWait() {
 			// Never past the end of the phase, nor past an open-loop send.
 			t := maxWait
