@@ -1,6 +1,7 @@
 package datapath
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -214,5 +215,63 @@ func TestIdlerAdaptsSpin(t *testing.T) {
 		if w := NewIdler(p, clock); w.Spin() != 0 {
 			t.Errorf("%v idler: Spin %v, want 0", p, w.Spin())
 		}
+	}
+}
+
+// Every mode passes through the scheduler at an empty poll about every YieldEvery, reading
+// the clock only every idleCheckEvery empty polls, and never while its clock stands still.
+func TestIdlerYields(t *testing.T) {
+	for _, p := range []Poll{{Mode: PollBusy}, {Mode: PollHybrid}, {Mode: PollEvent}} {
+		now, reads, yields := int64(1), 0, 0
+		w := NewIdler(p, func() int64 { reads++; return now })
+		w.yield = func() { yields++ }
+		const step = 10 * time.Microsecond // of fake time per empty poll
+		const total = 100 * time.Millisecond
+		for range total / step {
+			now += int64(step)
+			w.ShouldWait()
+		}
+		// One clock check per idleCheckEvery polls (6.4 ms of fake time), so a pass comes
+		// every 5 to 5.64 ms.
+		check := idleCheckEvery * step
+		lo, hi := int(total/(YieldEvery+check)), int(total/YieldEvery)
+		if yields < lo || yields > hi {
+			t.Errorf("%v: %d passes through the scheduler in %v; want %d to %d", p, yields, total, lo, hi)
+		}
+		if p.Mode == PollBusy && reads != int(total/step)/idleCheckEvery {
+			t.Errorf("busy: %d clock reads for %d empty polls; want one per %d", reads, total/step, idleCheckEvery)
+		}
+		w.Active()
+		yields = 0
+		for range 10 * idleCheckEvery {
+			w.ShouldWait()
+		}
+		if yields != 0 {
+			t.Errorf("%v: %d passes with the clock standing still", p, yields)
+		}
+	}
+	var zero Idler
+	for range 2 * idleCheckEvery {
+		if zero.ShouldWait() {
+			t.Fatal("the zero Idler asked to wait")
+		}
+	}
+}
+
+// A busy Poller over an empty CQ passes through the scheduler by itself.
+func TestPollerYields(t *testing.T) {
+	p := NewPoller(PollerConfig{})
+	var yields atomic.Int32
+	p.idle.yield = func() { yields.Add(1) }
+	p.Start(emptyCQ{}, &recorder{})
+	deadline := time.Now().Add(20 * time.Second)
+	for yields.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := yields.Load(); n < 3 {
+		t.Fatalf("a busy poller passed through the scheduler %d times in %v of empty polls", n, 20*time.Second)
 	}
 }
