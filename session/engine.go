@@ -148,6 +148,10 @@ type EngineConfig struct {
 	// Log takes the connections a responder in this process could not set up (nil:
 	// discarded): the requester sees only a refused or failed connection.
 	Log io.Writer
+	// ResponderDone, when set and a responder runs in this process, is called as each of its
+	// pollers stops, when the Connector closes, with the poller's counters over the whole
+	// session (its turnaround probe's reading included, when the provider has one).
+	ResponderDone func(poller int, st datapath.PollerStats)
 }
 
 // Engine returns the Connector of the transport engine: each point's connections dialed
@@ -270,7 +274,8 @@ func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
 	}
 	go func() {
 		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Pollers: 1,
-			MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}, Done: ls.peer.done})
+			MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}, Done: ls.peer.done,
+			PollerDone: c.ResponderDone})
 	}()
 	return &engineConnector{dev: dev, addr: l.Addr(), cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport, local: ls}, nil
 }

@@ -174,3 +174,54 @@ func TestEnginePolls(t *testing.T) {
 		t.Errorf("Procs(in process) = %d, want 4: three spinning pollers and the rest", n)
 	}
 }
+
+// A responder in this process reports each of its pollers when the Connector closes, with
+// the counters of everything it served.
+func TestEngineResponderDone(t *testing.T) {
+	c, err := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 4, Count: 300, Warmup: workloads.NoWarmup}.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := workloads.Point{Threshold: 4096, Depth: 4, Workload: c}
+	type report struct {
+		poller int
+		st     datapath.PollerStats
+	}
+	var got []report
+	cfg := EngineConfig{Provider: soft.New(soft.Config{}), Log: io.Discard,
+		ResponderDone: func(i int, st datapath.PollerStats) { got = append(got, report{i, st}) }}
+	conn, err := openLocal(cfg, []workloads.Point{pt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, _, err := conn.Point(pt)
+	if err != nil {
+		conn.Close()
+		t.Fatal(err)
+	}
+	cl, err := open(0, 1)
+	if err != nil {
+		conn.Close()
+		t.Fatal(err)
+	}
+	d, err := workloads.NewDriver(c, 0, cl, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	st, err := d.Run(&stop)
+	cl.(*engineClient).Close()
+	if err != nil || st.Completed != 300 {
+		t.Fatalf("run: %v, %d completed", err, st.Completed)
+	}
+	if len(got) != 0 {
+		t.Fatalf("responder reported %d pollers before the Connector closed", len(got))
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Each call is at least one receive completion at the responder.
+	if len(got) != 1 || got[0].poller != 0 || got[0].st.Completions < 300 || got[0].st.HasTurnaround {
+		t.Fatalf("responder's reports: %+v; want poller 0 once, with at least 300 completions and no probe (soft)", got)
+	}
+}

@@ -67,6 +67,16 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 	}
 	cfg := session.EngineConfig{Provider: p, Device: w.device, Addr: w.addr, Verify: w.cfg.Verify,
 		Poll: w.cfg.Poll, Transport: w.tr, Codec: codec, Cred: cred, Log: os.Stderr}
+	if w.turnarounds {
+		// The client's turnarounds go into the results, point by point; the responder's
+		// poller serves every point, so its reading covers the whole run and is printed
+		// when it stops, as server --turnarounds prints its own.
+		cfg.ResponderDone = func(i int, st datapath.PollerStats) {
+			if st.HasTurnaround {
+				fmt.Fprintln(os.Stderr, "rpcrdma-bench: the responder in this process, all points and warm-ups: "+turnaroundLine(i, &st.Turnaround))
+			}
+		}
+	}
 	if p.Name() == soft.Name {
 		datapath.SizeRuntime(cfg.Polls(pts))
 	}

@@ -404,6 +404,16 @@ if t=$(rb_lat busy null --turnarounds); then
 else
 	result tool-turnarounds 1
 fi
+ts "=== latency: run --turnarounds: the client's turnarounds in the results, the in-process responder's printed"
+if timeout 60 $T/rpcrdma-bench run --provider verbs --device $DEV --mix null --depth 1 --duration 1s --warmup 200ms -q \
+	--turnarounds --out /tmp/rbrt.json >/tmp/rbrt.out 2>&1; then
+	grep "responder in this process" /tmp/rbrt.out | sed 's/^/CLI /'
+	grep -q "responder in this process.*poller 0 turnaround" /tmp/rbrt.out && $T/rpcrdma-bench report /tmp/rbrt.json | grep -q "poller 0: p50"
+	result tool-run-turnarounds $?
+else
+	cat /tmp/rbrt.out
+	result tool-run-turnarounds 1
+fi
 ts "=== latency, event-driven (CQ.Wait on the completion channel), for comparison"
 timeout 120 $T/pingpong -sizes 64,4096 -iters 500 -events
 result pingpong-events $?
