@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -71,11 +72,7 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 		// The client's turnarounds go into the results, point by point; the responder's
 		// poller serves every point, so its reading covers the whole run and is printed
 		// when it stops, as server --turnarounds prints its own.
-		cfg.ResponderDone = func(i int, st datapath.PollerStats) {
-			if st.HasTurnaround {
-				fmt.Fprintln(os.Stderr, "rpcrdma-bench: the responder in this process, all points and warm-ups: "+turnaroundLine(i, &st.Turnaround))
-			}
-		}
+		cfg.ResponderDone = printTurnarounds(os.Stderr, new(sync.Mutex), "rpcrdma-bench: the responder in this process, all points and warm-ups: ")
 	}
 	if p.Name() == soft.Name {
 		datapath.SizeRuntime(cfg.Polls(pts))

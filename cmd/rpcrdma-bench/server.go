@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -169,14 +170,7 @@ func serve(e *env, f *serverFlags, open newServer) int {
 		fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+line)
 		mu.Unlock()
 	}
-	f.pollerDone = func(i int, st datapath.PollerStats) {
-		if !st.HasTurnaround {
-			return
-		}
-		mu.Lock()
-		fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+turnaroundLine(i, &st.Turnaround))
-		mu.Unlock()
-	}
+	f.pollerDone = printTurnarounds(e.stderr, &mu, "rpcrdma-bench server: ")
 	srv, err := open(f)
 	if err != nil {
 		return fail(e, "server", err)
@@ -222,6 +216,20 @@ func engineCommands(open newConnector, srv newServer) []*command {
   rpcrdma-bench sweep --mix nfs-like --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
   rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, open)
 	return []*command{run, client, sweep, serverCommand(srv)}
+}
+
+// printTurnarounds is a PollerDone (rpcrdma.ServeConfig's, session.EngineConfig's
+// ResponderDone) that prints to w, after prefix, the turnarounds of each poller that measured
+// any, a line at a time under mu.
+func printTurnarounds(w io.Writer, mu *sync.Mutex, prefix string) func(int, datapath.PollerStats) {
+	return func(i int, st datapath.PollerStats) {
+		if !st.HasTurnaround {
+			return
+		}
+		mu.Lock()
+		fmt.Fprintln(w, prefix+turnaroundLine(i, &st.Turnaround))
+		mu.Unlock()
+	}
 }
 
 // turnaroundLine is what a server's poller prints of its turnaround probe when it stops.
