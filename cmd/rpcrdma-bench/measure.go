@@ -74,8 +74,12 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 		// when it stops, as server --turnarounds prints its own.
 		cfg.ResponderDone = printTurnarounds(os.Stderr, new(sync.Mutex), "rpcrdma-bench: the responder in this process, all points and warm-ups: ")
 	}
+	// Soft's pollers get exactly the Ps they need; elsewhere the runtime's default stays, with
+	// a P more when spinning pollers would take every one (datapath.EnsureProcs).
 	if p.Name() == soft.Name {
 		datapath.SizeRuntime(cfg.Polls(pts))
+	} else {
+		datapath.EnsureProcs(cfg.Polls(pts))
 	}
 	return session.Engine(cfg, pts)
 }

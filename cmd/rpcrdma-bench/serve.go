@@ -28,12 +28,14 @@ func openServer(f *serverFlags) (server, error) {
 	if f.Turnarounds {
 		p = withTurnarounds(p)
 	}
+	polls := make([]datapath.Poll, f.Pollers)
+	for i := range polls {
+		polls[i] = f.Poll
+	}
 	if f.Provider == soft.Name {
-		polls := make([]datapath.Poll, f.Pollers)
-		for i := range polls {
-			polls[i] = f.Poll
-		}
 		datapath.SizeRuntime(polls)
+	} else {
+		datapath.EnsureProcs(polls)
 	}
 	dev, err := p.Open(f.Device)
 	if err != nil {
