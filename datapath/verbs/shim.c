@@ -486,6 +486,125 @@ int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 	return n;
 }
 
+// vb_link puts q on c's pending list once, as conn.link does from Go.
+static void vb_link(struct vb_cq *c, struct vb_qp *q)
+{
+	if (q->linked)
+		return;
+	__atomic_store_n(&q->linked, 1, __ATOMIC_RELEASE);
+	if (c->pending_tail)
+		c->pending_tail->pnext = q;
+	else
+		c->pending = q;
+	c->pending_tail = q;
+}
+
+// pp_stage_send stages round trip k's SEND as the Go ping-pong does: the same buffer every
+// time, signaled once every signal_every.
+static int pp_stage_send(struct vb_cq *c, struct vb_qp *q, const struct vb_pingpong *p, uint64_t k)
+{
+	int at = q->staged_send;
+	if (q->sq_posted + (uint64_t)at + 1 - __atomic_load_n(&q->sq_retired, __ATOMIC_ACQUIRE) > (uint64_t)q->send_cap)
+		return ENOMEM;
+	struct vb_swr *in = &q->in[at];
+	in->id = (1ULL << 20) | (uint64_t)VB_OP_SEND << VB_OP_SHIFT;
+	in->op = VB_OP_SEND;
+	in->flags = (p->inl ? VB_FLAG_INLINE : 0) |
+		    (k % (uint64_t)p->signal_every == (uint64_t)p->signal_every - 1 ? VB_FLAG_SIGNALED : 0);
+	in->num_sge = 1;
+	struct ibv_sge *s = &q->ssge[(size_t)at * q->send_sge];
+	s->addr = p->send_addr;
+	s->length = p->send_len;
+	s->lkey = p->lkey;
+	q->staged_send = at + 1;
+	vb_link(c, q);
+	return 0;
+}
+
+// pp_stage_recv stages the receive of slot id again.
+static int pp_stage_recv(struct vb_cq *c, struct vb_qp *q, const struct vb_pingpong *p, uint64_t id)
+{
+	int at = q->staged_recv;
+	if (q->rq_posted + (uint64_t)at + 1 - __atomic_load_n(&q->rq_done, __ATOMIC_ACQUIRE) > (uint64_t)q->recv_cap)
+		return ENOMEM;
+	struct ibv_recv_wr *w = &q->rwr[at];
+	w->wr_id = id | (uint64_t)VB_OP_RECV << VB_OP_SHIFT;
+	w->num_sge = 1;
+	w->sg_list[0].addr = p->recv_base + id * p->recv_stride;
+	w->sg_list[0].length = p->recv_len;
+	w->sg_list[0].lkey = p->lkey;
+	q->staged_recv = at + 1;
+	vb_link(c, q);
+	return 0;
+}
+
+// pp_await_recv polls (posting what is staged) until a receive completes, and stages its
+// slot's receive again. It returns 0, an errno (a post the device refused, ETIMEDOUT), -1
+// (the CQ failed) or -2 (a completion failed: p->status and p->op say which).
+static int pp_await_recv(struct vb_cq *c, struct vb_qp *q, struct vb_pingpong *p, struct vb_wc *wc)
+{
+	uint64_t deadline = 0;
+	for (unsigned empty = 0;; empty++) {
+		int n = vb_cq_poll((uintptr_t)c, (uintptr_t)wc, 16, 0);
+		if (c->flush_failed)
+			return q->flush_rc ? q->flush_rc : EIO;
+		if (n < 0)
+			return -1;
+		for (int j = 0; j < n; j++) {
+			if (wc[j].status) {
+				p->status = wc[j].status;
+				p->op = wc[j].op;
+				return -2;
+			}
+			if (wc[j].op == VB_OP_RECV)
+				return pp_stage_recv(c, q, p, wc[j].id);
+		}
+		if (n == 0 && (empty & 1023) == 1023) {
+			uint64_t now = vb_now();
+			if (deadline == 0)
+				deadline = now + p->wait_ns;
+			else if (now > deadline)
+				return ETIMEDOUT;
+		}
+	}
+}
+
+// vb_pingpong runs one side of a SEND/RECV ping-pong, warmup and then iters round trips,
+// entirely in C, through the same calls and the same deferred posting the Go datapath uses:
+// a receive completion stages its slot's receive again (and, on the server, the reply), and
+// the next vb_cq_poll posts them and polls. The client stages its SEND at the start of each
+// round trip and writes the measured round trips' times in ns to rtts[0..iters). It is what
+// the datapath costs with no Go between a completion and the posts it causes: the floor a
+// Go loop over the same queue pair is compared with. The caller has posted the receives and
+// staged nothing; on return nothing is staged. Returns 0, an errno, -1 (the CQ failed) or -2
+// (a completion failed).
+int vb_pingpong(uintptr_t cqh, uintptr_t qph, struct vb_pingpong *p, int64_t *rtts)
+{
+	struct vb_cq *c = (struct vb_cq *)cqh;
+	struct vb_qp *q = (struct vb_qp *)qph;
+	struct vb_wc wc[16];
+	uint64_t k = 0;
+	int rc = 0;
+	for (int i = -p->warmup; i < p->iters && rc == 0; i++) {
+		if (p->client) {
+			uint64_t t0 = vb_now();
+			if ((rc = pp_stage_send(c, q, p, k++)) != 0 || (rc = pp_await_recv(c, q, p, wc)) != 0)
+				break;
+			if (i >= 0)
+				rtts[i] = (int64_t)(vb_now() - t0);
+		} else if ((rc = pp_await_recv(c, q, p, wc)) == 0) {
+			rc = pp_stage_send(c, q, p, k++);
+		}
+	}
+	if (c->pending) {
+		// The last receive refill (and the server's last reply): post them.
+		vb_cq_poll((uintptr_t)c, (uintptr_t)wc, 16, 0);
+		if (rc == 0 && c->flush_failed)
+			rc = q->flush_rc ? q->flush_rc : EIO;
+	}
+	return rc;
+}
+
 // vb_cq_arm requests a notification and then polls once, so a completion that arrived before
 // the request is not missed; what it finds is stashed for vb_cq_poll. It returns the number
 // stashed or -errno.

@@ -199,6 +199,17 @@ int vb_cq_event(uintptr_t cq);
 void vb_cq_flush(struct vb_cq *c);
 int vb_status(int ibv_status);
 
+// vb_pingpong describes one side of a SEND/RECV ping-pong driven from C (see shim.c).
+struct vb_pingpong {
+	int client, warmup, iters, signal_every, inl;
+	uint32_t send_len, recv_len, lkey;
+	uint64_t send_addr, recv_base, recv_stride;
+	uint64_t wait_ns; // the longest wait for a receive before giving up (ETIMEDOUT)
+	// Out: the failed completion that ended the loop (vb_status numbering) and its opcode.
+	int status, op;
+};
+int vb_pingpong(uintptr_t cq, uintptr_t qp, struct vb_pingpong *p, int64_t *rtts);
+
 struct ibv_mr *vb_reg_mr(struct ibv_pd *pd, uintptr_t addr, size_t len, int access);
 
 int vb_set_min_rnr_timer(struct ibv_qp *qp, int timer);

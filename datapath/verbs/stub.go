@@ -3,6 +3,8 @@
 package verbs
 
 import (
+	"time"
+
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
@@ -34,3 +36,6 @@ func (notBuilt) Error() string {
 }
 
 func (notBuilt) Unwrap() error { return datapath.ErrNotSupported }
+
+// RunPingPong fails: this build has no verbs support.
+func RunPingPong(datapath.Conn, datapath.CQ, PingPong, []time.Duration) error { return errNotBuilt }

@@ -352,6 +352,9 @@ if step latency; then
 		# slower typical, which would flatter the ratios.
 		ref send-64 2 ib_send_lat 64 100000
 		row pingpong-64 send-64 pingpong_lat 64
+		# The same queue pairs, CQs, C calls and deferred posting with the loop in C: the
+		# datapath's own floor, against which the Go loop's share shows.
+		row pingpong-64-c send-64 pingpong_lat 64 -loop c
 		# The same with every post a C call of its own: what deferring posts saves.
 		row pingpong-64-immediate send-64 pingpong_lat 64 -defer=false
 		for m in busy hybrid event; do
@@ -365,6 +368,7 @@ if step latency; then
 		# ib_send_lat with the same packets, the row held to it the protocol's own cost.
 		ref send-1096 2 ib_send_lat 1096 50000
 		row pingpong-1024 send-1024 pingpong_lat 1024
+		row pingpong-1024-c send-1024 pingpong_lat 1024 -loop c
 		row ECHO-1k-2proc-busy send-1024,send-1096 rb_lat busy echo/1k
 		row ECHO-1k-2proc-hybrid send-1024,send-1096 rb_lat hybrid echo/1k
 		row ECHO-1k-1proc send-1024,send-1096 rb_run_lat echo/1k
@@ -391,9 +395,11 @@ if step latency; then
 	done
 fi
 if step latency; then
-ts "=== latency: each side's turnaround in the ping-pong (verbs.Config.Turnarounds)"
+ts "=== latency: each side's turnaround in the ping-pong (verbs.Config.Turnarounds), the loop in Go and in C"
 timeout 120 $T/pingpong -sizes 64,1024 -iters 20000 -turnarounds
 result pingpong-turnarounds $?
+timeout 120 $T/pingpong -sizes 64,1024 -iters 20000 -turnarounds -loop c
+result pingpong-c-turnarounds $?
 ts "=== latency: the tool's own turnarounds (server and client --turnarounds), NULL depth 1, busy"
 if t=$(rb_lat busy null --turnarounds); then
 	echo "CLI turnarounds, NULL depth 1, busy, with the probe: $t"

@@ -100,9 +100,10 @@ echo "    send-S is 2 x its t_typical (and 2 x t_min) at S bytes; read-S is ib_r
 echo "    round trip); write1-S is ib_write_lat's figure as printed (one WRITE, one way). A row held to A+B is held to"
 echo "    their sum: SINK (argument pulled by the server's RDMA Read) to read-S + send-64, SOURCE (result pushed by"
 echo "    its RDMA Write) to write1-S + send-64. 2proc: rpcrdma-bench server + client as two processes, both"
-echo "    --poll MODE; 1proc: rpcrdma-bench run (client busy, responder hybrid); pingpong: test/vm/pingpong. A row"
-echo "    NAME/REF is row NAME's figures held to REF: ECHO 1 KiB also to send-1096, ib_send_lat with the same bytes"
-echo "    on the wire (a 1096-byte call and a 1080-byte reply are two packets each at rxe's 1024-byte MTU)."
+echo "    --poll MODE; 1proc: rpcrdma-bench run (client busy, responder hybrid); pingpong: test/vm/pingpong, a SEND"
+echo "    ping-pong over the datapath with its loop in Go; pingpong-S-c: the same with the loop in C (the datapath's"
+echo "    floor). A row NAME/REF is row NAME's figures held to REF: ECHO 1 KiB also to send-1096, ib_send_lat with the"
+echo "    same bytes on the wire (a 1096-byte call and a 1080-byte reply are two packets each at rxe's 1024-byte MTU)."
 awk '
 	function kv(   i, a) { delete f; for (i = 3; i <= NF; i++) { split($i, a, "="); f[a[1]] = a[2] } }
 	/^VMTEST: LAT ref=/ { kv(); rp[f["ref"], f["round"]] = f["p50_us"]; rm[f["ref"], f["round"]] = f["min_us"]; if (f["round"] > nr) nr = f["round"] }

@@ -15,7 +15,9 @@
 // (datapath.Deferrer, as the tool's connections do); -defer=false makes every post a C call of
 // its own, and -refill N posts receives N at a time. -turnarounds adds each side's mean
 // turnaround (verbs.Config.Turnarounds: from a poll's completion to the post it caused) and
-// the mean time its posts took in C, per round trip.
+// the mean time its posts took in C, per round trip. -loop c runs each side's loop in C
+// (verbs.RunPingPong: the same queue pairs, CQs, calls and deferred posting, with no Go
+// between a completion and the posts it causes), the floor the Go loop is compared with.
 package main
 
 import (
@@ -50,6 +52,7 @@ func main() {
 	refill := flag.Int("refill", 1, "post receives in batches of this many (1: one per round trip, as ib_send_lat)")
 	deferPosts := flag.Bool("defer", true, "stage posts for the next poll to post in the same C call (datapath.Deferrer), as the tool does; false: a C call per post")
 	turnarounds := flag.Bool("turnarounds", false, "measure each side's turnaround (verbs.Config.Turnarounds; needs -defer)")
+	loop := flag.String("loop", "go", "who reacts to completions: go (this program's loop over the datapath) or c (verbs.RunPingPong)")
 	flag.Parse()
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -65,8 +68,24 @@ func main() {
 	if *turnarounds && !*deferPosts {
 		fatal(fmt.Errorf("-turnarounds needs -defer"))
 	}
+	inC := false
+	switch *loop {
+	case "go":
+	case "c":
+		if !*deferPosts || *events || *refill != 1 {
+			fatal(fmt.Errorf("-loop c needs -defer, busy polling and -refill 1"))
+		}
+		inC = true
+	default:
+		fatal(fmt.Errorf("-loop %q: want go or c", *loop))
+	}
+	if !*events {
+		// Two busy pollers and an idle P beside them, as the tool sizes the runtime.
+		busy := datapath.Poll{Mode: datapath.PollBusy}
+		datapath.EnsureProcs([]datapath.Poll{busy, busy})
+	}
 	vcfg := verbs.Config{PollSpin: *spin, Turnarounds: *turnarounds}
-	if err := run(*dev, vcfg, ns, *iters, *warmup, *inline, *refill, *events, *deferPosts); err != nil {
+	if err := run(*dev, vcfg, ns, *iters, *warmup, *inline, *refill, *events, *deferPosts, inC); err != nil {
 		fatal(err)
 	}
 }
@@ -78,6 +97,7 @@ func fatal(err error) {
 
 type side struct {
 	events bool                   // wait on the completion channel when the CQ is empty
+	idler  datapath.Idler         // busy: passes through the Go scheduler as the tool's pollers do
 	refill int                    // receives posted per PostRecv
 	wrs    [slots]datapath.RecvWR // the receive of each slot, built once
 	due    []datapath.RecvWR
@@ -87,7 +107,7 @@ type side struct {
 	base   uint64 // send buffer at base, receive slots after it
 }
 
-func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, refill int, events, deferPosts bool) error {
+func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, refill int, events, deferPosts, inC bool) error {
 	d, err := verbs.New(vcfg).Open(devName)
 	if err != nil {
 		return err
@@ -111,6 +131,7 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 		defer s.cq.Close()
 		s.mr = mr
 		s.events = events
+		s.idler = datapath.NewIdler(datapath.Poll{Mode: datapath.PollBusy}, nil)
 		s.refill = refill
 		s.base = mr.Addr() + uint64(i*(slots+1)*slotLen)
 	}
@@ -161,33 +182,49 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 	if events {
 		mode = "events (CQ.Wait)"
 	}
-	fmt.Printf("# device %s, inline limit %d, poll spin %d, %s, posts deferred %v, receives posted %d at a time\n",
-		d.Info().Name, cli.conn.Caps().MaxInlineData, vcfg.PollSpin, mode, deferPosts, refill)
+	loop := "go"
+	if inC {
+		loop = "c"
+	}
+	fmt.Printf("# device %s, inline limit %d, poll spin %d, %s, posts deferred %v, receives posted %d at a time, loop in %s\n",
+		d.Info().Name, cli.conn.Caps().MaxInlineData, vcfg.PollSpin, mode, deferPosts, refill, loop)
 	for _, size := range sizes {
 		rtts := make([]time.Duration, iters)
 		cta0, _ := datapath.Turnarounds(cli.cq)
 		sta0, _ := datapath.Turnarounds(srv.cq)
 		done := make(chan error, 1)
-		go func() {
-			err := srv.serve(size, warmup+iters)
-			if err != nil {
-				// The client would wait for ever for the reply that will not come.
-				fatal(fmt.Errorf("server: %w", err))
+		if inC {
+			go func() {
+				done <- srv.runC(size, warmup, iters, nil)
+			}()
+			if err := cli.runC(size, warmup, iters, rtts); err != nil {
+				return fmt.Errorf("client: %w", err)
 			}
-			done <- nil
-		}()
-		if err := cli.ping(size, warmup, rtts); err != nil {
-			return fmt.Errorf("client: %w", err)
+			if err := <-done; err != nil {
+				return fmt.Errorf("server: %w", err)
+			}
+		} else {
+			go func() {
+				err := srv.serve(size, warmup+iters)
+				if err != nil {
+					// The client would wait for ever for the reply that will not come.
+					fatal(fmt.Errorf("server: %w", err))
+				}
+				done <- nil
+			}()
+			if err := cli.ping(size, warmup, rtts); err != nil {
+				return fmt.Errorf("client: %w", err)
+			}
+			<-done
 		}
-		<-done
 		slices.Sort(rtts)
 		var sum time.Duration
 		for _, r := range rtts {
 			sum += r
 		}
 		us := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 2, 64) }
-		fmt.Printf("PINGPONG size=%d iters=%d events=%d inline=%d defer=%d refill=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s",
-			size, iters, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), btoi(deferPosts), refill, us(rtts[0]), us(rtts[len(rtts)/2]),
+		fmt.Printf("PINGPONG size=%d iters=%d loop=%s events=%d inline=%d defer=%d refill=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s",
+			size, iters, loop, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), btoi(deferPosts), refill, us(rtts[0]), us(rtts[len(rtts)/2]),
 			us(sum/time.Duration(len(rtts))), us(rtts[len(rtts)*99/100]))
 		if cta1, ok := datapath.Turnarounds(cli.cq); ok {
 			// Warm-up included: each side turns around once per round trip.
@@ -247,9 +284,13 @@ func (s *side) awaitRecv(wcs []datapath.Completion) error {
 				return s.postRecv(wc.ID)
 			}
 		}
-		if n == 0 && s.events {
-			if err := s.cq.Wait(10 * time.Second); err != nil {
-				return err
+		if n == 0 {
+			if s.events {
+				if err := s.cq.Wait(10 * time.Second); err != nil {
+					return err
+				}
+			} else {
+				s.idler.ShouldWait()
 			}
 		}
 	}
@@ -274,6 +315,23 @@ func (s *side) sendWRs(size int) [][]datapath.SendWR {
 		wrs[i] = []datapath.SendWR{{ID: 1 << 20, Op: datapath.OpSend, Flags: f, SGL: []datapath.SGE{{Addr: s.base, Length: uint32(size), LKey: s.mr.LKey()}}}}
 	}
 	return wrs
+}
+
+// runC runs this side's loop in C (verbs.RunPingPong) with the buffers, signalling and
+// receive slots of the Go loop.
+func (s *side) runC(size, warmup, iters int, rtts []time.Duration) error {
+	p := verbs.PingPong{
+		Client:      rtts != nil,
+		Warmup:      warmup,
+		Iters:       iters,
+		Send:        datapath.SGE{Addr: s.base, Length: uint32(size), LKey: s.mr.LKey()},
+		Inline:      size <= s.conn.Caps().MaxInlineData,
+		SignalEvery: signalEvery,
+		RecvBase:    s.base + slotLen,
+		RecvStride:  slotLen,
+		RecvLen:     slotLen,
+	}
+	return verbs.RunPingPong(s.conn, s.cq, p, rtts)
 }
 
 // serve answers n pings.

@@ -1,0 +1,29 @@
+package verbs
+
+import (
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// PingPong is one side of a SEND/RECV ping-pong that RunPingPong drives from C: the
+// measuring instrument that says what this provider's datapath costs without Go on the
+// path. Each round trip the client sends Send and waits for a receive; the server waits for
+// a receive and sends Send back. Every receive completion stages its slot's receive again.
+type PingPong struct {
+	Client bool
+	// Warmup round trips are not measured; Iters are (the client writes their times).
+	Warmup, Iters int
+	// Send is the message this side sends, Inline whether it goes inline. Every
+	// SignalEvery-th SEND asks for a completion (at least 1).
+	Send        datapath.SGE
+	Inline      bool
+	SignalEvery int
+	// Receive slot ID i (the receive work request's ID) lies at RecvBase + i×RecvStride,
+	// RecvLen bytes, in the region Send's LKey names.
+	RecvBase, RecvStride uint64
+	RecvLen              uint32
+	// Wait bounds each wait for a receive (default 10 s): a peer that stopped answering
+	// fails the run with datapath.ErrTimeout instead of spinning for ever.
+	Wait time.Duration
+}

@@ -1,0 +1,85 @@
+//go:build verbs && cgo
+
+package verbs
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// RunPingPong runs one side of p over dc, whose send and receive CQ is dq, in one C call
+// that loops through the same calls and the same deferred posting as the Go datapath
+// (vb_cq_poll posts what is staged and polls), so that what a Go loop over the same queue
+// pair costs more is the Go side's own. dc must defer posts (datapath.Deferrer) and have
+// its receives posted and nothing staged. The client writes its measured round trips to
+// rtts[:p.Iters]. The calling thread busy-polls in C until the side is done; the CQ's
+// turnaround probe (Config.Turnarounds) measures C's own turnarounds meanwhile.
+func RunPingPong(dc datapath.Conn, dq datapath.CQ, p PingPong, rtts []time.Duration) error {
+	c, ok := dc.(*conn)
+	q, qok := dq.(*cq)
+	switch {
+	case !ok || !qok:
+		return &datapath.OpError{Op: "verbs: ping-pong", Err: errors.New("the connection and CQ must be the verbs provider's")}
+	case c.q == nil:
+		return errConnClosed
+	case c.scq != q || c.rcq != q:
+		return &datapath.OpError{Op: "verbs: ping-pong", Err: errors.New("the connection's send and receive CQ must be cq")}
+	case !c.deferred:
+		return &datapath.OpError{Op: "verbs: ping-pong", Err: errors.New("the connection must defer posts (DeferPosts)")}
+	case c.q.staged_send != 0 || c.q.staged_recv != 0:
+		return &datapath.OpError{Op: "verbs: ping-pong", Err: errors.New("work requests are staged already")}
+	case p.Warmup < 0 || p.Iters < 0 || (p.Client && len(rtts) < p.Iters):
+		return &datapath.OpError{Op: "verbs: ping-pong", Err: fmt.Errorf("warmup %d, %d round trips, room for %d times", p.Warmup, p.Iters, len(rtts))}
+	case p.Inline && int(p.Send.Length) > c.caps.MaxInlineData:
+		return errInline
+	}
+	wait := p.Wait
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	cp := C.struct_vb_pingpong{
+		client:       cBool(p.Client),
+		warmup:       C.int(p.Warmup),
+		iters:        C.int(p.Iters),
+		signal_every: C.int(max(1, p.SignalEvery)),
+		inl:          cBool(p.Inline),
+		send_len:     C.uint32_t(p.Send.Length),
+		recv_len:     C.uint32_t(p.RecvLen),
+		lkey:         C.uint32_t(p.Send.LKey),
+		send_addr:    C.uint64_t(p.Send.Addr),
+		recv_base:    C.uint64_t(p.RecvBase),
+		recv_stride:  C.uint64_t(p.RecvStride),
+		wait_ns:      C.uint64_t(wait),
+	}
+	ns := make([]C.int64_t, max(1, p.Iters))
+	rc := C.vb_pingpong(q.h, c.h, &cp, &ns[0])
+	if q.c.flush_failed != 0 {
+		q.flushFailed()
+	}
+	if p.Client {
+		for i := range p.Iters {
+			rtts[i] = time.Duration(ns[i])
+		}
+	}
+	switch {
+	case rc == 0:
+		return nil
+	case rc == -1:
+		return errCQFailed
+	case rc == -2:
+		return &datapath.OpError{Op: "verbs: ping-pong", Err: fmt.Errorf("%v completion: %v (%v)", datapath.Opcode(cp.op), datapath.Status(cp.status), c.Err())}
+	case rc == C.ETIMEDOUT:
+		return &datapath.OpError{Op: "verbs: ping-pong", Err: fmt.Errorf("no receive in %v: %w", wait, datapath.ErrTimeout)}
+	case rc == C.ENOMEM:
+		return &datapath.OpError{Op: "verbs: ping-pong", Err: datapath.ErrQueueFull}
+	}
+	return opErr("verbs: ping-pong", rc)
+}
