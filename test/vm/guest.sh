@@ -341,6 +341,11 @@ row() {
 		FAILS=$((FAILS + 1))
 	fi
 }
+# engine_lat: BenchmarkNullRPC's round trip (the engine at both ends, one process, no Driver).
+engine_lat() {
+	timeout 120 $T/transport.test -test.run '^$' -test.bench 'NullRPC/posts=deferred$' -test.benchtime 20000x |
+		awk '/^Benchmark/ { for (i = 1; i < NF; i++) f[$(i + 1)] = $i } END { if (f["rtt-p50-ns"] == "") exit 1; printf "p50_us=%.2f min_us=%.2f\n", f["rtt-p50-ns"] / 1000, f["rtt-min-ns"] / 1000 }'
+}
 pingpong_lat() {
 	s=$1
 	shift
@@ -357,6 +362,9 @@ if step latency; then
 		row pingpong-64-c send-64 pingpong_lat 64 -loop c
 		# The same with every post a C call of its own: what deferring posts saves.
 		row pingpong-64-immediate send-64 pingpong_lat 64 -defer=false
+		# The engine at both ends in one process, each on its own busy thread, no Driver:
+		# the step between the ping-pong and the tool.
+		row NULL-engine send-64 engine_lat
 		for m in busy hybrid event; do
 			row "NULL-2proc-$m" send-64 rb_lat $m null
 		done

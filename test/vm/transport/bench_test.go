@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func cgoCalls() uint64 {
 // BenchmarkNullRPC is a depth-1 NULL RPC between this project's requester and responder on
 // one device (rxe0 in the VM), each end on its own locked thread polling its own CQ and
 // handing the completions to a Mux, as the tool's client and server pollers do: ns/op is a
-// full round trip. Beside it, what one RPC costs in calls into C, both ends together:
+// full round trip (the mean), rtt-p50-ns and rtt-min-ns its median and minimum. Beside it, what one RPC costs in calls into C, both ends together:
 // cgo-calls/op (every Go to C call of the process), polls/op (CQ polls), empty-polls/op (the
 // polls that found nothing: the waiting, which busy polling spends in crossings), posts/op
 // (Sends posted and receives completed).
@@ -45,12 +46,14 @@ func BenchmarkNullRPC(b *testing.B) {
 	}
 }
 
-// muxEnd is one end: a CQ, its Mux, and the poll counters of its thread.
+// muxEnd is one end: a CQ, its Mux, the poll counters of its thread, and its Idler, through
+// which a busy end passes through the scheduler as the tool's pollers do.
 type muxEnd struct {
 	cq          datapath.CQ
 	mux         *rpcrdma.Mux
 	wcs         []datapath.Completion
 	polls, idle uint64
+	idler       datapath.Idler
 }
 
 // step polls once and hands what it found to the Mux.
@@ -64,6 +67,7 @@ func (e *muxEnd) step(b *testing.B) {
 	if n == 0 {
 		e.idle++
 		err = e.mux.Idle()
+		e.idler.ShouldWait()
 	} else {
 		err = e.mux.Handle(e.wcs[:n])
 	}
@@ -78,10 +82,15 @@ func newMuxEnd(b *testing.B, dev datapath.Device, cfg rpcrdma.Config) *muxEnd {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cq.Close() })
-	return &muxEnd{cq: cq, mux: rpcrdma.NewMux(cq, rpcrdma.MuxConfig{}), wcs: make([]datapath.Completion, 32)}
+	return &muxEnd{cq: cq, mux: rpcrdma.NewMux(cq, rpcrdma.MuxConfig{}), wcs: make([]datapath.Completion, 32),
+		idler: datapath.NewIdler(datapath.Poll{Mode: datapath.PollBusy}, nil)}
 }
 
 func nullRPC(b *testing.B, vcfg verbs.Config) {
+	// Two busy ends and an idle P beside them, as the tool sizes the runtime on verbs.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	busy := datapath.Poll{Mode: datapath.PollBusy}
+	datapath.EnsureProcs([]datapath.Poll{busy, busy})
 	cdev, sdev, l, _ := setupVerbs(b, vcfg)
 	cfg := rpcrdma.Config{SendSize: 4096, RecvSize: 4096, Credits: 1, MaxPayload: 4096}
 	srv, cli := newMuxEnd(b, sdev, cfg), newMuxEnd(b, cdev, cfg)
@@ -175,12 +184,22 @@ func nullRPC(b *testing.B, vcfg verbs.Config) {
 	posts0, c0 := posts(), cgoCalls()
 	cpolls0, cidle0 := cli.polls, cli.idle
 	cta0, probe := datapath.Turnarounds(cli.cq)
+	// Each RPC's round trip as well, for the median beside ns/op's mean (the last 64Ki).
+	rtts := make([]time.Duration, 1<<16)
+	nrtt := 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
+		t0 := time.Now()
 		rpc()
+		rtts[nrtt&(len(rtts)-1)] = time.Since(t0)
+		nrtt++
 	}
 	b.StopTimer()
+	med := slices.Clone(rtts[:min(nrtt, len(rtts))])
+	slices.Sort(med)
+	b.ReportMetric(float64(med[len(med)/2].Nanoseconds()), "rtt-p50-ns")
+	b.ReportMetric(float64(med[0].Nanoseconds()), "rtt-min-ns")
 	c1 := cgoCalls()
 	snap.Store(true)
 	s1 := <-snapped
