@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -74,13 +72,7 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 		// when it stops, as server --turnarounds prints its own.
 		cfg.ResponderDone = printTurnarounds(os.Stderr, new(sync.Mutex), "rpcrdma-bench: the responder in this process, all points and warm-ups: ")
 	}
-	// Soft's pollers get exactly the Ps they need; elsewhere the runtime's default stays, with
-	// a P more when spinning pollers would take every one (datapath.EnsureProcs).
-	if p.Name() == soft.Name {
-		datapath.SizeRuntime(cfg.Polls(pts))
-	} else {
-		datapath.EnsureProcs(cfg.Polls(pts))
-	}
+	sizeRuntime(p.Name(), cfg.Polls(pts))
 	return session.Engine(cfg, pts)
 }
 

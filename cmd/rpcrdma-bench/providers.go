@@ -37,6 +37,17 @@ func withTurnarounds(p datapath.Provider) datapath.Provider {
 	return p
 }
 
+// sizeRuntime sizes the Go runtime for the pollers polls of provider: soft's get exactly the
+// Ps they need (datapath.SizeRuntime); elsewhere the runtime's default stays, with a P more
+// when spinning pollers would take every one (datapath.EnsureProcs).
+func sizeRuntime(provider string, polls []datapath.Poll) {
+	if provider == soft.Name {
+		datapath.SizeRuntime(polls)
+	} else {
+		datapath.EnsureProcs(polls)
+	}
+}
+
 // lookupProvider finds a provider by its CLI name ("" is the default, the first).
 func lookupProvider(name string) (datapath.Provider, error) {
 	ps := providers()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -32,11 +31,7 @@ func openServer(f *serverFlags) (server, error) {
 	for i := range polls {
 		polls[i] = f.Poll
 	}
-	if f.Provider == soft.Name {
-		datapath.SizeRuntime(polls)
-	} else {
-		datapath.EnsureProcs(polls)
-	}
+	sizeRuntime(f.Provider, polls)
 	dev, err := p.Open(f.Device)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
@@ -27,17 +28,17 @@ func RunPingPong(dc datapath.Conn, dq datapath.CQ, p PingPong, rtts []time.Durat
 	q, qok := dq.(*cq)
 	switch {
 	case !ok || !qok:
-		return &datapath.OpError{Op: "verbs: ping-pong", Err: errors.New("the connection and CQ must be the verbs provider's")}
+		return ppErr(errors.New("the connection and CQ must be the verbs provider's"))
 	case c.q == nil:
 		return errConnClosed
 	case c.scq != q || c.rcq != q:
-		return &datapath.OpError{Op: "verbs: ping-pong", Err: errors.New("the connection's send and receive CQ must be cq")}
+		return ppErr(errors.New("the connection's send and receive CQ must be cq"))
 	case !c.deferred:
-		return &datapath.OpError{Op: "verbs: ping-pong", Err: errors.New("the connection must defer posts (DeferPosts)")}
+		return ppErr(errors.New("the connection must defer posts (DeferPosts)"))
 	case c.q.staged_send != 0 || c.q.staged_recv != 0:
-		return &datapath.OpError{Op: "verbs: ping-pong", Err: errors.New("work requests are staged already")}
+		return ppErr(errors.New("work requests are staged already"))
 	case p.Warmup < 0 || p.Iters < 0 || (p.Client && len(rtts) < p.Iters):
-		return &datapath.OpError{Op: "verbs: ping-pong", Err: fmt.Errorf("warmup %d, %d round trips, room for %d times", p.Warmup, p.Iters, len(rtts))}
+		return ppErr(fmt.Errorf("warmup %d, %d round trips, room for %d times", p.Warmup, p.Iters, len(rtts)))
 	case p.Inline && int(p.Send.Length) > c.caps.MaxInlineData:
 		return errInline
 	}
@@ -59,15 +60,14 @@ func RunPingPong(dc datapath.Conn, dq datapath.CQ, p PingPong, rtts []time.Durat
 		recv_stride:  C.uint64_t(p.RecvStride),
 		wait_ns:      C.uint64_t(wait),
 	}
-	ns := make([]C.int64_t, max(1, p.Iters))
-	rc := C.vb_pingpong(q.h, c.h, &cp, &ns[0])
+	// time.Duration is an int64 of nanoseconds: C writes the client's times in place.
+	var out *C.int64_t
+	if p.Client && p.Iters > 0 {
+		out = (*C.int64_t)(unsafe.Pointer(&rtts[0]))
+	}
+	rc := C.vb_pingpong(q.h, c.h, &cp, out)
 	if q.c.flush_failed != 0 {
 		q.flushFailed()
-	}
-	if p.Client {
-		for i := range p.Iters {
-			rtts[i] = time.Duration(ns[i])
-		}
 	}
 	switch {
 	case rc == 0:
@@ -75,11 +75,13 @@ func RunPingPong(dc datapath.Conn, dq datapath.CQ, p PingPong, rtts []time.Durat
 	case rc == -1:
 		return errCQFailed
 	case rc == -2:
-		return &datapath.OpError{Op: "verbs: ping-pong", Err: fmt.Errorf("%v completion: %v (%v)", datapath.Opcode(cp.op), datapath.Status(cp.status), c.Err())}
+		return ppErr(fmt.Errorf("%v completion: %v (%v)", datapath.Opcode(cp.op), datapath.Status(cp.status), c.Err()))
 	case rc == C.ETIMEDOUT:
-		return &datapath.OpError{Op: "verbs: ping-pong", Err: fmt.Errorf("no receive in %v: %w", wait, datapath.ErrTimeout)}
+		return ppErr(fmt.Errorf("no receive in %v: %w", wait, datapath.ErrTimeout))
 	case rc == C.ENOMEM:
-		return &datapath.OpError{Op: "verbs: ping-pong", Err: datapath.ErrQueueFull}
+		return ppErr(datapath.ErrQueueFull)
 	}
 	return opErr("verbs: ping-pong", rc)
 }
+
+func ppErr(err error) error { return &datapath.OpError{Op: "verbs: ping-pong", Err: err} }
