@@ -456,6 +456,30 @@ func BenchmarkDriverOpenLoop(b *testing.B) {
 	}
 }
 
+// BenchmarkDriverDepth1 is the Driver's own work around one RPC as the tool's latency runs
+// use it: depth 1, one procedure, the real clock, Live counters on. The fake client answers
+// each call at the next Progress, so ns/op is one pass of the Driver's loop (the clock read,
+// the slot, the next Submit, the recording) plus the fake's few nanoseconds: what the
+// workload Driver adds to the client's side of a round trip. The VM suite runs it on the
+// emulated CPU, where that share is priced against the round trip.
+func BenchmarkDriverDepth1(b *testing.B) {
+	c := normalized(b, workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1, Count: int64(b.N), Warmup: workloads.NoWarmup})
+	f := workloadstest.New(4)
+	f.Clock = new(workloadstest.Clock) // the fake's own: due at once, and no second real clock read
+	d, err := workloads.NewDriver(c, 0, f, workloads.Discard, new(workloads.Live))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.IdleSleep = -1
+	var stop atomic.Bool
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err := d.Run(&stop)
+	if err != nil || st.Completed != uint64(b.N) {
+		b.Fatal(err, st.Completed)
+	}
+}
+
 // The same with a Live attached, as the CLI runs it: the price of the progress display's
 // atomic counters.
 func BenchmarkDriverClosedLoopLive(b *testing.B) {

@@ -35,8 +35,10 @@ $GO test -c -tags verbs -o "$VMDIR/bin/knfsd.test" ./test/vm/knfsd
 $GO test -c -tags verbs -o "$VMDIR/bin/transport.test" ./test/vm/transport
 $GO build -tags verbs -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
 CGO_ENABLED=0 $GO build -o "$VMDIR/bin/nfsfile" ./test/vm/nfsfile
-# The protocol engine alone (soft provider, pure Go): what its code costs on the guest's CPU.
+# The protocol engine alone (soft provider, pure Go) and the workload Driver alone (a fake
+# client): what their code costs on the guest's CPU.
 CGO_ENABLED=0 $GO test -c -o "$VMDIR/bin/rpcrdma.test" ./rpcrdma
+CGO_ENABLED=0 $GO test -c -o "$VMDIR/bin/workloads.test" ./workloads
 rm -f "$VMDIR/bin/rpcrdma-bench"
 if [ -d cmd/rpcrdma-bench ]; then
 	$GO build -tags verbs -o "$VMDIR/bin/rpcrdma-bench" ./cmd/rpcrdma-bench
@@ -69,7 +71,7 @@ timeout "${VMTIMEOUT:-1500}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_M
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 	-virtfs local,path="$OUT",mount_tag=out,security_model=none,id=out \
 	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
-	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkEmptyPoll|^BenchmarkNullRPC|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkEmptyPoll|^BenchmarkNullRPC|^BenchmarkEngine|^BenchmarkDriver|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
 qrc=${PIPESTATUS[0]}
 set -e
 
@@ -132,7 +134,12 @@ echo "=== BenchmarkPostPoll on rxe0 (one SEND/RECV through one CQ), posts deferr
 grep -E '^(VMTEST: BENCH|BenchmarkPostPoll|BenchmarkEmptyPoll)' "$LOG" | sed 's/^VMTEST: BENCH /    /; s/^Benchmark/      Benchmark/' || true
 echo
 echo "=== BenchmarkNullRPC on rxe0: a depth-1 NULL RPC, each end polling on its own thread, posts deferred and immediate (per RPC, both ends: cgo-calls, polls, empty polls, posts)"
-grep -E '^BenchmarkNullRPC' "$LOG" | sed 's/^/    /' || true
+grep -E '^BenchmarkNullRPC/' "$LOG" | sed 's/^/    /' || true
+echo
+echo "=== Go code alone on the guest's CPU: the engine (BenchmarkEngine, engine-ns/side; soft provider, no verbs) and the"
+echo "    workload Driver around one depth-1 RPC (BenchmarkDriverDepth1, a fake client); the same binaries run natively"
+echo "    on the host give the factor by which emulation slows Go code"
+grep -E '^Benchmark(Engine|NullRPCSides|Driver)' "$LOG" | sed 's/^/    /' || true
 echo
 if [ -s "$OUT/nullrpc.prof" ]; then
 	echo
