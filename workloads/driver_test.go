@@ -480,6 +480,19 @@ func BenchmarkDriverDepth1(b *testing.B) {
 	}
 }
 
+// BenchmarkNow is one reading of the Driver's clock (the runtime's monotonic clock, through
+// the vDSO on Linux), which the Driver takes once per pass of its loop: on an emulated CPU
+// it is a visible part of BenchmarkDriverDepth1.
+func BenchmarkNow(b *testing.B) {
+	var t int64
+	for b.Loop() {
+		t += workloads.Now()
+	}
+	if t == 0 {
+		b.Fatal("the clock did not move")
+	}
+}
+
 // The same with a Live attached, as the CLI runs it: the price of the progress display's
 // atomic counters.
 func BenchmarkDriverClosedLoopLive(b *testing.B) {

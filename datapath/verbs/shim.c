@@ -585,13 +585,17 @@ int vb_pingpong(uintptr_t cqh, uintptr_t qph, struct vb_pingpong *p, int64_t *rt
 	struct vb_wc wc[16];
 	uint64_t k = 0;
 	int rc = 0;
+	// One clock read per round trip, as ib_send_lat's loop: the one that ends a round trip
+	// starts the next.
+	uint64_t t0 = p->client ? vb_now() : 0;
 	for (int i = -p->warmup; i < p->iters && rc == 0; i++) {
 		if (p->client) {
-			uint64_t t0 = vb_now();
 			if ((rc = pp_stage_send(c, q, p, k++)) != 0 || (rc = pp_await_recv(c, q, p, wc)) != 0)
 				break;
+			uint64_t t1 = vb_now();
 			if (i >= 0)
-				rtts[i] = (int64_t)(vb_now() - t0);
+				rtts[i] = (int64_t)(t1 - t0);
+			t0 = t1;
 		} else if ((rc = pp_await_recv(c, q, p, wc)) == 0) {
 			rc = pp_stage_send(c, q, p, k++);
 		}

@@ -75,8 +75,8 @@ result bench-null-rpc $?
 ts "=== BenchmarkEngine, BenchmarkNullRPCSides (soft provider) on the guest's CPU"
 (cd $T/rpcrdma && timeout 120 $T/rpcrdma.test -test.run '^$' -test.bench 'Engine|NullRPCSides' -test.benchtime 20000x -test.count 3)
 result bench-engine $?
-ts "=== BenchmarkDriverDepth1 (the workload Driver around one depth-1 RPC, a fake client) on the guest's CPU"
-timeout 120 $T/workloads.test -test.run '^$' -test.bench 'DriverDepth1' -test.benchtime 20000x -test.count 3
+ts "=== BenchmarkDriverDepth1 (the workload Driver around one depth-1 RPC, a fake client) and BenchmarkNow (its clock) on the guest's CPU"
+timeout 120 $T/workloads.test -test.run '^$' -test.bench 'DriverDepth1|Now$' -test.benchtime 20000x -test.count 3
 result bench-driver $?
 # Where a NULL round trip's time goes: Go's CPU profile of the same benchmark, longer, for the
 # host to summarize (samples in C and the kernel show as runtime._ExternalCode).

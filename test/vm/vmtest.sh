@@ -71,7 +71,7 @@ timeout "${VMTIMEOUT:-1500}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_M
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 	-virtfs local,path="$OUT",mount_tag=out,security_model=none,id=out \
 	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
-	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkEmptyPoll|^BenchmarkNullRPC|^BenchmarkEngine|^BenchmarkDriver|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkEmptyPoll|^BenchmarkNullRPC|^BenchmarkEngine|^BenchmarkDriver|^BenchmarkNow|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
 qrc=${PIPESTATUS[0]}
 set -e
 
@@ -137,9 +137,9 @@ echo "=== BenchmarkNullRPC on rxe0: a depth-1 NULL RPC, each end polling on its 
 grep -E '^BenchmarkNullRPC/' "$LOG" | sed 's/^/    /' || true
 echo
 echo "=== Go code alone on the guest's CPU: the engine (BenchmarkEngine, engine-ns/side; soft provider, no verbs) and the"
-echo "    workload Driver around one depth-1 RPC (BenchmarkDriverDepth1, a fake client); the same binaries run natively"
-echo "    on the host give the factor by which emulation slows Go code"
-grep -E '^Benchmark(Engine|NullRPCSides|Driver)' "$LOG" | sed 's/^/    /' || true
+echo "    workload Driver around one depth-1 RPC (BenchmarkDriverDepth1, a fake client) and its clock (BenchmarkNow); the same"
+echo "    binaries run natively on the host give the factor by which emulation slows Go code"
+grep -E '^Benchmark(Engine|NullRPCSides|Driver|Now)' "$LOG" | sed 's/^/    /' || true
 echo
 if [ -s "$OUT/nullrpc.prof" ]; then
 	echo

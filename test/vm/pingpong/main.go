@@ -360,17 +360,23 @@ func (s *side) ping(size, warmup int, rtts []time.Duration) error {
 	defer runtime.UnlockOSThread()
 	wrs := s.sendWRs(size)
 	wcs := make([]datapath.Completion, 16)
+	// One clock read per round trip, as ib_send_lat's loop reads the cycle counter once per
+	// iteration: the reading that ends a round trip starts the next (time.Now would read the
+	// wall clock as well, time.Since(epoch) reads only the monotonic one).
+	epoch := time.Now()
+	t0 := time.Since(epoch)
 	for i := -warmup; i < len(rtts); i++ {
-		t0 := time.Now()
 		if err := s.send(wrs[(i+warmup)%signalEvery]); err != nil {
 			return err
 		}
 		if err := s.awaitRecv(wcs); err != nil {
 			return err
 		}
+		t1 := time.Since(epoch)
 		if i >= 0 {
-			rtts[i] = time.Since(t0)
+			rtts[i] = t1 - t0
 		}
+		t0 = t1
 	}
 	return nil
 }
