@@ -408,10 +408,9 @@ func TestDriverAllocatesNothingPerRPC(t *testing.T) {
 	}
 }
 
-func BenchmarkDriverClosedLoop(b *testing.B) {
-	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
-	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 500*time.Nanosecond)
-	d.Clock = f.Clock.Now
+// benchRun runs d for its b.N RPCs, timed from here.
+func benchRun(b *testing.B, d *workloads.Driver) {
+	b.Helper()
 	var stop atomic.Bool
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -419,6 +418,13 @@ func BenchmarkDriverClosedLoop(b *testing.B) {
 	if err != nil || st.Completed != uint64(b.N) {
 		b.Fatal(err, st.Completed)
 	}
+}
+
+func BenchmarkDriverClosedLoop(b *testing.B) {
+	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
+	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 500*time.Nanosecond)
+	d.Clock = f.Clock.Now
+	benchRun(b, d)
 }
 
 func TestLiveCountsMatchStats(t *testing.T) {
@@ -447,13 +453,7 @@ func BenchmarkDriverOpenLoop(b *testing.B) {
 	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
 	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 100*time.Nanosecond)
 	d.Clock = f.Clock.Now
-	var stop atomic.Bool
-	b.ReportAllocs()
-	b.ResetTimer()
-	st, err := d.Run(&stop)
-	if err != nil || st.Completed != uint64(b.N) {
-		b.Fatal(err, st.Completed)
-	}
+	benchRun(b, d)
 }
 
 // BenchmarkDriverDepth1 is the Driver's own work around one RPC as the tool's latency runs
@@ -471,13 +471,7 @@ func BenchmarkDriverDepth1(b *testing.B) {
 		b.Fatal(err)
 	}
 	d.IdleSleep = -1
-	var stop atomic.Bool
-	b.ReportAllocs()
-	b.ResetTimer()
-	st, err := d.Run(&stop)
-	if err != nil || st.Completed != uint64(b.N) {
-		b.Fatal(err, st.Completed)
-	}
+	benchRun(b, d)
 }
 
 // BenchmarkNow is one reading of the Driver's clock (the runtime's monotonic clock, through
@@ -504,13 +498,7 @@ func BenchmarkDriverClosedLoopLive(b *testing.B) {
 		b.Fatal(err)
 	}
 	d.Clock = f.Clock.Now
-	var stop atomic.Bool
-	b.ReportAllocs()
-	b.ResetTimer()
-	st, err := d.Run(&stop)
-	if err != nil || st.Completed != uint64(b.N) {
-		b.Fatal(err, st.Completed)
-	}
+	benchRun(b, d)
 }
 
 // waitingFake is a Fake that can block: Wait jumps the fake clock ahead by the RPC latency,
