@@ -470,7 +470,6 @@ func BenchmarkDriverDepth1(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d.IdleSleep = -1
 	benchRun(b, d)
 }
 
