@@ -41,6 +41,10 @@ func RunPingPong(dc datapath.Conn, dq datapath.CQ, p PingPong, rtts []time.Durat
 		return ppErr(fmt.Errorf("warmup %d, %d round trips, room for %d times", p.Warmup, p.Iters, len(rtts)))
 	case p.Inline && int(p.Send.Length) > c.caps.MaxInlineData:
 		return errInline
+	case p.Chunk != 0 && (p.Client || (p.Chunk != datapath.OpRead && p.Chunk != datapath.OpWrite)):
+		return ppErr(fmt.Errorf("chunk %v (client %v): only the server moves one, by OpRead or OpWrite", p.Chunk, p.Client))
+	case p.Chunk != 0 && p.Local.LKey != p.Send.LKey:
+		return ppErr(errors.New("the chunk's local memory must be in the region of the SEND's"))
 	}
 	wait := p.Wait
 	if wait <= 0 {
@@ -59,6 +63,11 @@ func RunPingPong(dc datapath.Conn, dq datapath.CQ, p PingPong, rtts []time.Durat
 		recv_base:    C.uint64_t(p.RecvBase),
 		recv_stride:  C.uint64_t(p.RecvStride),
 		wait_ns:      C.uint64_t(wait),
+		chunk_op:     C.int(p.Chunk),
+		chunk_len:    C.uint32_t(p.Local.Length),
+		chunk_rkey:   C.uint32_t(p.RKey),
+		chunk_local:  C.uint64_t(p.Local.Addr),
+		chunk_remote: C.uint64_t(p.RemoteAddr),
 	}
 	// time.Duration is an int64 of nanoseconds: C writes the client's times in place.
 	var out *C.int64_t
@@ -77,7 +86,9 @@ func RunPingPong(dc datapath.Conn, dq datapath.CQ, p PingPong, rtts []time.Durat
 	case rc == -2:
 		return ppErr(fmt.Errorf("%v completion: %v (%v)", datapath.Opcode(cp.op), datapath.Status(cp.status), c.Err()))
 	case rc == C.ETIMEDOUT:
-		return ppErr(fmt.Errorf("no receive in %v: %w", wait, datapath.ErrTimeout))
+		return ppErr(fmt.Errorf("no completion in %v: %w", wait, datapath.ErrTimeout))
+	case rc == C.EPROTO:
+		return ppErr(errors.New("a receive completed while the chunk's Read was awaited"))
 	case rc == C.ENOMEM:
 		return ppErr(datapath.ErrQueueFull)
 	}

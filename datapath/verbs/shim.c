@@ -538,10 +538,34 @@ static int pp_stage_recv(struct vb_cq *c, struct vb_qp *q, const struct vb_pingp
 	return 0;
 }
 
-// pp_await_recv polls (posting what is staged) until a receive completes, and stages its
-// slot's receive again. It returns 0, an errno (a post the device refused, ETIMEDOUT), -1
-// (the CQ failed) or -2 (a completion failed: p->status and p->op say which).
-static int pp_await_recv(struct vb_cq *c, struct vb_qp *q, struct vb_pingpong *p, struct vb_wc *wc)
+// pp_stage_chunk stages the server's RDMA Read or Write of the chunk: a Read signaled, since
+// the reply waits for its completion; a Write not, since the reply's SEND follows it in order.
+static int pp_stage_chunk(struct vb_cq *c, struct vb_qp *q, const struct vb_pingpong *p)
+{
+	int at = q->staged_send;
+	if (q->sq_posted + (uint64_t)at + 1 - __atomic_load_n(&q->sq_retired, __ATOMIC_ACQUIRE) > (uint64_t)q->send_cap)
+		return ENOMEM;
+	struct vb_swr *in = &q->in[at];
+	in->id = (2ULL << 20) | (uint64_t)p->chunk_op << VB_OP_SHIFT;
+	in->op = (uint8_t)p->chunk_op;
+	in->flags = p->chunk_op == VB_OP_READ ? VB_FLAG_SIGNALED : 0;
+	in->num_sge = 1;
+	in->remote_addr = p->chunk_remote;
+	in->rkey = p->chunk_rkey;
+	struct ibv_sge *s = &q->ssge[(size_t)at * q->send_sge];
+	s->addr = p->chunk_local;
+	s->length = p->chunk_len;
+	s->lkey = p->lkey;
+	q->staged_send = at + 1;
+	vb_link(c, q);
+	return 0;
+}
+
+// pp_await polls (posting what is staged) until a completion of opcode want: a receive,
+// whose slot's receive it stages again, or the chunk's Read. It returns 0, an errno (a post
+// the device refused, ETIMEDOUT, EPROTO for a receive while a Read was awaited), -1 (the CQ
+// failed) or -2 (a completion failed: p->status and p->op say which).
+static int pp_await(struct vb_cq *c, struct vb_qp *q, struct vb_pingpong *p, struct vb_wc *wc, int want)
 {
 	uint64_t deadline = 0;
 	for (unsigned empty = 0;; empty++) {
@@ -556,8 +580,10 @@ static int pp_await_recv(struct vb_cq *c, struct vb_qp *q, struct vb_pingpong *p
 				p->op = wc[j].op;
 				return -2;
 			}
+			if (wc[j].op == want)
+				return want == VB_OP_RECV ? pp_stage_recv(c, q, p, wc[j].id) : 0;
 			if (wc[j].op == VB_OP_RECV)
-				return pp_stage_recv(c, q, p, wc[j].id);
+				return EPROTO; // the peer sent before its reply: not this ping-pong
 		}
 		if (n == 0 && (empty & 1023) == 1023) {
 			uint64_t now = vb_now();
@@ -571,8 +597,9 @@ static int pp_await_recv(struct vb_cq *c, struct vb_qp *q, struct vb_pingpong *p
 
 // vb_pingpong runs one side of a SEND/RECV ping-pong, warmup and then iters round trips,
 // entirely in C, through the same calls and the same deferred posting the Go datapath uses:
-// a receive completion stages its slot's receive again (and, on the server, the reply), and
-// the next vb_cq_poll posts them and polls. The client stages its SEND at the start of each
+// a receive completion stages its slot's receive again (and, on the server, the reply, after
+// the chunk's Read has completed or together with its Write), and the next vb_cq_poll posts
+// them and polls. The client stages its SEND at the start of each
 // round trip and writes the measured round trips' times in ns to rtts[0..iters). It is what
 // the datapath costs with no Go between a completion and the posts it causes: the floor a
 // Go loop over the same queue pair is compared with. The caller has posted the receives and
@@ -590,14 +617,19 @@ int vb_pingpong(uintptr_t cqh, uintptr_t qph, struct vb_pingpong *p, int64_t *rt
 	uint64_t t0 = p->client ? vb_now() : 0;
 	for (int i = -p->warmup; i < p->iters && rc == 0; i++) {
 		if (p->client) {
-			if ((rc = pp_stage_send(c, q, p, k++)) != 0 || (rc = pp_await_recv(c, q, p, wc)) != 0)
+			if ((rc = pp_stage_send(c, q, p, k++)) != 0 || (rc = pp_await(c, q, p, wc, VB_OP_RECV)) != 0)
 				break;
 			uint64_t t1 = vb_now();
 			if (i >= 0)
 				rtts[i] = (int64_t)(t1 - t0);
 			t0 = t1;
-		} else if ((rc = pp_await_recv(c, q, p, wc)) == 0) {
-			rc = pp_stage_send(c, q, p, k++);
+		} else if ((rc = pp_await(c, q, p, wc, VB_OP_RECV)) == 0) {
+			if (p->chunk_op == VB_OP_READ && (rc = pp_stage_chunk(c, q, p)) == 0)
+				rc = pp_await(c, q, p, wc, VB_OP_READ);
+			else if (p->chunk_op == VB_OP_WRITE)
+				rc = pp_stage_chunk(c, q, p);
+			if (rc == 0)
+				rc = pp_stage_send(c, q, p, k++);
 		}
 	}
 	if (c->pending) {

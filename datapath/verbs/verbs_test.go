@@ -598,12 +598,12 @@ func TestIntegrationTurnarounds(t *testing.T) {
 }
 
 // pairOnTwoCQs connects two connections (client, server) of one device, each on a CQ of its
-// own, and registers 64 KiB for them.
+// own, and registers 64 KiB for them, open to RDMA Reads and Writes.
 func pairOnTwoCQs(t *testing.T, cfg Config) ([]byte, datapath.MR, [2]datapath.CQ, [2]datapath.Conn) {
 	d := openDevice(t, cfg)
 	t.Cleanup(func() { d.Close() })
 	mem := mmap(t, 1<<16)
-	mr, err := d.Register(mem, datapath.AccessLocalWrite)
+	mr, err := d.Register(mem, datapath.AccessLocalWrite|datapath.AccessRemoteRead|datapath.AccessRemoteWrite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -815,6 +815,70 @@ func TestIntegrationRunPingPong(t *testing.T) {
 	alone.Warmup, alone.Iters, alone.Wait = 0, 1, 50*time.Millisecond
 	if err := RunPingPong(conns[0], cqs[0], alone, rtts); !errors.Is(err, datapath.ErrTimeout) {
 		t.Fatalf("RunPingPong with no one answering: %v, want ErrTimeout", err)
+	}
+}
+
+// RunPingPong with a chunk moves it as a SINK or SOURCE RPC does: the server's Read brings
+// the client's data before each reply, its Write puts its own data at the client ahead of
+// each reply. The client refuses a chunk of its own.
+func TestIntegrationRunPingPongChunks(t *testing.T) {
+	const (
+		iters = 50
+		slot  = 256
+		size  = 8192
+	)
+	mem, mr, cqs, conns := pairOnTwoCQs(t, Config{})
+	base, lkey := mr.Addr(), mr.LKey()
+	// Client: receives at 4 KiB, its chunk at 16 KiB; server: receives at 8 KiB, its chunk
+	// at 32 KiB; the SENDs at 60 KiB.
+	cliChunk, srvChunk := base+16384, base+32768
+	sides := [2]PingPong{}
+	for i := range sides {
+		sides[i] = PingPong{Client: i == 0, Iters: iters, SignalEvery: 4, Inline: true,
+			Send:     datapath.SGE{Addr: base + uint64(61440+64*i), Length: 32, LKey: lkey},
+			RecvBase: base + uint64(4096*(1+i)), RecvStride: slot, RecvLen: slot}
+		for k := range 4 {
+			if _, err := conns[i].PostRecv([]datapath.RecvWR{{ID: uint64(k), SGL: []datapath.SGE{{Addr: sides[i].RecvBase + uint64(k*slot), Length: slot, LKey: lkey}}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := conns[i].(datapath.Deferrer).DeferPosts(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := sides[0]
+	bad.Chunk, bad.Local = datapath.OpRead, datapath.SGE{Addr: cliChunk, Length: size, LKey: lkey}
+	if err := RunPingPong(conns[0], cqs[0], bad, make([]time.Duration, iters)); err == nil || !strings.Contains(err.Error(), "only the server") {
+		t.Fatalf("a client with a chunk: %v", err)
+	}
+	for _, op := range []datapath.Opcode{datapath.OpRead, datapath.OpWrite} {
+		src, dst := cliChunk, srvChunk
+		if op == datapath.OpWrite {
+			src, dst = srvChunk, cliChunk
+		}
+		for k := range size {
+			mem[src-base+uint64(k)] = byte(k*7) ^ byte(op)
+			mem[dst-base+uint64(k)] = 0
+		}
+		srv := sides[1]
+		srv.Chunk, srv.Local, srv.RemoteAddr, srv.RKey = op, datapath.SGE{Addr: srvChunk, Length: size, LKey: lkey}, cliChunk, mr.RKey()
+		rtts := make([]time.Duration, iters)
+		done := make(chan error, 1)
+		go func() { done <- RunPingPong(conns[1], cqs[1], srv, nil) }()
+		if err := RunPingPong(conns[0], cqs[0], sides[0], rtts); err != nil {
+			t.Fatalf("%v: client: %v", op, err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("%v: server: %v", op, err)
+		}
+		if !bytes.Equal(mem[dst-base:][:size], mem[src-base:][:size]) {
+			t.Errorf("%v: the chunk did not arrive whole", op)
+		}
+		slices.Sort(rtts)
+		if rtts[0] <= 0 {
+			t.Fatalf("%v: shortest round trip %v", op, rtts[0])
+		}
+		t.Logf("%v of %d bytes, %d round trips: min %v, p50 %v", op, size, iters, rtts[0], rtts[iters/2])
 	}
 }
 

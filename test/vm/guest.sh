@@ -402,6 +402,15 @@ if step latency; then
 				row SINK-$k-2proc-$m read-$s+send-64 rb_lat $m sink/$k
 				row SOURCE-$k-2proc-$m write1-$s+send-64 rb_lat $m source/$k
 			done
+			# The same patterns with no RPC: a 64-byte ping-pong whose server reads the
+			# chunk before it answers, or writes it with the answer, with the loop in Go
+			# and in C (the datapath's floor for a chunked RPC).
+			for op in read write; do
+				ref1=read-$s
+				[ $op = write ] && ref1=write1-$s
+				row pingpong-$op-$k $ref1+send-64 pingpong_lat $s -chunk $op
+				row pingpong-$op-$k-c $ref1+send-64 pingpong_lat $s -chunk $op -loop c
+			done
 		done
 	done
 fi

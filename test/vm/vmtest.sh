@@ -104,7 +104,9 @@ echo "    their sum: SINK (argument pulled by the server's RDMA Read) to read-S 
 echo "    its RDMA Write) to write1-S + send-64. 2proc: rpcrdma-bench server + client as two processes, both"
 echo "    --poll MODE; 1proc: rpcrdma-bench run (client busy, responder hybrid); pingpong: test/vm/pingpong, a SEND"
 echo "    ping-pong over the datapath with its loop in Go; pingpong-S-c: the same with the loop in C (the datapath's"
-echo "    floor); NULL-engine: BenchmarkNullRPC (the engine at both ends in one process, no Driver). A row NAME/REF"
+echo "    floor); pingpong-read-S and pingpong-write-S: that ping-pong at 64 B with the server's RDMA Read of S bytes"
+echo "    before its answer or its RDMA Write of them with it, SINK's and SOURCE's pattern without the RPC (-c: the"
+echo "    loop in C); NULL-engine: BenchmarkNullRPC (the engine at both ends in one process, no Driver). A row NAME/REF"
 echo "    is row NAME's figures held to REF: ECHO 1 KiB also to send-1096, ib_send_lat with the same bytes on the wire"
 echo "    (a 1096-byte call and a 1080-byte reply are two packets each at rxe's 1024-byte MTU)."
 awk '

@@ -18,6 +18,10 @@
 // the mean time its posts took in C, per round trip. -loop c runs each side's loop in C
 // (verbs.RunPingPong: the same queue pairs, CQs, calls and deferred posting, with no Go
 // between a completion and the posts it causes), the floor the Go loop is compared with.
+// -chunk read or write makes each size a chunk that the server moves between the call and
+// the reply, by an RDMA Read of the client's memory that the reply waits for (an RPC with a
+// Read chunk, SINK) or by an RDMA Write into it posted with the reply (a Write chunk,
+// SOURCE); the SENDs are then 64 bytes.
 package main
 
 import (
@@ -53,6 +57,7 @@ func main() {
 	deferPosts := flag.Bool("defer", true, "stage posts for the next poll to post in the same C call (datapath.Deferrer), as the tool does; false: a C call per post")
 	turnarounds := flag.Bool("turnarounds", false, "measure each side's turnaround (verbs.Config.Turnarounds; needs -defer)")
 	loop := flag.String("loop", "go", "who reacts to completions: go (this program's loop over the datapath) or c (verbs.RunPingPong)")
+	chunkName := flag.String("chunk", "", "read or write: each size is a chunk the server moves by RDMA Read (as SINK) or Write (as SOURCE) between the call and the reply")
 	flag.Parse()
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -67,6 +72,16 @@ func main() {
 	}
 	if *turnarounds && !*deferPosts {
 		fatal(fmt.Errorf("-turnarounds needs -defer"))
+	}
+	var chunk datapath.Opcode
+	switch *chunkName {
+	case "":
+	case "read":
+		chunk = datapath.OpRead
+	case "write":
+		chunk = datapath.OpWrite
+	default:
+		fatal(fmt.Errorf("-chunk %q: want read or write", *chunkName))
 	}
 	inC := false
 	switch *loop {
@@ -85,7 +100,7 @@ func main() {
 		datapath.EnsureProcs([]datapath.Poll{busy, busy})
 	}
 	vcfg := verbs.Config{PollSpin: *spin, Turnarounds: *turnarounds}
-	if err := run(*dev, vcfg, ns, *iters, *warmup, *inline, *refill, *events, *deferPosts, inC); err != nil {
+	if err := run(*dev, vcfg, ns, *iters, *warmup, *inline, *refill, *events, *deferPosts, inC, chunk); err != nil {
 		fatal(err)
 	}
 }
@@ -104,21 +119,31 @@ type side struct {
 	conn   datapath.Conn
 	cq     datapath.CQ
 	mr     datapath.MR
-	base   uint64 // send buffer at base, receive slots after it
+	base   uint64 // send buffer at base, receive slots after it, then the chunk
+	// The server's chunk (-chunk): the operation, its length, and the client's chunk.
+	chunk     datapath.Opcode
+	chunkLen  int
+	peerChunk uint64
 }
 
-func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, refill int, events, deferPosts, inC bool) error {
+// chunkSend is the size of the call and the reply when a chunk carries the data.
+const chunkSend = 64
+
+// chunkAt is where a side's chunk lies: after its receive slots.
+func (s *side) chunkAt() uint64 { return s.base + (slots+1)*slotLen }
+
+func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, refill int, events, deferPosts, inC bool, chunk datapath.Opcode) error {
 	d, err := verbs.New(vcfg).Open(devName)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	mem, err := unix.Mmap(-1, 0, 2*(slots+1)*slotLen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	mem, err := unix.Mmap(-1, 0, 2*(slots+2)*slotLen, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
 		return err
 	}
 	defer unix.Munmap(mem)
-	mr, err := d.Register(mem, datapath.AccessLocalWrite)
+	mr, err := d.Register(mem, datapath.AccessLocalWrite|datapath.AccessRemoteRead|datapath.AccessRemoteWrite)
 	if err != nil {
 		return err
 	}
@@ -133,7 +158,7 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 		s.events = events
 		s.idler = datapath.NewIdler(datapath.Poll{Mode: datapath.PollBusy}, nil)
 		s.refill = refill
-		s.base = mr.Addr() + uint64(i*(slots+1)*slotLen)
+		s.base = mr.Addr() + uint64(i*(slots+2)*slotLen)
 	}
 	l, err := d.Listen(":0")
 	if err != nil {
@@ -189,15 +214,20 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 	fmt.Printf("# device %s, inline limit %d, poll spin %d, %s, posts deferred %v, receives posted %d at a time, loop in %s\n",
 		d.Info().Name, cli.conn.Caps().MaxInlineData, vcfg.PollSpin, mode, deferPosts, refill, loop)
 	for _, size := range sizes {
+		msg := size
+		if chunk != 0 {
+			msg = chunkSend
+			srv.chunk, srv.chunkLen, srv.peerChunk = chunk, size, cli.chunkAt()
+		}
 		rtts := make([]time.Duration, iters)
 		cta0, _ := datapath.Turnarounds(cli.cq)
 		sta0, _ := datapath.Turnarounds(srv.cq)
 		done := make(chan error, 1)
 		if inC {
 			go func() {
-				done <- srv.runC(size, warmup, iters, nil)
+				done <- srv.runC(msg, warmup, iters, nil)
 			}()
-			if err := cli.runC(size, warmup, iters, rtts); err != nil {
+			if err := cli.runC(msg, warmup, iters, rtts); err != nil {
 				return fmt.Errorf("client: %w", err)
 			}
 			if err := <-done; err != nil {
@@ -205,14 +235,14 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 			}
 		} else {
 			go func() {
-				err := srv.serve(size, warmup+iters)
+				err := srv.serve(msg, warmup+iters)
 				if err != nil {
 					// The client would wait for ever for the reply that will not come.
 					fatal(fmt.Errorf("server: %w", err))
 				}
 				done <- nil
 			}()
-			if err := cli.ping(size, warmup, rtts); err != nil {
+			if err := cli.ping(msg, warmup, rtts); err != nil {
 				return fmt.Errorf("client: %w", err)
 			}
 			<-done
@@ -224,8 +254,11 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 		}
 		us := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e3, 'f', 2, 64) }
 		fmt.Printf("PINGPONG size=%d iters=%d loop=%s events=%d inline=%d defer=%d refill=%d rtt_min_us=%s rtt_p50_us=%s rtt_mean_us=%s rtt_p99_us=%s",
-			size, iters, loop, btoi(events), btoi(size <= cli.conn.Caps().MaxInlineData), btoi(deferPosts), refill, us(rtts[0]), us(rtts[len(rtts)/2]),
+			size, iters, loop, btoi(events), btoi(msg <= cli.conn.Caps().MaxInlineData), btoi(deferPosts), refill, us(rtts[0]), us(rtts[len(rtts)/2]),
 			us(sum/time.Duration(len(rtts))), us(rtts[len(rtts)*99/100]))
+		if chunk != 0 {
+			fmt.Printf(" chunk=%s", chunkName(chunk))
+		}
 		if cta1, ok := datapath.Turnarounds(cli.cq); ok {
 			// Warm-up included: each side turns around once per round trip.
 			sta1, _ := datapath.Turnarounds(srv.cq)
@@ -240,6 +273,13 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 		fmt.Println()
 	}
 	return nil
+}
+
+func chunkName(op datapath.Opcode) string {
+	if op == datapath.OpRead {
+		return "read"
+	}
+	return "write"
 }
 
 func btoi(b bool) int {
@@ -270,7 +310,9 @@ func (s *side) send(wr []datapath.SendWR) error {
 	return err
 }
 
-func (s *side) awaitRecv(wcs []datapath.Completion) error {
+// await polls until a completion of opcode want: a receive, whose slot it posts again, or
+// the chunk's Read.
+func (s *side) await(wcs []datapath.Completion, want datapath.Opcode) error {
 	for {
 		n, err := s.cq.Poll(wcs)
 		if err != nil {
@@ -280,8 +322,13 @@ func (s *side) awaitRecv(wcs []datapath.Completion) error {
 			if wc.Status != datapath.StatusSuccess {
 				return fmt.Errorf("%v completion: %v (%v)", wc.Op, wc.Status, s.conn.Err())
 			}
-			if wc.Op == datapath.OpRecv {
+			switch {
+			case wc.Op == want && want == datapath.OpRecv:
 				return s.postRecv(wc.ID)
+			case wc.Op == want:
+				return nil
+			case wc.Op == datapath.OpRecv:
+				return fmt.Errorf("a receive while the chunk's %v was awaited", want)
 			}
 		}
 		if n == 0 {
@@ -331,18 +378,45 @@ func (s *side) runC(size, warmup, iters int, rtts []time.Duration) error {
 		RecvStride:  slotLen,
 		RecvLen:     slotLen,
 	}
+	if s.chunk != 0 {
+		p.Chunk, p.Local, p.RemoteAddr, p.RKey = s.chunk, s.chunkSGE(), s.peerChunk, s.mr.RKey()
+	}
 	return verbs.RunPingPong(s.conn, s.cq, p, rtts)
 }
 
-// serve answers n pings.
+func (s *side) chunkSGE() datapath.SGE {
+	return datapath.SGE{Addr: s.chunkAt(), Length: uint32(s.chunkLen), LKey: s.mr.LKey()}
+}
+
+// serve answers n pings, moving the chunk between each and its answer.
 func (s *side) serve(size, n int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	wrs := s.sendWRs(size)
 	wcs := make([]datapath.Completion, 16)
+	var move []datapath.SendWR
+	if s.chunk != 0 {
+		// A Read is signaled, since the answer waits for it; a Write is not, since the
+		// answer's SEND follows it in order.
+		var f datapath.SendFlags
+		if s.chunk == datapath.OpRead {
+			f = datapath.FlagSignaled
+		}
+		move = []datapath.SendWR{{ID: 2 << 20, Op: s.chunk, Flags: f, SGL: []datapath.SGE{s.chunkSGE()}, RemoteAddr: s.peerChunk, RKey: s.mr.RKey()}}
+	}
 	for i := 0; i < n; i++ {
-		if err := s.awaitRecv(wcs); err != nil {
+		if err := s.await(wcs, datapath.OpRecv); err != nil {
 			return err
+		}
+		if move != nil {
+			if err := s.send(move); err != nil {
+				return err
+			}
+			if s.chunk == datapath.OpRead {
+				if err := s.await(wcs, datapath.OpRead); err != nil {
+					return err
+				}
+			}
 		}
 		if err := s.send(wrs[i%signalEvery]); err != nil {
 			return err
@@ -369,7 +443,7 @@ func (s *side) ping(size, warmup int, rtts []time.Duration) error {
 		if err := s.send(wrs[(i+warmup)%signalEvery]); err != nil {
 			return err
 		}
-		if err := s.awaitRecv(wcs); err != nil {
+		if err := s.await(wcs, datapath.OpRecv); err != nil {
 			return err
 		}
 		t1 := time.Since(epoch)
