@@ -218,36 +218,63 @@ func TestIdlerAdaptsSpin(t *testing.T) {
 	}
 }
 
-// Every mode passes through the scheduler at an empty poll about every YieldEvery, reading
-// the clock only every idleCheckEvery empty polls, and never while its clock stands still.
+// Every mode passes through the scheduler at an empty poll about every YieldEvery, and never
+// while its clock stands still. Over quick polls it reads the clock once per idleCheckEvery
+// of them; over slow ones (a poll spinning in C, a thread kept off its CPU) its checks come
+// after fewer polls, so that no pass is more than yieldSlack late, and they go back to
+// idleCheckEvery when the polls are quick again.
 func TestIdlerYields(t *testing.T) {
 	for _, p := range []Poll{{Mode: PollBusy}, {Mode: PollHybrid}, {Mode: PollEvent}} {
-		now, reads, yields := int64(1), 0, 0
+		now, reads := int64(1), 0
+		var passes []int64
 		w := NewIdler(p, func() int64 { reads++; return now })
-		w.yield = func() { yields++ }
-		const step = 10 * time.Microsecond // of fake time per empty poll
-		const total = 100 * time.Millisecond
-		for range total / step {
-			now += int64(step)
-			w.ShouldWait()
+		w.yield = func() { passes = append(passes, now) }
+		// run makes empty polls of step each for total and returns the clock reads and the
+		// longest time between two passes through the scheduler.
+		run := func(step, total time.Duration) (int, time.Duration) {
+			reads, passes = 0, passes[:0]
+			for range total / step {
+				now += int64(step)
+				w.ShouldWait()
+			}
+			var longest time.Duration
+			for i := 1; i < len(passes); i++ {
+				longest = max(longest, time.Duration(passes[i]-passes[i-1]))
+			}
+			if len(passes) < int(total/(YieldEvery+yieldSlack+step))-1 {
+				t.Errorf("%v, polls of %v: %d passes in %v", p, step, len(passes), total)
+			}
+			return reads, longest
 		}
-		// One clock check per idleCheckEvery polls (6.4 ms of fake time), so a pass comes
-		// every 5 to 5.64 ms.
-		check := idleCheckEvery * step
-		lo, hi := int(total/(YieldEvery+check)), int(total/YieldEvery)
-		if yields < lo || yields > hi {
-			t.Errorf("%v: %d passes through the scheduler in %v; want %d to %d", p, yields, total, lo, hi)
-		}
-		if p.Mode == PollBusy && reads != int(total/step)/idleCheckEvery {
-			t.Errorf("busy: %d clock reads for %d empty polls; want one per %d", reads, total/step, idleCheckEvery)
+		// Quick polls (a check per 6.4 µs), polls whose 64 would take 640 µs, polls each
+		// longer than the slack, quick polls again.
+		for _, step := range []time.Duration{100 * time.Nanosecond, 10 * time.Microsecond, 700 * time.Microsecond, 100 * time.Nanosecond} {
+			const total = 100 * time.Millisecond
+			run(step, 50*time.Millisecond) // the first check after a change comes late
+			reads, longest := run(step, total)
+			if limit := YieldEvery + max(yieldSlack, step); longest > limit {
+				t.Errorf("%v, polls of %v: passes up to %v apart, want at most %v", p, step, longest, limit)
+			}
+			if p.Mode != PollBusy {
+				continue // hybrid streaks read the clock for their spin too
+			}
+			polls := int(total / step)
+			if step*idleCheckEvery < yieldSlack/2 {
+				if reads != polls/idleCheckEvery {
+					t.Errorf("busy, polls of %v: %d clock reads for %d polls, want one per %d", step, reads, polls, idleCheckEvery)
+				}
+			} else if least, most := min(polls, int(total/yieldSlack)), min(polls, int(total/(yieldSlack/4))); reads < least || reads > most {
+				// A check at least every yieldSlack, at most every quarter of it.
+				t.Errorf("busy, polls of %v: %d clock reads in %v, want %d to %d", step, reads, total, least, most)
+			}
 		}
 		w.Active()
-		yields = 0
+		passes = passes[:0]
 		for range 10 * idleCheckEvery {
 			w.ShouldWait()
 		}
-		if yields != 0 {
-			t.Errorf("%v: %d passes with the clock standing still", p, yields)
+		if len(passes) != 0 {
+			t.Errorf("%v: %d passes with the clock standing still", p, len(passes))
 		}
 	}
 	var zero Idler
