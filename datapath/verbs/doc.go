@@ -29,7 +29,8 @@
 // time from a poll's completions to the poll that posts what they caused, the caller's own
 // share of a round trip. Its other is RunPingPong, a SEND ping-pong whose loop runs in C
 // through the same calls and deferred posting: what the datapath costs with no Go on the
-// path, the floor a Go loop over the same queue pair is held to.
+// path, the floor a Go loop over the same queue pair is held to. With a Chunk its server
+// also Reads or Writes data between each call and the reply, as SINK and SOURCE RPCs do.
 //
 // Where verbs and the datapath contract meet:
 //   - Work request IDs must be below 1<<48: the top bits of the verbs wr_id carry the opcode
