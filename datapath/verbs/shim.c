@@ -499,26 +499,36 @@ static void vb_link(struct vb_cq *c, struct vb_qp *q)
 	c->pending_tail = q;
 }
 
-// pp_stage_send stages round trip k's SEND as the Go ping-pong does: the same buffer every
-// time, signaled once every signal_every.
-static int pp_stage_send(struct vb_cq *c, struct vb_qp *q, const struct vb_pingpong *p, uint64_t k)
+// pp_stage stages one send-queue work request of one SGE, as the Go datapath stages one.
+static int pp_stage(struct vb_cq *c, struct vb_qp *q, uint64_t id, int op, int flags, uint64_t addr, uint32_t len,
+		    uint32_t lkey, uint64_t remote_addr, uint32_t rkey)
 {
 	int at = q->staged_send;
 	if (q->sq_posted + (uint64_t)at + 1 - __atomic_load_n(&q->sq_retired, __ATOMIC_ACQUIRE) > (uint64_t)q->send_cap)
 		return ENOMEM;
 	struct vb_swr *in = &q->in[at];
-	in->id = (1ULL << 20) | (uint64_t)VB_OP_SEND << VB_OP_SHIFT;
-	in->op = VB_OP_SEND;
-	in->flags = (p->inl ? VB_FLAG_INLINE : 0) |
-		    (k % (uint64_t)p->signal_every == (uint64_t)p->signal_every - 1 ? VB_FLAG_SIGNALED : 0);
+	in->id = id | (uint64_t)op << VB_OP_SHIFT;
+	in->op = (uint8_t)op;
+	in->flags = (uint8_t)flags;
 	in->num_sge = 1;
+	in->remote_addr = remote_addr;
+	in->rkey = rkey;
 	struct ibv_sge *s = &q->ssge[(size_t)at * q->send_sge];
-	s->addr = p->send_addr;
-	s->length = p->send_len;
-	s->lkey = p->lkey;
+	s->addr = addr;
+	s->length = len;
+	s->lkey = lkey;
 	q->staged_send = at + 1;
 	vb_link(c, q);
 	return 0;
+}
+
+// pp_stage_send stages round trip k's SEND as the Go ping-pong does: the same buffer every
+// time, signaled once every signal_every.
+static int pp_stage_send(struct vb_cq *c, struct vb_qp *q, const struct vb_pingpong *p, uint64_t k)
+{
+	int sig = k % (uint64_t)p->signal_every == (uint64_t)p->signal_every - 1;
+	return pp_stage(c, q, 1ULL << 20, VB_OP_SEND, (p->inl ? VB_FLAG_INLINE : 0) | (sig ? VB_FLAG_SIGNALED : 0),
+			p->send_addr, p->send_len, p->lkey, 0, 0);
 }
 
 // pp_stage_recv stages the receive of slot id again.
@@ -542,23 +552,8 @@ static int pp_stage_recv(struct vb_cq *c, struct vb_qp *q, const struct vb_pingp
 // the reply waits for its completion; a Write not, since the reply's SEND follows it in order.
 static int pp_stage_chunk(struct vb_cq *c, struct vb_qp *q, const struct vb_pingpong *p)
 {
-	int at = q->staged_send;
-	if (q->sq_posted + (uint64_t)at + 1 - __atomic_load_n(&q->sq_retired, __ATOMIC_ACQUIRE) > (uint64_t)q->send_cap)
-		return ENOMEM;
-	struct vb_swr *in = &q->in[at];
-	in->id = (2ULL << 20) | (uint64_t)p->chunk_op << VB_OP_SHIFT;
-	in->op = (uint8_t)p->chunk_op;
-	in->flags = p->chunk_op == VB_OP_READ ? VB_FLAG_SIGNALED : 0;
-	in->num_sge = 1;
-	in->remote_addr = p->chunk_remote;
-	in->rkey = p->chunk_rkey;
-	struct ibv_sge *s = &q->ssge[(size_t)at * q->send_sge];
-	s->addr = p->chunk_local;
-	s->length = p->chunk_len;
-	s->lkey = p->lkey;
-	q->staged_send = at + 1;
-	vb_link(c, q);
-	return 0;
+	return pp_stage(c, q, 2ULL << 20, p->chunk_op, p->chunk_op == VB_OP_READ ? VB_FLAG_SIGNALED : 0, p->chunk_local,
+			p->chunk_len, p->lkey, p->chunk_remote, p->chunk_rkey);
 }
 
 // pp_await polls (posting what is staged) until a completion of opcode want: a receive,
