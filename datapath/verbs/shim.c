@@ -594,12 +594,11 @@ static int pp_await(struct vb_cq *c, struct vb_qp *q, struct vb_pingpong *p, str
 // entirely in C, through the same calls and the same deferred posting the Go datapath uses:
 // a receive completion stages its slot's receive again (and, on the server, the reply, after
 // the chunk's Read has completed or together with its Write), and the next vb_cq_poll posts
-// them and polls. The client stages its SEND at the start of each
-// round trip and writes the measured round trips' times in ns to rtts[0..iters). It is what
-// the datapath costs with no Go between a completion and the posts it causes: the floor a
-// Go loop over the same queue pair is compared with. The caller has posted the receives and
-// staged nothing; on return nothing is staged. Returns 0, an errno, -1 (the CQ failed) or -2
-// (a completion failed).
+// them and polls. The client stages its SEND at the start of each round trip and writes the
+// measured round trips' times in ns to rtts[0..iters). It is what the datapath costs with no
+// Go between a completion and the posts it causes: the floor a Go loop over the same queue
+// pair is compared with. The caller has posted the receives and staged nothing; on return
+// nothing is staged. Returns 0, an errno, -1 (the CQ failed) or -2 (a completion failed).
 int vb_pingpong(uintptr_t cqh, uintptr_t qph, struct vb_pingpong *p, int64_t *rtts)
 {
 	struct vb_cq *c = (struct vb_cq *)cqh;
