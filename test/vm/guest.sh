@@ -298,16 +298,19 @@ p50_min() {
 		END { if (p50 == "") exit 1; printf "p50_us=%.2f min_us=%.2f\n", p50 / 1000, mn / 1000 }'
 }
 # rb_lat MODE MIX [FLAGS...]: the tool at depth 1, server and client as two processes, both
-# polling in MODE, with FLAGS on both.
+# polling in MODE, with FLAGS on both. With confine set, each process runs on a CPU of its own
+# (taskset: the server on CPU 1, the client on CPU 0), the Go runtime's threads with it.
 rb_lat() {
 	[ -x $T/rpcrdma-bench ] || return 1
 	mode=$1 mix=$2
 	shift 2
-	$T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20061 --poll $mode --once "$@" >/tmp/rbs.out 2>&1 &
+	sp= cp=
+	[ -n "$confine" ] && sp="taskset -c 1" cp="taskset -c 0"
+	$sp $T/rpcrdma-bench server --provider verbs --device $DEV --listen $IP:20061 --poll $mode --once "$@" >/tmp/rbs.out 2>&1 &
 	spid=$!
 	i=0
 	while ! grep -q "listening on" /tmp/rbs.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	timeout 60 $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20061 --mix $mix --depth 1 \
+	timeout 60 $cp $T/rpcrdma-bench client --provider verbs --device $DEV --addr $IP:20061 --mix $mix --depth 1 \
 		--duration 2s --warmup 300ms --poll $mode -q --out /tmp/rblat.json "$@" >/dev/null 2>&1
 	crc=$?
 	i=0
@@ -316,6 +319,17 @@ rb_lat() {
 	wait $spid
 	[ $crc -eq 0 ] || { cat /tmp/rbs.out >&2; return 1; }
 	p50_min /tmp/rblat.json
+}
+# rb_lat_1cpu MODE MIX [FLAGS...]: rb_lat with each process confined to a CPU of its own. Under
+# TCG a switch between two processes costs several times one between two threads of a process
+# (QEMU flushes its whole TLB when the address space changes): confined, the runtime's threads
+# take their own poller's CPU rather than the other process's.
+rb_lat_1cpu() {
+	confine=1
+	rb_lat "$@"
+	confined_rc=$?
+	confine=
+	return $confined_rc
 }
 # rb_run_lat MIX [FLAGS...]: the same in one process (run: client busy, responder hybrid).
 rb_run_lat() {
@@ -371,6 +385,7 @@ if step latency; then
 		for m in busy hybrid event; do
 			row "NULL-2proc-$m" send-64 rb_lat $m null
 		done
+		row NULL-2proc-busy-1cpu send-64 rb_lat_1cpu busy null
 		row NULL-1proc send-64 rb_run_lat null
 		ref send-1024 2 ib_send_lat 1024 50000
 		# ECHO of 1 KiB puts 1096 bytes on the wire for the call (transport header 28, RPC
@@ -402,6 +417,8 @@ if step latency; then
 				row SINK-$k-2proc-$m read-$s+send-64 rb_lat $m sink/$k
 				row SOURCE-$k-2proc-$m write1-$s+send-64 rb_lat $m source/$k
 			done
+			row SINK-$k-2proc-busy-1cpu read-$s+send-64 rb_lat_1cpu busy sink/$k
+			row SOURCE-$k-2proc-busy-1cpu write1-$s+send-64 rb_lat_1cpu busy source/$k
 			# The same patterns with no RPC: a 64-byte ping-pong whose server reads the
 			# chunk before it answers, or writes it with the answer, with the loop in Go
 			# and in C (the datapath's floor for a chunked RPC).
