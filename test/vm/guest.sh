@@ -369,7 +369,7 @@ pingpong_lat() {
 	shift
 	timeout 120 $T/pingpong -sizes $s -iters 2000 "$@" | tee /dev/stderr | awk '/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } } END { if (f["rtt_p50_us"] == "") exit 1; printf "p50_us=%s min_us=%s\n", f["rtt_p50_us"], f["rtt_min_us"] }'
 }
-# (g) switches, never run by default: what a context switch costs under TCG, and what the
+# (f) switches, never run by default: what a context switch costs under TCG, and what the
 # ones the Go runtime adds cost a round trip. perf bench sched pipe (with perf) bounces a byte
 # between two processes, then two threads of one, on one CPU. The 64 KiB Read ping-pong with
 # its loop in C runs alone, with woken threads injected into its process and from a process of
@@ -422,13 +422,16 @@ if step switches; then
 		function med(x, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && x[j - 1] > x[j]; j--) { t = x[j]; x[j] = x[j - 1]; x[j - 1] = t }
 			return k % 2 ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2 }
 		END { for (i = 1; i <= n; i++) { v = order[i]; b = v ~ /^pp-/ ? "pp-c" : v; sub(/-1cpu$/, "-free", b)
-				k = 0; kr = 0; delete p; delete c; delete q
+				k = 0; kr = 0; delete p; delete c; delete q; delete dp; delete dc
 				for (r = 1; r <= nr; r++) { if (f[v, r, "p50_us"] == "") continue
 					p[++k] = f[v, r, "p50_us"]; c[k] = f[v, r, "ctxt"]
-					if (f[b, r, "p50_us"] > 0) { q[++kr] = f[v, r, "p50_us"] / f[b, r, "p50_us"] } }
+					if (f[b, r, "p50_us"] > 0) { q[++kr] = f[v, r, "p50_us"] / f[b, r, "p50_us"]
+						dp[kr] = f[v, r, "p50_us"] - f[b, r, "p50_us"]; dc[kr] = f[v, r, "ctxt"] - f[b, r, "ctxt"] } }
 				if (k == 0) continue
 				printf "SWITCHES median %-16s p50_us=%.2f ctxt=%d", v, med(p, k), med(c, k)
-				if (b != v && kr > 0) printf " x%s=%.3f", b, med(q, kr)
+				if (b != v && kr > 0) { mp = med(dp, kr); mc = med(dc, kr)
+					printf " x%s=%.3f p50%+.0fus ctxt%+d", b, med(q, kr), mp, mc
+					if (b == "pp-c" && mc > 0) printf " (%.0f us per 1000 switches)", mp * 1000 / mc }
 				printf "\n" } }' /tmp/switches.out
 fi
 if step latency; then
