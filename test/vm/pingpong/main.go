@@ -257,7 +257,7 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 			size, iters, loop, btoi(events), btoi(msg <= cli.conn.Caps().MaxInlineData), btoi(deferPosts), refill, us(rtts[0]), us(rtts[len(rtts)/2]),
 			us(sum/time.Duration(len(rtts))), us(rtts[len(rtts)*99/100]))
 		if chunk != 0 {
-			fmt.Printf(" chunk=%s", chunkName(chunk))
+			fmt.Printf(" chunk=%v", chunk)
 		}
 		if cta1, ok := datapath.Turnarounds(cli.cq); ok {
 			// Warm-up included: each side turns around once per round trip.
@@ -273,13 +273,6 @@ func run(devName string, vcfg verbs.Config, sizes []int, iters, warmup, inline, 
 		fmt.Println()
 	}
 	return nil
-}
-
-func chunkName(op datapath.Opcode) string {
-	if op == datapath.OpRead {
-		return "read"
-	}
-	return "write"
 }
 
 func btoi(b bool) int {
