@@ -82,6 +82,9 @@ type Config struct {
 	Progress func(label string, lives []*workloads.Live) (end func())
 	// Clock is the Drivers' clock (nil: workloads.Now).
 	Clock func() int64
+	// Hurry, once done (nil: never), ends the drain of a stopped point at once: the RPCs
+	// still outstanding are abandoned and the point is kept with what it measured.
+	Hurry context.Context
 }
 
 // Outcome is how a session ended.
@@ -171,6 +174,8 @@ type session struct {
 	run results.Run
 	// saveErr is the first failure to write the results file after a point.
 	saveErr error
+	// drainSkipped: Hurry cut a point's drain short.
+	drainSkipped bool
 }
 
 // Params names a point for results: the procedure (MIX:NAME for a mix of several entries,
@@ -293,6 +298,7 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 		Open:     open,
 		Recorder: func(i int) workloads.Recorder { return recorder{recs[i], slot} },
 		Live:     lives,
+		Hurry:    s.c.Hurry,
 	}
 	var samp *sampler
 	if s.c.Interval > 0 {
@@ -349,7 +355,12 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	if gcStats.Cycles > 0 {
 		rp.Disturbed = append(rp.Disturbed, fmt.Sprintf("%d garbage collection(s) ran during the point", gcStats.Cycles))
 	}
-	if st.Abandoned > 0 {
+	switch {
+	case st.Abandoned > 0 && st.DrainSkipped:
+		s.drainSkipped = true
+		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
+			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when a second interrupt skipped the drain", st.Abandoned)}})
+	case st.Abandoned > 0:
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
 			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out (a longer --drain waits for late replies)", st.Abandoned)}})
 	}
@@ -421,6 +432,8 @@ func (s *session) finish(err error) *Outcome {
 	switch {
 	case err != nil:
 		s.run.Status = results.Status{State: results.StateFailed, Message: err.Error()}
+	case o.Interrupted && s.drainSkipped:
+		s.run.Status = results.Status{State: results.StateInterrupted, Message: "interrupted by a signal; a second one skipped the drain"}
 	case o.Interrupted:
 		s.run.Status = results.Status{State: results.StateInterrupted, Message: "interrupted by a signal"}
 	case len(kinds) > 0:

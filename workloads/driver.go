@@ -44,8 +44,10 @@ type Stats struct {
 	// ended: the backlog a too-slow server left. Each would have had a latency of at least
 	// the time from its intended send to the end of the run.
 	Missed uint64 `json:"missed"`
-	// Abandoned counts RPCs still outstanding when draining timed out.
+	// Abandoned counts RPCs still outstanding when draining timed out or was skipped.
 	Abandoned uint64 `json:"abandoned"`
+	// DrainSkipped is set when the Hurry flag ended the drain before it was done.
+	DrainSkipped bool `json:"drain_skipped,omitempty"`
 	// Interrupted is set when the stop flag ended the run.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Start and End bound the measured phase on the Driver's clock (nanoseconds): Start is
@@ -113,6 +115,7 @@ func (s *Stats) Merge(o *Stats) {
 		s.HasTurnaround = true
 	}
 	s.Interrupted = s.Interrupted || o.Interrupted
+	s.DrainSkipped = s.DrainSkipped || o.DrainSkipped
 }
 
 // Driver runs one poller's share of a workload against a Client. Create it with NewDriver
@@ -131,6 +134,9 @@ type Driver struct {
 	// rates, while the spinning poller needs no syscall and sends within one poll iteration
 	// of the intended time.
 	IdleSleep time.Duration
+	// Hurry, when set (nil: never), ends a stopped Run's drain at once: the RPCs still
+	// outstanding are abandoned (a second interrupt).
+	Hurry *atomic.Bool
 
 	client Client
 	rec    Recorder
@@ -535,6 +541,10 @@ func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
 				return st, err
 			}
 			if inflight == 0 {
+				break
+			}
+			if d.Hurry != nil && d.Hurry.Load() {
+				st.Abandoned, st.DrainSkipped = uint64(inflight), true
 				break
 			}
 			if drainEnd == 0 {

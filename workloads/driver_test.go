@@ -315,6 +315,33 @@ func TestDrainTimeoutAbandons(t *testing.T) {
 	}
 }
 
+// Hurry (a second interrupt) ends a drain that would otherwise wait an hour: the RPCs still
+// outstanding are abandoned and the drain marked skipped, what completed is kept.
+func TestHurryEndsTheDrain(t *testing.T) {
+	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4, Warmup: workloads.Duration(-1)}
+	f, d, _ := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
+	f.StallFrom, f.StallUntil = int64(500*time.Microsecond), 1<<62 // never answers again
+	d.Drain = time.Hour
+	var stop, hurry atomic.Bool
+	d.Hurry = &hurry
+	polls := 0
+	f.Observe = func(*workloadstest.Fake) {
+		switch polls++; polls {
+		case 1000:
+			stop.Store(true)
+		case 1010:
+			hurry.Store(true)
+		}
+	}
+	st, err := d.Run(&stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Interrupted || !st.DrainSkipped || st.Abandoned != 4 || st.Completed == 0 {
+		t.Fatalf("interrupted %v, drain skipped %v, abandoned %d (want the 4 outstanding), completed %d", st.Interrupted, st.DrainSkipped, st.Abandoned, st.Completed)
+	}
+}
+
 func TestClientFailureEndsRunKeepingStats(t *testing.T) {
 	broken := errors.New("connection broken")
 	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 2, Warmup: workloads.Duration(-1)}

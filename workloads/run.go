@@ -29,6 +29,9 @@ type Runner struct {
 	Live []*Live
 	// Clock overrides the Drivers' clock (tests).
 	Clock func() int64
+	// Hurry, once done (nil: never), makes the Drivers of a stopped run skip the rest of
+	// their drain (Driver.Hurry).
+	Hurry context.Context
 }
 
 // PollerResult is what one poller did.
@@ -76,6 +79,10 @@ func (e *RunError) Unwrap() error { return e.Err }
 func (r *Runner) Run(ctx context.Context) (Result, error) {
 	var stop atomic.Bool
 	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
+	var hurry atomic.Bool
+	if r.Hurry != nil {
+		defer context.AfterFunc(r.Hurry, func() { hurry.Store(true) })()
+	}
 	c, err := r.Config.Normalized()
 	if err != nil {
 		return Result{Config: r.Config}, err
@@ -139,6 +146,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 				return
 			}
 			d.Clock = r.Clock
+			d.Hurry = &hurry
 			<-startCh
 			if failed.Load() {
 				return

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -458,5 +459,59 @@ func TestPointWithoutRPCsFails(t *testing.T) {
 	}
 	if code != exitFailed || r.Status.State != results.StateFailed || !strings.Contains(stderr, "measured no RPC") {
 		t.Fatalf("a point that measured nothing: exit %d, status %+v, stderr %q", code, r.Status, stderr)
+	}
+}
+
+// A second Ctrl-C 1 to 5 ms after the first (a double press, or `timeout -s INT`) skips the
+// drain but loses nothing: the results file holds the point in progress with its RPCs,
+// marked incomplete, under status "interrupted".
+func TestSecondInterruptKeepsThePoint(t *testing.T) {
+	for _, gap := range []time.Duration{time.Millisecond, 5 * time.Millisecond} {
+		t.Run(gap.String(), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "int.json")
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join([]string{"run", "--duration", "1h", "--warmup", "0", "--depth", "8", "--out", out}, "\n"))
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdout = io.Discard
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			sc := bufio.NewScanner(stderr)
+			var log strings.Builder
+			for sc.Scan() {
+				log.WriteString(sc.Text() + "\n")
+				if strings.HasPrefix(sc.Text(), "run point") {
+					break
+				}
+			}
+			waitForRPCs(t)
+			for i := range 2 {
+				if i > 0 {
+					time.Sleep(gap)
+				}
+				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for sc.Scan() {
+				log.WriteString(sc.Text() + "\n")
+			}
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
+				t.Fatalf("exit: %v, want status %d\n%s", err, exitFailed, log.String())
+			}
+			r, rerr := results.ReadFile(out)
+			if rerr != nil {
+				t.Fatalf("%v\n%s", rerr, log.String())
+			}
+			if r.Status.State != results.StateInterrupted || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
+				t.Fatalf("status %+v, points %d, %+v", r.Status, len(r.Points), r.Points)
+			}
+		})
 	}
 }

@@ -227,9 +227,10 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	if err != nil {
 		return fail(e, name, err)
 	}
-	stop := newStopper(e)
+	stop := newStopper(e, true)
 	sc := session.Config{Command: name, Points: pts, RunConfig: cfg, Provider: cfg.Provider, Connector: conn,
 		Out: w.out, ResultsTo: e.stdout, Log: e.stderr, Interval: w.interval}
+	sc.Hurry = stop.hurry
 	if !w.quiet {
 		sc.Progress = func(label string, lives []*workloads.Live) func() {
 			p := newProgress(e.stderr, label, lives, workloads.Now)

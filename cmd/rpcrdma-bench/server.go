@@ -175,7 +175,7 @@ func serve(e *env, f *serverFlags, open newServer) int {
 	if err != nil {
 		return fail(e, "server", err)
 	}
-	stop := newStopper(e)
+	stop := newStopper(e, false)
 	fmt.Fprintf(e.stderr, "rpcrdma-bench server: listening on %s (provider %s, %d poller(s), poll %s, at most %d connections)\n",
 		srv.Addr(), f.Provider, f.Pollers, f.Poll, f.MaxConnections)
 	start := time.Now()
