@@ -139,6 +139,11 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 		pg.Summary += fmt.Sprintf("; %d run(s) did not complete", nfailed)
 	}
 
+	for k, r := range runs {
+		for _, c := range results.Capped(r) {
+			pg.Notes = append(pg.Notes, fmt.Sprintf("run %d: the peer capped the inline threshold: %d offered, %d in effect; those points are filed under %d", k+1, c.Offered, c.Effective, c.Effective))
+		}
+	}
 	if cfg.NoCharts {
 		return pg, nil, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -123,7 +124,10 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, "call, reply: payload bytes; thr: inline threshold offered, bytes; count: RPCs measured.")
+		fmt.Fprintln(w, "call, reply: payload bytes; thr: inline threshold in effect, bytes; count: RPCs measured.")
+		for _, c := range Capped(r) {
+			fmt.Fprintf(w, "note: the peer capped the inline threshold: %d offered, %d in effect; those points are filed under %d.\n", c.Offered, c.Effective, c.Effective)
+		}
 		fmt.Fprintln(w, "RTT: full round trip, call sent to reply received. payload Gb/s: call + reply payload of the point, headers excluded.")
 		if missing {
 			fmt.Fprintln(w, "-: too few RTTs for this percentile (it needs at least 10 beyond it); never estimated.")
@@ -152,6 +156,21 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		}
 	}
 	return nil
+}
+
+// Cap is an inline threshold offered and the smaller one a peer left in effect.
+type Cap struct{ Offered, Effective int }
+
+// Capped lists the distinct thresholds a peer capped in r's points, in the order first seen.
+func Capped(r *Run) []Cap {
+	var cs []Cap
+	for _, p := range r.Points {
+		c := Cap{p.Params.OfferedInlineThreshold, p.Params.InlineThreshold}
+		if c.Offered != 0 && !slices.Contains(cs, c) {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // pointLabel names a point in a warning: procedure, payload, threshold, depth and

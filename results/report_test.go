@@ -284,3 +284,35 @@ func TestBenchstat(t *testing.T) {
 		t.Errorf("benchstat complained")
 	}
 }
+
+// A point whose peer capped the offered threshold is filed under the threshold in effect:
+// the table says so under it, a file with an offer not above it is refused.
+func TestCappedThresholdNote(t *testing.T) {
+	r := makeRun(t, 1, 1, 1000, 2)
+	r.Points[1].Params.OfferedInlineThreshold = r.Points[1].Params.InlineThreshold * 4
+	var b bytes.Buffer
+	if err := results.WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	th := r.Points[1].Params.InlineThreshold
+	want := "note: the peer capped the inline threshold: " + strconv.Itoa(4*th) + " offered, " + strconv.Itoa(th) + " in effect"
+	if !strings.Contains(b.String(), want) || strings.Count(b.String(), "capped") != 1 {
+		t.Fatalf("want one %q:\n%s", want, b.String())
+	}
+	if _, err := results.Read(bytes.NewReader(mustMarshal(t, r))); err != nil {
+		t.Fatalf("a capped point is valid: %v", err)
+	}
+	r.Points[1].Params.OfferedInlineThreshold = th
+	if _, err := results.Marshal(r); err == nil || !strings.Contains(err.Error(), "points[1].params.offered_inline_threshold_bytes") {
+		t.Fatalf("an offer not above the threshold in effect: %v", err)
+	}
+}
+
+func mustMarshal(t *testing.T, r *results.Run) []byte {
+	t.Helper()
+	b, err := results.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -224,9 +224,14 @@ type Params struct {
 	// result data, excluding RPC and transport headers.
 	CallBytes  int `json:"call_bytes"`
 	ReplyBytes int `json:"reply_bytes"`
-	// InlineThreshold is the inline threshold this side offered in its private data
-	// (RFC 8797); the effective thresholds are in Negotiated.
+	// InlineThreshold is the inline threshold the point ran with: what this side offered
+	// in its private data (RFC 8797), or the smaller size the peer's private data left
+	// (see OfferedInlineThreshold); the per-direction sizes are in Negotiated.
 	InlineThreshold int `json:"inline_threshold_bytes"`
+	// OfferedInlineThreshold is the threshold this side offered when the peer capped it
+	// (InlineThreshold is then the negotiated one); absent when the offer applied.
+	// Compare does not match points by it.
+	OfferedInlineThreshold int `json:"offered_inline_threshold_bytes,omitempty"`
 	// Depth is the number of RPCs kept outstanding per connection (closed loop).
 	Depth int `json:"depth"`
 	// Connections is the number of connections driven at once.

@@ -208,6 +208,9 @@ func (p *Params) validate(f string) error {
 			return fieldErr(f+x.name, "negative (%d)", x.v)
 		}
 	}
+	if p.OfferedInlineThreshold != 0 && p.OfferedInlineThreshold <= p.InlineThreshold {
+		return fieldErr(f+"offered_inline_threshold_bytes", "%d is not above inline_threshold_bytes %d (present only when the peer capped the offer)", p.OfferedInlineThreshold, p.InlineThreshold)
+	}
 	if p.RateRPS < 0 || math.IsNaN(p.RateRPS) || math.IsInf(p.RateRPS, 0) {
 		return fieldErr(f+"rate_rps", "%v is not a rate", p.RateRPS)
 	}

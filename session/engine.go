@@ -412,7 +412,8 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 			// (results/SCHEMA.md, `ops`).
 			ops.SendInv.Count += s.RemoteInvalidated
 		}
-		rep := PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
+		rep := PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops,
+			Threshold: effectiveThreshold(stats[0].Params.Inline, c.tr)}
 		if c.local != nil {
 			rep.PeerOps = c.local.peer.take(len(stats), peerWait)
 			if c.local.poll.Mode != datapath.PollEvent {
@@ -424,6 +425,20 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 		return rep
 	}
 	return open, report, nil
+}
+
+// effectiveThreshold is the inline threshold a connection ran with: the smaller negotiated
+// size of the directions the point's threshold set (those tr does not override); 0 when tr
+// overrides both.
+func effectiveThreshold(in rpcrdma.Inline, tr Transport) int {
+	th := 0
+	if tr.SendSize == 0 {
+		th = in.SendSize
+	}
+	if tr.RecvSize == 0 && (th == 0 || in.RecvSize < th) {
+		th = in.RecvSize
+	}
+	return th
 }
 
 func addOp(dst *results.OpCount, src rpcrdma.OpCount) {

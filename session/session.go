@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +48,10 @@ type PointReport struct {
 	// SpinningPeers counts pollers of a responder in this process that spin under load
 	// (they compete with the measuring pollers for the CPUs).
 	SpinningPeers int
+	// Threshold is the inline threshold the connections negotiated in the directions the
+	// point's threshold set (0: unknown); below the point's, the peer capped the offer and
+	// the point is filed under it.
+	Threshold int
 }
 
 // Stdout as Config.Out writes the results to Config.ResultsTo once, at the end: a stream
@@ -349,6 +354,13 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 			rp.Ops = *pr.Ops
 		}
 		rp.PeerOps, rp.PeerOpsInferred = pr.PeerOps, pr.PeerOpsInferred
+		if pr.Threshold != 0 && pr.Threshold != pt.Threshold {
+			// Label what was measured: a threshold study filed under the offer would
+			// answer the question with a size that never applied.
+			rp.Params.InlineThreshold, rp.Params.OfferedInlineThreshold = pr.Threshold, pt.Threshold
+			fmt.Fprintf(s.c.Log, "rpcrdma-bench %s: warning: %s: the peer capped the inline threshold: offered %s, in effect %s (the point is filed under %s)\n",
+				s.c.Command, strings.TrimSpace("point "+label), workloads.FormatSize(pt.Threshold), workloads.FormatSize(pr.Threshold), workloads.FormatSize(pr.Threshold))
+		}
 	}
 	markDisturbance(&rp, &res, w, pr.SpinningPeers)
 	rp.GC = gcStats
@@ -515,18 +527,42 @@ func WriteRunTo(w io.Writer, r *results.Run) error {
 }
 
 // Switches reads a sweep's class switches back from its results: each point's dominant
-// class is the one its RPCs were attributed to most.
+// class is the one its RPCs were attributed to most, over every point measured at the same
+// (effective) threshold, depth and size: the rounds of a repeated sweep, and the thresholds
+// a peer capped to the same one. Series come in the order first seen, sizes growing.
 func Switches(r *results.Run) []workloads.Switch {
-	obs := make([]workloads.Observed, 0, len(r.Points))
+	type key struct{ t, d, z int }
+	var order []key
+	by := map[key]*workloads.Observed{}
 	for _, p := range r.Points {
-		o := workloads.Observed{Point: workloads.Point{Threshold: p.Params.InlineThreshold, Depth: p.Params.Depth,
-			Size: max(p.Params.CallBytes, p.Params.ReplyBytes)}}
+		k := key{p.Params.InlineThreshold, p.Params.Depth, max(p.Params.CallBytes, p.Params.ReplyBytes)}
+		o := by[k]
+		if o == nil {
+			o = &workloads.Observed{Point: workloads.Point{Threshold: k.t, Depth: k.d, Size: k.z}}
+			by[k] = o
+			order = append(order, k)
+		}
 		for _, c := range p.Classes {
 			if wc, err := workloads.ParseClass(c.Class); err == nil {
 				o.Classes[wc] += c.RTT.Count
 			}
 		}
-		obs = append(obs, o)
+	}
+	series := map[[2]int]int{} // (threshold, depth) -> place first seen
+	for _, k := range order {
+		if _, ok := series[[2]int{k.t, k.d}]; !ok {
+			series[[2]int{k.t, k.d}] = len(series)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b key) int {
+		if sa, sb := series[[2]int{a.t, a.d}], series[[2]int{b.t, b.d}]; sa != sb {
+			return sa - sb
+		}
+		return a.z - b.z
+	})
+	obs := make([]workloads.Observed, len(order))
+	for i, k := range order {
+		obs[i] = *by[k]
 	}
 	return workloads.Switches(obs)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -177,5 +179,83 @@ func TestNFSProgramInputs(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr, tc.code, tc.want)
 		}
+	}
+}
+
+// A sweep against a server that offers 4 KiB inline, asked for 1k and 16k: the 16k points
+// ran at 4 KiB, so the table, the switches, the threshold answer and the file say 4096 (the
+// offer kept beside it), and a warning says the server capped the offer.
+func TestEngineSweepLabelsTheNegotiatedThreshold(t *testing.T) {
+	srv, err := openServer(&serverFlags{Provider: "soft", Listen: "127.0.0.1:0", Threshold: 4096, MaxPayload: 1 << 20,
+		Pollers: 1, MaxConnections: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, stdout, stderr := runMain(t, "sweep", "--addr", srv.Addr(), "--thresholds", "1k,16k", "--sizes", "64,2k,8k",
+		"--depth", "1", "--count", "20", "--warmup", "0", "--out", out, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The offer is read as JSON: a file field, whatever the Go name.
+	var raw struct {
+		Points []struct {
+			Params struct {
+				Threshold int `json:"inline_threshold_bytes"`
+				Offered   int `json:"offered_inline_threshold_bytes"`
+			} `json:"params"`
+			Negotiated struct {
+				Local struct {
+					SendBytes int `json:"send_bytes"`
+				} `json:"local_private_data"`
+			} `json:"negotiated"`
+		} `json:"points"`
+	}
+	if b, err := os.ReadFile(out); err != nil || json.Unmarshal(b, &raw) != nil || len(raw.Points) != 6 {
+		t.Fatalf("read %s: %v, %d points", out, err, len(raw.Points))
+	}
+	for _, p := range raw.Points {
+		want, offered := 1024, 0
+		if p.Negotiated.Local.SendBytes == 16<<10 {
+			want, offered = 4096, 16<<10
+		}
+		if p.Params.Threshold != want || p.Params.Offered != offered {
+			t.Errorf("point %+v: want threshold %d, offered %d", p, want, offered)
+		}
+	}
+	got := session.Switches(r)
+	wantSw := []workloads.Switch{
+		{Threshold: 1024, Depth: 1, From: rpcproto.Short, To: rpcproto.Long, Below: 64, At: 2048},
+		{Threshold: 4096, Depth: 1, From: rpcproto.Short, To: rpcproto.Long, Below: 2048, At: 8192},
+	}
+	if len(got) != 2 || got[0] != wantSw[0] || got[1] != wantSw[1] {
+		t.Errorf("switches %+v, want %+v", got, wantSw)
+	}
+	for _, c := range results.BestThresholds([]*results.Run{r}, 0) {
+		if c.Best != 1024 && c.Best != 4096 || c.RunnerUp != 1024 && c.RunnerUp != 4096 {
+			t.Errorf("threshold answer %v names a threshold that never applied", c.Row())
+		}
+	}
+	for _, l := range strings.Split(stdout, "\n") {
+		if (strings.HasPrefix(strings.TrimSpace(l), "ECHO") || strings.HasPrefix(strings.TrimSpace(l), "thr ")) &&
+			(strings.Contains(l, "16k") || strings.Contains(l, "16384")) {
+			t.Errorf("a row labels a point with the threshold the server refused: %q", l)
+		}
+	}
+	if !strings.Contains(stdout, "thr 4k") || !strings.Contains(stdout, "16384 offered, 4096 in effect") {
+		t.Errorf("stdout lacks the effective threshold or the note under the table:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "offered 16k, in effect 4k") {
+		t.Errorf("stderr lacks the warning:\n%s", stderr)
 	}
 }
