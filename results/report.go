@@ -63,7 +63,12 @@ func WriteText(w io.Writer, runs ...*Run) error {
 
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		// The columns up to count are one word each: scripts find columns by header words.
-		fmt.Fprintln(tw, "proc\tcall\treply\tthr\tdepth\tconns\tclass\tcount\tRTT p50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tpayload Gb/s\terrors\t")
+		head := "proc\tcall\treply\tthr\tdepth\tconns\tclass\tcount\tRTT p50 µs\tp90 µs\tp99 µs\tp99.9 µs\tmax µs\tRPC/s\tpayload Gb/s\terrors\t"
+		rounds := slices.ContainsFunc(r.Points, func(p Point) bool { return p.Round > 0 })
+		if rounds {
+			head += "round\t"
+		}
+		fmt.Fprintln(tw, head)
 		incomplete, missing := false, false
 		for _, p := range r.Points {
 			name := p.Params.Procedure
@@ -81,10 +86,14 @@ func WriteText(w io.Writer, runs ...*Run) error {
 			for _, e := range p.Errors {
 				nerr += e.Count
 			}
+			post := ""
+			if rounds {
+				post = strconv.Itoa(p.Round) + "\t"
+			}
 			row := func(class string, s *Summary, rate string) {
 				missing = missing || s.Count > 0 && (s.P50 == nil || s.P90 == nil || s.P99 == nil || s.P999 == nil)
-				fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", pre, class, s.Count,
-					micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max), rate, nerr)
+				fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", pre, class, s.Count,
+					micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max), rate, nerr, post)
 			}
 			rate := fmt.Sprintf("%.0f\t%.3f", p.Throughput.RPCPerSec, p.Throughput.PayloadGbps)
 			// Classes that only carried calls or replies of RPCs attributed elsewhere have
@@ -116,9 +125,9 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				if p.DurationNs > 0 {
 					prate = float64(ps.RTT.Count) / (float64(p.DurationNs) / 1e9)
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\tall\t%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t\t%d\t\n", strings.ToUpper(ps.Procedure), call, reply,
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\tall\t%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t\t%d\t%s\n", strings.ToUpper(ps.Procedure), call, reply,
 					p.Params.InlineThreshold, p.Params.Depth, p.Params.Connections, ps.RTT.Count,
-					micros(ps.RTT.P50), micros(ps.RTT.P90), micros(ps.RTT.P99), micros(ps.RTT.P999), micros(ps.RTT.Max), prate, ps.Errors)
+					micros(ps.RTT.P50), micros(ps.RTT.P90), micros(ps.RTT.P99), micros(ps.RTT.P999), micros(ps.RTT.Max), prate, ps.Errors, post)
 			}
 		}
 		if err := tw.Flush(); err != nil {
@@ -129,6 +138,9 @@ func WriteText(w io.Writer, runs ...*Run) error {
 			fmt.Fprintf(w, "note: the peer capped the inline threshold: %d offered, %d in effect; those points are filed under %d.\n", c.Offered, c.Effective, c.Effective)
 		}
 		fmt.Fprintln(w, "RTT: full round trip, call sent to reply received. payload Gb/s: call + reply payload of the point, headers excluded.")
+		if rounds {
+			fmt.Fprintln(w, "round: the round of the repeated measurement (--repeat) the point ran in; the rounds interleave the points.")
+		}
 		if missing {
 			fmt.Fprintln(w, "-: too few RTTs for this percentile (it needs at least 10 beyond it); never estimated.")
 		}
@@ -187,6 +199,7 @@ var csvHeader = []string{
 	"complete", "classes_used", "rtt_class", "calls", "replies", "count", "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
 	"mean_ns", "stdev_ns", "duration_ns", "rpcs", "payload_bytes", "rpc_per_s", "payload_gbps", "errors",
 	"user_ns", "sys_ns", "inline_send_bytes", "inline_recv_bytes", "credits_granted", "remote_invalidation",
+	"round",
 }
 
 func csvInt(v *int64) string {
@@ -214,7 +227,7 @@ func WriteCSV(w io.Writer, runs ...*Run) error { return WriteCSVSources(w, nil, 
 // WriteCSVSources writes one header row, then per point of every run one row per message
 // class that has round trips of its own (rtt_class short, chunked or long) and the point's
 // total (rtt_class all), RFC 4180. Columns are named as the JSON fields, with the same units;
-// an unavailable value is an empty field. The first columns say where a row came from —
+// an unavailable value is an empty field; round is 0 outside a repeated measurement. The first columns say where a row came from —
 // sources[i] names the file runs[i] was read from (empty if sources is short), then the run's
 // start, command, provider and device — so that CSVs of several runs merged into one can be
 // told apart. A class row's payload columns are empty: payload is counted per point.
@@ -263,7 +276,7 @@ func WriteCSVSources(w io.Writer, sources []string, runs ...*Run) error {
 					csvInt(s.Min), csvInt(s.P50), csvInt(s.P90), csvInt(s.P99), csvInt(s.P999), csvInt(s.P9999), csvInt(s.Max),
 					csvInt(s.Mean), csvInt(s.Stdev), strconv.FormatInt(p.DurationNs, 10), rpcs, bytes, rps, gbps, errs,
 					strconv.FormatInt(p.CPU.UserNs, 10), strconv.FormatInt(p.CPU.SysNs, 10))
-				return cw.Write(append(row, neg...))
+				return cw.Write(append(append(row, neg...), strconv.Itoa(p.Round)))
 			}
 			for i := range p.Classes {
 				c := &p.Classes[i]

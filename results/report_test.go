@@ -316,3 +316,37 @@ func mustMarshal(t *testing.T, r *results.Run) []byte {
 	}
 	return b
 }
+
+// The points of a repeated measurement carry their round into the table and the CSV.
+func TestRoundColumn(t *testing.T) {
+	r := makeRun(t, 1, 1, 1000, 2)
+	for i := range r.Points {
+		r.Points[i].Round = i%2 + 1
+	}
+	var b bytes.Buffer
+	if err := results.WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	var head, first string
+	for i, l := range lines {
+		if strings.Contains(l, "proc") && strings.Contains(l, "count") {
+			head, first = l, lines[i+1]
+			break
+		}
+	}
+	if !strings.HasSuffix(strings.TrimSpace(head), "errors  round") || !strings.HasSuffix(strings.TrimSpace(first), " 1") {
+		t.Fatalf("table without the round column:\n%s", b.String())
+	}
+	var c bytes.Buffer
+	if err := results.WriteCSV(&c, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&c).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := rows[0]; h[len(h)-1] != "round" || rows[len(rows)-1][len(h)-1] != strconv.Itoa(r.Points[len(r.Points)-1].Round) {
+		t.Fatalf("csv round column: %q / %q", rows[0], rows[len(rows)-1])
+	}
+}

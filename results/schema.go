@@ -138,6 +138,9 @@ type Point struct {
 	// GC is what Go's garbage collector did while the point ran; absent in files from
 	// before schema version 3.
 	GC *GCStats `json:"gc,omitempty"`
+	// Round is the round of a repeated measurement (--repeat) the point ran in, from 1;
+	// absent (0) for a measurement of one round.
+	Round int `json:"round,omitempty"`
 }
 
 // GCStats is the garbage collector's part in a point: whether it was off while the point

@@ -89,6 +89,9 @@ func (p *Point) validate(f string) error {
 	if err := p.Params.validate(f + "params."); err != nil {
 		return err
 	}
+	if p.Round < 0 {
+		return fieldErr(f+"round", "negative (%d)", p.Round)
+	}
 	for i, u := range p.Pollers {
 		if u.WallNs < 0 || u.CPUNs < 0 || u.CPU < -1 || u.Poll == "" {
 			return fieldErr(fmt.Sprintf("%spollers[%d]", f, i), "negative time, CPU below -1 or no poll mode: %+v", u)

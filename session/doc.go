@@ -1,6 +1,6 @@
 // Package session runs a measuring session: given the points to measure and a Connector
 // that makes each point's clients, it runs the points one after the other on fresh
-// connections, summarises each into a results.Point, keeps the results file current after
+// connections (in interleaved rounds when repeated, each point once per round), summarises each into a results.Point, keeps the results file current after
 // every point (so that nothing finished is lost whatever happens next), and returns the run
 // with its final status.
 //

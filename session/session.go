@@ -90,6 +90,16 @@ type Config struct {
 	// Hurry, once done (nil: never), ends the drain of a stopped point at once: the RPCs
 	// still outstanding are abandoned and the point is kept with what it measured.
 	Hurry context.Context
+	// Rounds is how many times every point is measured (0: once). The rounds are
+	// interleaved: round i measures every point once, in the order workloads.RoundOrder
+	// gives (Shuffle with Seed), so that drift over time hits every point alike; each point
+	// records its round.
+	Rounds  int
+	Shuffle bool
+	Seed    uint64
+	// AfterRound, when set, is called after every round but the last with the run so far;
+	// false ends the session there, complete (a judgement that is already conclusive).
+	AfterRound func(run *results.Run, round int) bool
 }
 
 // Outcome is how a session ended.
@@ -142,26 +152,59 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	if dev != nil && len(dev.Ports) > 0 {
 		s.run.Environment.Port = dev.Ports[0].Num
 	}
-	var first error
-	for i, pt := range c.Points {
-		if ctx.Err() != nil {
-			break
+	first := s.rounds()
+	return s.finish(first), nil
+}
+
+// rounds measures the points round after round, and returns the failure that ended them
+// early (nil if none).
+func (s *session) rounds() error {
+	c, rounds := &s.c, max(1, s.c.Rounds)
+	for round := 1; round <= rounds; round++ {
+		for k, i := range workloads.RoundOrder(len(c.Points), round, c.Shuffle, c.Seed) {
+			if s.ctx.Err() != nil {
+				return nil
+			}
+			pt := c.Points[i]
+			open, rep, err := c.Connector.Point(pt)
+			if err != nil {
+				return err
+			}
+			res, err := s.point(pt, place{k + 1, len(c.Points), round, rounds}, open, rep)
+			if err != nil {
+				return err
+			}
+			if res.Total.Interrupted {
+				return nil
+			}
 		}
-		open, rep, err := c.Connector.Point(pt)
-		if err != nil {
-			first = err
-			break
-		}
-		res, err := s.point(pt, i+1, len(c.Points), open, rep)
-		if err != nil {
-			first = err
-			break
-		}
-		if res.Total.Interrupted {
-			break
+		if round < rounds && c.AfterRound != nil && !c.AfterRound(&s.run, round) {
+			return nil
 		}
 	}
-	return s.finish(first), nil
+	return nil
+}
+
+// place is where a point stands in the session: the n-th of total in its round, of rounds.
+type place struct{ n, total, round, rounds int }
+
+// label names the place and the point for the display ("" for the only point of one round).
+func (at place) label(pt workloads.Point) string {
+	var parts []string
+	if at.rounds > 1 {
+		parts = append(parts, fmt.Sprintf("round %d/%d", at.round, at.rounds))
+	}
+	if at.total > 1 {
+		what := "size " + workloads.FormatSize(pt.Size)
+		if pt.Mix != "" {
+			what = "mix " + pt.Mix
+		}
+		parts = append(parts, fmt.Sprintf("%d/%d thr %s %s depth %d", at.n, at.total, workloads.FormatSize(pt.Threshold), what, pt.Depth))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // ToolName is the tool and its module version, as results files record it.
@@ -271,16 +314,9 @@ func ErrorKind(err error) string {
 }
 
 // point runs one point with open making each poller's Client, appends it to the results and
-// rewrites the results file. n and total number the point for the display.
-func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener, report func() PointReport) (workloads.Result, error) {
-	label := ""
-	if total > 1 {
-		what := "size " + workloads.FormatSize(pt.Size)
-		if pt.Mix != "" {
-			what = "mix " + pt.Mix
-		}
-		label = fmt.Sprintf("[%d/%d thr %s %s depth %d]", n, total, workloads.FormatSize(pt.Threshold), what, pt.Depth)
-	}
+// rewrites the results file. at places the point for the display and the results.
+func (s *session) point(pt workloads.Point, at place, open workloads.Opener, report func() PointReport) (workloads.Result, error) {
+	label := at.label(pt)
 	w := pt.Workload
 	warm := "no warm-up"
 	if w.Warmup > 0 {
@@ -379,6 +415,9 @@ func (s *session) point(pt workloads.Point, n, total int, open workloads.Opener,
 	if st.Missed > 0 {
 		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "missed_sends", Count: st.Missed,
 			Messages: []string{fmt.Sprintf("%d open-loop sends never went out: the server could not keep up with the rate", st.Missed)}})
+	}
+	if at.rounds > 1 {
+		rp.Round = at.round
 	}
 	rp.Complete = err == nil && !st.Interrupted
 	if rp.Complete && rp.RTT.Count == 0 {

@@ -285,3 +285,93 @@ func TestGCOffWhileMeasuring(t *testing.T) {
 		t.Errorf("with GOGC=100 set: gc %+v, want the collector left on", g)
 	}
 }
+
+// Rounds interleave: every round measures every point once, each point records its round,
+// the display says which round, and the class switches read every round together.
+func TestRoundsInterleaveThePoints(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	var log bytes.Buffer
+	c := config(t, &fakeConnector{}, out)
+	c.Log, c.Rounds = &log, 3
+	var labels []string
+	c.Progress = func(label string, lives []*workloads.Live) func() {
+		labels = append(labels, label)
+		return func() {}
+	}
+	if _, err := Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, p := range r.Points {
+		got = append(got, p.Round, p.Params.CallBytes)
+	}
+	if want := []int{1, 64, 1, 8192, 2, 64, 2, 8192, 3, 64, 3, 8192}; !slices.Equal(got, want) || r.Status.State != results.StateComplete {
+		t.Fatalf("rounds and sizes %v, want %v; status %+v", got, want, r.Status)
+	}
+	if len(labels) != 6 || labels[2] != "[round 2/3, 1/2 thr 4k size 64 depth 4]" || !strings.Contains(log.String(), "test point [round 3/3, 2/2 ") {
+		t.Errorf("labels %q, log:\n%s", labels, log.String())
+	}
+	if sw := Switches(r); len(sw) != 1 || sw[0].Below != 64 || sw[0].At != 8192 {
+		t.Errorf("switches %+v", sw)
+	}
+}
+
+// Shuffled rounds each measure every point once, in an order drawn from the seed: the same
+// seed gives the same orders.
+func TestShuffledRoundsFollowTheSeed(t *testing.T) {
+	s := workloads.Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64, 256, 1024, 4096}, Depths: []int{1},
+		Base: workloads.Config{Count: 20, Warmup: workloads.NoWarmup}}
+	pts, err := s.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := func(seed uint64) []string {
+		c := Config{Command: "test", Points: pts, Provider: "fake", Connector: &fakeConnector{}, Rounds: 3, Shuffle: true, Seed: seed}
+		o, err := Run(context.Background(), c)
+		if err != nil || o.Run.Status.State != results.StateComplete {
+			t.Fatalf("%v %+v", err, o.Run.Status)
+		}
+		var keys []string
+		for i, p := range o.Run.Points {
+			keys = append(keys, p.Params.Key())
+			if p.Round != i/len(pts)+1 {
+				t.Fatalf("point %d in round %d", i, p.Round)
+			}
+		}
+		for round := range 3 {
+			seen := slices.Clone(keys[round*len(pts) : (round+1)*len(pts)])
+			slices.Sort(seen)
+			if len(slices.Compact(seen)) != len(pts) {
+				t.Fatalf("round %d repeats a point: %q", round+1, keys)
+			}
+		}
+		return keys
+	}
+	a, b, other := order(7), order(7), order(8)
+	if !slices.Equal(a, b) || slices.Equal(a, other) || slices.Equal(a[:len(pts)], a[len(pts):2*len(pts)]) {
+		t.Fatalf("seed 7: %q\nagain: %q\nseed 8: %q", a, b, other)
+	}
+}
+
+// AfterRound sees the run after every round but the last; false ends the session there,
+// complete (the hook a judgement that adds rounds until it is conclusive uses).
+func TestAfterRoundEndsTheSession(t *testing.T) {
+	c := config(t, &fakeConnector{}, "")
+	c.Rounds = 10
+	var seen []int
+	c.AfterRound = func(r *results.Run, round int) bool {
+		seen = append(seen, round, len(r.Points))
+		return round < 2
+	}
+	o, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []int{1, 2, 2, 4}) || len(o.Run.Points) != 4 || o.Run.Status.State != results.StateComplete {
+		t.Fatalf("hook saw %v; %d points, status %+v", seen, len(o.Run.Points), o.Run.Status)
+	}
+}

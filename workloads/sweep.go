@@ -2,8 +2,10 @@ package workloads
 
 import (
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"math/rand/v2"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 // Sweep is a grid of runs: every inline threshold × every depth × every size. The caller runs
@@ -133,6 +135,23 @@ func (s Sweep) Plan() ([]Point, error) {
 		}
 	}
 	return pts, nil
+}
+
+// RoundOrder is the order in which round (from 1) of a repeated measurement runs n points:
+// the plan's order, or with shuffle a permutation drawn from seed and the round, so that
+// the rounds are interleaved (every point once per round) and drift over time hits every
+// point alike. The same seed gives the same orders.
+func RoundOrder(n, round int, shuffle bool, seed uint64) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	if shuffle {
+		// A stream of its own: the workload's draws use (seed, poller).
+		rng := rand.New(rand.NewPCG(seed, 1<<63|uint64(round)))
+		rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	}
+	return order
 }
 
 // Observed is a finished point: the class counts its run produced (Stats.Classes).

@@ -151,6 +151,25 @@ func joinSizes(v []int) string {
 	return strings.Join(s, ",")
 }
 
+// repeatValue is --repeat: a number of rounds, at least 1.
+type repeatValue struct{ v *int }
+
+func (r repeatValue) String() string {
+	if r.v == nil || *r.v == 0 {
+		return "1"
+	}
+	return strconv.Itoa(*r.v)
+}
+func (r repeatValue) Set(x string) error {
+	n, err := strconv.Atoi(x)
+	if err != nil || n < 1 {
+		return fmt.Errorf("want a number of rounds, at least 1")
+	}
+	*r.v = n
+	return nil
+}
+func (repeatValue) Type() string { return "N" }
+
 // workloadFlags declares the flags that shape a workload on fs and builds the Config from
 // them after parsing. sweep selects the sweep's meaning of --sizes and --depth (axes, lists)
 // over a single run's (a size distribution, one depth).
@@ -176,6 +195,8 @@ type workloadFlags struct {
 	interval              time.Duration
 	quiet                 bool
 	turnarounds           bool
+	repeat                int  // --repeat: rounds of every point
+	shuffle               bool // --shuffle: each round's order drawn from --seed
 }
 
 // nfsFlags name the files of --program nfs3, as a results file's config records them.
@@ -227,6 +248,8 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	addTransportFlags(fs, &w.tr, true)
 	fs.DurationVar(&w.drain, "drain", 0, fmt.Sprintf("after the measured time, wait this long for outstanding RPCs before counting them lost (default: %d × the longest RTT seen, at least %v, which rides out link retransmissions)", workloads.DrainRTTs, workloads.MinDrain))
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
+	fs.Var(repeatValue{&w.repeat}, "repeat", "measure every point N times in N interleaved rounds (each round runs every point once, so drift hits them alike), into one results file whose points record their round")
+	fs.BoolVar(&w.shuffle, "shuffle", false, "run each round's points in an order drawn from --seed (the order is in the results file)")
 	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")
 	fs.BoolVarP(&w.quiet, "quiet", "q", false, "no progress display")
 	fs.BoolVar(&w.turnarounds, "turnarounds", false, turnaroundsHelp)

@@ -97,6 +97,9 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		// A CPU this process cannot run on, found before measuring.
 		{[]string{"fakerun", "--cpus", "1023"}, "--cpus: CPU 1023 is not available to this process"},
 		{[]string{"fakerun", "--drain", "-1s"}, "--drain must not be negative"},
+		{[]string{"fakerun", "--repeat", "0"}, `invalid argument "0" for "--repeat" flag: want a number of rounds, at least 1`},
+		{[]string{"fakesweep", "--repeat", "x"}, `"x"`},
+		{[]string{"fakerun", "--shuffle"}, "--shuffle orders the points of a round, and this measurement has one point"},
 	} {
 		code, _, errOut := runMain(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
@@ -200,6 +203,50 @@ func TestSweepRecordsClassSwitches(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "short   -> long    between 512 and 2k") {
 		t.Fatalf("stdout lacks the switch:\n%s", stdout)
+	}
+}
+
+// --repeat N measures every point N times, round after round, into one file: each point
+// records its round, the config the repetition and the shuffle, and the class switches read
+// all the rounds.
+func TestRepeatedSweepInterleavesRounds(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, stdout, stderr := runMain(t, "fakesweep", "--thresholds", "1k,4k", "--sizes", "64,2k,8k", "--depth", "2",
+		"--count", "50", "--warmup", "0", "--repeat", "3", "--shuffle", "--seed", "9", "--out", out, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) != 18 {
+		t.Fatalf("%d points, want 6 × 3 rounds", len(r.Points))
+	}
+	seen := map[string]int{}
+	for i, p := range r.Points {
+		if p.Round != i/6+1 {
+			t.Fatalf("point %d in round %d", i, p.Round)
+		}
+		seen[p.Params.Key()]++
+	}
+	for k, n := range seen {
+		if n != 3 || len(seen) != 6 {
+			t.Fatalf("%s measured %d times (%d points)", k, n, len(seen))
+		}
+	}
+	var cfg struct {
+		Repeat  int  `json:"repeat"`
+		Shuffle bool `json:"shuffle"`
+	}
+	if err := json.Unmarshal(r.Config, &cfg); err != nil || cfg.Repeat != 3 || !cfg.Shuffle {
+		t.Fatalf("config %s: %v", r.Config, err)
+	}
+	if sw := session.Switches(r); len(sw) != 2 {
+		t.Fatalf("switches %+v", sw)
+	}
+	if !strings.Contains(stderr, "fakesweep point [round 3/3, 6/6 thr") || !strings.Contains(stdout, "round: the round") {
+		t.Fatalf("stderr:\n%s\nstdout:\n%s", stderr, stdout)
 	}
 }
 

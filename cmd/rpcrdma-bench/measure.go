@@ -43,6 +43,10 @@ type runConfig struct {
 	NFS *nfsFlags `json:"nfs,omitempty"`
 	// Turnarounds says the pollers' turnaround probe was on (--turnarounds).
 	Turnarounds bool `json:"turnarounds,omitempty"`
+	// Repeat is the rounds of every point (--repeat; absent: one); Shuffle says each
+	// round's order was drawn from the workload's seed (--shuffle).
+	Repeat  int  `json:"repeat,omitempty"`
+	Shuffle bool `json:"shuffle,omitempty"`
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
@@ -216,6 +220,13 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		}
 		pts = []workloads.Point{{Threshold: cfg.Threshold, Size: size, Depth: c.Depth, Workload: c}}
 	}
+	if w.shuffle && len(pts) == 1 {
+		return fail(e, name, usageErrorf("--shuffle orders the points of a round, and this measurement has one point"))
+	}
+	if w.repeat > 1 {
+		cfg.Repeat = w.repeat
+	}
+	cfg.Shuffle = w.shuffle
 	if err := checkCPUs(w.cfg.CPUs); err != nil {
 		return fail(e, name, usageError{err.Error()})
 	}
@@ -231,6 +242,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	sc := session.Config{Command: name, Points: pts, RunConfig: cfg, Provider: cfg.Provider, Connector: conn,
 		Out: w.out, ResultsTo: e.stdout, Log: e.stderr, Interval: w.interval}
 	sc.Hurry = stop.hurry
+	sc.Rounds, sc.Shuffle, sc.Seed = w.repeat, w.shuffle, w.cfg.Seed
 	if !w.quiet {
 		sc.Progress = func(label string, lives []*workloads.Live) func() {
 			p := newProgress(e.stderr, label, lives, workloads.Now)
