@@ -215,7 +215,7 @@ func (v vary) parts(k seriesKey, runs []*results.Run) []string {
 // label names a line of a size chart: what differs, then always the inline threshold.
 func (v vary) label(k seriesKey, runs []*results.Run, refs []ref) string {
 	parts := v.parts(k, runs)
-	parts = append(parts, "inline "+bytesLabel(k.threshold)+effective(k.threshold, refs))
+	parts = append(parts, "inline "+bytesLabel(k.threshold)+effective(k.threshold, refs)+offered(refs))
 	return strings.Join(parts, " · ")
 }
 
@@ -237,6 +237,22 @@ func effective(offered int, refs []ref) string {
 		return ""
 	}
 	return " (eff. " + bytesLabel(eff) + ")"
+}
+
+// offered notes the threshold offered when a peer capped it to the series' (the same offer
+// for every point of the series).
+func offered(refs []ref) string {
+	o := 0
+	for i, f := range refs {
+		if i > 0 && f.p.Params.OfferedInlineThreshold != o {
+			return ""
+		}
+		o = f.p.Params.OfferedInlineThreshold
+	}
+	if o == 0 {
+		return ""
+	}
+	return " (offered " + bytesLabel(o) + ")"
 }
 
 // runLabel names run k among several: its provider and device, and its index so that two runs

@@ -118,23 +118,33 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 		}
 	}
 	at := make([][]*ref, len(sizes))
+	medians := make([][][]float64, len(sizes)) // the cell's median RTTs, µs: one per round
 	for c := range at {
 		at[c] = make([]*ref, len(thrs))
+		medians[c] = make([][]float64, len(thrs))
 	}
 	few := 0
 	for i := range sel {
 		f := &sel[i]
 		c, _ := slices.BinarySearch(sizes, size(f.p.Params))
 		r, _ := slices.BinarySearch(thrs, f.p.Params.InlineThreshold)
-		if o := at[c][r]; o != nil {
+		// The rounds of one repeated point (the same params in one run) share a cell.
+		if o := at[c][r]; o != nil && (o.run != f.run || o.p.Round == 0 || f.p.Round == 0 || o.p.Params != f.p.Params) {
 			return nil, fmt.Errorf("plots: %s: %s and %s fall in the same cell (inline %s, size %s): select one of them",
 				name, o.name(), f.name(), bytesLabel(thrs[r]), bytesLabel(sizes[c]))
 		}
 		at[c][r] = f
 		if m := f.p.RTT.P50; m != nil && *m > 0 {
-			g.set(c, r, math.Log10(float64(*m)/1e3))
+			medians[c][r] = append(medians[c][r], float64(*m)/1e3)
 		} else {
 			few++
+		}
+	}
+	for c := range medians {
+		for r, v := range medians[c] {
+			if len(v) > 0 {
+				g.set(c, r, math.Log10(median(v)))
+			}
 		}
 	}
 	if few == len(sel) {
@@ -153,7 +163,7 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 	hm.Min, hm.Max = zmin, zmax
 	hm.NaN = color.Gray{Y: 0xe8}
 
-	p := newPlot("Median RTT by inline threshold and message size"+suffix, sizeAxisLabel(shapesOf(sel)), "inline threshold offered (bytes)")
+	p := newPlot("Median RTT by inline threshold and message size"+suffix, sizeAxisLabel(shapesOf(sel)), "inline threshold in effect (bytes)")
 	p.Add(hm)
 	var xt, yt plot.ConstantTicks
 	for c, s := range sizes {
@@ -240,4 +250,14 @@ func dark(c color.Color) bool {
 	r, g, b, _ := c.RGBA()
 	y := (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(b)) / 0xffff
 	return y < 0.5
+}
+
+// median is the median of v (not empty), which it sorts.
+func median(v []float64) float64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }

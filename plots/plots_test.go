@@ -512,3 +512,24 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+// The rounds of a repeated sweep (one run, each point once per round) share their heatmap
+// cell, which shows their median; two different points in one cell stay an error.
+func TestHeatmapTakesTheRoundsOfAPoint(t *testing.T) {
+	r := soft.Run(t)
+	n := len(r.Points)
+	for i := range n {
+		r.Points[i].Round = 1
+		q := r.Points[i]
+		q.Round = 2
+		r.Points = append(r.Points, q)
+	}
+	if _, err := Heatmap([]*results.Run{r}, nil); err != nil {
+		t.Fatalf("rounds of one point: %v", err)
+	}
+	r.Points[n].Params.Depth++ // another point, not a round of the first
+	r.Points[n].Params.Procedure = r.Points[0].Params.Procedure
+	if _, err := Heatmap([]*results.Run{r}, nil); err == nil || !strings.Contains(err.Error(), "same cell") {
+		t.Fatalf("two points in one cell: %v", err)
+	}
+}
