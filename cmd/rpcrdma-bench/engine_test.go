@@ -259,3 +259,31 @@ func TestEngineSweepLabelsTheNegotiatedThreshold(t *testing.T) {
 		t.Errorf("stderr lacks the warning:\n%s", stderr)
 	}
 }
+
+// --soft-delay holds every completion back: a depth-1 ECHO waits for two of them (the
+// responder's receive, then the requester's), so no round trip is shorter than twice the
+// delay; the results file's config records the slowdown.
+func TestSoftDelaySlowsEveryRoundTrip(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "slow.json")
+	code, _, stderr := runMain(t, "run", "--mix", "echo/64", "--depth", "1", "--count", "20", "--warmup", "0",
+		"--soft-delay", "2ms", "--soft-bandwidth", "10Gbit", "--out", out, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := r.Points[0].RTT.Min; m == nil || *m < int64(4*time.Millisecond) {
+		t.Fatalf("shortest RTT %v ns, want at least 2 × 2 ms", m)
+	}
+	var cfg struct {
+		Slow struct {
+			Delay string  `json:"completion_delay"`
+			Bps   float64 `json:"bandwidth_bps"`
+		} `json:"soft_slowdown"`
+	}
+	if err := json.Unmarshal(r.Config, &cfg); err != nil || cfg.Slow.Delay != "2ms" || cfg.Slow.Bps != 1e10 {
+		t.Fatalf("config %s: %v", r.Config, err)
+	}
+}

@@ -197,6 +197,7 @@ type workloadFlags struct {
 	turnarounds           bool
 	repeat                int  // --repeat: rounds of every point
 	shuffle               bool // --shuffle: each round's order drawn from --seed
+	slowdown              softSlowdown
 }
 
 // nfsFlags name the files of --program nfs3, as a results file's config records them.
@@ -250,6 +251,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
 	fs.Var(repeatValue{&w.repeat}, "repeat", "measure every point N times in N interleaved rounds (each round runs every point once, so drift hits them alike), into one results file whose points record their round")
 	fs.BoolVar(&w.shuffle, "shuffle", false, "run each round's points in an order drawn from --seed (the order is in the results file)")
+	addSlowdownFlags(fs, &w.slowdown)
 	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")
 	fs.BoolVarP(&w.quiet, "quiet", "q", false, "no progress display")
 	fs.BoolVar(&w.turnarounds, "turnarounds", false, turnaroundsHelp)

@@ -99,6 +99,9 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "--drain", "-1s"}, "--drain must not be negative"},
 		{[]string{"fakerun", "--repeat", "0"}, `invalid argument "0" for "--repeat" flag: want a number of rounds, at least 1`},
 		{[]string{"fakesweep", "--repeat", "x"}, `"x"`},
+		{[]string{"fakerun", "--soft-bandwidth", "1Gbot"}, `bad rate "1Gbot"`},
+		{[]string{"fakerun", "--soft-delay", "-1ms"}, `"-1ms"`},
+		{[]string{"run", "--provider", "verbs", "--soft-delay", "20us"}, "--soft-delay and --soft-bandwidth slow the soft provider only (provider verbs)"},
 		{[]string{"fakerun", "--shuffle"}, "--shuffle orders the points of a round, and this measurement has one point"},
 	} {
 		code, _, errOut := runMain(t, tc.args...)

@@ -47,6 +47,9 @@ type runConfig struct {
 	// round's order was drawn from the workload's seed (--shuffle).
 	Repeat  int  `json:"repeat,omitempty"`
 	Shuffle bool `json:"shuffle,omitempty"`
+	// SoftSlowdown is the soft provider's calibrated slowdown (--soft-delay,
+	// --soft-bandwidth), absent when off.
+	SoftSlowdown *softSlowdown `json:"soft_slowdown,omitempty"`
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
@@ -59,6 +62,9 @@ type newConnector func(w *workloadFlags, pts []workloads.Point) (session.Connect
 func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, error) {
 	p, err := lookupProvider(w.provider)
 	if err != nil {
+		return nil, err
+	}
+	if p, err = w.slowdown.provider(p); err != nil {
 		return nil, err
 	}
 	if w.turnarounds {
@@ -227,6 +233,9 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		cfg.Repeat = w.repeat
 	}
 	cfg.Shuffle = w.shuffle
+	if w.slowdown.on() {
+		cfg.SoftSlowdown = &w.slowdown
+	}
 	if err := checkCPUs(w.cfg.CPUs); err != nil {
 		return fail(e, name, usageError{err.Error()})
 	}

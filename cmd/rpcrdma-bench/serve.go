@@ -24,6 +24,9 @@ func openServer(f *serverFlags) (server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p, err = f.Slowdown.provider(p); err != nil {
+		return nil, err
+	}
 	if f.Turnarounds {
 		p = withTurnarounds(p)
 	}

@@ -60,6 +60,8 @@ type serverFlags struct {
 	pollerDone func(poller int, st datapath.PollerStats)
 	// Transport is the engine's knobs (its Credits unused: see Credits above).
 	Transport session.Transport `json:"transport"`
+	// Slowdown is the soft provider's calibrated slowdown (--soft-delay, --soft-bandwidth).
+	Slowdown softSlowdown `json:"soft_slowdown"`
 }
 
 // server is the responder side of the engine: it listens, accepts connections (negotiating
@@ -105,6 +107,7 @@ func serverCommand(open newServer) *command {
 			fs.BoolVar(&f.Once, "once", false, "exit after the first connection closes")
 			fs.BoolVar(&f.Turnarounds, "turnarounds", false, "print each poller's turnaround when the server stops: its own time from a completion to the posts it caused (verbs only; two clock reads per turnaround)")
 			addTransportFlags(fs, &f.Transport, false)
+			addSlowdownFlags(fs, &f.Slowdown)
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
 					return fail(e, "server", usageErrorf("unexpected arguments %q", args))

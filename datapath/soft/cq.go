@@ -27,6 +27,7 @@ type cq struct {
 	waiting atomic.Bool
 	sig     chan struct{}
 	timer   *time.Timer
+	slow    *slowdown // the provider's (nil: none)
 }
 
 type cell struct {
@@ -38,6 +39,8 @@ type cell struct {
 	// retire is how many send queue slots the completion frees: itself and the unsignaled
 	// work requests that completed before it; 0 for a receive.
 	retire int32
+	// due is when a slowed-down CQ lets the completion be polled (nanotime).
+	due int64
 }
 
 var _ datapath.CQ = (*cq)(nil)
@@ -47,7 +50,7 @@ func newCQ(d *device, depth int) *cq {
 	for n < depth {
 		n <<= 1
 	}
-	q := &cq{dev: d, mask: uint64(n - 1), cells: make([]cell, n), sig: make(chan struct{}, 1)}
+	q := &cq{dev: d, mask: uint64(n - 1), cells: make([]cell, n), sig: make(chan struct{}, 1), slow: d.p.slow}
 	return q
 }
 
@@ -66,6 +69,9 @@ func (q *cq) push(wc *datapath.Completion, c *conn, retire int32) {
 				continue
 			}
 			cl.wc, cl.c, cl.retire = *wc, c, retire
+			if q.slow != nil {
+				cl.due = q.slow.due()
+			}
 			cl.seq.Store(pos + 1 - pos&q.mask)
 			q.wake()
 			return
@@ -96,11 +102,18 @@ func (q *cq) Poll(wcs []datapath.Completion) (int, error) {
 		return 0, errCQClosed
 	}
 	n := 0
+	var now int64
+	if q.slow != nil {
+		now = nanotime()
+	}
 	for n < len(wcs) {
 		cl := &q.cells[q.deq&q.mask]
 		idx := q.deq & q.mask
 		if cl.seq.Load()+idx != q.deq+1 {
 			break
+		}
+		if q.slow != nil && cl.due > now {
+			break // held back: the slowdown's completions come in order
 		}
 		wcs[n] = cl.wc
 		c, r := cl.c, cl.retire
@@ -132,6 +145,12 @@ func (q *cq) Wait(timeout time.Duration) error {
 	if q.closed.Load() {
 		return errCQClosed
 	}
+	if q.slow != nil {
+		if wait := q.held(); wait > 0 {
+			// A completion is there but held back: sleep until it is due.
+			return q.sleep(min(wait, timeout), wait > timeout)
+		}
+	}
 	if q.ready() {
 		return nil
 	}
@@ -155,6 +174,30 @@ func (q *cq) Wait(timeout time.Duration) error {
 		}
 		return datapath.ErrTimeout
 	}
+}
+
+// held is how long the slowdown still holds back the oldest completion (0: none is held).
+func (q *cq) held() time.Duration {
+	idx := q.deq & q.mask
+	cl := &q.cells[idx]
+	if cl.seq.Load()+idx != q.deq+1 {
+		return 0
+	}
+	return time.Duration(max(0, cl.due-nanotime()))
+}
+
+// sleep waits d on the CQ's timer; timedOut says Wait's timeout ends it.
+func (q *cq) sleep(d time.Duration, timedOut bool) error {
+	if q.timer == nil {
+		q.timer = time.NewTimer(d)
+	} else {
+		q.timer.Reset(d)
+	}
+	<-q.timer.C
+	if timedOut {
+		return datapath.ErrTimeout
+	}
+	return nil
 }
 
 // Close stops the CQ; completions pushed later are dropped.

@@ -64,4 +64,16 @@
 // 10 ms, and round trips grow to milliseconds. Pollers of TCP connections should block in
 // CQ.Wait when Poll finds nothing (BenchmarkPingPong/tcp does). In process nothing runs
 // behind the poller's back, and spinning is fine.
+//
+// # Calibrated slowdown
+//
+// Config.CompletionDelay and Config.Bandwidth are a test instrument: a known slowdown, so
+// that a regression gate's power can be measured against an effect of known size. A CQ
+// stamps each completion with the time it may be polled (now, or later while the
+// provider's one virtual link still carries bytes posted before it, plus the delay); Poll
+// stops at the first completion not yet due, and Wait sleeps until it is. PostSend puts the
+// bytes of SENDs, RDMA WRITEs and RDMA READs on the link. A depth-1 RPC whose two sides share
+// the provider (a responder in the same process) waits for two completions, so its round
+// trip grows by at least twice the delay. Off (both zero), it costs one nil check per post,
+// push and poll.
 package soft

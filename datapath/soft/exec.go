@@ -12,6 +12,15 @@ import (
 // finds no receive posted waits (with everything posted after it) until the peer posts one
 // or RNRTimeout passes.
 func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
+	if s := c.dev.p.slow; s != nil {
+		for i := range wrs {
+			if wrs[i].Op <= datapath.OpRead { // the operations that move bytes
+				for _, g := range wrs[i].SGL {
+					s.charge(int(g.Length))
+				}
+			}
+		}
+	}
 	if c.link != nil {
 		return c.link.postSend(c, wrs)
 	}

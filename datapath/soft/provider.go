@@ -34,6 +34,15 @@ type Config struct {
 	// answers an RDMA READ from holding the connection and its memory forever. 0 means
 	// DefaultRetryTimeout. In process the peer always answers at once.
 	RetryTimeout time.Duration
+	// CompletionDelay and Bandwidth are a test instrument, not a model of hardware: a known
+	// slowdown for measuring how well a regression gate detects one. CompletionDelay, when
+	// positive, holds every completion of this provider's devices back from Poll for that
+	// long after it happened. Bandwidth, when positive (bits per second), makes every byte
+	// posted through them (SEND and RDMA WRITE payloads, RDMA READ sinks) pass one link of
+	// that rate, shared by the whole provider: a completion is polled only once the link
+	// carried every byte posted before it. Zero for both costs nothing.
+	CompletionDelay time.Duration
+	Bandwidth       float64
 }
 
 // Defaults for zero Config fields and the device limits the provider reports.
@@ -61,7 +70,8 @@ const (
 
 // Provider is the soft provider. Use New; the zero value is not usable.
 type Provider struct {
-	cfg Config
+	cfg  Config
+	slow *slowdown // nil: no slowdown
 }
 
 var _ datapath.Provider = (*Provider)(nil)
@@ -80,7 +90,7 @@ func New(cfg Config) *Provider {
 	if cfg.RetryTimeout <= 0 {
 		cfg.RetryTimeout = DefaultRetryTimeout
 	}
-	return &Provider{cfg: cfg}
+	return &Provider{cfg: cfg, slow: newSlowdown(cfg.CompletionDelay, cfg.Bandwidth)}
 }
 
 func (p *Provider) Name() string { return Name }

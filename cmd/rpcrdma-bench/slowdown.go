@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// softSlowdown is --soft-delay and --soft-bandwidth: the soft provider's calibrated slowdown
+// (soft.Config.CompletionDelay and Bandwidth), a test instrument that makes a known effect so
+// that a regression gate's power can be measured against it. A results file's config keeps
+// it as "soft_slowdown".
+type softSlowdown struct {
+	CompletionDelay workloads.Duration `json:"completion_delay,omitempty"`
+	// BandwidthBps is the link's rate in bits per second (0: no cap).
+	BandwidthBps float64 `json:"bandwidth_bps,omitempty"`
+}
+
+func (s *softSlowdown) on() bool { return s.CompletionDelay > 0 || s.BandwidthBps > 0 }
+
+func addSlowdownFlags(fs *pflag.FlagSet, s *softSlowdown) {
+	fs.Var(delayValue{&s.CompletionDelay}, "soft-delay", "test instrument (soft provider): hold every completion back this long, a known slowdown for measuring a regression gate (default none)")
+	fs.Var(bandwidthValue{&s.BandwidthBps}, "soft-bandwidth", "test instrument (soft provider): pass every byte posted through one link of this rate, e.g. 1Gbit, 500Mbit or bits/s (default none)")
+}
+
+// provider is p with the slowdown, when it is on; only the soft provider has one.
+func (s *softSlowdown) provider(p datapath.Provider) (datapath.Provider, error) {
+	if !s.on() {
+		return p, nil
+	}
+	if p.Name() != soft.Name {
+		return nil, usageErrorf("--soft-delay and --soft-bandwidth slow the soft provider only (provider %s)", p.Name())
+	}
+	return soft.New(soft.Config{CompletionDelay: time.Duration(s.CompletionDelay), Bandwidth: s.BandwidthBps}), nil
+}
+
+type delayValue struct{ v *workloads.Duration }
+
+func (d delayValue) String() string {
+	if d.v == nil || *d.v == 0 {
+		return ""
+	}
+	return time.Duration(*d.v).String()
+}
+func (d delayValue) Set(x string) error {
+	v, err := time.ParseDuration(x)
+	if err != nil || v < 0 {
+		return fmt.Errorf("want a duration such as 20us, not negative")
+	}
+	*d.v = workloads.Duration(v)
+	return nil
+}
+func (delayValue) Type() string { return "duration" }
+
+type bandwidthValue struct{ v *float64 }
+
+func (b bandwidthValue) String() string {
+	if b.v == nil || *b.v == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(*b.v, 'g', -1, 64)
+}
+func (b bandwidthValue) Set(x string) error {
+	v, err := parseBandwidth(x)
+	if err != nil {
+		return err
+	}
+	*b.v = v
+	return nil
+}
+func (bandwidthValue) Type() string { return "rate" }
+
+// parseBandwidth reads a rate in bits per second: a number with an optional k, M, G or T
+// (powers of 1000) and an optional "bit", "bit/s" or "bps": 1Gbit, 100Mbit/s, 2.5e9.
+func parseBandwidth(x string) (float64, error) {
+	s := strings.TrimSpace(x)
+	for _, unit := range []string{"bit/s", "bps", "bit", "b"} {
+		if t, ok := strings.CutSuffix(s, unit); ok {
+			s = t
+			break
+		}
+	}
+	mult := 1.0
+	if n := len(s); n > 0 {
+		if m, ok := map[byte]float64{'k': 1e3, 'K': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12}[s[n-1]]; ok {
+			s, mult = s[:n-1], m
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || v*mult > 1e15 {
+		return 0, fmt.Errorf("bad rate %q: want bits per second above 0, such as 1Gbit, 500Mbit or 2.5e9", x)
+	}
+	return v * mult, nil
+}

@@ -1,0 +1,79 @@
+package soft_test
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+)
+
+// The slowdown holds completions back exactly as configured: a 4 KiB SEND over a 1 Gbit/s
+// link takes 32768 ns, then the 50 µs delay; neither side's completion is polled a
+// nanosecond earlier, both are right then.
+func TestSlowdownHoldsCompletionsBack(t *testing.T) {
+	var now atomic.Int64
+	defer soft.SetClock(now.Load)()
+	p := newPair(t, soft.Config{CompletionDelay: 50 * time.Microsecond, Bandwidth: 1e9}, "inproc:", datapath.QPConfig{}, nil, nil)
+	defer p.close(t)
+	a := p.reg(t, p.devA, 4096, rwAll)
+	b := p.reg(t, p.devB, 4096, rwAll)
+	if _, err := p.b.PostRecv([]datapath.RecvWR{{ID: 1, SGL: sge(b, 4096)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.a.PostSend([]datapath.SendWR{{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: sge(a, 4096)}}); err != nil {
+		t.Fatal(err)
+	}
+	wcs := make([]datapath.Completion, 2)
+	const due = 32768 + 50000
+	for _, at := range []int64{0, 32768, due - 1} {
+		now.Store(at)
+		for _, cq := range []datapath.CQ{p.cqA, p.cqB} {
+			if n, err := cq.Poll(wcs); n != 0 || err != nil {
+				t.Fatalf("at %d ns: %d completions (%v), want none before %d ns", at, n, err, due)
+			}
+		}
+	}
+	now.Store(0)
+	if err := p.cqA.Wait(time.Microsecond); !errors.Is(err, datapath.ErrTimeout) {
+		t.Fatalf("Wait shorter than the hold: %v, want a timeout", err)
+	}
+	now.Store(due)
+	for _, cq := range []datapath.CQ{p.cqA, p.cqB} {
+		if err := cq.Wait(time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := cq.Poll(wcs); n != 1 || err != nil || wcs[0].Status != datapath.StatusSuccess {
+			t.Fatalf("at %d ns: %d completions (%v) %+v, want 1", int64(due), n, err, wcs[0])
+		}
+	}
+}
+
+// With the slowdown on, post and poll still allocate nothing.
+func TestSlowdownAllocFree(t *testing.T) {
+	p := newPair(t, soft.Config{CompletionDelay: time.Nanosecond, Bandwidth: 1e12}, "inproc:", datapath.QPConfig{}, nil, nil)
+	defer p.close(t)
+	a := p.reg(t, p.devA, 4096, rwAll)
+	b := p.reg(t, p.devB, 4096, rwAll)
+	recv := []datapath.RecvWR{{ID: 1, SGL: sge(b, 4096)}}
+	sends := []datapath.SendWR{
+		{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: sge(a, 1024)},
+		{ID: 3, Op: datapath.OpRead, Flags: datapath.FlagSignaled, SGL: sge(a, 4096), RemoteAddr: b.Addr(), RKey: b.RKey()},
+	}
+	wcs := make([]datapath.Completion, 4)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, err := p.b.PostRecv(recv); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.a.PostSend(sends); err != nil {
+			t.Fatal(err)
+		}
+		pollN(t, p.cqA, wcs[:2])
+		pollN(t, p.cqB, wcs[:1])
+	})
+	if allocs != 0 {
+		t.Fatalf("post+poll with a slowdown allocates %v times per round", allocs)
+	}
+}
