@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -285,5 +286,54 @@ func TestSoftDelaySlowsEveryRoundTrip(t *testing.T) {
 	}
 	if err := json.Unmarshal(r.Config, &cfg); err != nil || cfg.Slow.Delay != "2ms" || cfg.Slow.Bps != 1e10 {
 		t.Fatalf("config %s: %v", r.Config, err)
+	}
+}
+
+// The second interrupt does skip the drain: with every completion held back 300 ms (the
+// soft provider's slowdown), RPCs are still outstanding 5 ms after the first; the file keeps
+// what completed, counts the rest as abandoned and says the drain was skipped.
+func TestSecondInterruptSkipsTheDrain(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "int.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join([]string{"run", "--mix", "echo/64", "--depth", "8",
+		"--duration", "1h", "--warmup", "0", "--soft-delay", "300ms", "--out", out}, "\n"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "run point") {
+			break
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // round trips of at least 600 ms: some complete
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+	}
+	cmd.Wait()
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	p := r.Points[0]
+	if r.Status.Message != "interrupted by a signal; a second one skipped the drain" || p.Complete || p.Throughput.RPCs == 0 ||
+		len(p.Errors) != 1 || p.Errors[0].Kind != "abandoned" || p.Errors[0].Count == 0 {
+		t.Fatalf("status %+v, %d RPCs, errors %+v\n%s", r.Status, p.Throughput.RPCs, p.Errors, log.String())
 	}
 }
