@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -480,5 +481,24 @@ func TestOpsBothSides(t *testing.T) {
 	}
 	if got := tb.Rows[3].Cells[1]; got != "responder: not counted (another process)" {
 		t.Errorf("point 2's responder: %q", got)
+	}
+}
+
+// A point whose peer capped the offered threshold is noted on the page, both files.
+func TestCappedThresholdNoted(t *testing.T) {
+	s, _ := testRuns(t)
+	r := clone(s)
+	r.Points[0].Params.OfferedInlineThreshold = 4 * r.Points[0].Params.InlineThreshold
+	dir := t.TempDir()
+	h, m, err := Write([]*results.Run{r}, dir, Config{NoCharts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := r.Points[0].Params.InlineThreshold
+	want := "run 1: the peer capped the inline threshold: " + strconv.Itoa(4*th) + " offered, " + strconv.Itoa(th) + " in effect"
+	for _, f := range []string{h, m} {
+		if !strings.Contains(string(read(t, f)), want) {
+			t.Errorf("%s lacks %q", f, want)
+		}
 	}
 }
