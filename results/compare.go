@@ -307,7 +307,8 @@ type sample struct {
 
 // Compare judges repeated runs of a current version against repeated runs of a base one; it
 // is the whole judgement, so a runner that repeats rounds calls it again with the runs so far
-// and stops when the result is Conclusive.
+// and stops when the result is Conclusive (each look is a chance to err: to keep a family-wise
+// rate over L planned looks, give each Alpha/L).
 //
 // Points are matched by Params.Key; every complete point is one sample of its key, whichever
 // file or run it came from (a run that repeats a point gives several). For every judged

@@ -225,19 +225,19 @@ func jsonPct(ratio float64) *float64 {
 }
 
 type compareJSON struct {
-	Verdict     string         `json:"verdict"`
-	ExitCode    int            `json:"exit_code"`
-	Conclusive  bool           `json:"conclusive"`
-	Alpha       float64        `json:"alpha"`
-	Judged      int            `json:"judged"`
-	Confidence  float64        `json:"interval_confidence"`
-	BaseRuns    int            `json:"base_runs"`
-	CurrentRuns int            `json:"current_runs"`
-	Points      []pointJSON    `json:"points"`
-	Missing     []Params       `json:"missing_in_current"`
-	New         []Params       `json:"only_in_current"`
-	Notes       []string       `json:"notes"`
-	Tolerances  map[string]any `json:"tolerances_pct"`
+	Verdict     string             `json:"verdict"`
+	ExitCode    int                `json:"exit_code"`
+	Conclusive  bool               `json:"conclusive"`
+	Alpha       float64            `json:"alpha"`
+	Judged      int                `json:"judged"`
+	Confidence  float64            `json:"interval_confidence"`
+	BaseRuns    int                `json:"base_runs"`
+	CurrentRuns int                `json:"current_runs"`
+	Points      []pointJSON        `json:"points"`
+	Missing     []Params           `json:"missing_in_current"`
+	New         []Params           `json:"only_in_current"`
+	Notes       []string           `json:"notes"`
+	Tolerances  map[string]float64 `json:"tolerances_pct"`
 }
 
 type pointJSON struct {
@@ -272,7 +272,7 @@ type metricJSON struct {
 func WriteCompareJSON(w io.Writer, c *Comparison) error {
 	out := compareJSON{Verdict: c.Verdict.String(), ExitCode: c.ExitCode(), Conclusive: c.Conclusive(), Alpha: c.Alpha,
 		Judged: c.Judged, Confidence: c.Confidence, BaseRuns: c.BaseRuns, CurrentRuns: c.CurrentRuns,
-		Missing: c.MissingInCurrent, New: c.NewInCurrent, Notes: c.Notes, Points: []pointJSON{}, Tolerances: map[string]any{}}
+		Missing: c.MissingInCurrent, New: c.NewInCurrent, Notes: c.Notes, Points: []pointJSON{}, Tolerances: map[string]float64{}}
 	if out.Missing == nil {
 		out.Missing = []Params{}
 	}
