@@ -502,3 +502,41 @@ func TestCappedThresholdNoted(t *testing.T) {
 		}
 	}
 }
+
+// The page says how good the data is, and names a threshold winner only beyond noise: five
+// runs of a sweep whose 4 KiB ECHOs are short at 16 KiB and chunked at 1 KiB, one of them
+// taken under host CPU pressure.
+func TestDataQualityAndWinner(t *testing.T) {
+	var runs []*results.Run
+	for i := range 5 {
+		runs = append(runs, resultstest.Sweep{Seed: uint64(i + 1), Thresholds: []int{1024, 16384}, Sizes: []int{4096}, RPCs: 2000}.Run(t))
+	}
+	pressure := 64.0
+	for i := range runs[0].Points {
+		runs[0].Points[i].HostCPUPressure = &pressure
+		runs[0].Points[i].Disturbed = []string{"host CPU pressure 64%: tasks waited for a CPU"}
+	}
+	h, m, err := Write(runs, t.TempDir(), Config{NoCharts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The disturbed run is left out: the 4 others per threshold suffice for 3 comparisons.
+	for _, page := range []struct {
+		text   []byte
+		winner string
+	}{{read(t, h), "<td>16k, beyond noise</td>"}, {read(t, m), "| 16k, beyond noise |"}} {
+		for _, want := range []string{"data quality: 2 of 10 point(s) disturbed: host CPU pressure above 20% (2); host CPU pressure up to 64%", page.winner} {
+			if !bytes.Contains(page.text, []byte(want)) {
+				t.Errorf("page lacks %q", want)
+			}
+		}
+	}
+	// From a single run it cannot tell.
+	h, _, err = Write(runs[1:2], t.TempDir(), Config{NoCharts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if html := read(t, h); !bytes.Contains(html, []byte("cannot tell: 1 run(s) of a threshold")) || bytes.Contains(html, []byte("16k, beyond noise")) {
+		t.Errorf("single run: the page names a winner")
+	}
+}

@@ -134,6 +134,9 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 			stamp(r.Start), span(r.Start, r.End), strconv.Itoa(len(r.Points)), st)
 	}
 	thresholdsTable(pg, runs)
+	if q := results.Quality(runs); q != "" {
+		pg.Notes = append(pg.Notes, q)
+	}
 	pg.Summary = fmt.Sprintf("%d run(s), %d point(s)", len(runs), npoints)
 	if nfailed > 0 {
 		pg.Summary += fmt.Sprintf("; %d run(s) did not complete", nfailed)
@@ -607,7 +610,5 @@ func thresholdsTable(pg *page, runs []*results.Run) {
 	for i := range cs {
 		pg.Thresholds.add("", cs[i].Row()...)
 	}
-	pg.ThresholdsNote = fmt.Sprintf("Per point (the threshold left out) and metric: the threshold with the best median over the runs "+
-		"(lowest RTT, highest RPC/s) and the runner-up. Beyond noise: a Mann-Whitney U test of their runs at alpha %g, "+
-		"which needs repeated runs: give the results files of several.", cs[0].Alpha)
+	pg.ThresholdsNote = results.ThresholdsMethod(cs)
 }

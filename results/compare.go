@@ -62,9 +62,18 @@ func (m Metric) value(p *Point) (float64, bool) {
 }
 
 // Thresholds are the changes tolerated per metric, in percent, in the metric's bad direction
-// (a rise of a latency, a fall of a throughput); always >= 0. A metric with no entry
-// tolerates 0%: any change in the bad direction that is beyond noise is a regression.
+// (a rise of a latency, a fall of a throughput); always >= 0. Compare uses DefaultTolerance
+// for a judged metric with no entry.
 type Thresholds map[Metric]float64
+
+// DefaultMetrics are the metrics Compare judges when the configuration names none.
+var DefaultMetrics = []Metric{MetricP50, MetricP99, MetricRPS}
+
+// DefaultTolerance is the tolerance, in percent, of a judged metric the thresholds do not
+// name: about what run-to-run noise of a shared machine leaves undecidable anyway, tails
+// looser than medians.
+var DefaultTolerance = [NumMetrics]float64{MetricP50: 10, MetricP90: 15, MetricP99: 20, MetricP999: 30,
+	MetricMean: 10, MetricRPS: 10, MetricGbps: 10}
 
 // metric groups ParseThresholds accepts besides the metric names.
 var thresholdGroups = map[string][]Metric{
@@ -142,37 +151,33 @@ func (t Thresholds) String() string {
 	return strings.Join(parts, ",")
 }
 
-// CompareConfig configures Compare. The zero value compares every metric at alpha 0.05 with
-// no tolerance.
+// CompareConfig configures Compare. The zero value judges DefaultMetrics with their
+// DefaultTolerance at a family-wise error rate of 0.05.
 type CompareConfig struct {
-	// Alpha is the significance level of the U test: a difference is beyond noise when
-	// p < Alpha. Default 0.05, as benchstat.
+	// Alpha is the family-wise error rate: the probability that any conclusive verdict of
+	// the comparison is wrong is at most Alpha. Default 0.05.
 	Alpha float64
 	// Thresholds are the tolerated changes; see Thresholds.
 	Thresholds Thresholds
-	// Metrics are the metrics compared; nil means all.
+	// Metrics are the metrics judged; nil means the metrics Thresholds names, or
+	// DefaultMetrics when it names none.
 	Metrics []Metric
 }
 
-// Verdict is the outcome of comparing one metric, one point, or everything.
+// Verdict is the outcome of judging one metric, one point, or everything.
 type Verdict uint8
 
 const (
-	// OK: no change beyond noise and threshold in the bad direction.
+	// OK: the change's interval lies within the tolerance (an improvement included).
 	OK Verdict = iota
-	// Improved: better beyond noise (and beyond the threshold's size).
-	Improved
-	// NoEstimate: too few runs to estimate noise and no threshold given to judge the change
-	// by; nothing can be concluded.
-	NoEstimate
-	// NotCompared: one side has no value (a percentile its sample count cannot support, a
-	// point without successful RPCs).
-	NotCompared
-	// Regressed: worse beyond noise and beyond the threshold.
+	// Inconclusive: the interval straddles the tolerance, or there is no interval (too few
+	// runs, a value one side lacks): more runs may decide.
+	Inconclusive
+	// Regressed: the interval lies beyond the tolerance in the bad direction.
 	Regressed
 )
 
-var verdictNames = [...]string{"ok", "improved", "no-noise-estimate", "n/a", "regressed"}
+var verdictNames = [...]string{"ok", "inconclusive", "regressed"}
 
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) {
@@ -184,53 +189,69 @@ func (v Verdict) String() string {
 // Exit codes for a compare command: the CLI returns Comparison.ExitCode, or ExitBadInput when
 // Compare, ParseThresholds or reading a file failed.
 const (
-	ExitOK         = 0 // no regression (improvements and undecidable metrics included)
-	ExitRegression = 1 // a metric regressed or a base point is missing from current
-	ExitBadInput   = 2 // unreadable files, bad thresholds, nothing to compare
+	ExitOK           = 0 // every judged metric is within its tolerance
+	ExitRegression   = 1 // a metric regressed or a base point is missing from current
+	ExitBadInput     = 2 // unreadable files, bad thresholds, nothing to compare
+	ExitInconclusive = 3 // no regression, but some metric could not be decided
 )
 
-// MetricResult compares one metric of one point.
+// MetricResult judges one metric of one point.
 type MetricResult struct {
 	Metric Metric
-	// Base and Current are the samples: the metric's value in each run (each complete point).
+	// Base and Current are the samples judged: the metric's value in each run of the point
+	// (disturbed runs left out when Excluded > 0).
 	Base, Current []float64
-	// BaseMedian and CurrentMedian are the samples' medians; Delta is the change from base to
-	// current in percent of BaseMedian (NaN when BaseMedian is 0).
+	// BaseMedian and CurrentMedian are the samples' medians.
 	BaseMedian, CurrentMedian float64
-	Delta                     float64
-	// P is the U test's p-value; NaN when there is no noise estimate.
-	P float64
-	// NoiseEstimate is false when the sample counts are too small for any outcome to reach
-	// Alpha (MinP > Alpha): then the verdict rests on the threshold alone.
-	NoiseEstimate bool
-	// Threshold is the tolerated change in percent (bad direction) and Explicit whether the
-	// user gave it.
-	Threshold float64
+	// Change is the Hodges-Lehmann estimate of the ratio current/base (1.2: 20% higher) with
+	// its confidence interval at the comparison's Confidence; Lo 0 and Hi +Inf when the
+	// samples are too few for it.
+	Change Estimate
+	// Tolerance is the tolerated change in percent (bad direction) and Explicit whether the
+	// user gave it (else DefaultTolerance).
+	Tolerance float64
 	Explicit  bool
 	Verdict   Verdict
+	// Improved: the whole interval lies on the good side of no change.
+	Improved bool
+	// Reason says why an inconclusive verdict could not be decided.
+	Reason string
+	// Disturbed counts the disturbed runs among the samples (the verdict rests on them);
+	// Excluded the disturbed runs left out because enough undisturbed ones remained.
+	Disturbed, Excluded int
 }
 
 // String is the verdict with its qualification, as reports print it.
 func (r *MetricResult) String() string {
 	s := r.Verdict.String()
-	if !r.NoiseEstimate && (r.Verdict == OK || r.Verdict == Improved || r.Verdict == Regressed) {
-		s += " (no noise estimate)"
+	if r.Verdict == OK && r.Improved {
+		s += " (improved)"
 	}
 	return s
 }
 
-// PointResult compares one point.
+// PointResult judges one point.
 type PointResult struct {
 	Params  Params
 	Metrics []MetricResult
-	// Verdict is the worst of the metrics' verdicts (Regressed over everything else).
+	// Verdict is the worst of the metrics' verdicts.
 	Verdict Verdict
 }
 
 // Comparison is Compare's result.
 type Comparison struct {
+	// Alpha is the family-wise error rate; Judged the number of judgements it is spread
+	// over (point and metric pairs with values on both sides), and Confidence each interval's
+	// level, 1 - 2*Alpha/Judged (Bonferroni: each interval misses on the side that would make
+	// its verdict wrong with probability at most Alpha/Judged).
 	Alpha      float64
-	Thresholds Thresholds
+	Judged     int
+	Confidence float64
+	// Metrics are the judged metrics and Tolerances their tolerances (percent, bad
+	// direction), Explicit those the user gave.
+	Metrics    []Metric
+	Tolerances Thresholds
+	Explicit   Thresholds
 	// BaseRuns and CurrentRuns count the runs compared.
 	BaseRuns, CurrentRuns int
 	// Points are the points present on both sides, in base order.
@@ -238,17 +259,33 @@ type Comparison struct {
 	// MissingInCurrent are base points the current runs lack (a regression: the gate must
 	// not pass because a measurement vanished); NewInCurrent are points only current has.
 	MissingInCurrent, NewInCurrent []Params
-	// Notes explain what was excluded or could not be decided.
+	// Notes explain what was excluded, how good the data was, what could not be decided.
 	Notes []string
 	// Verdict is Regressed if any metric regressed or a base point is missing, else
-	// Improved if any metric improved, else NoEstimate if no metric could be decided, else OK.
+	// Inconclusive if any metric is, else OK.
 	Verdict Verdict
 }
 
-// ExitCode maps the overall verdict to ExitOK or ExitRegression.
+// Conclusive reports whether every judged metric was decided (ok or regressed): a runner
+// that adds rounds until the verdict is conclusive stops here.
+func (c *Comparison) Conclusive() bool {
+	for _, p := range c.Points {
+		for _, r := range p.Metrics {
+			if r.Verdict == Inconclusive {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ExitCode maps the overall verdict to ExitOK, ExitRegression or ExitInconclusive.
 func (c *Comparison) ExitCode() int {
-	if c.Verdict == Regressed {
+	switch c.Verdict {
+	case Regressed:
 		return ExitRegression
+	case Inconclusive:
+		return ExitInconclusive
 	}
 	return ExitOK
 }
@@ -256,16 +293,36 @@ func (c *Comparison) ExitCode() int {
 // ErrNothingToCompare is wrapped by Compare's error when the inputs have nothing in common.
 var ErrNothingToCompare = errors.New("nothing to compare")
 
-// Compare compares repeated runs of a base version with repeated runs of a current one.
-// Points are matched by Params; each run contributes one sample per complete point (a run
-// that repeats a point contributes several). For every metric it computes both medians, the
-// change in percent, and, when each side has enough runs, the Mann-Whitney U test's p-value,
-// as benchstat does. A metric regressed when it is worse by more than its threshold and the
-// difference is beyond noise (p < alpha). With too few runs for the test to ever reach alpha
-// (fewer than 4 a side at alpha 0.05), there is no noise estimate: an explicit threshold is
-// then applied to the medians alone and the verdict says so; without one the metric is
-// NoEstimate. An error (wrapping ErrNothingToCompare) means bad input: no runs on a side or no
-// point in common.
+// Disturbed reports whether p's numbers may be the scheduler's rather than the transport's:
+// it records a disturbance, or host CPU pressure above MaxHostPressure.
+func Disturbed(p *Point) bool {
+	return len(p.Disturbed) > 0 || p.HostCPUPressure != nil && *p.HostCPUPressure > MaxHostPressure
+}
+
+// sample is one run's value of a metric at a point.
+type sample struct {
+	v         float64
+	disturbed bool
+}
+
+// Compare judges repeated runs of a current version against repeated runs of a base one; it
+// is the whole judgement, so a runner that repeats rounds calls it again with the runs so far
+// and stops when the result is Conclusive (each look is a chance to err: to keep a family-wise
+// rate over L planned looks, give each Alpha/L).
+//
+// Points are matched by Params.Key; every complete point is one sample of its key, whichever
+// file or run it came from (a run that repeats a point gives several). For every judged
+// metric it estimates the ratio current/base by Hodges-Lehmann on the logarithms of the
+// samples, with the Mann-Whitney confidence interval (distribution-free: it assumes only that
+// the change is a shift of log values). The verdict is Regressed when the interval lies
+// beyond the tolerance in the bad direction, OK when it lies within, Inconclusive when it
+// straddles or there is none. Intervals are Bonferroni-adjusted over all judgements, so that
+// the chance of any wrong conclusive verdict is at most Alpha. Runs, not the intervals inside
+// a run, are the unit: a run's intervals share its placement and its neighbours, so they
+// vary less than runs do and would understate the noise. Disturbed runs (see Disturbed) are
+// left out of a metric's samples when the others still give an interval; otherwise they are
+// kept and the result counts them. An error (wrapping ErrNothingToCompare) means bad input:
+// no runs on a side or no point in common.
 func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	if cfg.Alpha == 0 {
 		cfg.Alpha = 0.05
@@ -279,10 +336,23 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	metrics := cfg.Metrics
 	if metrics == nil {
 		for m := range NumMetrics {
-			metrics = append(metrics, m)
+			if _, ok := cfg.Thresholds[m]; ok {
+				metrics = append(metrics, m)
+			}
 		}
 	}
-	c := &Comparison{Alpha: cfg.Alpha, Thresholds: cfg.Thresholds, BaseRuns: len(base), CurrentRuns: len(current)}
+	if len(metrics) == 0 {
+		metrics = DefaultMetrics
+	}
+	c := &Comparison{Alpha: cfg.Alpha, Metrics: metrics, Tolerances: Thresholds{}, Explicit: Thresholds{},
+		BaseRuns: len(base), CurrentRuns: len(current)}
+	for _, m := range metrics {
+		if v, ok := cfg.Thresholds[m]; ok {
+			c.Tolerances[m], c.Explicit[m] = v, v
+		} else {
+			c.Tolerances[m] = DefaultTolerance[m]
+		}
+	}
 	if bs, cs := setups(base), setups(current); bs != cs {
 		c.Notes = append(c.Notes, fmt.Sprintf("the sides ran on different setups: base %s, current %s", bs, cs))
 	}
@@ -296,6 +366,8 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			c.NewInCurrent = append(c.NewInCurrent, cur[k][0].Params)
 		}
 	}
+	type pending struct{ base, cur []sample }
+	var work [][]pending
 	for _, k := range bOrder {
 		bp, cp := b[k], cur[k]
 		if len(cp) == 0 {
@@ -303,82 +375,125 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			continue
 		}
 		pr := PointResult{Params: bp[0].Params}
+		var pw []pending
 		for _, m := range metrics {
-			r := compareMetric(m, bp, cp, cfg)
-			pr.Metrics = append(pr.Metrics, r)
-			pr.Verdict = worse(pr.Verdict, r.Verdict)
+			_, explicit := c.Explicit[m]
+			pr.Metrics = append(pr.Metrics, MetricResult{Metric: m, Tolerance: c.Tolerances[m], Explicit: explicit})
+			w := pending{samples(m, bp), samples(m, cp)}
+			if len(w.base) > 0 && len(w.cur) > 0 {
+				c.Judged++
+			}
+			pw = append(pw, w)
 		}
 		c.Points = append(c.Points, pr)
+		work = append(work, pw)
 	}
 	if len(c.Points) == 0 {
 		return nil, fmt.Errorf("results: %w: no point of the base runs is in the current runs", ErrNothingToCompare)
 	}
-
-	decided, improved := false, false
-	for _, p := range c.Points {
-		for _, r := range p.Metrics {
-			switch r.Verdict {
-			case Regressed:
-				c.Verdict = Regressed
-			case Improved:
-				improved = true
-				decided = true
-			case OK:
-				decided = true
-			}
+	tail := c.Alpha / float64(max(c.Judged, 1))
+	c.Confidence = 1 - 2*tail
+	disturbed, excluded := 0, 0
+	for i := range c.Points {
+		p := &c.Points[i]
+		for j := range p.Metrics {
+			r := &p.Metrics[j]
+			judge(r, work[i][j].base, work[i][j].cur, tail, c.Judged, c.Alpha)
+			p.Verdict = max(p.Verdict, r.Verdict)
+			disturbed += min(r.Disturbed, 1)
+			excluded += min(r.Excluded, 1)
 		}
+		c.Verdict = max(c.Verdict, p.Verdict)
 	}
 	if len(c.MissingInCurrent) > 0 {
 		c.Verdict = Regressed
 	}
-	if c.Verdict != Regressed {
-		switch {
-		case improved:
-			c.Verdict = Improved
-		case !decided:
-			c.Verdict = NoEstimate
-		}
+	if excluded > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("%d judgement(s) left disturbed runs out (enough undisturbed runs remained)", excluded))
 	}
-	switch nb, nc := minSamples(c); {
-	case MinP(c.BaseRuns, c.CurrentRuns) > cfg.Alpha:
-		c.Notes = append(c.Notes, fmt.Sprintf("too few runs for a noise estimate: need >= %d runs per side to detect a difference at alpha %g (have %d base and %d current runs); verdicts rest on the thresholds alone",
-			runsNeeded(cfg.Alpha), cfg.Alpha, c.BaseRuns, c.CurrentRuns))
-	case MinP(nb, nc) > cfg.Alpha:
-		c.Notes = append(c.Notes, fmt.Sprintf("some metrics have too few values for a noise estimate (as few as %d base and %d current, of %d and %d runs: a percentile a run's sample count cannot support, or a point incomplete in some runs); those verdicts rest on the thresholds alone",
-			nb, nc, c.BaseRuns, c.CurrentRuns))
+	if disturbed > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("%d verdict(s) rest on disturbed runs (too few undisturbed ones for an interval): the scheduler, not the transport, may have set those numbers", disturbed))
+	}
+	for _, side := range []struct {
+		name string
+		runs []*Run
+	}{{"base", base}, {"current", current}} {
+		if q := Quality(side.runs); q != "" {
+			c.Notes = append(c.Notes, side.name+" "+q)
+		}
 	}
 	return c, nil
 }
 
-// worse orders verdicts for a point's summary: Regressed dominates, then n/a and
-// no-estimate, then improved, then ok.
-func worse(a, b Verdict) Verdict { return max(a, b) }
-
-// minSamples is the smallest sample count per side over the compared metrics.
-func minSamples(c *Comparison) (nb, nc int) {
-	nb, nc = math.MaxInt, math.MaxInt
-	for _, p := range c.Points {
-		for _, r := range p.Metrics {
-			if len(r.Base) > 0 && len(r.Current) > 0 {
-				nb, nc = min(nb, len(r.Base)), min(nc, len(r.Current))
-			}
+// samples are m's values at the points ps, with their disturbance. A value that is not
+// positive (no RPCs) has no logarithm and is no sample.
+func samples(m Metric, ps []*Point) []sample {
+	var out []sample
+	for _, p := range ps {
+		if v, ok := m.value(p); ok && v > 0 {
+			out = append(out, sample{v, Disturbed(p)})
 		}
 	}
-	if nb == math.MaxInt {
-		return 0, 0
-	}
-	return nb, nc
+	return out
 }
 
-// RunsNeeded is the number of runs per side a comparison needs for the U test to be able to
-// reach alpha: 4 at 0.05, 5 at 0.01.
-func RunsNeeded(alpha float64) int { return runsNeeded(alpha) }
+// judge fills r from the samples: the undisturbed ones when they alone give an interval at
+// tail, else all.
+func judge(r *MetricResult, base, cur []sample, tail float64, judged int, alpha float64) {
+	r.Change = Estimate{math.NaN(), 0, math.Inf(1)}
+	r.BaseMedian, r.CurrentMedian = math.NaN(), math.NaN()
+	r.Verdict = Inconclusive
+	if len(base) == 0 || len(cur) == 0 {
+		r.Reason = "no value on one side (a percentile the sample count cannot support, or no successful RPC)"
+		return
+	}
+	cb, cc := count(base, false), count(cur, false)
+	nd := len(base) + len(cur) - cb - cc
+	useAll := nd == 0 || !boundedAt(cb, cc, tail)
+	for _, s := range base {
+		if useAll || !s.disturbed {
+			r.Base = append(r.Base, s.v)
+		}
+	}
+	for _, s := range cur {
+		if useAll || !s.disturbed {
+			r.Current = append(r.Current, s.v)
+		}
+	}
+	if useAll {
+		r.Disturbed = nd
+	} else {
+		r.Excluded = nd
+	}
+	r.BaseMedian, r.CurrentMedian = median(r.Base), median(r.Current)
+	r.Change = RatioInterval(r.Base, r.Current, tail)
+	lo, hi := r.Change.Lo, r.Change.Hi
+	tol := r.Tolerance / 100
+	regressed, within := lo > 1+tol, hi <= 1+tol
+	r.Improved = hi < 1
+	if r.Metric.HigherIsBetter() {
+		regressed, within = hi < 1-tol, lo >= 1-tol
+		r.Improved = lo > 1
+	}
+	switch {
+	case !r.Change.Bounded():
+		r.Reason = fmt.Sprintf("too few runs for an interval: %d base and %d current; %d judgement(s) at alpha %g need >= %d per side",
+			len(r.Base), len(r.Current), judged, alpha, MinRuns(judged, alpha))
+	case regressed:
+		r.Verdict = Regressed
+	case within:
+		r.Verdict = OK
+	default:
+		r.Reason = "the interval straddles the tolerance"
+	}
+}
 
-// runsNeeded is the smallest n with MinP(n, n) <= alpha: 4 at 0.05, 5 at 0.01.
-func runsNeeded(alpha float64) int {
-	n := 1
-	for MinP(n, n) > alpha && n < exactLimit/2 {
-		n++
+func count(s []sample, disturbed bool) int {
+	n := 0
+	for _, x := range s {
+		if x.disturbed == disturbed {
+			n++
+		}
 	}
 	return n
 }
@@ -455,63 +570,10 @@ func (c *Comparison) collect(side string, runs []*Run) (map[string][]*Point, []s
 	return m, order
 }
 
-func compareMetric(m Metric, base, cur []*Point, cfg CompareConfig) MetricResult {
-	r := MetricResult{Metric: m, Delta: math.NaN(), P: math.NaN(), BaseMedian: math.NaN(), CurrentMedian: math.NaN()}
-	r.Threshold, r.Explicit = cfg.Thresholds[m]
-	for _, p := range base {
-		if v, ok := m.value(p); ok {
-			r.Base = append(r.Base, v)
-		}
-	}
-	for _, p := range cur {
-		if v, ok := m.value(p); ok {
-			r.Current = append(r.Current, v)
-		}
-	}
-	if len(r.Base) == 0 || len(r.Current) == 0 {
-		r.Verdict = NotCompared
-		return r
-	}
-	r.BaseMedian, r.CurrentMedian = median(r.Base), median(r.Current)
-	if r.BaseMedian != 0 {
-		r.Delta = (r.CurrentMedian - r.BaseMedian) / r.BaseMedian * 100
-	}
-	// Change in the bad direction, in percent: positive is worse.
-	bad := r.Delta
-	if m.HigherIsBetter() {
-		bad = -bad
-	}
-	beyond := !math.IsNaN(bad) && bad > r.Threshold
-	better := !math.IsNaN(bad) && -bad > r.Threshold
-
-	r.NoiseEstimate = MinP(len(r.Base), len(r.Current)) <= cfg.Alpha
-	if r.NoiseEstimate {
-		r.P = UTest(r.Base, r.Current)
-		significant := r.P < cfg.Alpha
-		switch {
-		case significant && beyond:
-			r.Verdict = Regressed
-		case significant && better:
-			r.Verdict = Improved
-		default:
-			r.Verdict = OK
-		}
-		return r
-	}
-	switch {
-	case !r.Explicit:
-		r.Verdict = NoEstimate
-	case beyond:
-		r.Verdict = Regressed
-	case better:
-		r.Verdict = Improved
-	default:
-		r.Verdict = OK
-	}
-	return r
-}
-
 func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
 	s := slices.Clone(v)
 	slices.Sort(s)
 	n := len(s)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -62,4 +63,76 @@ func Disturbances(pollers []PollerUsage, extraSpinning, cpus int, pressure *floa
 
 func spins(p PollerUsage) bool {
 	return p.Poll == "busy" || strings.HasPrefix(p.Poll, "hybrid") && p.Voluntary == 0
+}
+
+// Quality is a data-quality note on runs for reports and comparisons: how many of their
+// points were disturbed (see Disturbed), why, and the highest host CPU pressure recorded;
+// "" when no point says anything about it.
+func Quality(runs []*Run) string {
+	var total, disturbed int
+	var maxPressure float64
+	pressure := false
+	why := map[string]int{}
+	var order []string
+	for _, r := range runs {
+		for i := range r.Points {
+			p := &r.Points[i]
+			total++
+			if p.HostCPUPressure != nil {
+				pressure = true
+				maxPressure = max(maxPressure, *p.HostCPUPressure)
+			}
+			if !Disturbed(p) {
+				continue
+			}
+			disturbed++
+			kinds := map[string]bool{}
+			for _, d := range p.Disturbed {
+				kinds[disturbanceKind(d)] = true
+			}
+			if len(p.Disturbed) == 0 {
+				kinds[disturbanceKind("host CPU pressure")] = true
+			}
+			for k := range kinds {
+				if why[k] == 0 {
+					order = append(order, k)
+				}
+				why[k]++
+			}
+		}
+	}
+	if disturbed == 0 && !pressure {
+		return ""
+	}
+	s := fmt.Sprintf("data quality: %d of %d point(s) disturbed", disturbed, total)
+	if disturbed > 0 {
+		slices.Sort(order)
+		var parts []string
+		for _, k := range order {
+			parts = append(parts, fmt.Sprintf("%s (%d)", k, why[k]))
+		}
+		s += ": " + strings.Join(parts, ", ")
+	}
+	if pressure {
+		s += fmt.Sprintf("; host CPU pressure up to %.0f%%", maxPressure)
+	}
+	if disturbed > 0 {
+		s += "; the scheduler, not the transport, may have set their numbers"
+	}
+	return s
+}
+
+// disturbanceKind groups a Disturbances reason by its cause, without its numbers.
+func disturbanceKind(reason string) string {
+	switch {
+	case strings.Contains(reason, "host CPU pressure"):
+		return fmt.Sprintf("host CPU pressure above %.0f%%", MaxHostPressure)
+	case strings.Contains(reason, "spinning pollers"):
+		return "spinning pollers outnumber the CPUs"
+	case strings.Contains(reason, "busy poller"):
+		return "a busy poller lost its CPU"
+	case strings.Contains(reason, "garbage collection"):
+		return "garbage collection"
+	}
+	return reason
 }

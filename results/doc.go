@@ -14,9 +14,11 @@
 // every field and its unit.
 //
 // Reports: WriteText, WriteCSV, WriteHlog (HdrHistogram interval log) and WriteBench (Go
-// benchmark format, for benchstat) derive outputs from runs. Compare decides, across repeated
-// runs of a base and a current version, which metrics moved beyond noise (a Mann-Whitney U
-// test, as benchstat does) and beyond the user's thresholds: the CI gate.
+// benchmark format, for benchstat) derive outputs from runs. Compare judges repeated runs of a
+// current version against a base one: per point and metric a Hodges-Lehmann change with a
+// Bonferroni-adjusted Mann-Whitney interval, and a verdict ok, regressed or inconclusive by
+// the tolerance (the CI gate). BestThresholds answers "which inline threshold?" the same way.
+// Quality summarizes the runs' disturbances for every report.
 //
 // The package never imports a provider: the runner fills in what it negotiated and which
 // device it used.

@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,42 +12,73 @@ import (
 // ThresholdMetrics are the metrics BestThresholds ranks thresholds by.
 var ThresholdMetrics = []Metric{MetricP50, MetricP99, MetricRPS}
 
+// ThresholdCandidate is one threshold's runs of a metric at a point.
+type ThresholdCandidate struct {
+	// Threshold is the inline threshold in bytes, Median the metric's median over its runs
+	// and N their number.
+	Threshold int
+	Median    float64
+	N         int
+	vals      []float64
+}
+
 // ThresholdChoice is, for one point with its inline threshold left out (a size, or a mix)
-// and one metric, the threshold that did best and the one that came second.
+// and one metric, the thresholds measured and whether one of them is best beyond noise.
 type ThresholdChoice struct {
 	// Params are the point's parameters with InlineThreshold 0; Label names them.
 	Params Params
 	Label  string
 	Metric Metric
-	// Compared counts the thresholds that had a value for the metric.
-	Compared int
-	// Best and RunnerUp are thresholds in bytes (RunnerUp 0 when only one was measured);
-	// BestMedian and RunnerUpMedian their medians over the runs; BestN and RunnerUpN the
-	// numbers of runs.
-	Best, RunnerUp             int
-	BestMedian, RunnerUpMedian float64
-	BestN, RunnerUpN           int
-	// Diff is how much worse the runner-up is, in percent of the best (>= 0).
-	Diff float64
-	// NoiseEstimate says whether the runs were enough for the U test to ever reach Alpha; P is
-	// its p-value (NaN without an estimate) and Beyond whether P < Alpha.
-	NoiseEstimate bool
-	P             float64
-	Beyond        bool
-	Alpha         float64
+	// Compared counts the thresholds that had a value for the metric; Candidates are they,
+	// the best median first (lowest latency, highest RPC/s; a tie to the smaller threshold).
+	Compared   int
+	Candidates []ThresholdCandidate
+	// Versus[i] is the ratio of Candidates[i+1] to the best (1.2: 20% higher) with its
+	// interval at Confidence.
+	Versus []Estimate
+	// Bounded says whether the runs were enough for intervals at Confidence, NeedRuns how
+	// many runs per threshold would be.
+	Bounded  bool
+	NeedRuns int
+	// Clear says that every other threshold is worse than the best beyond noise: its
+	// interval lies wholly on the worse side of no change. Tied are the thresholds not clearly
+	// worse than the best, the best first.
+	Clear bool
+	Tied  []int
+	// Alpha is the family-wise error rate over every comparison of the call that made the
+	// choice, and Confidence each interval's level (Bonferroni, as Compare).
+	Alpha, Confidence float64
+	// Disturbed counts the disturbed runs the choice rests on, Excluded those left out
+	// because enough undisturbed ones remained.
+	Disturbed, Excluded int
 }
 
-// Verdict says whether the best threshold's lead is beyond noise, in words.
+// Verdict is the answer in words: the winner, no clear winner among some, or why it cannot
+// tell.
 func (c *ThresholdChoice) Verdict() string {
+	var s string
 	switch {
 	case c.Compared < 2:
-		return "only one threshold measured"
-	case !c.NoiseEstimate:
-		return fmt.Sprintf("no noise estimate (%d and %d runs; need %d each)", c.BestN, c.RunnerUpN, runsNeeded(c.Alpha))
-	case c.Beyond:
-		return fmt.Sprintf("yes (p=%.3g)", c.P)
+		s = "only one threshold measured"
+	case !c.Bounded:
+		n := c.Candidates[0].N
+		for _, k := range c.Candidates {
+			n = min(n, k.N)
+		}
+		s = fmt.Sprintf("cannot tell: %d run(s) of a threshold; need >= %d each", n, c.NeedRuns)
+	case c.Clear:
+		s = sizeText(c.Candidates[0].Threshold) + ", beyond noise"
+	default:
+		var ts []string
+		for _, t := range c.Tied {
+			ts = append(ts, sizeText(t))
+		}
+		s = "no clear winner among " + strings.Join(ts, ", ")
 	}
-	return fmt.Sprintf("no (p=%.3g)", c.P)
+	if c.Disturbed > 0 {
+		s += fmt.Sprintf(" (rests on %d disturbed run(s))", c.Disturbed)
+	}
+	return s
 }
 
 // thresholdLabel names a point without its threshold: "MIX:nfs-like depth 16",
@@ -85,10 +115,14 @@ func sizeText(n int) string {
 
 // BestThresholds answers "which inline threshold?" from runs that measured the same points at
 // several thresholds (a sweep, or several runs of one): for every point with the threshold
-// left out and every metric of ThresholdMetrics, the threshold with the best median over the
-// runs (lowest latency, highest RPC/s), the runner-up, and whether the lead is beyond noise by
-// the Mann-Whitney U test Compare uses, at alpha (0: 0.05). Only complete points count.
-// Points come in the order first seen.
+// left out and every metric of ThresholdMetrics, the thresholds ranked by their median over
+// the runs, and whether the best is better than each other beyond noise by the estimate and
+// interval Compare uses (Hodges-Lehmann ratio, Mann-Whitney interval), Bonferroni-adjusted
+// over all comparisons of the call so that the chance of naming any wrong winner is at most
+// alpha (0: 0.05). Every complete point is a run of its key, whichever file it came from;
+// disturbed ones are left out of a choice when the others still give intervals. A single run
+// per threshold gives no interval: the answer then says it cannot tell. Points come in the
+// order first seen.
 func BestThresholds(runs []*Run, alpha float64) []ThresholdChoice {
 	if alpha == 0 {
 		alpha = 0.05
@@ -122,58 +156,97 @@ func BestThresholds(runs []*Run, alpha float64) []ThresholdChoice {
 			g.by[t] = append(g.by[t], p)
 		}
 	}
-	var out []ThresholdChoice
+	type pending struct {
+		choice ThresholdChoice
+		cands  map[int][]sample
+		ths    []int
+	}
+	var work []pending
+	comparisons := 0
 	for _, k := range order {
 		g := groups[k]
 		for _, m := range ThresholdMetrics {
-			type cand struct {
-				th     int
-				vals   []float64
-				median float64
-			}
-			var cs []cand
+			w := pending{choice: ThresholdChoice{Params: g.params, Label: thresholdLabel(g.params), Metric: m, Alpha: alpha},
+				cands: map[int][]sample{}}
 			for _, t := range g.ths {
-				var v []float64
-				for _, p := range g.by[t] {
-					if x, ok := m.value(p); ok {
-						v = append(v, x)
-					}
-				}
-				if len(v) > 0 {
-					cs = append(cs, cand{t, v, median(v)})
+				if s := samples(m, g.by[t]); len(s) > 0 {
+					w.cands[t] = s
+					w.ths = append(w.ths, t)
 				}
 			}
-			if len(cs) == 0 {
+			if len(w.ths) == 0 {
 				continue
 			}
-			slices.SortStableFunc(cs, func(a, b cand) int {
-				if m.HigherIsBetter() {
-					a, b = b, a
-				}
-				switch {
-				case a.median < b.median:
-					return -1
-				case a.median > b.median:
-					return 1
-				}
-				return a.th - b.th // a tie goes to the smaller threshold: less memory per receive
-			})
-			c := ThresholdChoice{Params: g.params, Label: thresholdLabel(g.params), Metric: m, Compared: len(cs),
-				Best: cs[0].th, BestMedian: cs[0].median, BestN: len(cs[0].vals), P: math.NaN(), Diff: math.NaN(), Alpha: alpha}
-			if len(cs) > 1 {
-				r := cs[1]
-				c.RunnerUp, c.RunnerUpMedian, c.RunnerUpN = r.th, r.median, len(r.vals)
-				if c.BestMedian != 0 {
-					c.Diff = math.Abs(r.median-c.BestMedian) / c.BestMedian * 100
-				}
-				c.NoiseEstimate = MinP(c.BestN, c.RunnerUpN) <= alpha
-				if c.NoiseEstimate {
-					c.P = UTest(cs[0].vals, r.vals)
-					c.Beyond = c.P < alpha
+			w.choice.Compared = len(w.ths)
+			comparisons += len(w.ths) - 1
+			work = append(work, w)
+		}
+	}
+	tail := alpha / float64(max(comparisons, 1))
+	need := MinRuns(comparisons, alpha)
+	out := make([]ThresholdChoice, 0, len(work))
+	for _, w := range work {
+		c := w.choice
+		c.Confidence, c.NeedRuns = 1-2*tail, need
+		// Leave disturbed runs out when the undisturbed ones of the two smallest candidates
+		// still give an interval: every pair then does.
+		var clean []int
+		nd := 0
+		for _, t := range w.ths {
+			n := count(w.cands[t], false)
+			clean = append(clean, n)
+			nd += len(w.cands[t]) - n
+		}
+		slices.Sort(clean)
+		useAll := nd == 0 || len(clean) < 2 || !boundedAt(clean[0], clean[1], tail)
+		if useAll {
+			c.Disturbed = nd
+		} else {
+			c.Excluded = nd
+		}
+		for _, t := range w.ths {
+			var v []float64
+			for _, s := range w.cands[t] {
+				if useAll || !s.disturbed {
+					v = append(v, s.v)
 				}
 			}
-			out = append(out, c)
+			c.Candidates = append(c.Candidates, ThresholdCandidate{Threshold: t, Median: median(v), N: len(v), vals: v})
 		}
+		m := c.Metric
+		slices.SortStableFunc(c.Candidates, func(a, b ThresholdCandidate) int {
+			if m.HigherIsBetter() {
+				a, b = b, a
+			}
+			switch {
+			case a.Median < b.Median:
+				return -1
+			case a.Median > b.Median:
+				return 1
+			}
+			if m.HigherIsBetter() {
+				a, b = b, a
+			}
+			return a.Threshold - b.Threshold // a tie goes to the smaller threshold: less memory per receive
+		})
+		best := c.Candidates[0]
+		c.Tied = []int{best.Threshold}
+		c.Bounded = len(c.Candidates) > 1
+		c.Clear = c.Bounded
+		for _, o := range c.Candidates[1:] {
+			e := RatioInterval(best.vals, o.vals, tail)
+			c.Versus = append(c.Versus, e)
+			worse := e.Lo > 1
+			if m.HigherIsBetter() {
+				worse = e.Hi < 1
+			}
+			c.Bounded = c.Bounded && e.Bounded()
+			if !worse || !e.Bounded() {
+				c.Clear = false
+				c.Tied = append(c.Tied, o.Threshold)
+			}
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -186,21 +259,39 @@ func thresholdValue(m Metric, v float64) string {
 	return strconv.FormatFloat(v/1e3, 'f', 2, 64) + " µs"
 }
 
-// Row is one choice as the cells of WriteThresholds' table: point, metric, best
-// threshold, its median, runner-up, its median, how much worse, beyond noise.
+// Row is one choice as the cells of WriteThresholds' table: point, metric, the best
+// threshold by median and its median, the runner-up and its median, the runner-up's change
+// from the best with its interval, and the answer.
 func (c *ThresholdChoice) Row() []string {
-	ru, rv, diff := "-", "-", "-"
+	best := c.Candidates[0]
+	ru, rv, vs := "-", "-", "-"
 	if c.Compared > 1 {
-		ru, rv = sizeText(c.RunnerUp), thresholdValue(c.Metric, c.RunnerUpMedian)
-		if !math.IsNaN(c.Diff) {
-			diff = fmt.Sprintf("%.1f%% worse", c.Diff)
+		r := c.Candidates[1]
+		ru, rv = sizeText(r.Threshold), thresholdValue(c.Metric, r.Median)
+		vs = fmtChange(c.Versus[0].Est) + " " + fmtInterval(c.Versus[0])
+		if !c.Versus[0].Bounded() {
+			vs = fmtChange(c.Versus[0].Est) + " (no interval)"
 		}
 	}
-	return []string{c.Label, c.Metric.String(), sizeText(c.Best), thresholdValue(c.Metric, c.BestMedian), ru, rv, diff, c.Verdict()}
+	return []string{c.Label, c.Metric.String(), sizeText(best.Threshold), thresholdValue(c.Metric, best.Median), ru, rv, vs, c.Verdict()}
 }
 
 // ThresholdHeader names the columns of Row.
-var ThresholdHeader = []string{"point", "metric", "best threshold", "median", "runner-up", "median", "runner-up is", "beyond noise"}
+var ThresholdHeader = []string{"point", "metric", "best median", "median", "runner-up", "median", "runner-up vs best [interval]", "answer"}
+
+// ThresholdsMethod says how to read the table of choices: what is ranked and how the answer
+// is reached, with the confidence of the intervals.
+func ThresholdsMethod(choices []ThresholdChoice) string {
+	if len(choices) == 0 {
+		return ""
+	}
+	c := choices[0]
+	return fmt.Sprintf("Per point (the threshold left out) and metric: the threshold with the best median over the runs "+
+		"(lowest RTT, highest RPC/s) and the runner-up's change from it (Hodges-Lehmann ratio) with its interval at %s confidence. "+
+		"A winner is named only when every other threshold is worse beyond noise (family-wise error %g over all comparisons, "+
+		"Bonferroni); that needs repeated runs: give the results files of several, or a file with repeated rounds.",
+		fmtConfidence(c.Confidence), c.Alpha)
+}
 
 // WriteThresholds writes choices as an aligned table under a line saying how to read it.
 func WriteThresholds(w io.Writer, choices []ThresholdChoice) error {
@@ -208,12 +299,24 @@ func WriteThresholds(w io.Writer, choices []ThresholdChoice) error {
 		_, err := fmt.Fprintln(w, "best inline threshold: no complete point to rank")
 		return err
 	}
-	fmt.Fprintf(w, "best inline threshold per point and metric (median over runs; lowest RTT, highest RPC/s;\n"+
-		"beyond noise: Mann-Whitney U test of best vs runner-up at alpha %g, which needs repeated runs)\n", choices[0].Alpha)
+	fmt.Fprintln(w, "best inline threshold: "+ThresholdsMethod(choices))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(ThresholdHeader, "\t"))
 	for i := range choices {
 		fmt.Fprintln(tw, strings.Join(choices[i].Row(), "\t"))
 	}
 	return tw.Flush()
+}
+
+// WriteThresholdsOf writes the best thresholds of runs (BestThresholds at alpha) and, under
+// them, the runs' data-quality note.
+func WriteThresholdsOf(w io.Writer, runs []*Run, alpha float64) error {
+	if err := WriteThresholds(w, BestThresholds(runs, alpha)); err != nil {
+		return err
+	}
+	if q := Quality(runs); q != "" {
+		_, err := fmt.Fprintln(w, q)
+		return err
+	}
+	return nil
 }

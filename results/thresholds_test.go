@@ -25,15 +25,28 @@ func TestBestThresholds(t *testing.T) {
 		t.Fatalf("%d choices, want a choice per size and metric: %+v", len(cs), cs)
 	}
 	for _, c := range cs {
-		if c.Compared != 2 || c.BestN != 5 || c.RunnerUpN != 5 || !c.NoiseEstimate || c.Params.InlineThreshold != 0 {
+		if c.Compared != 2 || c.Candidates[0].N != 5 || c.Candidates[1].N != 5 || !c.Bounded || c.Params.InlineThreshold != 0 || len(c.Versus) != 1 {
 			t.Errorf("%s %s: %+v", c.Label, c.Metric, c)
 		}
+		// 6 comparisons at 0.05: each interval at 1 - 2*0.05/6.
+		if c.Confidence < 0.983 || c.Confidence > 0.984 {
+			t.Errorf("confidence %v", c.Confidence)
+		}
 		if c.Params.CallBytes != 4096 {
+			// 64 B is short at both thresholds: the same thing measured twice, no winner.
+			if c.Clear || !strings.HasPrefix(c.Verdict(), "no clear winner among ") || len(c.Tied) != 2 {
+				t.Errorf("64 B %s: %q", c.Metric, c.Verdict())
+			}
 			continue
 		}
 		// Short at 16k beats chunked at 1k, clearly, in every run.
-		if c.Best != 16384 || c.RunnerUp != 1024 || !c.Beyond || !(c.Diff > 0) || !strings.HasPrefix(c.Verdict(), "yes (p=") {
-			t.Errorf("4 KiB %s: best %d runner-up %d beyond %v diff %v verdict %q", c.Metric, c.Best, c.RunnerUp, c.Beyond, c.Diff, c.Verdict())
+		v := c.Versus[0]
+		worse := v.Lo > 1
+		if c.Metric.HigherIsBetter() {
+			worse = v.Hi < 1
+		}
+		if c.Candidates[0].Threshold != 16384 || c.Candidates[1].Threshold != 1024 || !c.Clear || !worse || c.Verdict() != "16k, beyond noise" {
+			t.Errorf("4 KiB %s: %+v %q", c.Metric, c, c.Verdict())
 		}
 		if c.Label != "ECHO 4k/4k depth 1" {
 			t.Errorf("label %q", c.Label)
@@ -41,7 +54,7 @@ func TestBestThresholds(t *testing.T) {
 	}
 	// One run per threshold cannot tell noise from a difference: it says so.
 	for _, c := range results.BestThresholds(thresholdRuns(t, 1), 0) {
-		if c.NoiseEstimate || c.Beyond || !strings.HasPrefix(c.Verdict(), "no noise estimate (1 and 1 runs; need 4 each)") {
+		if c.Bounded || c.Clear || c.Verdict() != "cannot tell: 1 run(s) of a threshold; need >= 5 each" {
 			t.Errorf("%s %s with one run: %q", c.Label, c.Metric, c.Verdict())
 		}
 	}
@@ -49,8 +62,30 @@ func TestBestThresholds(t *testing.T) {
 	if err := results.WriteThresholds(&b, cs); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "ECHO 4k/4k depth 1") || !strings.Contains(b.String(), "best threshold") ||
-		strings.Count(b.String(), "\n") != 2+1+len(cs) {
+	if !strings.Contains(b.String(), "ECHO 4k/4k depth 1") || !strings.Contains(b.String(), "runner-up vs best [interval]") ||
+		!strings.Contains(b.String(), "at 98.33% confidence") || strings.Count(b.String(), "\n") != 1+1+len(cs) {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// Disturbed runs count in the answer only when they must, and the answer says so.
+func TestBestThresholdsDisturbed(t *testing.T) {
+	runs := thresholdRuns(t, 5)
+	for _, r := range runs {
+		disturb(r, 60)
+	}
+	var b bytes.Buffer
+	if err := results.WriteThresholdsOf(&b, runs, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "16k, beyond noise (rests on 10 disturbed run(s))") ||
+		!strings.Contains(b.String(), "data quality: 20 of 20 point(s) disturbed: host CPU pressure above 20% (20); host CPU pressure up to 60%") {
+		t.Errorf("all disturbed:\n%s", b.String())
+	}
+	runs = append(runs, thresholdRuns(t, 5)...) // 5 clean runs more: enough alone
+	for _, c := range results.BestThresholds(runs, 0) {
+		if c.Excluded != 10 || c.Disturbed != 0 || c.Candidates[0].N != 5 {
+			t.Errorf("%s %s: excluded %d disturbed %d n %d", c.Label, c.Metric, c.Excluded, c.Disturbed, c.Candidates[0].N)
+		}
 	}
 }

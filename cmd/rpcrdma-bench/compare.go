@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -14,22 +15,32 @@ import (
 func compareCommand() *command {
 	return &command{
 		name:    "compare",
-		summary: "Compare base and current results: changes beyond noise and thresholds fail (the CI gate)",
+		summary: "Judge current results against base ones with confidence intervals: ok, regressed or inconclusive (the CI gate)",
 		usage:   "[flags] BASE.json|DIR... -- CURRENT.json|DIR...   (or: BASE CURRENT)",
-		examples: `  rpcrdma-bench compare old.json new.json
+		examples: `  rpcrdma-bench compare old-*.json -- new-*.json        # p50 +10%, p99 +20%, rps -10%
   rpcrdma-bench compare --threshold 'p99=+10%,throughput=-5%' old-*.json -- new-*.json
   rpcrdma-bench compare --threshold all=5% --metrics p50,p99,rps --format markdown base/*.json -- head/*.json
-  rpcrdma-bench compare build/demo/preregistered -- build/demo/windows   # directories: their *.json
+  rpcrdma-bench compare --format junit base/ -- head/ > compare.xml   # directories: their *.json
 
-Runs of the same point are samples: with 4 or more runs per side (at the default --alpha 0.05;
-5 at 0.01) a Mann-Whitney U test decides what is beyond noise (as benchstat does); with fewer,
-the thresholds alone decide, and a metric without a threshold is not judged at all (the
-summary warns). Exit status 1 means a regression (or a base point missing from current).`,
+Every complete point of a run is one sample of its point (a file with repeated rounds gives
+several). For each judged metric and point, the change is the Hodges-Lehmann ratio
+current/base with a Mann-Whitney confidence interval; the verdict is regressed when the
+interval lies beyond the tolerance, ok when it lies within, inconclusive when it straddles
+or the runs are too few for an interval. Intervals are Bonferroni-adjusted so that any wrong
+ok or regressed has probability at most --alpha over the whole invocation: more points and
+metrics need more runs (5 a side cover up to 12 judgements, 6 up to 46). Judged: --metrics,
+else the metrics --threshold names, else p50, p99 and rps; a metric without a --threshold
+value has its default tolerance (p50 +10%, p90 +15%, p99 +20%, p99.9 +30%, mean +10%,
+rps -10%, gbps -10%). Disturbed runs (the results' disturbed, host CPU pressure above 20%)
+are left out while enough others remain; a verdict that rests on them says so.
+
+Exit status: 0 ok, 1 regressed (or a base point missing in current), 2 bad usage or input,
+3 inconclusive (no regression, but not everything judged could be decided: add runs).`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			thresholds := fs.String("threshold", "", "tolerated changes NAME=CHANGE%,... (p50, p90, p99, p99.9, mean, rps, gbps, latency, throughput, all); default none")
-			alpha := fs.Float64("alpha", 0.05, "significance level of the U test")
-			metrics := fs.String("metrics", "", "compare only these metrics, comma-separated (default all)")
-			format := fs.String("format", "text", "output: text or markdown")
+			thresholds := fs.String("threshold", "", "tolerated changes NAME=CHANGE%,... (p50, p90, p99, p99.9, mean, rps, gbps, latency, throughput, all); the metrics named are judged")
+			alpha := fs.Float64("alpha", 0.05, "family-wise error rate: the chance of any wrong ok or regressed verdict")
+			metrics := fs.String("metrics", "", "judge these metrics, comma-separated (default: those --threshold names, else p50,p99,rps)")
+			format := fs.String("format", "text", "output: text, markdown, json or junit")
 			return func(e *env, args []string) int {
 				return compare(e, fs, *thresholds, *alpha, *metrics, *format, args)
 			}
@@ -57,8 +68,9 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 	if len(base) == 0 || len(cur) == 0 {
 		return fail(e, "compare", usageErrorf("need at least one base and one current results file"))
 	}
-	if format != "text" && format != "markdown" {
-		return fail(e, "compare", usageErrorf("unknown --format %q (want text or markdown)", format))
+	write, ok := compareFormats[format]
+	if !ok {
+		return fail(e, "compare", usageErrorf("unknown --format %q (want text, markdown, json or junit)", format))
 	}
 	if !(alpha > 0 && alpha < 1) {
 		return fail(e, "compare", usageErrorf("--alpha %g is not in (0, 1)", alpha))
@@ -92,19 +104,25 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 	if err != nil {
 		return fail(e, "compare", usageError{err.Error()})
 	}
-	if format == "markdown" {
-		err = results.WriteCompareMarkdown(e.stdout, cmp)
-	} else {
-		err = results.WriteCompareText(e.stdout, cmp)
-	}
-	if err != nil {
+	if err := write(e.stdout, cmp); err != nil {
 		return fail(e, "compare", err)
 	}
-	if w := cmp.Warning(); w != "" {
+	if code := cmp.ExitCode(); code != exitOK {
 		// Also where a CI log shows it next to the exit status, whatever --format wrote.
-		fmt.Fprintf(e.stderr, "rpcrdma-bench compare: %s\n", w)
+		fmt.Fprintf(e.stderr, "rpcrdma-bench compare: %s (exit %d)\n", cmp.Verdict, code)
 	}
 	return cmp.ExitCode()
+}
+
+// exitInconclusive is compare's exit status when it could not decide everything it judged.
+const exitInconclusive = results.ExitInconclusive
+
+// compareFormats are compare's --format values.
+var compareFormats = map[string]func(io.Writer, *results.Comparison) error{
+	"text":     results.WriteCompareText,
+	"markdown": results.WriteCompareMarkdown,
+	"json":     results.WriteCompareJSON,
+	"junit":    results.WriteCompareJUnit,
 }
 
 // metricByName finds a results metric by the name its String method writes (p999 is

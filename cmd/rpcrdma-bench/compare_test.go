@@ -15,17 +15,41 @@ func fakeResults(t *testing.T, cmd string) string {
 	return out
 }
 
-// The CI gate: a point 50 times slower regresses beyond any sensible threshold (exit 1);
-// the same file against itself does not (exit 0).
+// The CI gate's three answers through the command: a point 50 times slower in 4 runs a side
+// regresses (exit 1); the same run on both sides is ok (exit 0); one run a side cannot
+// tell (exit 3), whatever the change.
 func TestCompareGate(t *testing.T) {
-	fast, slow := fakeResults(t, "fakerun"), fakeResults(t, "fakeslowrun")
-	code, out, errOut := runMain(t, "compare", "--threshold", "p50=+10%,throughput=-10%", "--metrics", "p50,rps", fast, slow)
-	if code != exitFailed || !strings.Contains(out, "regressed") {
-		t.Fatalf("fast vs slow: exit %d\n%s%s", code, out, errOut)
+	var fast, slow []string
+	for range 4 {
+		fast, slow = append(fast, fakeResults(t, "fakerun")), append(slow, fakeResults(t, "fakeslowrun"))
 	}
-	code, out, _ = runMain(t, "compare", "--threshold", "all=5%", "--format", "markdown", fast, "--", fast)
-	if code != exitOK || !strings.Contains(out, "| ") {
-		t.Fatalf("same vs same: exit %d\n%s", code, out)
+	same := []string{fast[0], fast[0], fast[0], fast[0]} // identical values: no noise at all
+	args := func(flags []string, base, cur []string) []string {
+		a := append(append([]string{"compare"}, flags...), base...)
+		return append(append(a, "--"), cur...)
+	}
+	for _, tc := range []struct {
+		name      string
+		flags     []string
+		base, cur []string
+		code      int
+		out, err  string
+	}{
+		{"slower", []string{"--threshold", "p50=+10%,throughput=-10%"}, fast, slow, exitFailed,
+			"verdict: regressed (exit 1): p50, rps, gbps at 1 point(s): 3 regressed", "rpcrdma-bench compare: regressed (exit 1)"},
+		{"same", []string{"--format", "markdown", "--metrics", "p50,rps"}, same, same, exitOK, "**verdict: ok (exit 0): p50, rps at 1 point(s): 2 ok**", ""},
+		{"one run", nil, fast[:1], slow[:1], exitInconclusive, "3 inconclusive", "rpcrdma-bench compare: inconclusive (exit 3)"},
+		{"json", []string{"--format", "json", "--metrics", "p50"}, fast, slow, exitFailed, `"verdict": "regressed"`, ""},
+		{"junit", []string{"--format", "junit"}, fast[:2], fast[:2], exitInconclusive, `<testsuites name="rpcrdma-bench compare" tests="3" failures="0" skipped="3">`, ""},
+	} {
+		code, out, errOut := runMain(t, args(tc.flags, tc.base, tc.cur)...)
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.err) {
+			t.Errorf("%s: exit %d (want %d)\n%s%s", tc.name, code, tc.code, out, errOut)
+		}
+	}
+	// BASE CURRENT without "--".
+	if code, _, errOut := runMain(t, "compare", fast[0], slow[0]); code != exitInconclusive {
+		t.Errorf("BASE CURRENT: exit %d %s", code, errOut)
 	}
 }
 
@@ -42,6 +66,7 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{"compare", "--metrics", "p42", f, f}, `"p42"`},
 		{[]string{"compare", "--alpha", "2", f, f}, "--alpha"},
 		{[]string{"compare", "--format", "html", f, f}, `"html"`},
+		{[]string{"compare", "--threshold", "p99=+10%", "--alpha", "0", f, f}, "--alpha"},
 		{[]string{"compare", f, filepath.Join(t.TempDir(), "none.json")}, "none.json"},
 	} {
 		if code, _, errOut := runMain(t, tc.args...); code != exitUsage || !strings.Contains(errOut, tc.want) {

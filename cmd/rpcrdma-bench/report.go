@@ -170,7 +170,7 @@ func render(w io.Writer, format string, runs []*results.Run, names []string) err
 	case "bench":
 		return results.WriteBench(w, runs...)
 	case "thresholds":
-		return results.WriteThresholds(w, results.BestThresholds(runs, 0))
+		return results.WriteThresholdsOf(w, runs, 0)
 	case "switches":
 		for i, r := range runs {
 			if len(runs) > 1 {
@@ -191,6 +191,9 @@ func render(w io.Writer, format string, runs []*results.Run, names []string) err
 		if err := results.WriteText(w, r); err != nil {
 			return err
 		}
+	}
+	if q := results.Quality(runs); q != "" {
+		fmt.Fprintln(w, q)
 	}
 	return nil
 }
