@@ -31,6 +31,7 @@ var cases = []tcase{
 	{"PrivateData", privateDataActive, privateDataPassive},
 	{"PrivateDataLimits", pdLimitsActive, pdLimitsPassive},
 	{"Reject", rejectActive, rejectPassive},
+	{"RejectLimits", rejectLimitsActive, rejectLimitsPassive},
 	{"SendRecv", sendRecvActive, sendRecvPassive},
 	{"Unsignaled", unsignaledActive, unsignaledPassive},
 	{"Inline", inlineActive, inlinePassive},
@@ -154,6 +155,30 @@ func rejectActive(h *half) {
 
 func rejectPassive(h *half) {
 	h.must(h.request().Reject(rejectPD), "Reject")
+}
+
+// A reject carries MaxRejectPrivateData bytes whole (the room a reason has: IB's REJ), and a
+// provider refuses more before it rejects.
+func rejectLimitsActive(h *half) {
+	cfg, _ := h.qp(0, 0)
+	c, err := h.dev.Connect(h.ctx(), h.addr, cfg, connectPD)
+	if err == nil {
+		c.Close()
+		h.fatalf("Connect succeeded although the listener rejected it")
+	}
+	var rej *datapath.RejectedError
+	if !errors.As(err, &rej) {
+		h.fatalf("Connect to a rejecting listener: %v, want an error wrapping *datapath.RejectedError", err)
+	}
+	h.checkPadded(rej.PrivateData, pattern(datapath.MaxRejectPrivateData, 4), datapath.MaxAcceptPrivateData, "RejectedError.PrivateData")
+}
+
+func rejectLimitsPassive(h *half) {
+	req := h.request()
+	if err := req.Reject(pattern(datapath.MaxRejectPrivateData+1, 4)); err == nil {
+		h.fatalf("Reject with %d bytes of private data succeeded", datapath.MaxRejectPrivateData+1)
+	}
+	h.must(req.Reject(pattern(datapath.MaxRejectPrivateData, 4)), "Reject")
 }
 
 // ---- SEND and RECV

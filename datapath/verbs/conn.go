@@ -172,7 +172,9 @@ func (c *conn) start() error {
 	return nil
 }
 
-var errDisconnected = fmt.Errorf("%w: peer disconnected", datapath.ErrBroken)
+// errDisconnected: rdma_disconnect carries no private data, so the peer's reason is unknown
+// here (DisconnectError.Reason stays empty).
+var errDisconnected error = &datapath.DisconnectError{}
 
 // watch breaks the connection when the peer disconnects: rdma_disconnect moves the queue pair
 // to the error state, so outstanding work requests flush.
