@@ -73,9 +73,19 @@ var (
 type BrokenError struct {
 	Op  string
 	Err error
+	// peer names the other end ("server", "client") for a peer that closed the connection.
+	peer string
 }
 
 func (e *BrokenError) Error() string {
+	var de *datapath.DisconnectError
+	if e.peer != "" && errors.As(e.Err, &de) {
+		// The peer closed it: say so, with its reason where the provider carried one.
+		if de.Reason != "" {
+			return "rpcrdma: the " + e.peer + " closed the connection: " + de.Reason
+		}
+		return "rpcrdma: the " + e.peer + " closed the connection (it gave no reason: a plain close, or a provider that carries none)"
+	}
 	return "rpcrdma: connection broken: " + e.Op + ": " + e.Err.Error()
 }
 func (e *BrokenError) Unwrap() []error { return []error{datapath.ErrBroken, e.Err} }
@@ -179,6 +189,9 @@ type Conn struct {
 	sharedCQ bool
 	err      error
 	closed   bool
+	// closeReason is what Close tells the peer when the connection ends without a fault
+	// (Mux.Close: MuxConfig.CloseReason).
+	closeReason string
 
 	// Owned by the Mux serving the connection: it is in the Mux's dirty list; it completed
 	// work since the last idle sweep; sweeps it stayed idle.
@@ -268,7 +281,7 @@ func (c *Conn) Close() error {
 	c.cl.closeMWs()
 	c.sv.closeMWs()
 	if c.qp != nil {
-		keep(c.qp.Close())
+		keep(c.closeQP())
 	}
 	c.sv.returnSinks()
 	if c.cq != nil && !c.sharedCQ {
@@ -288,6 +301,24 @@ func (c *Conn) Close() error {
 		keep(c.pd.Close())
 	}
 	return first
+}
+
+// closeQP closes the queue pair and, where the provider can (datapath.Aborter) and the
+// connection still works, tells the peer why: the cause when this side broke the connection
+// above the wire (a credit violation, a failed LOCAL_INV), the idle timeout, or closeReason.
+func (c *Conn) closeQP() error {
+	a, ok := c.qp.(datapath.Aborter)
+	if !ok || c.qp.Err() != nil {
+		return c.qp.Close()
+	}
+	reason := c.closeReason
+	if c.err != ErrClosed {
+		reason = c.err.Error()
+	}
+	if reason == "" {
+		return c.qp.Close()
+	}
+	return a.Abort(reason)
 }
 
 // Progress polls the connection's completion queue, handles every completion in place
@@ -616,6 +647,7 @@ func (c *Conn) flush() error {
 		if err != nil {
 			return err
 		}
+		c.sv.posted = c.sv.seq
 	}
 	return nil
 }
@@ -625,7 +657,17 @@ func (c *Conn) fail(op string, err error) {
 	if c.err != nil {
 		return
 	}
-	c.err = &BrokenError{Op: op, Err: err}
+	peer := "server"
+	if c.params.Role == RoleResponder {
+		peer = "client"
+	}
+	c.err = &BrokenError{Op: op, Err: err, peer: peer}
+	var de *datapath.DisconnectError
+	if errors.As(err, &de) {
+		// The peer closed the connection: the unsignalled reply Sends not yet known
+		// complete were sent, as far as can be told (a flushed one looks the same).
+		c.sv.sentAll()
+	}
 	c.stats.Broken = true
 	c.cl.failAll(c.err)
 	c.sendWRs = c.sendWRs[:0]

@@ -188,8 +188,8 @@ func TestMux(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, c := range mux.Conns() {
-		if c.stats.Served != 200 {
-			t.Errorf("responder %d served %d", i, c.stats.Served)
+		if c.stats.Replies.Total() != 200 {
+			t.Errorf("responder %d answered %d", i, c.stats.Replies.Total())
 		}
 		c.Close()
 	}
