@@ -349,6 +349,9 @@ func (c *conn) close(reason string) error {
 		onClose()
 	}
 	c.counted(-1)
+	if c.link != nil {
+		c.dev.linger(c.link.done)
+	}
 	return nil
 }
 
