@@ -84,7 +84,7 @@ func (e *BrokenError) Error() string {
 		if de.Reason != "" {
 			return "rpcrdma: the " + e.peer + " closed the connection: " + de.Reason
 		}
-		return "rpcrdma: the " + e.peer + " closed the connection (it gave no reason: a plain close, or a provider that carries none)"
+		return "rpcrdma: the " + e.peer + " closed the connection"
 	}
 	return "rpcrdma: connection broken: " + e.Op + ": " + e.Err.Error()
 }
