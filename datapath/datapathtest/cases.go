@@ -676,6 +676,11 @@ func closePassive(h *half) {
 	h.check(wcs[0], c, 1, recv, datapath.StatusFlushed)
 	h.check(wcs[1], c, 2, recv, datapath.StatusFlushed)
 	h.broken(c, cq)
+	// The peer closed it: not a transport failure, and the requester can say so.
+	var de *datapath.DisconnectError
+	if !errors.As(c.Err(), &de) {
+		h.fatalf("Err after the peer's Close = %v, want a *datapath.DisconnectError", c.Err())
+	}
 }
 
 // ---- memory windows
