@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
@@ -676,10 +677,14 @@ func closePassive(h *half) {
 	h.check(wcs[0], c, 1, recv, datapath.StatusFlushed)
 	h.check(wcs[1], c, 2, recv, datapath.StatusFlushed)
 	h.broken(c, cq)
-	// The peer closed it: not a transport failure, and the requester can say so.
+	// The peer closed it: not a transport failure, and the requester can say so (verbs
+	// learns it from the CM's DISCONNECTED event, which may come after the flushes).
 	var de *datapath.DisconnectError
-	if !errors.As(c.Err(), &de) {
-		h.fatalf("Err after the peer's Close = %v, want a *datapath.DisconnectError", c.Err())
+	for !errors.As(c.Err(), &de) {
+		if time.Now().After(h.deadline) {
+			h.fatalf("Err after the peer's Close = %v, want a *datapath.DisconnectError", c.Err())
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
