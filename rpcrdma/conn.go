@@ -75,11 +75,25 @@ type BrokenError struct {
 	Err error
 	// peer names the other end ("server", "client") for a peer that closed the connection.
 	peer string
+	// qp, for a break seen as a flushed completion, is the queue pair whose Err may learn
+	// the cause only later (verbs: the CM's DISCONNECTED event can follow the flushes).
+	qp datapath.Conn
+}
+
+// cause is Err, or the queue pair's later word that the peer closed the connection.
+func (e *BrokenError) cause() error {
+	if e.qp != nil {
+		var de *datapath.DisconnectError
+		if qerr := e.qp.Err(); errors.As(qerr, &de) {
+			return qerr
+		}
+	}
+	return e.Err
 }
 
 func (e *BrokenError) Error() string {
 	var de *datapath.DisconnectError
-	if e.peer != "" && errors.As(e.Err, &de) {
+	if e.peer != "" && errors.As(e.cause(), &de) {
 		// The peer closed it: say so, with its reason where the provider carried one.
 		if de.Reason != "" {
 			return "rpcrdma: the " + e.peer + " closed the connection: " + de.Reason
@@ -88,7 +102,7 @@ func (e *BrokenError) Error() string {
 	}
 	return "rpcrdma: connection broken: " + e.Op + ": " + e.Err.Error()
 }
-func (e *BrokenError) Unwrap() []error { return []error{datapath.ErrBroken, e.Err} }
+func (e *BrokenError) Unwrap() []error { return []error{datapath.ErrBroken, e.cause()} }
 
 // Kind names the failure in results files' per-kind error counts.
 func (e *BrokenError) Kind() string { return "broken" }
@@ -441,10 +455,15 @@ func (c *Conn) handle(wc *datapath.Completion) {
 		err := wc.Status.Err()
 		if wc.Status == datapath.StatusFlushed && c.qp != nil {
 			// A flush says only that the connection broke first; the queue pair knows
-			// why (the peer disconnected, a transport error).
+			// why (the peer disconnected, a transport error), possibly only later.
 			if qerr := c.qp.Err(); qerr != nil {
 				err = qerr
 			}
+			c.fail(op, err)
+			if be, ok := c.err.(*BrokenError); ok {
+				be.qp = c.qp
+			}
+			return
 		}
 		c.fail(op, err)
 		return
@@ -663,9 +682,10 @@ func (c *Conn) fail(op string, err error) {
 	}
 	c.err = &BrokenError{Op: op, Err: err, peer: peer}
 	var de *datapath.DisconnectError
-	if errors.As(err, &de) {
-		// The peer closed the connection: the unsignalled reply Sends not yet known
-		// complete were sent, as far as can be told (a flushed one looks the same).
+	if errors.As(err, &de) || errors.Is(err, datapath.StatusFlushed.Err()) {
+		// The peer closed the connection (a flush before any failure of ours is its
+		// effect): the posted unsignalled reply Sends not yet known complete were sent, as
+		// far as can be told (a flushed one looks the same).
 		c.sv.sentAll()
 	}
 	c.stats.Broken = true

@@ -413,6 +413,9 @@ func TestServeManyConnectionsFewPollers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Each connection's count is final once the server saw its requester close it (the
+	// replies whose Send completion no later one reported count then).
+	waitUntil(time.Now().Add(hangGuard), func() bool { mu.Lock(); defer mu.Unlock(); return len(served) == 24 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
