@@ -91,7 +91,7 @@ type ConnRequest interface {
 	// Accept creates a queue pair as cfg says and accepts with privateData (at most
 	// MaxAcceptPrivateData bytes). The Conn is established when Accept returns.
 	Accept(cfg QPConfig, privateData []byte) (Conn, error)
-	// Reject refuses the connection, passing privateData (at most MaxAcceptPrivateData
+	// Reject refuses the connection, passing privateData (at most MaxRejectPrivateData
 	// bytes) to the requester, whose Connect fails with an error wrapping a *RejectedError
 	// that carries it: the place for a reason the requester can show.
 	Reject(privateData []byte) error
@@ -126,10 +126,13 @@ const (
 	DefaultRDMAReadDepth = 4
 )
 
-// Private data limits of RDMA-CM over InfiniBand and RoCE (IBTA CM REQ and REP messages).
+// Private data limits of RDMA-CM over InfiniBand and RoCE (IBTA CM REQ, REP and REJ
+// messages). iWARP's MPA messages carry more (up to 512 bytes, 256 through Linux's iw_cm),
+// so these fit every transport.
 const (
 	MaxConnectPrivateData = 56
 	MaxAcceptPrivateData  = 196
+	MaxRejectPrivateData  = 148
 )
 
 // QPCaps are the effective capabilities of an established queue pair, after clamping.
@@ -179,6 +182,16 @@ type Conn interface {
 	// Close disconnects and destroys the queue pair; outstanding work requests complete
 	// with StatusFlushed. The CQs stay open.
 	Close() error
+}
+
+// Aborter is implemented by connections whose wire can tell the peer why they are closed
+// (the soft provider's DISCONNECT). rdma_disconnect carries no private data, so the verbs
+// provider cannot: its peer learns only that the connection was closed.
+type Aborter interface {
+	// Abort closes the connection as Close does and gives the peer reason (short text), whose
+	// Conn.Err is then a *DisconnectError carrying it. On a connection already broken it
+	// only closes.
+	Abort(reason string) error
 }
 
 // Deferrer is implemented by connections whose posts can wait for the next poll of their CQ,

@@ -41,18 +41,97 @@ const DefaultConnectTimeout = 10 * time.Second
 // refused the request with ConnRequest.Reject.
 type RejectedError struct {
 	// PrivateData is the rejecter's private data as received: possibly zero-padded (to
-	// MaxAcceptPrivateData by RDMA-CM over RoCE and by the soft provider), so decoders must
-	// not take its length as the sender's.
+	// MaxRejectPrivateData by RDMA-CM over IB and RoCE, to MaxAcceptPrivateData by the soft
+	// provider), so decoders must not take its length as the sender's.
 	PrivateData []byte
-	// Status is the transport's reject reason where it has one (the IBTA CM reason code in
-	// RDMA_CM_EVENT_REJECTED's status: 28, "consumer defined", is what Reject sends), else 0.
+	// Status is the transport's reject reason where it has one, else 0: over IB and RoCE
+	// the IBTA CM reason code of the REJ (28, "consumer defined", is what Reject sends);
+	// over iWARP a negative errno (-ECONNRESET for an MPA reject). RejectStatusText says
+	// what it usually means.
 	Status int
 }
 
 func (e *RejectedError) Error() string {
 	s := "connection rejected by the peer"
 	if e.Status != 0 {
-		s += " (CM status " + strconv.Itoa(e.Status) + ")"
+		s += " (CM status " + strconv.Itoa(e.Status) + ": " + RejectStatusText(e.Status) + ")"
 	}
 	return s
 }
+
+// RejectStatusText says what a RejectedError.Status usually means: the IBTA CM REJ reason
+// codes (positive, IB and RoCE) and the errnos Linux's iw_cm reports (negative, iWARP),
+// as the kernel's rdma_reject_msg names them.
+func RejectStatusText(status int) string {
+	switch status {
+	case 0:
+		return "no status"
+	case -104: // ECONNRESET
+		return "iWARP: the peer sent an MPA reject (its application or RDMA stack refused)"
+	case -111: // ECONNREFUSED
+		return "iWARP: the peer refused the TCP connection (nothing listening on that port?)"
+	case -110: // ETIMEDOUT
+		return "iWARP: connection setup timed out"
+	}
+	if status < 0 {
+		return "iWARP: errno " + strconv.Itoa(-status)
+	}
+	if status < len(ibRejReasons) && ibRejReasons[status] != "" {
+		return ibRejReasons[status]
+	}
+	return "unknown CM reject reason"
+}
+
+// ibRejReasons are the IBTA CM REJ reason codes (enum ib_cm_rej_reason).
+var ibRejReasons = [...]string{
+	1:  "no QP available",
+	2:  "no EEC available",
+	3:  "no resources at the peer",
+	4:  "timeout",
+	5:  "unsupported request",
+	6:  "invalid comm ID",
+	7:  "invalid comm instance",
+	8:  "invalid service ID (nothing listening on that port?)",
+	9:  "invalid transport type",
+	10: "stale connection",
+	11: "RDC does not exist",
+	12: "invalid GID",
+	13: "invalid LID",
+	14: "invalid SL",
+	15: "invalid traffic class",
+	16: "invalid hop limit",
+	17: "invalid packet rate",
+	18: "invalid alternate GID",
+	19: "invalid alternate LID",
+	20: "invalid alternate SL",
+	21: "invalid alternate traffic class",
+	22: "invalid alternate hop limit",
+	23: "invalid alternate packet rate",
+	24: "port CM redirect",
+	25: "port redirect",
+	26: "invalid MTU",
+	27: "insufficient responder resources",
+	28: "consumer defined: the peer's application refused",
+	29: "invalid RNR retry",
+	30: "duplicate local comm ID",
+	31: "invalid class version",
+	32: "invalid flow label",
+	33: "invalid alternate flow label",
+	35: "vendor option not supported",
+}
+
+// DisconnectError is a connection's Err (errors.Is ErrBroken) after the peer closed it
+// deliberately: rdma_disconnect, or a soft DISCONNECT that reports no failure. Reason is
+// what the peer said, where the provider carries it (see Aborter); "" otherwise.
+type DisconnectError struct {
+	Reason string
+}
+
+func (e *DisconnectError) Error() string {
+	if e.Reason == "" {
+		return "connection broken: peer disconnected"
+	}
+	return "connection broken: peer closed: " + e.Reason
+}
+
+func (e *DisconnectError) Is(target error) bool { return target == ErrBroken }

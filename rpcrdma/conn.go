@@ -73,12 +73,36 @@ var (
 type BrokenError struct {
 	Op  string
 	Err error
+	// peer names the other end ("server", "client") for a peer that closed the connection.
+	peer string
+	// qp, for a break seen as a flushed completion, is the queue pair whose Err may learn
+	// the cause only later (verbs: the CM's DISCONNECTED event can follow the flushes).
+	qp datapath.Conn
+}
+
+// cause is Err, or the queue pair's later word that the peer closed the connection.
+func (e *BrokenError) cause() error {
+	if e.qp != nil {
+		var de *datapath.DisconnectError
+		if qerr := e.qp.Err(); errors.As(qerr, &de) {
+			return qerr
+		}
+	}
+	return e.Err
 }
 
 func (e *BrokenError) Error() string {
+	var de *datapath.DisconnectError
+	if e.peer != "" && errors.As(e.cause(), &de) {
+		// The peer closed it: say so, with its reason where the provider carried one.
+		if de.Reason != "" {
+			return "rpcrdma: the " + e.peer + " closed the connection: " + de.Reason
+		}
+		return "rpcrdma: the " + e.peer + " closed the connection"
+	}
 	return "rpcrdma: connection broken: " + e.Op + ": " + e.Err.Error()
 }
-func (e *BrokenError) Unwrap() []error { return []error{datapath.ErrBroken, e.Err} }
+func (e *BrokenError) Unwrap() []error { return []error{datapath.ErrBroken, e.cause()} }
 
 // Kind names the failure in results files' per-kind error counts.
 func (e *BrokenError) Kind() string { return "broken" }
@@ -179,6 +203,9 @@ type Conn struct {
 	sharedCQ bool
 	err      error
 	closed   bool
+	// closeReason is what Close tells the peer when the connection ends without a fault
+	// (Mux.Close: MuxConfig.CloseReason).
+	closeReason string
 
 	// Owned by the Mux serving the connection: it is in the Mux's dirty list; it completed
 	// work since the last idle sweep; sweeps it stayed idle.
@@ -268,7 +295,7 @@ func (c *Conn) Close() error {
 	c.cl.closeMWs()
 	c.sv.closeMWs()
 	if c.qp != nil {
-		keep(c.qp.Close())
+		keep(c.closeQP())
 	}
 	c.sv.returnSinks()
 	if c.cq != nil && !c.sharedCQ {
@@ -288,6 +315,24 @@ func (c *Conn) Close() error {
 		keep(c.pd.Close())
 	}
 	return first
+}
+
+// closeQP closes the queue pair and, where the provider can (datapath.Aborter) and the
+// connection still works, tells the peer why: the cause when this side broke the connection
+// above the wire (a credit violation, a failed LOCAL_INV), the idle timeout, or closeReason.
+func (c *Conn) closeQP() error {
+	a, ok := c.qp.(datapath.Aborter)
+	if !ok || c.qp.Err() != nil {
+		return c.qp.Close()
+	}
+	reason := c.closeReason
+	if c.err != ErrClosed {
+		reason = c.err.Error()
+	}
+	if reason == "" {
+		return c.qp.Close()
+	}
+	return a.Abort(reason)
 }
 
 // Progress polls the connection's completion queue, handles every completion in place
@@ -410,10 +455,15 @@ func (c *Conn) handle(wc *datapath.Completion) {
 		err := wc.Status.Err()
 		if wc.Status == datapath.StatusFlushed && c.qp != nil {
 			// A flush says only that the connection broke first; the queue pair knows
-			// why (the peer disconnected, a transport error).
+			// why (the peer disconnected, a transport error), possibly only later.
 			if qerr := c.qp.Err(); qerr != nil {
 				err = qerr
 			}
+			c.fail(op, err)
+			if be, ok := c.err.(*BrokenError); ok {
+				be.qp = c.qp
+			}
+			return
 		}
 		c.fail(op, err)
 		return
@@ -616,6 +666,7 @@ func (c *Conn) flush() error {
 		if err != nil {
 			return err
 		}
+		c.sv.posted = c.sv.seq
 	}
 	return nil
 }
@@ -625,7 +676,18 @@ func (c *Conn) fail(op string, err error) {
 	if c.err != nil {
 		return
 	}
-	c.err = &BrokenError{Op: op, Err: err}
+	peer := "server"
+	if c.params.Role == RoleResponder {
+		peer = "client"
+	}
+	c.err = &BrokenError{Op: op, Err: err, peer: peer}
+	var de *datapath.DisconnectError
+	if errors.As(err, &de) || errors.Is(err, datapath.StatusFlushed.Err()) {
+		// The peer closed the connection (a flush before any failure of ours is its
+		// effect): the posted unsignalled reply Sends not yet known complete were sent, as
+		// far as can be told (a flushed one looks the same).
+		c.sv.sentAll()
+	}
 	c.stats.Broken = true
 	c.cl.failAll(c.err)
 	c.sendWRs = c.sendWRs[:0]

@@ -24,6 +24,9 @@ type MuxConfig struct {
 	Done func(c *Conn, err error)
 	// Clock returns monotonic nanoseconds (nil: the runtime's); tests replace it.
 	Clock func() int64
+	// CloseReason is what Close tells the peers of the connections it ends, where the
+	// provider carries a reason (datapath.Aborter): Serve's is "server shutting down".
+	CloseReason string
 	// KeepBroken keeps a connection that broke in the Mux (its completions are skipped) for
 	// its owner to collect its failed RPCs and close it; a requester's client sets it.
 	KeepBroken bool
@@ -270,6 +273,7 @@ func (m *Mux) Close() {
 		if c.err != nil && c.err != ErrClosed {
 			err = c.err
 		}
+		c.closeReason = m.cfg.CloseReason
 		m.leave(c, err)
 	}
 	clear(m.conns)

@@ -79,6 +79,18 @@ func runPeer(role string, cfg Config, in io.Reader, out io.Writer) error {
 	}()
 	var c *Conn
 	switch role {
+	case "rspfail":
+		// A responder whose device cannot register memory: it refuses the connection.
+		l, err := dev.Listen("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		fmt.Fprintf(out, "ADDR %s\n", l.Addr())
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		_, err = Accept(ctx, failRegDev{dev}, l, cfg)
+		return err
 	case "rsp":
 		l, err := dev.Listen("127.0.0.1:0")
 		if err != nil {

@@ -59,6 +59,7 @@ type sctx struct {
 	invalidated bool // the message's receive invalidated invKey (Send With Invalidate)
 	invKey      uint32
 	seq         uint64 // number of its reply Send, in posting order
+	served      bool   // its reply is an RPC reply: Stats.Served counts it once the Send completed
 }
 
 // server is the side of a Conn that serves calls: forward for a responder, reverse for a
@@ -85,9 +86,10 @@ type server struct {
 	serving int
 	// Reply Sends are signalled only every sigEvery (as Linux does): an unsignalled one is
 	// known complete when a later signalled one completes, so its context waits in retire
-	// until then. seq numbers reply Sends in posting order.
+	// until then. seq numbers reply Sends in posting order; posted is the last one handed
+	// to the provider.
 	sigEvery, unsig int
-	seq             uint64
+	seq, posted     uint64
 	retire          []int32
 }
 
@@ -211,6 +213,7 @@ func (sv *server) release(i int32) {
 		x.sink = nil
 	}
 	x.msg, x.chunk = nil, nil
+	x.served = false
 	x.state = ctxFree
 	sv.free = append(sv.free, i)
 }
@@ -540,7 +543,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	// a later one of the same connection is, and other connections may be waiting for it.
 	sv.post(i, x, &wr, sgl[:nsge], class == rpcproto.ClassResponderRead || x.sink != nil && c.sinks.shared)
 	c.stats.Replies.add(class)
-	c.stats.Served++
+	x.served = true
 }
 
 // post queues the reply Send of context i, signalled when force is set or its turn has
@@ -645,6 +648,23 @@ func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
 	c.stats.ErrorsSent++
 }
 
+// sent counts x's reply among the calls served once its Send is known complete.
+func (sv *server) sent(x *sctx) {
+	if x.served {
+		sv.c.stats.Served++
+		x.served = false
+	}
+}
+
+// sentAll counts the posted replies waiting to be known complete (retire) as sent.
+func (sv *server) sentAll() {
+	for _, j := range sv.retire {
+		if x := &sv.ctxs[j]; x.seq <= sv.posted {
+			sv.sent(x)
+		}
+	}
+}
+
 func (sv *server) onReplySent(i uint32) {
 	x := &sv.ctxs[i]
 	if x.state != ctxReplying && x.state != ctxAwaitDone {
@@ -653,12 +673,14 @@ func (sv *server) onReplySent(i uint32) {
 	// The send queue executes in order: every reply Send posted before this one is done.
 	k := 0
 	for ; k < len(sv.retire) && sv.ctxs[sv.retire[k]].seq < x.seq; k++ {
+		sv.sent(&sv.ctxs[sv.retire[k]])
 		sv.release(sv.retire[k])
 	}
 	if k > 0 {
 		n := copy(sv.retire, sv.retire[k:])
 		sv.retire = sv.retire[:n]
 	}
+	sv.sent(x)
 	x.waits &^= ctxWaitSend
 	if x.waits&ctxWaitDone != 0 {
 		x.state = ctxAwaitDone

@@ -109,7 +109,7 @@ func Serve(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg Se
 			pc.CPU = cfg.CPUs.Next()
 		}
 		sp := &servePoller{
-			mux:  NewMux(cq, MuxConfig{IdleTimeout: cfg.IdleTimeout, Done: cfg.Done}),
+			mux:  NewMux(cq, MuxConfig{IdleTimeout: cfg.IdleTimeout, Done: cfg.Done, CloseReason: "server shutting down"}),
 			p:    datapath.NewPoller(pc),
 			room: depth,
 			per:  perConn,
@@ -248,7 +248,6 @@ func (s *serveState) serve(req datapath.ConnRequest) {
 		}
 	}
 	if load >= s.cfg.MaxConnections || best == nil {
-		// Short: RDMA-CM carries at most 56 bytes of connect private data, marker included.
 		reason := fmt.Sprintf("server full: %d connections (--max-connections)", load)
 		req.Reject(EncodeRejectReason(reason))
 		report(&RefusedError{Remote: req.RemoteAddr(), Reason: reason})
@@ -281,43 +280,4 @@ func AcceptOn(dev datapath.Device, req datapath.ConnRequest, cfg Config, m *Mux)
 		return nil, err
 	}
 	return c, nil
-}
-
-// Reject reasons travel in the reject's private data as a marker and UTF-8 text, so that the
-// requester can say why it was refused. The marker is this tool's own: RFC 8797 defines no
-// reject private data, and a peer that does not know it sees only a rejection.
-var rejectMarker = [4]byte{'r', 'r', 'b', '!'}
-
-// EncodeRejectReason returns reject private data carrying reason, cut to fit the smallest
-// private data limit.
-func EncodeRejectReason(reason string) []byte {
-	b := append(rejectMarker[:len(rejectMarker):len(rejectMarker)], reason...)
-	if len(b) > datapath.MaxConnectPrivateData {
-		b = b[:datapath.MaxConnectPrivateData]
-	}
-	return b
-}
-
-// DecodeRejectReason returns the reason EncodeRejectReason put into private data (which
-// RDMA-CM may have padded with zeros), with anything but printable ASCII replaced by '?', or
-// false when there is none.
-func DecodeRejectReason(b []byte) (string, bool) {
-	if len(b) < len(rejectMarker) || [4]byte(b[:4]) != rejectMarker {
-		return "", false
-	}
-	b = b[4:]
-	for i, v := range b {
-		if v == 0 {
-			b = b[:i]
-			break
-		}
-	}
-	// The peer's text ends up on a terminal: nothing but printable ASCII.
-	r := []byte(string(b))
-	for i, v := range r {
-		if v < 0x20 || v > 0x7e {
-			r[i] = '?'
-		}
-	}
-	return string(r), true
 }

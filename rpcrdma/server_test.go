@@ -188,8 +188,8 @@ func TestMux(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, c := range mux.Conns() {
-		if c.stats.Served != 200 {
-			t.Errorf("responder %d served %d", i, c.stats.Served)
+		if c.stats.Replies.Total() != 200 {
+			t.Errorf("responder %d answered %d", i, c.stats.Replies.Total())
 		}
 		c.Close()
 	}
@@ -413,6 +413,9 @@ func TestServeManyConnectionsFewPollers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Each connection's count is final once the server saw its requester close it (the
+	// replies whose Send completion no later one reported count then).
+	waitUntil(time.Now().Add(hangGuard), func() bool { mu.Lock(); defer mu.Unlock(); return len(served) == 24 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

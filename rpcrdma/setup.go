@@ -5,7 +5,6 @@ package rpcrdma
 
 import (
 	"context"
-	"errors"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
@@ -93,7 +92,7 @@ func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*
 func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, sh *share) (*Conn, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		req.Reject(nil)
+		refuse(req, err)
 		return nil, err
 	}
 	if sh != nil {
@@ -123,14 +122,14 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, sh
 	c.params.Local, c.params.LocalSent = local, !cfg.NoPrivateData
 	cq, qpc, err := newCQ(dev, cfg, reverse, cfg.Credits)
 	if err != nil {
-		req.Reject(nil)
+		refuse(req, err)
 		return nil, err
 	}
 	c.cq = cq
 	if sh != nil {
 		c.pd, c.maxMW, qpc.PD = sh.pd, dev.Info().MaxMW, sh.pd
 	} else if err := c.allocPD(dev, &qpc); err != nil {
-		req.Reject(nil)
+		refuse(req, err)
 		c.Close()
 		return nil, err
 	}
@@ -138,7 +137,7 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, sh
 	// connection exists: the requester may send its first call as soon as it is
 	// established, and a Send that finds no receive is only retried for so long (RNR).
 	if err := c.prepare(peer, ok, pext, reverse, cfg.Credits); err != nil {
-		req.Reject(nil)
+		refuse(req, err)
 		c.Close()
 		return nil, err
 	}
@@ -386,24 +385,3 @@ func (c *Conn) allocPD(dev datapath.Device, qpc *datapath.QPConfig) error {
 	qpc.PD = pd
 	return nil
 }
-
-// dialError adds the reason a server that rejected the connection gave (see
-// EncodeRejectReason) to the provider's error.
-func dialError(err error) error {
-	var rej *datapath.RejectedError
-	if errors.As(err, &rej) {
-		if reason, ok := DecodeRejectReason(rej.PrivateData); ok {
-			return &RejectedError{Reason: reason, Err: err}
-		}
-	}
-	return err
-}
-
-// RejectedError is a connection the server refused, with the reason it gave.
-type RejectedError struct {
-	Reason string
-	Err    error // the provider's error, wrapping a *datapath.RejectedError
-}
-
-func (e *RejectedError) Error() string { return "server refused the connection: " + e.Reason }
-func (e *RejectedError) Unwrap() error { return e.Err }

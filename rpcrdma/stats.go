@@ -29,6 +29,11 @@ func (cc *ClassCounts) add(c rpcproto.Class) {
 	}
 }
 
+// Total is the sum over the classes.
+func (cc ClassCounts) Total() uint64 {
+	return cc.Short + cc.ReadChunk + cc.WriteChunk + cc.PosZeroRead + cc.ReplyChunk + cc.ResponderRead
+}
+
 // OpCount counts work requests of one RDMA operation and the bytes they moved.
 type OpCount struct {
 	Count uint64 `json:"count"`
@@ -53,7 +58,7 @@ type Stats struct {
 	// RepliesReceived counts the replies to this side's calls by the class they came in.
 	RepliesReceived ClassCounts `json:"replies_received"`
 	// Completed and Failed count this side's RPCs by outcome; Served the peer's calls
-	// answered with an RPC reply.
+	// answered with an RPC reply whose Send completed.
 	Completed uint64 `json:"completed"`
 	Failed    uint64 `json:"failed"`
 	Served    uint64 `json:"served"`

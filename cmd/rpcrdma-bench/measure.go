@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -342,6 +343,10 @@ func hint(err error) string {
 		return ""
 	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
 		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same --provider?)"
+	}
+	var de *datapath.DisconnectError
+	if errors.As(err, &de) && de.Reason == "" {
+		return "\n  (it gave no reason: on verbs rdma_disconnect carries none; the server's log says why)"
 	}
 	return ""
 }

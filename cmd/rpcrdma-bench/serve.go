@@ -77,7 +77,7 @@ func (s *engineServer) Serve(ctx context.Context) error {
 	cfg := s.cfg
 	cfg.Done = func(c *rpcrdma.Conn, err error) {
 		// One line per refused, failed (memory registration under RLIMIT_MEMLOCK, ...: the
-		// client only sees a refusal), broken or timed-out connection, with its cause.
+		// client gets the cause in the reject), broken or timed-out connection, with its cause.
 		if s.cfg.Done != nil {
 			s.cfg.Done(c, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
@@ -31,6 +32,7 @@ var cases = []tcase{
 	{"PrivateData", privateDataActive, privateDataPassive},
 	{"PrivateDataLimits", pdLimitsActive, pdLimitsPassive},
 	{"Reject", rejectActive, rejectPassive},
+	{"RejectLimits", rejectLimitsActive, rejectLimitsPassive},
 	{"SendRecv", sendRecvActive, sendRecvPassive},
 	{"Unsignaled", unsignaledActive, unsignaledPassive},
 	{"Inline", inlineActive, inlinePassive},
@@ -154,6 +156,30 @@ func rejectActive(h *half) {
 
 func rejectPassive(h *half) {
 	h.must(h.request().Reject(rejectPD), "Reject")
+}
+
+// A reject carries MaxRejectPrivateData bytes whole (the room a reason has: IB's REJ), and a
+// provider refuses more before it rejects.
+func rejectLimitsActive(h *half) {
+	cfg, _ := h.qp(0, 0)
+	c, err := h.dev.Connect(h.ctx(), h.addr, cfg, connectPD)
+	if err == nil {
+		c.Close()
+		h.fatalf("Connect succeeded although the listener rejected it")
+	}
+	var rej *datapath.RejectedError
+	if !errors.As(err, &rej) {
+		h.fatalf("Connect to a rejecting listener: %v, want an error wrapping *datapath.RejectedError", err)
+	}
+	h.checkPadded(rej.PrivateData, pattern(datapath.MaxRejectPrivateData, 4), datapath.MaxAcceptPrivateData, "RejectedError.PrivateData")
+}
+
+func rejectLimitsPassive(h *half) {
+	req := h.request()
+	if err := req.Reject(pattern(datapath.MaxRejectPrivateData+1, 4)); err == nil {
+		h.fatalf("Reject with %d bytes of private data succeeded", datapath.MaxRejectPrivateData+1)
+	}
+	h.must(req.Reject(pattern(datapath.MaxRejectPrivateData, 4)), "Reject")
 }
 
 // ---- SEND and RECV
@@ -651,6 +677,15 @@ func closePassive(h *half) {
 	h.check(wcs[0], c, 1, recv, datapath.StatusFlushed)
 	h.check(wcs[1], c, 2, recv, datapath.StatusFlushed)
 	h.broken(c, cq)
+	// The peer closed it: not a transport failure, and the requester can say so (verbs
+	// learns it from the CM's DISCONNECTED event, which may come after the flushes).
+	var de *datapath.DisconnectError
+	for !errors.As(c.Err(), &de) {
+		if time.Now().After(h.deadline) {
+			h.fatalf("Err after the peer's Close = %v, want a *datapath.DisconnectError", c.Err())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }
 
 // ---- memory windows

@@ -43,7 +43,8 @@
 //
 // Private data is delivered zero-padded to the CM field sizes, 56 bytes in a connect request
 // and 196 in an accept or reject, as RDMA-CM over RoCE (and rxe) delivers it: decoders
-// must not take its length as the sender's.
+// must not take its length as the sender's. A reject carries at most 148 bytes of it, as
+// IB's REJ does.
 //
 // # Concurrency
 //
@@ -55,8 +56,8 @@
 // Over TCP a request the peer leaves unanswered for Config.RetryTimeout (to twice it)
 // completes with StatusRetryExceeded, as RC's transport retry counter would; a listener drops
 // a peer that has not sent its CONNECT within Config.HandshakeTimeout; and an end that breaks
-// the connection because of a fault it found tells the peer why, so the peer's Err reads
-// "peer closed: <reason>" (WIRE.md).
+// the connection because of a fault it found, or is closed with Abort (datapath.Aborter),
+// tells the peer why, so the peer's Err reads "peer closed: <reason>" (WIRE.md).
 //
 // Over TCP each connection has a reader and a writer goroutine (see WIRE.md); completions
 // arrive from the reader. A poller that spins on an empty CQ with runtime.Gosched starves

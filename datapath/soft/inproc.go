@@ -164,7 +164,7 @@ func (r *ipReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error) 
 }
 
 func (r *ipReq) Reject(pd []byte) error {
-	if len(pd) > datapath.MaxAcceptPrivateData {
+	if len(pd) > datapath.MaxRejectPrivateData {
 		return &datapath.OpError{Op: "soft: reject", Err: errPrivateDataTooLong}
 	}
 	if pd == nil {

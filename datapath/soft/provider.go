@@ -145,7 +145,30 @@ type device struct {
 	nLn    int
 	nPD    int // PDs from AllocPD
 	closed bool
+	// lingers are the closed TCP connections whose peer may not have read our DISCONNECT
+	// yet: each channel closes when the peer closed its end too. Close waits for them.
+	lingers []<-chan struct{}
 }
+
+// linger adds a closed connection's TCP teardown to those Close waits for, dropping those
+// already done.
+func (d *device) linger(done <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	live := d.lingers[:0]
+	for _, ch := range d.lingers {
+		select {
+		case <-ch:
+		default:
+			live = append(live, ch)
+		}
+	}
+	d.lingers = append(live, done)
+}
+
+// closeLinger bounds how long Close waits for the peers of closed TCP connections to read
+// their DISCONNECT (and its reason) and close their ends.
+const closeLinger = time.Second
 
 // pd is a protection domain: the regions, windows and queue pairs that may use each other.
 type pd struct {
@@ -343,7 +366,23 @@ func (d *device) Connect(ctx context.Context, addr string, cfg datapath.QPConfig
 	return connectTCP(ctx, d, addr, cfg, pd)
 }
 
+// Close waits (at most closeLinger) until the peers of its closed TCP connections have closed
+// their ends, so that a process exiting right after does not reset a connection before the
+// peer read the DISCONNECT, then releases the device.
 func (d *device) Close() error {
+	d.mu.Lock()
+	lingers := d.lingers
+	d.lingers = nil
+	d.mu.Unlock()
+	deadline := time.After(closeLinger)
+wait:
+	for _, ch := range lingers {
+		select {
+		case <-ch:
+		case <-deadline:
+			break wait
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {

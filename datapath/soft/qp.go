@@ -315,16 +315,33 @@ func (c *conn) breakLocked(cause error) {
 }
 
 // Close disconnects: both ends flush what is outstanding, the peer sees ErrBroken.
-func (c *conn) Close() error {
+func (c *conn) Close() error { return c.close("") }
+
+var _ datapath.Aborter = (*conn)(nil)
+
+// Abort is Close telling the peer why: over TCP in the DISCONNECT's reason (at most
+// maxReason bytes, WIRE.md), in process directly.
+func (c *conn) Abort(reason string) error {
+	if reason == "" {
+		reason = "closed without a reason"
+	}
+	return c.close(reason[:min(len(reason), maxReason)])
+}
+
+func (c *conn) close(reason string) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return &datapath.OpError{Op: "soft: close QP", Err: datapath.ErrClosed}
 	}
 	c.closed = true
+	if reason != "" {
+		// Found here, not by the peer: over TCP the DISCONNECT carries it (tcpLink.broken).
+		c.breakLocked(brokenBy(datapath.StatusFlushed, false, reason))
+	}
 	c.breakLocked(errLocalClose)
 	if p := c.peer; p != nil {
-		p.breakLocked(errPeerClosed)
+		p.breakLocked(&datapath.DisconnectError{Reason: reason})
 	}
 	onClose := c.onClose
 	c.mu.Unlock()
@@ -332,6 +349,9 @@ func (c *conn) Close() error {
 		onClose()
 	}
 	c.counted(-1)
+	if c.link != nil {
+		c.dev.linger(c.link.done)
+	}
 	return nil
 }
 
@@ -367,7 +387,6 @@ func (e *BrokenError) Is(target error) bool { return target == datapath.ErrBroke
 var (
 	errForeignCQ  = errors.New("CQ is not a CQ of this soft device")
 	errLocalClose = &BrokenError{Status: datapath.StatusFlushed, Reason: "closed locally"}
-	errPeerClosed = &BrokenError{Status: datapath.StatusFlushed, Remote: true, Reason: "peer disconnected"}
 )
 
 func brokenBy(st datapath.Status, remote bool, reason string) error {

@@ -559,15 +559,11 @@ func (l *tcpLink) frameIn(c *conn) error {
 		l.nakIn(c, &h)
 	case frameDisconnect:
 		st := datapath.Status(h.flags)
-		switch {
-		case reason != "":
-			reason = "peer closed: " + reason
-		case st != datapath.StatusFlushed && st != datapath.StatusSuccess:
-			reason = "peer failed: " + st.String()
-		default:
-			reason = "peer disconnected"
+		if reason == "" && st != datapath.StatusFlushed && st != datapath.StatusSuccess {
+			c.breakLocked(brokenBy(datapath.StatusFlushed, true, "peer failed: "+st.String()))
+		} else {
+			c.breakLocked(&datapath.DisconnectError{Reason: reason})
 		}
-		c.breakLocked(brokenBy(datapath.StatusFlushed, true, reason))
 		c.mu.Unlock()
 		return errDisconnected
 	default:
@@ -1002,7 +998,7 @@ func (r *tcpReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error)
 
 func (r *tcpReq) Reject(pd []byte) error {
 	const op = "soft: reject"
-	if len(pd) > datapath.MaxAcceptPrivateData {
+	if len(pd) > datapath.MaxRejectPrivateData {
 		return &datapath.OpError{Op: op, Err: errPrivateDataTooLong}
 	}
 	if err := r.decide(); err != nil {

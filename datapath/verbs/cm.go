@@ -367,8 +367,8 @@ func (r *request) Reject(privateData []byte) error {
 	if r.decided {
 		return &datapath.OpError{Op: "rdma_reject", Err: errDecided}
 	}
-	if len(privateData) > datapath.MaxAcceptPrivateData {
-		return &datapath.OpError{Op: "rdma_reject", Err: fmt.Errorf("%d bytes of private data, at most %d", len(privateData), datapath.MaxAcceptPrivateData)}
+	if len(privateData) > datapath.MaxRejectPrivateData {
+		return &datapath.OpError{Op: "rdma_reject", Err: fmt.Errorf("%d bytes of private data, at most %d", len(privateData), datapath.MaxRejectPrivateData)}
 	}
 	r.decided = true
 	var pd unsafe.Pointer

@@ -172,7 +172,9 @@ func (c *conn) start() error {
 	return nil
 }
 
-var errDisconnected = fmt.Errorf("%w: peer disconnected", datapath.ErrBroken)
+// errDisconnected: rdma_disconnect carries no private data, so the peer's reason is unknown
+// here (DisconnectError.Reason stays empty).
+var errDisconnected error = &datapath.DisconnectError{}
 
 // watch breaks the connection when the peer disconnects: rdma_disconnect moves the queue pair
 // to the error state, so outstanding work requests flush.
@@ -184,10 +186,32 @@ func (c *conn) watch() {
 			return
 		}
 		switch ev._type {
-		case C.RDMA_CM_EVENT_DISCONNECTED, C.RDMA_CM_EVENT_DEVICE_REMOVAL:
-			c.fail(errDisconnected)
+		case C.RDMA_CM_EVENT_DISCONNECTED:
+			c.disconnected()
+		case C.RDMA_CM_EVENT_DEVICE_REMOVAL:
+			c.fail(errDeviceRemoved)
 		}
 	}
+}
+
+var errDeviceRemoved = fmt.Errorf("%w: the device was removed", datapath.ErrBroken)
+
+// disconnected records the peer's disconnect as the cause, also in place of a flushed
+// completion polled before the CM event arrived: the flush was its effect.
+func (c *conn) disconnected() {
+	for {
+		old := c.err.Load()
+		if old != nil {
+			var ce *CompletionError
+			if !errors.As(old.err, &ce) || ce.Status != datapath.StatusFlushed {
+				break
+			}
+		}
+		if c.err.CompareAndSwap(old, &errBox{errDisconnected}) {
+			break
+		}
+	}
+	c.disconnect()
 }
 
 // fail records why the connection broke (the first cause wins) and disconnects: the queue

@@ -38,6 +38,13 @@ func (e *MemlockError) Error() string {
 		e.Err, byteSize(uint64(e.Bytes)), limitText(e.Cur), limitText(e.Max))
 }
 
+// Brief is the cause and the fix in a line short enough for a reject reason (rpcrdma puts it
+// into the reject's private data, which holds 141 bytes of text).
+func (e *MemlockError) Brief() string {
+	return fmt.Sprintf("ibv_reg_mr %s: RLIMIT_MEMLOCK %s (hard %s) is too small: raise it (ulimit -l unlimited)",
+		byteSize(uint64(e.Bytes)), limitText(e.Cur), limitText(e.Max))
+}
+
 func (e *MemlockError) Unwrap() error { return e.Err }
 
 // memlockError returns err as a *MemlockError when it is ENOMEM and the limit lim (soft,

@@ -45,3 +45,12 @@ func TestMemlockError(t *testing.T) {
 		t.Errorf("%q", s)
 	}
 }
+
+// The brief form fits a reject reason (141 bytes of text) with the setup step before it.
+func TestMemlockErrorBrief(t *testing.T) {
+	e := &MemlockError{Bytes: 100<<20 + 4096, Cur: 8<<20 + 1, Max: 64 << 30, Err: syscall.ENOMEM}
+	want := "ibv_reg_mr 102404 KiB: RLIMIT_MEMLOCK 8388609 B (hard 64 GiB) is too small: raise it (ulimit -l unlimited)"
+	if got := e.Brief(); got != want || len("register memory: "+got) > 141 {
+		t.Fatalf("Brief() = %q (%d bytes), want %q", got, len(got), want)
+	}
+}

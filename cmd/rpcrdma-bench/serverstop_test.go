@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+)
+
+// A server stopped with SIGTERM mid-run (two processes, soft over TCP) closes its
+// connections with a reason, and the client prints it: the server closed the connection,
+// because it is shutting down, not a generic broken connection.
+func TestClientSaysServerStopped(t *testing.T) {
+	srv := exec.Command(os.Args[0], "-test.run=^$")
+	srv.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN=server\n--listen\n127.0.0.1:0")
+	srvErr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	sc := bufio.NewScanner(srvErr)
+	addr := ""
+	for sc.Scan() {
+		if _, a, ok := strings.Cut(sc.Text(), "listening on "); ok {
+			addr, _, _ = strings.Cut(a, " ")
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatal("the server never said where it listens")
+	}
+	go io.Copy(io.Discard, srvErr)
+
+	out := filepath.Join(t.TempDir(), "client.json")
+	cl := exec.Command(os.Args[0], "-test.run=^$")
+	cl.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join([]string{"client", "--addr", addr, "--duration", "1h", "--warmup", "0", "--out", out}, "\n"))
+	clErr, err := cl.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Process.Kill()
+	csc := bufio.NewScanner(clErr)
+	var log strings.Builder
+	for csc.Scan() {
+		log.WriteString(csc.Text() + "\n")
+		if strings.HasPrefix(csc.Text(), "client point") {
+			break
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for csc.Scan() {
+		log.WriteString(csc.Text() + "\n")
+	}
+	err = cl.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
+		t.Fatalf("client exit: %v, want %d\n%s", err, exitFailed, log.String())
+	}
+	if want := "the server closed the connection: server shutting down"; !strings.Contains(log.String(), want) {
+		t.Fatalf("the client's output lacks %q:\n%s", want, log.String())
+	}
+}
+
+// A server that closed the connection without a reason (verbs: rdma_disconnect carries
+// none) is named as such, with where the reason is; one that gave its reason needs no hint.
+func TestHintForReasonlessClose(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("poller 0: run: %w", err) }
+	if h := hint(wrap(&datapath.DisconnectError{})); !strings.Contains(h, "the server's log says why") {
+		t.Errorf("hint for a close without a reason: %q", h)
+	}
+	if h := hint(wrap(&datapath.DisconnectError{Reason: "server shutting down"})); h != "" {
+		t.Errorf("hint for a close with a reason: %q, want none", h)
+	}
+}

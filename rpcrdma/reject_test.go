@@ -1,0 +1,200 @@
+package rpcrdma
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+)
+
+// errMemlock is what a device's registration fails with in these tests: the verbs
+// provider's explanation of ibv_reg_mr under RLIMIT_MEMLOCK, cut short.
+var errMemlock = errors.New("cannot allocate memory: RLIMIT_MEMLOCK is 8 MiB; raise it with 'ulimit -l unlimited'")
+
+// failRegDev is a device whose protection domains refuse to register memory, as a device
+// under a small RLIMIT_MEMLOCK does.
+type failRegDev struct{ datapath.Device }
+
+func (d failRegDev) AllocPD() (datapath.PD, error) {
+	pd, err := d.Device.AllocPD()
+	return failRegPD{pd}, err
+}
+
+func (d failRegDev) Register([]byte, datapath.Access) (datapath.MR, error) {
+	return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: errMemlock}
+}
+
+type failRegPD struct{ datapath.PD }
+
+func (failRegPD) Register([]byte, datapath.Access) (datapath.MR, error) {
+	return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: errMemlock}
+}
+
+// A server that cannot set a connection up refuses it with the cause, and the requester's
+// error carries that cause: in process and over TCP.
+func TestRefusalCarriesSetupCause(t *testing.T) {
+	for _, addr := range []string{soft.InprocPrefix + "0", "127.0.0.1:0"} {
+		prov := soft.New(soft.Config{})
+		cdev, _ := prov.Open("")
+		sdev, _ := prov.Open("")
+		l, err := sdev.Listen(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc := make(chan error, 1)
+		go func() {
+			c, err := Accept(context.Background(), failRegDev{sdev}, l, testCfg(4096))
+			if c != nil {
+				c.Close()
+			}
+			acc <- err
+		}()
+		_, err = Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
+		if serr := <-acc; serr == nil || !strings.Contains(serr.Error(), errMemlock.Error()) {
+			t.Errorf("%s: the server's Accept: %v, want its cause", addr, serr)
+		}
+		if err == nil || !strings.Contains(err.Error(), "RLIMIT_MEMLOCK is 8 MiB") {
+			t.Errorf("%s: Dial: %v; want the server's cause (RLIMIT_MEMLOCK is 8 MiB)", addr, err)
+		}
+		l.Close()
+		cdev.Close()
+		sdev.Close()
+	}
+}
+
+// The same with the server in another process.
+func TestProcessRefusalCarriesSetupCause(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a peer process")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPeerProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), peerEnvVar+"=rspfail {}")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	var line string
+	if _, err := fmt.Fscanln(out, &line, &line); err != nil {
+		t.Fatalf("the peer's address: %v", err)
+	}
+	dev, _ := soft.New(soft.Config{}).Open("")
+	defer dev.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	_, err = Dial(ctx, dev, line, testCfg(4096))
+	if err == nil || !strings.Contains(err.Error(), "RLIMIT_MEMLOCK is 8 MiB") {
+		t.Fatalf("Dial: %v; want the server's cause (RLIMIT_MEMLOCK is 8 MiB)", err)
+	}
+}
+
+// untilBroken progresses c until it breaks and returns its error.
+func untilBroken(t *testing.T, c *Conn) error {
+	t.Helper()
+	var res [8]Result
+	for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); {
+		if _, err := c.Progress(res[:]); err != nil {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("the connection never broke")
+	return nil
+}
+
+// A connection the server ends above the wire layer (idle timeout, shutdown) tells the
+// client why, where the provider can carry it (soft, in process and over TCP).
+func TestServerCloseCarriesReason(t *testing.T) {
+	for _, addr := range []string{soft.InprocPrefix + "0", "127.0.0.1:0"} {
+		prov := soft.New(soft.Config{})
+		cdev, _ := prov.Open("")
+		sdev, _ := prov.Open("")
+		l, err := sdev.Listen(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := serveForTest(t, sdev, l, ServeConfig{Endpoint: testCfg(4096), IdleTimeout: 50 * time.Millisecond,
+			Poller: datapath.PollerConfig{Poll: datapath.Poll{Mode: datapath.PollEvent}, EventTimeout: time.Millisecond}})
+		idle, err := Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := untilBroken(t, idle); !strings.Contains(err.Error(), "the server closed the connection: rpcrdma: connection idle") {
+			t.Errorf("%s: idle client: %v; want the server's reason", addr, err)
+		}
+		idle.Close()
+
+		busy, err := Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := callServed(t, busy, Call{Proc: benchprog.ProcNull}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		stop()
+		if err := untilBroken(t, busy); !strings.Contains(err.Error(), "the server closed the connection: server shutting down") {
+			t.Errorf("%s: client of a server that stops: %v; want \"the server closed the connection: server shutting down\"", addr, err)
+		}
+		busy.Close()
+		l.Close()
+		cdev.Close()
+		sdev.Close()
+	}
+}
+
+// Served counts the replies whose Send completed, not the replies queued: a reply whose
+// Send fails (the requester went away before it) is not a call served.
+func TestServedCountsRepliesSent(t *testing.T) {
+	p := newPair(t, testCfg(4096), testCfg(4096))
+	// Four replies: the fourth Send is signalled (every min(16, credits/2)), so its
+	// completion proves all four sent.
+	for i := range 4 {
+		if r := p.call(p.req, Call{Proc: benchprog.ProcNull, Tag: uint64(i)}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if err := p.req.Submit(Call{Proc: benchprog.ProcNull, Tag: 4}); err != nil {
+		t.Fatal(err)
+	}
+	p.req.qp.Close() // the call is in the responder's receive queue; its reply cannot be sent
+	var res [8]Result
+	for deadline := time.Now().Add(hangGuard); p.rsp.Err() == nil && time.Now().Before(deadline); {
+		p.rsp.Progress(res[:])
+	}
+	if got := p.rsp.Stats().Served; got != 4 {
+		t.Fatalf("Served = %d after four replies sent and one that could not be, want 4", got)
+	}
+}
+
+// A requester that closes after its replies arrived: every reply counts, the unsignalled
+// ones no later completion reported included.
+func TestServedCountsRepliesBeforeClose(t *testing.T) {
+	p := newPair(t, testCfg(4096), testCfg(4096))
+	for i := range 3 { // all three unsignalled (every fourth reply Send is signalled)
+		if r := p.call(p.req, Call{Proc: benchprog.ProcNull, Tag: uint64(i)}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	p.req.Close()
+	err := untilBroken(t, p.rsp)
+	if got := p.rsp.Stats().Served; got != 3 {
+		t.Fatalf("Served = %d after three replies and the requester's close, want 3", got)
+	}
+	if !strings.Contains(err.Error(), "the client closed the connection") {
+		t.Fatalf("the responder's error: %v, want it to say the client closed the connection", err)
+	}
+}
