@@ -34,6 +34,7 @@ import (
 //	test → peer   LOAD <n>                     (requester) n Reply-chunk ECHOs at depth 64; answers LOADED ok | LOADED err <text>
 //	test → peer   SUPPRESS <0|1>               (requester) send no RDMA_DONE
 //	test → peer   DONE <xid>                   (requester) send RDMA_DONE for xid now
+//	test → peer   OVERSPEND <n> <proc> <size>  (requester) post n calls at once, ignoring its credits; answers OK
 //	test → peer   END                          close and exit; answers BYE
 const peerEnvVar = "RPCRDMA_TEST_PEER"
 
@@ -145,6 +146,15 @@ func peerCommand(c *Conn, cmd string) string {
 			return "RES err " + r.Err.Error()
 		}
 		return "RES ok " + strconv.Itoa(int(r.ReplyClass))
+	case "OVERSPEND":
+		var n, proc, size int
+		if _, err := fmt.Sscan(arg, &n, &proc, &size); err != nil {
+			return "ERR " + err.Error()
+		}
+		if err := overspend(c, n, Call{Proc: proc, Size: size}); err != nil {
+			return "ERR " + err.Error()
+		}
+		return "OK"
 	case "LOAD":
 		n, _ := strconv.Atoi(arg)
 		if err := peerLoad(c, n); err != nil {

@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -95,12 +96,20 @@ type server struct {
 // enough that the contexts or slots waiting for a completion stay few.
 func signalEvery(n int) int { return max(1, min(16, n/2)) }
 
-// startServing counts x as a call received and not yet answered.
-func (sv *server) startServing(x *sctx) {
+// startServing counts x as a call received and not yet answered, or fails the connection
+// and reports false when the call is beyond the largest grant sent (RFC 8166 section 3.3:
+// granted calls are unanswered, so the peer has no credit left). Only calls count: replies
+// to our reverse calls and RDMA_DONE never come here.
+func (sv *server) startServing(x *sctx) bool {
+	if sv.serving >= int(sv.granted) {
+		sv.c.fail("serve call", fmt.Errorf("%w: call %d unanswered with %d granted", ErrCreditOverrun, sv.serving+1, sv.granted))
+		return false
+	}
 	x.serving = true
 	sv.serving++
 	st := &sv.c.stats
 	st.MaxServing = max(st.MaxServing, sv.serving)
+	return true
 }
 
 // answered ends what startServing began, when the answer is queued.
@@ -310,7 +319,10 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 	if x == nil {
 		return
 	}
-	sv.startServing(x)
+	if !sv.startServing(x) {
+		sv.release(i)
+		return
+	}
 	x.msg = msg
 	if be32(msg) != x.hdr.XID {
 		sv.xidMismatch(i, x)
@@ -430,7 +442,10 @@ func (sv *server) onReadDone(i uint32) {
 			return
 		}
 		sv.checkEnable()
-		sv.startServing(x)
+		if !sv.startServing(x) {
+			sv.release(int32(i))
+			return
+		}
 		if be32(x.msg) != x.hdr.XID {
 			sv.xidMismatch(int32(i), x)
 			return
