@@ -84,6 +84,9 @@ type server struct {
 	pendingDone, awaitCap int
 	// serving counts calls received and not yet answered.
 	serving int
+	// sinkHeld counts the buffers of a shared sink pool this side's contexts hold
+	// (sinks.allow).
+	sinkHeld int
 	// Reply Sends are signalled only every sigEvery (as Linux does): an unsignalled one is
 	// known complete when a later signalled one completes, so its context waits in retire
 	// until then. seq numbers reply Sends in posting order.
@@ -175,6 +178,7 @@ func (sv *server) returnSinks() {
 	if parked {
 		s.drop(sv.c)
 	}
+	sv.sinkHeld = 0
 }
 
 func (sv *server) closeMWs() {
@@ -218,6 +222,9 @@ func (sv *server) release(i int32) {
 	if x.sink != nil {
 		c.sinks.put(x.sink) // a shared pool's waiting calls get it from the Mux (wakeSinks)
 		x.sink = nil
+		if c.sinks.shared {
+			sv.sinkHeld--
+		}
 	}
 	x.msg, x.chunk = nil, nil
 	x.state = ctxFree
@@ -231,8 +238,13 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 		return true
 	}
 	c := sv.c
-	if x.sink = c.sinks.get(); x.sink != nil {
-		return true
+	if s := c.sinks; !s.shared || s.allow(sv) {
+		if x.sink = s.get(); x.sink != nil {
+			if s.shared {
+				sv.sinkHeld++
+			}
+			return true
+		}
 	}
 	if c.sinks.made == 0 && c.sinks.err != nil {
 		// Nothing could be registered and no buffer is out to come back: waiting would
@@ -250,6 +262,7 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 func (sv *server) resume(i int32, b *mempool.Buf) {
 	x := &sv.ctxs[i]
 	x.sink = b
+	sv.sinkHeld++
 	switch x.resume {
 	case resumePull:
 		sv.pullChunk(i, x)
