@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -153,7 +154,7 @@ func run(o options) error {
 }
 
 // measure keeps depth SINKs outstanding on c for the duration and returns the rate (RPC/s)
-// and the median latency (µs).
+// and the median latency (µs; +Inf when none completed).
 func measure(c *rpcrdma.Conn, o options) (float64, float64, error) {
 	sent := make([]time.Time, 1024)
 	var lat []time.Duration
@@ -199,7 +200,7 @@ func measure(c *rpcrdma.Conn, o options) (float64, float64, error) {
 		}
 	}
 	if len(lat) == 0 {
-		return 0, 0, nil
+		return 0, math.Inf(1), nil // no call completed: no latency to report
 	}
 	slices.Sort(lat)
 	return float64(n) / o.duration.Seconds(), float64(lat[len(lat)/2].Microseconds()), nil
