@@ -54,6 +54,9 @@ type Mux struct {
 	share *share
 	touch func(*Conn) // markDirty, made once
 
+	// handles counts Handle calls: every few, overdue Read chunks expire (expireDone).
+	handles uint32
+
 	// Hand-over from other goroutines: mu guards pending, npending mirrors its length so
 	// that the poller looks at it without the lock.
 	mu       sync.Mutex
@@ -123,6 +126,9 @@ func (m *Mux) adopt() {
 		m.conns = append(m.conns, c)
 		m.byQPN[c.qpn] = c
 		c.deferPosts() // this thread both posts and polls from now on
+		if m.share != nil {
+			m.share.sinks.conns++
+		}
 	}
 	clear(m.pending)
 	m.pending = m.pending[:0]
@@ -158,11 +164,30 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 		c.handle(wc)
 		m.markDirty(c)
 	}
+	if m.handles++; m.handles%16 == 0 {
+		m.expireDone()
+	}
 	m.wakeSinks()
 	if m.flushDirty() {
 		m.reap()
 	}
 	return nil
+}
+
+// expireDone lets every connection release its overdue Read chunks while the CQ stays busy
+// (Idle, which does too, runs only when it is not), so that a peer that withholds RDMA_DONE
+// holds shared sink buffers for DoneTimeout, not for as long as other connections keep the
+// poller busy.
+func (m *Mux) expireDone() {
+	now := time.Now()
+	for _, c := range m.conns {
+		if c.err == nil && c.sv.pendingDone > 0 {
+			n := len(c.sv.waiting)
+			if c.sv.expireDone(now); len(c.sv.waiting) != n {
+				m.markDirty(c) // it queued LOCAL_INVs
+			}
+		}
+	}
 }
 
 // wakeSinks hands the shared sink buffers freed since the last call (by replies that
@@ -258,6 +283,9 @@ func (m *Mux) leave(c *Conn, err error) {
 		m.last = nil
 	}
 	m.load.Add(-1)
+	if m.share != nil {
+		m.share.sinks.conns--
+	}
 	if m.cfg.Done != nil {
 		m.cfg.Done(c, err)
 	}

@@ -34,6 +34,8 @@ import (
 //	test → peer   LOAD <n>                     (requester) n Reply-chunk ECHOs at depth 64; answers LOADED ok | LOADED err <text>
 //	test → peer   SUPPRESS <0|1>               (requester) send no RDMA_DONE
 //	test → peer   DONE <xid>                   (requester) send RDMA_DONE for xid now
+//	test → peer   OVERSPEND <n> <proc> <size>  (requester) post n calls at once, ignoring its credits; answers OK
+//	test → peer   HOG <proc> <size> <class>    (requester) from now on keep every credit busy with such calls; answers OK
 //	test → peer   END                          close and exit; answers BYE
 const peerEnvVar = "RPCRDMA_TEST_PEER"
 
@@ -112,6 +114,7 @@ func runPeer(role string, cfg Config, in io.Reader, out io.Writer) error {
 	}
 	defer c.Close()
 	var res [64]Result
+	var hog *Call
 	for {
 		select {
 		case cmd, ok := <-cmds:
@@ -119,9 +122,23 @@ func runPeer(role string, cfg Config, in io.Reader, out io.Writer) error {
 				fmt.Fprintln(out, "BYE")
 				return nil
 			}
+			if arg, ok := strings.CutPrefix(cmd, "HOG "); ok {
+				var call Call
+				if _, err := fmt.Sscan(arg, &call.Proc, &call.Size, &call.Class); err != nil {
+					fmt.Fprintln(out, "ERR "+err.Error())
+					continue
+				}
+				hog = &call
+				fmt.Fprintln(out, "OK")
+				continue
+			}
 			fmt.Fprintln(out, peerCommand(c, cmd))
 		default:
-			c.Progress(res[:])
+			for hog != nil && c.Submit(*hog) == nil {
+			}
+			if n, _ := c.Progress(res[:]); n == 0 && hog != nil {
+				time.Sleep(time.Millisecond) // a hog waits on the server, not on the CPU
+			}
 		}
 	}
 }
@@ -157,6 +174,15 @@ func peerCommand(c *Conn, cmd string) string {
 			return "RES err " + r.Err.Error()
 		}
 		return "RES ok " + strconv.Itoa(int(r.ReplyClass))
+	case "OVERSPEND":
+		var n, proc, size int
+		if _, err := fmt.Sscan(arg, &n, &proc, &size); err != nil {
+			return "ERR " + err.Error()
+		}
+		if err := overspend(c, n, Call{Proc: proc, Size: size}); err != nil {
+			return "ERR " + err.Error()
+		}
+		return "OK"
 	case "LOAD":
 		n, _ := strconv.Atoi(arg)
 		if err := peerLoad(c, n); err != nil {
@@ -245,6 +271,38 @@ type peerProc struct {
 // accepts a requester peer.
 func startPeer(t *testing.T, role string, cfg, local Config) *peerProc {
 	t.Helper()
+	dev, err := soft.New(soft.Config{}).Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	var l datapath.Listener
+	addr := ""
+	if role == "req" {
+		if l, err = dev.Listen("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		addr = l.Addr()
+	}
+	p := spawnPeer(t, role, cfg, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if role == "rsp" {
+		line := p.next("ADDR")
+		if p.local, err = Dial(ctx, dev, strings.TrimPrefix(line, "ADDR "), local); err != nil {
+			t.Fatalf("dial the peer: %v", err)
+		}
+	} else if p.local, err = Accept(ctx, dev, l, local); err != nil {
+		t.Fatalf("accept the peer: %v", err)
+	}
+	t.Cleanup(func() { p.local.Close() })
+	return p
+}
+
+// spawnPeer starts the peer process in role with cfg; a requester peer dials addr.
+func spawnPeer(t *testing.T, role string, cfg Config, addr string) *peerProc {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a peer process")
 	}
@@ -253,20 +311,10 @@ func startPeer(t *testing.T, role string, cfg, local Config) *peerProc {
 		t.Fatal(err)
 	}
 	p := &peerProc{t: t, lines: make(chan string, 16)}
-	dev, err := soft.New(soft.Config{}).Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	var l datapath.Listener
 	p.cmd = exec.Command(os.Args[0], "-test.run=^TestPeerProcess$", "-test.count=1")
 	p.cmd.Env = append(os.Environ(), peerEnvVar+"="+role+" "+string(b))
 	if role == "req" {
-		if l, err = dev.Listen("127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		p.cmd.Env = append(p.cmd.Env, peerEnvVar+"_ADDR="+l.Addr())
+		p.cmd.Env = append(p.cmd.Env, peerEnvVar+"_ADDR="+addr)
 	}
 	p.cmd.Stderr = &p.stderr
 	out, err := p.cmd.StdoutPipe()
@@ -297,17 +345,6 @@ func startPeer(t *testing.T, role string, cfg, local Config) *peerProc {
 		}
 		close(p.lines)
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	if role == "rsp" {
-		line := p.next("ADDR")
-		if p.local, err = Dial(ctx, dev, strings.TrimPrefix(line, "ADDR "), local); err != nil {
-			t.Fatalf("dial the peer: %v", err)
-		}
-	} else if p.local, err = Accept(ctx, dev, l, local); err != nil {
-		t.Fatalf("accept the peer: %v", err)
-	}
-	t.Cleanup(func() { p.local.Close() })
 	return p
 }
 

@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -84,6 +85,9 @@ type server struct {
 	pendingDone, awaitCap int
 	// serving counts calls received and not yet answered.
 	serving int
+	// sinkHeld counts the buffers of a shared sink pool this side's contexts hold
+	// (sinks.allow).
+	sinkHeld int
 	// Reply Sends are signalled only every sigEvery (as Linux does): an unsignalled one is
 	// known complete when a later signalled one completes, so its context waits in retire
 	// until then. seq numbers reply Sends in posting order; posted is the last one handed
@@ -97,12 +101,20 @@ type server struct {
 // enough that the contexts or slots waiting for a completion stay few.
 func signalEvery(n int) int { return max(1, min(16, n/2)) }
 
-// startServing counts x as a call received and not yet answered.
-func (sv *server) startServing(x *sctx) {
+// startServing counts x as a call received and not yet answered, or fails the connection
+// and reports false when the call is beyond the largest grant sent (RFC 8166 section 3.3:
+// granted calls are unanswered, so the peer has no credit left). Only calls count: replies
+// to our reverse calls and RDMA_DONE never come here.
+func (sv *server) startServing(x *sctx) bool {
+	if sv.serving >= int(sv.granted) {
+		sv.c.fail("serve call", fmt.Errorf("%w: call %d unanswered with %d granted", ErrCreditOverrun, sv.serving+1, sv.granted))
+		return false
+	}
 	x.serving = true
 	sv.serving++
 	st := &sv.c.stats
 	st.MaxServing = max(st.MaxServing, sv.serving)
+	return true
 }
 
 // answered ends what startServing began, when the answer is queued.
@@ -168,6 +180,7 @@ func (sv *server) returnSinks() {
 	if parked {
 		s.drop(sv.c)
 	}
+	sv.sinkHeld = 0
 }
 
 func (sv *server) closeMWs() {
@@ -211,6 +224,9 @@ func (sv *server) release(i int32) {
 	if x.sink != nil {
 		c.sinks.put(x.sink) // a shared pool's waiting calls get it from the Mux (wakeSinks)
 		x.sink = nil
+		if c.sinks.shared {
+			sv.sinkHeld--
+		}
 	}
 	x.msg, x.chunk = nil, nil
 	x.served = false
@@ -225,8 +241,13 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 		return true
 	}
 	c := sv.c
-	if x.sink = c.sinks.get(); x.sink != nil {
-		return true
+	if s := c.sinks; !s.shared || s.allow(sv) {
+		if x.sink = s.get(); x.sink != nil {
+			if s.shared {
+				sv.sinkHeld++
+			}
+			return true
+		}
 	}
 	if c.sinks.made == 0 && c.sinks.err != nil {
 		// Nothing could be registered and no buffer is out to come back: waiting would
@@ -244,6 +265,7 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 func (sv *server) resume(i int32, b *mempool.Buf) {
 	x := &sv.ctxs[i]
 	x.sink = b
+	sv.sinkHeld++
 	switch x.resume {
 	case resumePull:
 		sv.pullChunk(i, x)
@@ -313,7 +335,10 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 	if x == nil {
 		return
 	}
-	sv.startServing(x)
+	if !sv.startServing(x) {
+		sv.release(i)
+		return
+	}
 	x.msg = msg
 	if be32(msg) != x.hdr.XID {
 		sv.xidMismatch(i, x)
@@ -433,7 +458,10 @@ func (sv *server) onReadDone(i uint32) {
 			return
 		}
 		sv.checkEnable()
-		sv.startServing(x)
+		if !sv.startServing(x) {
+			sv.release(int32(i))
+			return
+		}
 		if be32(x.msg) != x.hdr.XID {
 			sv.xidMismatch(int32(i), x)
 			return

@@ -16,6 +16,10 @@ import (
 // has one of its own, made whole at setup with a buffer per context: a context holds at most
 // one, so it never waits.
 //
+// No connection can hold a shared pool (allow): one that holds its share, max over the
+// connections of the poller, takes another buffer only while more than a share stays
+// available, and waiting calls that allow refuses let later ones of other connections pass.
+//
 // Owned by one poller thread: no locks.
 type sinks struct {
 	reg    mempool.Registrar
@@ -29,6 +33,16 @@ type sinks struct {
 	waiting []sinkWait
 	err     error // the last registration that failed
 	shared  bool  // by the connections of a poller (woken by its Mux)
+	// conns counts the connections that share the pool (kept by their Mux).
+	conns int
+}
+
+// allow reports whether the server half sv may take a buffer of a shared pool: while it
+// holds less than its share (max over the connections), or while more than a share stays
+// free (or not yet made) for the others.
+func (s *sinks) allow(sv *server) bool {
+	share := max(1, s.max/max(1, s.conns))
+	return sv.sinkHeld < share || s.conns <= 1 || len(s.free)+s.max-s.made > share
 }
 
 type sinkWait struct {
@@ -78,7 +92,8 @@ func (s *sinks) grow(n int) error {
 }
 
 // get returns a free buffer, growing the pool when it has none and may, or nil when every
-// buffer is in use (or a segment could not be registered): the caller waits (park).
+// buffer is in use (or a segment could not be registered): the caller waits (park). A
+// context of a shared pool asks allow first.
 func (s *sinks) get() *mempool.Buf {
 	if len(s.free) == 0 && s.made < s.max && s.reg != nil {
 		// Doubling keeps segments (and registrations) few: at most log2(max) + 1.
@@ -101,24 +116,33 @@ func (s *sinks) park(c *Conn, i int32) {
 	s.waiting = append(s.waiting, sinkWait{c, i})
 }
 
-// wake hands free buffers to waiting contexts, oldest first, and calls touched for each
-// connection that got one (its work is queued and needs a flush). Contexts whose
-// connection broke meanwhile are dropped.
+// wake hands free buffers to waiting contexts that allow lets take one, oldest first, and
+// calls touched for each connection that got one (its work is queued and needs a flush).
+// Contexts whose connection broke meanwhile are dropped.
 func (s *sinks) wake(touched func(*Conn)) {
-	k := 0
-	for ; k < len(s.waiting) && len(s.free) > 0; k++ {
-		w := s.waiting[k]
-		if w.c.err != nil || w.c.sv.ctxs[w.i].state != ctxSinkWait {
-			continue
+	live := s.waiting[:0]
+	for k, w := range s.waiting {
+		sv := &w.c.sv
+		switch {
+		case w.c.err != nil || sv.ctxs[w.i].state != ctxSinkWait:
+		case len(s.free) == 0 && s.made >= s.max:
+			live = append(live, s.waiting[k:]...)
+			clear(s.waiting[len(live):])
+			s.waiting = live
+			return
+		case s.allow(sv):
+			if b := s.get(); b != nil {
+				sv.resume(w.i, b)
+				touched(w.c)
+				continue
+			}
+			live = append(live, w)
+		default:
+			live = append(live, w)
 		}
-		w.c.sv.resume(w.i, s.get())
-		touched(w.c)
 	}
-	if k > 0 {
-		n := copy(s.waiting, s.waiting[k:])
-		clear(s.waiting[n:])
-		s.waiting = s.waiting[:n]
-	}
+	clear(s.waiting[len(live):])
+	s.waiting = live
 }
 
 // drop forgets the waiting contexts of c (closing).

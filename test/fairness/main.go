@@ -1,0 +1,340 @@
+// Command fairness measures how a running `rpcrdma-bench server` shares its poller's sink
+// pool: a well-behaved client's SINK rate and p50 alone and beside a misbehaving peer,
+// alternated (alone, beside, alone, beside, ...), -runs times for each peer. It starts the
+// server itself, with a small pool (-sink-buffers) and responder-provided Read chunks. The
+// peers are the rpcrdma package's test binary in its peer mode (TestPeerProcess, driven over
+// its standard input):
+//
+//	slowread  keeps its 64 credits busy with SINKs through a relay that delays everything it
+//	          sends to the server by -delay, so every RDMA Read is answered that late
+//	nodone    keeps its credits busy with SOURCEs answered in responder-provided Read chunks
+//	          and never sends RDMA_DONE, so each reply holds a buffer for DoneTimeout
+//
+// scripts/fairness.sh builds both binaries and runs it. It prints one FAIRNESS line per
+// measurement and one FAIRNESS-SUMMARY line per peer: the medians and beside/alone ratios.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+)
+
+type options struct {
+	server, peer string
+	peerDir      string
+	sinkBuffers  int
+	runs         int
+	duration     time.Duration
+	size, depth  int
+	delay        time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.server, "server", "", "the rpcrdma-bench binary")
+	flag.StringVar(&o.peer, "peer", "", "the rpcrdma package's test binary (go test -c ./rpcrdma)")
+	flag.StringVar(&o.peerDir, "peer-dir", "rpcrdma", "the directory the test binary runs in (its package's, for testdata)")
+	flag.IntVar(&o.sinkBuffers, "sink-buffers", 16, "the server's --sink-buffers")
+	flag.IntVar(&o.runs, "runs", 3, "alternated runs per misbehaving peer")
+	flag.DurationVar(&o.duration, "duration", 3*time.Second, "measured time per run")
+	flag.IntVar(&o.size, "size", 16<<10, "SINK payload bytes (a Read chunk)")
+	flag.IntVar(&o.depth, "depth", 4, "the well-behaved client's calls outstanding")
+	flag.DurationVar(&o.delay, "delay", 200*time.Millisecond, "how late slowread answers each RDMA Read")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "fairness:", err)
+		os.Exit(1)
+	}
+}
+
+const maxPayload = 64 << 10
+
+func run(o options) error {
+	if o.server == "" || o.peer == "" {
+		return errors.New("-server and -peer are required")
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	srv := exec.Command(o.server, "server", "--provider", "soft", "--listen", addr, "--responder-read",
+		"--sink-buffers", fmt.Sprint(o.sinkBuffers), "--max-payload", fmt.Sprint(maxPayload))
+	srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
+	if err := srv.Start(); err != nil {
+		return fmt.Errorf("start the server: %w", err)
+	}
+	defer func() {
+		srv.Process.Signal(os.Interrupt)
+		srv.Wait()
+	}()
+	relay, err := startRelay(addr, o.delay)
+	if err != nil {
+		return err
+	}
+	defer relay.Close()
+
+	dev, err := soft.New(soft.Config{}).Open("")
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	var c *rpcrdma.Conn
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err = rpcrdma.Dial(context.Background(), dev, addr, rpcrdma.Config{Credits: o.depth, MaxPayload: maxPayload})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("dial the server: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	defer c.Close()
+
+	type sample struct{ rate, p50 float64 }
+	kinds := []string{"slowread", "nodone"}
+	alone, beside := map[string][]sample{}, map[string][]sample{}
+	for r := 1; r <= o.runs; r++ {
+		for _, kind := range kinds {
+			ra, pa, err := measure(c, o)
+			if err != nil {
+				return fmt.Errorf("alone: %w", err)
+			}
+			p, err := startPeer(o, kind, addr, relay.Addr().String())
+			if err != nil {
+				return fmt.Errorf("%s: %w", kind, err)
+			}
+			time.Sleep(time.Second) // the peer fills what it can hold
+			rb, pb, err := measure(c, o)
+			p.stop()
+			if err != nil {
+				return fmt.Errorf("beside %s: %w", kind, err)
+			}
+			fmt.Printf("FAIRNESS peer=%s run=%d alone_rps=%.0f alone_p50_us=%.0f beside_rps=%.0f beside_p50_us=%.0f\n",
+				kind, r, ra, pa, rb, pb)
+			alone[kind] = append(alone[kind], sample{ra, pa})
+			beside[kind] = append(beside[kind], sample{rb, pb})
+			// What the peer held comes back by DoneTimeout (1 s) at most.
+			time.Sleep(1500 * time.Millisecond)
+		}
+	}
+	for _, kind := range kinds {
+		med := func(s []sample, f func(sample) float64) float64 {
+			v := make([]float64, len(s))
+			for i := range s {
+				v[i] = f(s[i])
+			}
+			slices.Sort(v)
+			return v[len(v)/2]
+		}
+		rate := func(s sample) float64 { return s.rate }
+		p50 := func(s sample) float64 { return s.p50 }
+		ar, br := med(alone[kind], rate), med(beside[kind], rate)
+		ap, bp := med(alone[kind], p50), med(beside[kind], p50)
+		fmt.Printf("FAIRNESS-SUMMARY peer=%s runs=%d alone_rps=%.0f beside_rps=%.0f rate_ratio=%.2f alone_p50_us=%.0f beside_p50_us=%.0f p50_ratio=%.2f\n",
+			kind, o.runs, ar, br, br/ar, ap, bp, bp/ap)
+	}
+	return nil
+}
+
+// measure keeps depth SINKs outstanding on c for the duration and returns the rate (RPC/s)
+// and the median latency (µs; +Inf when none completed).
+func measure(c *rpcrdma.Conn, o options) (float64, float64, error) {
+	sent := make([]time.Time, 1024)
+	var lat []time.Duration
+	res := make([]rpcrdma.Result, 64)
+	tag := uint64(0)
+	start := time.Now()
+	end := start.Add(o.duration)
+	n := 0
+	for outstanding := 0; ; {
+		now := time.Now()
+		for now.Before(end) && outstanding < o.depth {
+			err := c.Submit(rpcrdma.Call{Proc: benchprog.ProcSink, Size: o.size, Tag: tag})
+			if errors.Is(err, rpcrdma.ErrNoCredit) {
+				break
+			}
+			if err != nil {
+				return 0, 0, err
+			}
+			sent[tag%uint64(len(sent))] = now
+			tag++
+			outstanding++
+		}
+		k, err := c.Progress(res)
+		done := time.Now()
+		for _, r := range res[:k] {
+			if r.Err != nil {
+				return 0, 0, r.Err
+			}
+			outstanding--
+			if done.Before(end) {
+				n++
+				lat = append(lat, done.Sub(sent[r.Tag%uint64(len(sent))]))
+			}
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		if !done.Before(end) && outstanding == 0 {
+			break
+		}
+		if done.Sub(end) > 10*time.Second {
+			return 0, 0, fmt.Errorf("%d calls still outstanding 10 s after the run", outstanding)
+		}
+	}
+	if len(lat) == 0 {
+		return 0, math.Inf(1), nil // no call completed: no latency to report
+	}
+	slices.Sort(lat)
+	return float64(n) / o.duration.Seconds(), float64(lat[len(lat)/2].Microseconds()), nil
+}
+
+// peer is a misbehaving peer process.
+type peer struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+}
+
+func startPeer(o options, kind, addr, relay string) (*peer, error) {
+	cfg := rpcrdma.Config{Credits: 64, MaxPayload: maxPayload}
+	cmds := []string{fmt.Sprintf("HOG %d %d 0", benchprog.ProcSink, o.size)}
+	if kind == "slowread" {
+		addr = relay
+	} else {
+		cfg.ResponderRead = true
+		cmds = []string{"SUPPRESS 1", fmt.Sprintf("HOG %d %d %d", benchprog.ProcSource, o.size, rpcproto.ClassResponderRead)}
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &peer{cmd: exec.Command(o.peer, "-test.run=^TestPeerProcess$", "-test.count=1"), lines: make(chan string, 16)}
+	p.cmd.Dir = o.peerDir
+	p.cmd.Env = append(os.Environ(), "RPCRDMA_TEST_PEER=req "+string(b), "RPCRDMA_TEST_PEER_ADDR="+addr)
+	p.cmd.Stderr = os.Stderr
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	for _, cmd := range cmds {
+		fmt.Fprintln(p.in, cmd)
+		select {
+		case line, ok := <-p.lines:
+			if !ok || line != "OK" {
+				p.stop()
+				return nil, fmt.Errorf("peer answered %q to %s", line, cmd)
+			}
+		case <-time.After(10 * time.Second):
+			p.stop()
+			return nil, fmt.Errorf("peer never answered %s", cmd)
+		}
+	}
+	return p, nil
+}
+
+func (p *peer) stop() {
+	p.in.Close()
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// startRelay forwards TCP connections to addr, delaying what the client sends by delay.
+func startRelay(addr string, delay time.Duration) (net.Listener, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", addr)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			go func() { io.Copy(in, out); in.Close() }()
+			go delayCopy(out, in, delay)
+		}
+	}()
+	return l, nil
+}
+
+// delayCopy copies src to dst, each chunk delay after it was read.
+func delayCopy(dst, src net.Conn, delay time.Duration) {
+	type chunk struct {
+		at time.Time
+		b  []byte
+	}
+	q := make(chan chunk, 4096)
+	go func() {
+		defer close(q)
+		for {
+			b := make([]byte, 64<<10)
+			n, err := src.Read(b)
+			if n > 0 {
+				q <- chunk{time.Now().Add(delay), b[:n]}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range q {
+		time.Sleep(time.Until(c.at))
+		if _, err := dst.Write(c.b); err != nil {
+			break
+		}
+	}
+	dst.Close()
+	src.Close()
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
