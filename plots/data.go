@@ -19,7 +19,7 @@ var ErrNoData = errors.New("nothing to plot")
 // ref is one point of one run: what every chart draws from.
 type ref struct {
 	run   int // index into the runs given
-	group int // the first run of the same setup (setupOf): repeats of one measurement share lines
+	group int // the first run of the same setup (Setup): repeats of one measurement share lines
 	r     *results.Run
 	i     int // index into r.Points
 	p     *results.Point
@@ -62,10 +62,10 @@ func collect(runs []*results.Run) ([]ref, error) {
 	return refs, nil
 }
 
-// setupOf is what must be equal for two runs to be repeats of one measurement, whose points
+// Setup is what must be equal for two runs to be repeats of one measurement, whose points
 // the charts pool like the rounds of one run: provider, device, host and the whole
 // configuration (workload, transport, seed).
-func setupOf(r *results.Run) string {
+func Setup(r *results.Run) string {
 	dev := ""
 	if r.Environment.Device != nil {
 		dev = r.Environment.Device.Name
@@ -75,9 +75,9 @@ func setupOf(r *results.Run) string {
 
 // firstOfSetup is the index of the first of runs with the setup of runs[k].
 func firstOfSetup(k int, runs []*results.Run) int {
-	s := setupOf(runs[k])
+	s := Setup(runs[k])
 	for j := range k {
-		if setupOf(runs[j]) == s {
+		if Setup(runs[j]) == s {
 			return j
 		}
 	}
