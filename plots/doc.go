@@ -14,7 +14,8 @@
 //
 // Repeats of a point (the rounds of --repeat, and the runs of one setup: the same provider,
 // device, host and configuration) are one point on the charts: the line charts draw the median
-// of their values with the min-max range as a band and whiskers, and say how many there were.
+// of their values with the min-max range as a band and whiskers, and say how many there were;
+// a spectrum pools the samples of all the rounds into one line.
 // The heatmap colours a cell by its median's ratio to the best threshold of its size on a
 // fixed log scale (1× to 4×), and marks with ≈ the cells whose rounds overlap the best's.
 //

@@ -147,13 +147,14 @@ func spectrumSets(refs []ref) []selection {
 			name += "-inline" + bytesLabel(t)
 		}
 		// Sort by size, then run, so that a split keeps the runs' lines of a size together.
-		fs := by[t]
-		slices.SortStableFunc(fs, func(a, b ref) int {
-			return cmp.Or(cmp.Compare(size(a.p.Params), size(b.p.Params)), cmp.Compare(a.run, b.run))
+		// A point's repeats are one line: split by points, not by refs.
+		fs := repeats(by[t])
+		slices.SortStableFunc(fs, func(a, b []ref) int {
+			return cmp.Or(cmp.Compare(size(a[0].p.Params), size(b[0].p.Params)), cmp.Compare(a[0].run, b[0].run))
 		})
 		n := (len(fs) + maxSpectrumLines - 1) / maxSpectrumLines
 		for i := range n {
-			part := fs[i*len(fs)/n : (i+1)*len(fs)/n]
+			part := slices.Concat(fs[i*len(fs)/n : (i+1)*len(fs)/n]...)
 			nm := name
 			if n > 1 {
 				nm += "-" + strconv.Itoa(i+1)

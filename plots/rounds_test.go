@@ -255,3 +255,33 @@ func pngOf(t *testing.T, c *Chart) []byte {
 	}
 	return []byte(b.String())
 }
+
+// A repeated point has one spectrum line, of its rounds' samples pooled, not one per round.
+func TestSpectrumPoolsRounds(t *testing.T) {
+	r := roundsRun(t)
+	cs, err := Charts([]*results.Run{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		if !strings.HasPrefix(c.Name, "spectrum") {
+			continue
+		}
+		names = append(names, c.Name)
+		if len(c.Legend) != 3 {
+			t.Errorf("%s: %d lines, want one per size (3)", c.Name, len(c.Legend))
+		}
+		for _, e := range c.Legend {
+			if !strings.HasSuffix(e.Label, "· 4 rounds") {
+				t.Errorf("%s: label %q does not say the line pools 4 rounds", c.Name, e.Label)
+			}
+		}
+		if !strings.Contains(strings.Join(c.Caption, " "), "pooled") {
+			t.Errorf("%s: caption does not say the rounds are pooled", c.Name)
+		}
+	}
+	if !slices.Equal(names, []string{"spectrum-inline1K", "spectrum-inline4K", "spectrum-inline16K"}) {
+		t.Errorf("spectra %v, want one per threshold", names)
+	}
+}
