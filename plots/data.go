@@ -18,10 +18,11 @@ var ErrNoData = errors.New("nothing to plot")
 
 // ref is one point of one run: what every chart draws from.
 type ref struct {
-	run int // index into the runs given
-	r   *results.Run
-	i   int // index into r.Points
-	p   *results.Point
+	run   int // index into the runs given
+	group int // the first run of the same setup (Setup): repeats of one measurement share lines
+	r     *results.Run
+	i     int // index into r.Points
+	p     *results.Point
 }
 
 // name identifies the point in an error message: "run 2 point 5 (ECHO 4096/4096 inline 4096)".
@@ -43,6 +44,9 @@ func collect(runs []*results.Run) ([]ref, error) {
 		if r == nil {
 			return nil, fmt.Errorf("plots: run %d is nil", k+1)
 		}
+	}
+	for k, r := range runs {
+		g := firstOfSetup(k, runs)
 		if len(r.Points) == 0 {
 			msg := ""
 			if r.Status.Message != "" {
@@ -52,10 +56,32 @@ func collect(runs []*results.Run) ([]ref, error) {
 				k+1, orDash(r.Environment.Provider), r.Start.UTC().Format("2006-01-02 15:04:05Z"), msg)
 		}
 		for i := range r.Points {
-			refs = append(refs, ref{run: k, r: r, i: i, p: &r.Points[i]})
+			refs = append(refs, ref{run: k, group: g, r: r, i: i, p: &r.Points[i]})
 		}
 	}
 	return refs, nil
+}
+
+// Setup is what must be equal for two runs to be repeats of one measurement, whose points
+// the charts pool like the rounds of one run: provider, device, host and the whole
+// configuration (workload, transport, seed).
+func Setup(r *results.Run) string {
+	dev := ""
+	if r.Environment.Device != nil {
+		dev = r.Environment.Device.Name
+	}
+	return r.Environment.Provider + "\x00" + dev + "\x00" + r.Environment.Hostname + "\x00" + string(r.Config)
+}
+
+// firstOfSetup is the index of the first of runs with the setup of runs[k].
+func firstOfSetup(k int, runs []*results.Run) int {
+	s := Setup(runs[k])
+	for j := range k {
+		if Setup(runs[j]) == s {
+			return j
+		}
+	}
+	return k
 }
 
 // Shape of a point's sizes: which payload is swept. The x axis of the size charts is the larger
@@ -84,7 +110,7 @@ func shape(p results.Params) (kind, other int) {
 // seriesKey is everything that identifies a point except its size: the points of one line on
 // the size charts.
 type seriesKey struct {
-	run       int // -1 when all runs share the lines
+	run       int // the run's group (ref.group); -1 when all runs share the lines
 	procedure string
 	class     string
 	shape     int
@@ -101,7 +127,7 @@ func keyOf(f ref, multiRun bool) seriesKey {
 	k := seriesKey{run: -1, procedure: p.Procedure, class: p.Class, shape: kind, other: other,
 		threshold: p.InlineThreshold, depth: p.Depth, conns: p.Connections, rate: p.RateRPS}
 	if multiRun {
-		k.run = f.run
+		k.run = f.group
 	}
 	return k
 }
@@ -151,10 +177,11 @@ func group(refs []ref, runs []*results.Run) []series {
 	return ss
 }
 
+// distinctRuns counts the groups of runs among refs: repeats of one setup count once.
 func distinctRuns(refs []ref) int {
 	seen := map[int]bool{}
 	for _, f := range refs {
-		seen[f.run] = true
+		seen[f.group] = true
 	}
 	return len(seen)
 }
@@ -182,7 +209,7 @@ func varying(keys []seriesKey) vary {
 func (v vary) parts(k seriesKey, runs []*results.Run) []string {
 	var parts []string
 	if v.run && k.run >= 0 {
-		parts = append(parts, runLabel(k.run, runs))
+		parts = append(parts, groupLabel(k.run, runs))
 	}
 	if v.procedure {
 		parts = append(parts, k.procedure)
@@ -267,6 +294,22 @@ func runLabel(k int, runs []*results.Run) string {
 		if e.Device != nil && e.Device.Name != "" {
 			s += "/" + e.Device.Name
 		}
+	}
+	return s
+}
+
+// groupLabel names the runs of the setup of run k among several: "runs 1, 3 soft/soft0" when
+// they repeat one measurement, else as runLabel.
+func groupLabel(k int, runs []*results.Run) string {
+	var in []string
+	for j := range runs {
+		if runs[j] != nil && firstOfSetup(j, runs) == k {
+			in = append(in, strconv.Itoa(j+1))
+		}
+	}
+	s := runLabel(k, runs)
+	if len(in) > 1 {
+		s = "runs " + strings.Join(in, ", ") + strings.TrimPrefix(s, "run "+strconv.Itoa(k+1))
 	}
 	return s
 }

@@ -1,8 +1,8 @@
 // Package plots draws the benchmark's charts from results files with gonum/plot, as PNG and
 // SVG: RTT percentiles against message size (one line per inline threshold), the percentile
 // spectrum of each point in the HdrHistogram convention, throughput against message size, a
-// threshold × size heatmap of median RTT marked with the message classes, and throughput over
-// time. Every chart carries a caption naming the provider, the device and the negotiated
+// threshold × size heatmap of median RTT marked with the message classes, each mix's p50, p99
+// and RPC/s against the inline threshold, and throughput over time. Every chart carries a caption naming the provider, the device and the negotiated
 // connection parameters, so a published picture says what it measured.
 //
 // It reads only what package results exposes (the file schema and its HDR histograms) and never
@@ -11,6 +11,13 @@
 // without writing); the per-chart functions (Latency, Spectrum, Throughput, Heatmap, Timeline)
 // return a *Chart for callers that want one figure or want to adjust it before saving. A Chart
 // keeps its legend or colour bar beside the data, never over it, and wraps its caption.
+//
+// Repeats of a point (the rounds of --repeat, and the runs of one setup: the same provider,
+// device, host and configuration) are one point on the charts: the line charts draw the median
+// of their values with the min-max range as a band and whiskers, and say how many there were;
+// a spectrum pools the samples of all the rounds into one line.
+// The heatmap colours a cell by its median's ratio to the best threshold of its size on a
+// fixed log scale (1× to 4×), and marks with ≈ the cells whose rounds overlap the best's.
 //
 // Input is never trusted: a run without points, a missing or corrupt histogram or a percentile
 // the sample count cannot support (results.Supports) gives a clear error or a caption note

@@ -28,7 +28,8 @@ func TestExamples(t *testing.T) {
 	}
 	wide.Time = 20 * time.Millisecond
 	w := wide.Run(t)
-	for name, runs := range map[string][]*results.Run{"soft": {s}, "two-runs": {s, x}, "wide": {w}, "wide-twice": {w, w}} {
+	for name, runs := range map[string][]*results.Run{"soft": {s}, "two-runs": {s, x}, "wide": {w}, "wide-twice": {w, w},
+		"rounds": {roundsRun(t)}, "mix-rounds": {mixRounds(t)}} {
 		paths, err := Render(runs, filepath.Join(dir, name), "png")
 		t.Log(name, paths, err)
 	}

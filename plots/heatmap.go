@@ -5,10 +5,12 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
@@ -20,7 +22,7 @@ import (
 // grid is the heatmap's data: columns are sizes, rows thresholds, at integer coordinates so
 // that every cell has the same width whatever the sizes.
 type grid struct {
-	z    [][]float64 // [col][row], log10 of the median in µs, NaN where nothing was measured
+	z    [][]float64 // [col][row], log2 of the median's ratio to its column's best, NaN where nothing was measured
 	cols int
 	rows int
 }
@@ -128,8 +130,10 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 		f := &sel[i]
 		c, _ := slices.BinarySearch(sizes, size(f.p.Params))
 		r, _ := slices.BinarySearch(thrs, f.p.Params.InlineThreshold)
-		// The rounds of one repeated point (the same params in one run) share a cell.
-		if o := at[c][r]; o != nil && (o.run != f.run || o.p.Round == 0 || f.p.Round == 0 || o.p.Params != f.p.Params) {
+		// The rounds of one repeated point (the same params in one run, or in repeated runs of
+		// one setup) share a cell.
+		if o := at[c][r]; o != nil && (o.group != f.group || o.p.Params != f.p.Params ||
+			o.run == f.run && (o.p.Round == 0 || f.p.Round == 0)) {
 			return nil, fmt.Errorf("plots: %s: %s and %s fall in the same cell (inline %s, size %s): select one of them",
 				name, o.name(), f.name(), bytesLabel(thrs[r]), bytesLabel(sizes[c]))
 		}
@@ -140,10 +144,11 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 			few++
 		}
 	}
-	for c := range medians {
-		for r, v := range medians[c] {
-			if len(v) > 0 {
-				g.set(c, r, math.Log10(median(v)))
+	cells := heatCells(medians)
+	for c := range cells {
+		for r, cs := range cells[c] {
+			if cs.n > 0 {
+				g.set(c, r, math.Min(math.Log2(cs.ratio), math.Log2(maxRatio)))
 			}
 		}
 	}
@@ -151,12 +156,8 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 		return nil, fmt.Errorf("plots: %s: %w (no point has a median RTT)", name, ErrNoData)
 	}
 
-	zmin, zmax := g.Min(), g.Max()
-	if zmax-zmin < 0.02 {
-		// One value (or all alike): give the palette a range so the colour is defined.
-		zmin, zmax = zmin-0.05, zmax+0.05
-	}
-	cm := moreland.SmoothBlueRed()
+	zmin, zmax := 0.0, math.Log2(maxRatio)
+	cm := ratioColours()
 	cm.SetMin(zmin)
 	cm.SetMax(zmax)
 	hm := plotter.NewHeatMap(g, cm.Palette(255))
@@ -183,15 +184,33 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 	}
 	var lab plotter.XYLabels
 	var styles []text.Style
+	judged, unjudged, rounds := 0, 0, map[int]bool{}
 	for c := range sizes {
 		for r := range thrs {
 			f := at[c][r]
+			cs := cells[c][r]
 			var s string
 			switch {
 			case f == nil:
 				s = "not run"
 			case g.valid(c, r):
-				s = trimFloat(math.Pow(10, g.Z(c, r))) + " µs"
+				s = trimFloat(cs.med) + " µs\n"
+				rounds[cs.n] = true
+				switch {
+				case cs.best:
+					s += "best"
+				case cs.sig == sigNone:
+					s += "≈ ×" + ratioText(cs.ratio)
+				default:
+					s += "×" + ratioText(cs.ratio)
+				}
+				switch {
+				case cs.best:
+				case cs.sig == sigUnknown:
+					unjudged++
+				default:
+					judged++
+				}
 			default:
 				s = "too few"
 			}
@@ -225,15 +244,154 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 	bar.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
 	bar.HideX()
 	bar.X.Padding, bar.Y.Padding = 0, 0
-	bar.Y.Label.Text = "median RTT (µs)"
+	bar.Y.Label.Text = "median RTT / best of the size"
 	bar.Y.Label.TextStyle.Font.Size = 10
-	bar.Y.Tick.Marker = expTicks(trimFloat)
+	bar.Y.Tick.Marker = ratioTicks()
 
-	notes := []string{"Cells: median RTT, then the call/reply message class (S short, C chunked, L long); colour on a log scale."}
+	var ns []int
+	for n := range rounds {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	notes := []string{"Cells: median RTT over the point's " + roundsOf(ns) + ", its ratio to the best threshold at that size (colour, on a fixed log scale from 1× to " +
+		trimFloat(maxRatio) + "× and beyond), then the call/reply message class (S short, C chunked, L long)."}
+	if judged > 0 {
+		notes = append(notes, "≈: not significantly slower than the best: the ranges (min-max) of their rounds overlap. Ranges apart count as a difference "+
+			"when the chance of that order for n and m rounds of one distribution, n!m!/(n+m)!, is at most "+trimFloat(sigChance)+" (3 rounds each or more).")
+	}
+	if unjudged > 0 {
+		notes = append(notes, fmt.Sprintf("%d cell(s) not judged against the best: too few rounds to tell (3 each, e.g. --repeat 3).", unjudged))
+	}
 	if few > 0 {
 		notes = append(notes, fmt.Sprintf("%d point(s) with too few samples for a median (need %d).", few, 2*results.MinTailSamples))
 	}
 	return &Chart{Name: name, Plot: p, Bar: bar, Caption: caption(sel, notes...)}, nil
+}
+
+// maxRatio is the top of the heatmap's fixed colour scale: a cell this much slower than the
+// best of its size, or more, has the darkest colour.
+const maxRatio = 4
+
+// sigChance is the largest chance, for points that do not differ, of n and m rounds falling in
+// disjoint ranges in a given order (n!m!/(n+m)!) for which disjoint ranges count as a
+// significant difference: 3 and 3 rounds are the fewest that can tell.
+const sigChance = 0.05
+
+// cellStat is a heatmap cell's median RTTs over its rounds (µs).
+type cellStat struct {
+	med, lo, hi float64
+	ratio       float64 // med over the best med of the column
+	n           int
+	best        bool
+	sig         significance
+}
+
+type significance int
+
+const (
+	sigUnknown significance = iota // too few rounds to tell
+	sigNone                        // not significantly worse than the best
+	sigWorse                       // significantly worse
+)
+
+// cellSignificance judges whether c is slower than best beyond noise: ranges of their rounds
+// that overlap are not significant; disjoint ones are when that is unlikely by chance for
+// their numbers of rounds (orderChance at most sigChance), and cannot tell otherwise.
+// The shared interval function (results' Hodges-Lehmann interval, once in the tree) plugs in here.
+func cellSignificance(c, best cellStat) significance {
+	switch {
+	case c.lo <= best.hi:
+		return sigNone
+	case orderChance(c.n, best.n) > sigChance:
+		return sigUnknown
+	}
+	return sigWorse
+}
+
+// orderChance is n!m!/(n+m)!: the chance that n and m draws from one distribution fall with
+// all of the n above all of the m.
+func orderChance(n, m int) float64 {
+	p := 1.0
+	for i := 1; i <= m; i++ {
+		p *= float64(i) / float64(n+i)
+	}
+	return p
+}
+
+// heatCells takes each cell's median, min and max over its rounds' median RTTs ([col][row]),
+// its ratio to the best (lowest) median of its column, the thresholds at one size, and
+// whether it is significantly slower than that best.
+func heatCells(medians [][][]float64) [][]cellStat {
+	cells := make([][]cellStat, len(medians))
+	for c := range medians {
+		cells[c] = make([]cellStat, len(medians[c]))
+		best := -1
+		for r, v := range medians[c] {
+			if len(v) == 0 {
+				continue
+			}
+			cells[c][r] = cellStat{med: median(v), lo: slices.Min(v), hi: slices.Max(v), n: len(v)}
+			if best < 0 || cells[c][r].med < cells[c][best].med {
+				best = r
+			}
+		}
+		for r := range cells[c] {
+			if cs := &cells[c][r]; cs.n > 0 {
+				cs.best = r == best
+				cs.ratio = cs.med / cells[c][best].med
+				cs.sig = cellSignificance(*cs, cells[c][best])
+			}
+		}
+	}
+	return cells
+}
+
+// ratioText writes a ratio to the best: 1.08, 2.5, 12.
+func ratioText(r float64) string {
+	if r < 10 {
+		return strconv.FormatFloat(r, 'f', 2, 64)
+	}
+	return trimFloat(r)
+}
+
+func roundsOf(ns []int) string {
+	switch {
+	case len(ns) == 0:
+		return "rounds"
+	case ns[len(ns)-1] == 1:
+		return "one round"
+	case len(ns) == 1:
+		return strconv.Itoa(ns[0]) + " rounds"
+	}
+	return strconv.Itoa(ns[0]) + " to " + strconv.Itoa(ns[len(ns)-1]) + " rounds"
+}
+
+// ratioColours is the heatmap's sequential scale, light at the best and dark red at maxRatio.
+func ratioColours() palette.ColorMap {
+	cm, err := moreland.NewLuminance([]color.Color{
+		color.NRGBA{R: 0x80, G: 0x00, B: 0x26, A: 0xff},
+		color.NRGBA{R: 0xe3, G: 0x1a, B: 0x1c, A: 0xff},
+		color.NRGBA{R: 0xfd, G: 0x8d, B: 0x3c, A: 0xff},
+		color.NRGBA{R: 0xfe, G: 0xd9, B: 0x76, A: 0xff},
+		color.NRGBA{R: 0xff, G: 0xff, B: 0xe0, A: 0xff},
+	})
+	if err != nil {
+		panic(err) // constant controls of rising luminance
+	}
+	return palette.Reverse(cm)
+}
+
+// ratioTicks label the colour bar (log2 of the ratio) as ratios.
+func ratioTicks() plot.ConstantTicks {
+	var ts plot.ConstantTicks
+	for _, r := range []float64{1, 1.1, 1.25, 1.5, 2, 3, 4} {
+		l := trimFloat(r) + "×"
+		if r == maxRatio {
+			l = "≥" + l
+		}
+		ts = append(ts, plot.Tick{Value: math.Log2(r), Label: l})
+	}
+	return ts
 }
 
 func shapesOf(refs []ref) map[int]bool {

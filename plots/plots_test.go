@@ -55,6 +55,7 @@ func TestGoldenSVG(t *testing.T) {
 	s, x := testRuns(t)
 	one := []*results.Run{s}
 	thr4K := func(p results.Params) bool { return p.InlineThreshold == 4096 }
+	rounds, mixes := []*results.Run{roundsRun(t)}, []*results.Run{mixRounds(t)}
 	cases := []struct {
 		name  string
 		build func() (*Chart, error)
@@ -67,6 +68,11 @@ func TestGoldenSVG(t *testing.T) {
 		{"throughput-gbps", func() (*Chart, error) { return Throughput(one, Gbps) }},
 		{"heatmap", func() (*Chart, error) { return Heatmap(one, nil) }},
 		{"timeline-rpcs", func() (*Chart, error) { return Timeline(s, RPCRate) }},
+		{"latency-p50-rounds", func() (*Chart, error) { return Latency(rounds, 50) }},
+		{"throughput-rpcs-rounds", func() (*Chart, error) { return Throughput(rounds, RPCRate) }},
+		{"heatmap-rounds", func() (*Chart, error) { return Heatmap(rounds, nil) }},
+		{"threshold-p50-rounds", func() (*Chart, error) { return Threshold(mixes, ThresholdP50) }},
+		{"threshold-rpcs-rounds", func() (*Chart, error) { return Threshold(mixes, ThresholdRPCRate) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,7 +300,7 @@ func TestSpectrumSupports(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	s, _ := testRuns(t)
+	s, x := testRuns(t)
 	empty := clone(s)
 	empty.Points = nil
 	empty.Status = results.Status{State: results.StateFailed, Message: "connect: refused"}
@@ -318,7 +324,7 @@ func TestErrors(t *testing.T) {
 		{"missing histogram", errOf(Spectrum([]*results.Run{noHist}, nil)), "run 1 point 3 (ECHO 4096/4096 inline 1024): rtt_histogram missing"},
 		{"corrupt histogram", errOf(Spectrum([]*results.Run{badHist}, nil)), "run 1 point 3"},
 		{"missing histogram, other percentile", errOf(Latency([]*results.Run{noHist}, 75)), "rtt_histogram missing"},
-		{"same cell", errOf(Heatmap([]*results.Run{s, s}, nil)), "fall in the same cell"},
+		{"same cell", errOf(Heatmap([]*results.Run{s, x}, nil)), "fall in the same cell"},
 		{"rate", errOf(Throughput([]*results.Run{s}, Rate(7))), "unknown throughput rate"},
 		{"timeline rate", errOf(Timeline(s, Rate(-1))), "unknown throughput rate"},
 		{"timeline nil", errOf(Timeline(nil, RPCRate)), "run 1 is nil"},

@@ -29,7 +29,9 @@ var latencyPercentiles = []float64{50, 99, 99.9, 99.99}
 //   - spectrum[-inlineT][-N]: the percentile spectrum, one chart per inline threshold, split
 //     into charts of at most 10 lines;
 //   - throughput-rpcs, throughput-gbps: throughput vs message size;
-//   - heatmap[-N]: median RTT by threshold × size, one per set of points that differ only in
+//   - threshold-p50, threshold-p99, threshold-rpcs: each mix's metric vs inline threshold,
+//     when a mix was measured at two thresholds or more;
+//   - heatmap[-N]: median RTT by threshold × size relative to the best of each size, one per set of points that differ only in
 //     size and threshold (procedure, depth, ... and run apart);
 //   - timeline-rpcs[-runK]: throughput over time, for each run with intervals.
 //
@@ -97,6 +99,9 @@ func Charts(runs []*results.Run) ([]*Chart, error) {
 	}
 	add(Throughput(runs, RPCRate))
 	add(Throughput(runs, Gbps))
+	for _, m := range []ThresholdMetric{ThresholdP50, ThresholdP99, ThresholdRPCRate} {
+		add(Threshold(runs, m))
+	}
 	for _, sel := range heatmapSets(refs, runs) {
 		add(heatmapChart(sel.refs, sel.name, sel.suffix))
 	}
@@ -142,13 +147,14 @@ func spectrumSets(refs []ref) []selection {
 			name += "-inline" + bytesLabel(t)
 		}
 		// Sort by size, then run, so that a split keeps the runs' lines of a size together.
-		fs := by[t]
-		slices.SortStableFunc(fs, func(a, b ref) int {
-			return cmp.Or(cmp.Compare(size(a.p.Params), size(b.p.Params)), cmp.Compare(a.run, b.run))
+		// A point's repeats are one line: split by points, not by refs.
+		fs := repeats(by[t])
+		slices.SortStableFunc(fs, func(a, b []ref) int {
+			return cmp.Or(cmp.Compare(size(a[0].p.Params), size(b[0].p.Params)), cmp.Compare(a[0].run, b[0].run))
 		})
 		n := (len(fs) + maxSpectrumLines - 1) / maxSpectrumLines
 		for i := range n {
-			part := fs[i*len(fs)/n : (i+1)*len(fs)/n]
+			part := slices.Concat(fs[i*len(fs)/n : (i+1)*len(fs)/n]...)
 			nm := name
 			if n > 1 {
 				nm += "-" + strconv.Itoa(i+1)

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -132,7 +134,57 @@ func percentileNs(f ref, p float64) (v int64, ok bool, err error) {
 // the message class most of its RPCs used, so that a line shows where its class changed.
 func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 	val func(ref) (float64, string), label func(float64) string, latency bool) (*Chart, error) {
-	ss := group(refs, runs)
+	return lineChart(group(refs, runs), sizeAxis, name, title, ylabel, val, label, latency)
+}
+
+// xAxis is what a line chart's x is: a point's size or its inline threshold, in bytes.
+type xAxis struct {
+	x     func(results.Params) int
+	label func(shapes map[int]bool) string
+	// zero says why a point at x 0 is not drawn (a log axis has no 0).
+	zero func(results.Params) string
+}
+
+var sizeAxis = xAxis{
+	x: size, label: sizeAxisLabel,
+	zero: func(p results.Params) string {
+		if strings.HasPrefix(p.Procedure, "MIX") {
+			return "a mix, which has no single size (see the spectra and the threshold charts)"
+		}
+		return "0-byte payload (log axis)"
+	},
+}
+
+// stat is the value of one x of a line over the repeats of its point (the rounds of a run,
+// the runs of one setup): their median, min and max, and how many there were.
+type stat struct {
+	x, med, lo, hi float64
+	n              int
+	class          string // the dominant class most of the repeats had
+}
+
+// line is one line of a line chart: its stats in x order.
+type line struct {
+	key   seriesKey
+	label string
+	stats []stat
+}
+
+// lineSet is what a line chart draws: its lines, the ranges of its axes, the points drawn and
+// notes on those left out.
+type lineSet struct {
+	lines    []line
+	lo, hi   float64 // of the values, min and max included
+	xlo, xhi float64 // of every x > 0, drawn or not
+	nlo, nhi int     // repeats per x
+	shapes   map[int]bool
+	used     []ref
+	notes    []string
+}
+
+// aggregate takes the median, min and max of val over the repeats of each x of each series.
+func aggregate(ss []series, ax xAxis, val func(ref) (float64, string)) lineSet {
+	ls := lineSet{lo: math.Inf(1), hi: math.Inf(-1), xlo: math.Inf(1), xhi: math.Inf(-1), nlo: math.MaxInt, shapes: map[int]bool{}}
 	omitted := map[string]int{}
 	var reasons []string
 	omit := func(why string) {
@@ -141,79 +193,91 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 		}
 		omitted[why]++
 	}
-	type line struct {
-		key     seriesKey
-		label   string
-		xys     plotter.XYs
-		classes []string // each point's dominant class
-	}
-	var lines []line
-	lo, hi := math.Inf(1), math.Inf(-1)
-	xlo, xhi := math.Inf(1), math.Inf(-1)
-	shapes := map[int]bool{}
-	var used []ref
 	for _, s := range ss {
 		l := line{key: s.key, label: s.label}
-		for _, f := range s.refs {
+		var vals []float64
+		var classes []string
+		flush := func(x float64) {
+			if len(vals) == 0 {
+				return
+			}
+			st := stat{x: math.Log2(x), med: median(vals), lo: slices.Min(vals), hi: slices.Max(vals), n: len(vals), class: mostCommon(classes)}
+			l.stats = append(l.stats, st)
+			ls.lo, ls.hi = math.Min(ls.lo, st.lo), math.Max(ls.hi, st.hi)
+			ls.nlo, ls.nhi = min(ls.nlo, st.n), max(ls.nhi, st.n)
+			vals, classes = vals[:0], classes[:0]
+		}
+		for i, f := range s.refs {
+			x := float64(ax.x(f.p.Params))
+			if i > 0 && x != float64(ax.x(s.refs[i-1].p.Params)) {
+				flush(float64(ax.x(s.refs[i-1].p.Params)))
+			}
 			v, why := val(f)
 			if why == "" && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
 				why = "invalid value"
 			}
-			x := float64(size(f.p.Params))
 			if x > 0 {
-				// The axis spans every size, drawn or not, so the charts of one sweep align.
-				xlo, xhi = math.Min(xlo, x), math.Max(xhi, x)
+				// The axis spans every x, drawn or not, so the charts of one sweep align.
+				ls.xlo, ls.xhi = math.Min(ls.xlo, x), math.Max(ls.xhi, x)
 			}
 			if why == "" && x <= 0 {
-				why = "0-byte payload (log axis)"
-				if strings.HasPrefix(f.p.Params.Procedure, "MIX") {
-					why = "a mix, which has no single size (see the spectra and 'report --format thresholds')"
-				}
+				why = ax.zero(f.p.Params)
 			}
 			if why != "" {
 				omit(why)
 				continue
 			}
-			l.xys = append(l.xys, plotter.XY{X: math.Log2(x), Y: v})
+			vals = append(vals, v)
 			c := dominantClass(f.p)
 			if !slices.Contains(classOrder, c) {
 				c = "" // a file's unknown class draws as "no class"
 			}
-			l.classes = append(l.classes, c)
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			classes = append(classes, c)
 			k, _ := shape(f.p.Params)
-			shapes[k] = true
-			used = append(used, f)
+			ls.shapes[k] = true
+			ls.used = append(ls.used, f)
 		}
-		if len(l.xys) > 0 {
-			lines = append(lines, l)
+		if n := len(s.refs); n > 0 {
+			flush(float64(ax.x(s.refs[n-1].p.Params)))
+		}
+		if len(l.stats) > 0 {
+			ls.lines = append(ls.lines, l)
 		}
 	}
-	var notes []string
 	for _, why := range reasons {
-		notes = append(notes, fmt.Sprintf("%d point(s) not drawn: %s", omitted[why], why))
+		ls.notes = append(ls.notes, fmt.Sprintf("%d point(s) not drawn: %s", omitted[why], why))
 	}
-	if len(lines) == 0 {
+	return ls
+}
+
+// lineChart draws val against ax on a log2 axis, one line per series through the median of
+// each x's repeats, with their min-max range as a band and whiskers when there are several.
+func lineChart(ss []series, ax xAxis, name, title, ylabel string,
+	val func(ref) (float64, string), label func(float64) string, latency bool) (*Chart, error) {
+	set := aggregate(ss, ax, val)
+	notes := set.notes
+	if len(set.lines) == 0 {
 		return nil, fmt.Errorf("plots: %s: %w (%s)", name, ErrNoData, strings.Join(notes, "; "))
 	}
 
-	p := newPlot(title, sizeAxisLabel(shapes), ylabel)
+	p := newPlot(title, ax.label(set.shapes), ylabel)
 	p.X.Tick.Marker = logged(plot.TickerFunc(sizeTicks), 2)
-	p.X.Min, p.X.Max = log2Range(xlo, xhi)
+	p.X.Min, p.X.Max = log2Range(set.xlo, set.xhi)
 	var ty func(float64) float64
 	if latency {
-		ty = setLatencyAxis(&p.Y, lo, hi)
+		ty = setLatencyAxis(&p.Y, set.lo, set.hi)
 	} else {
-		ty = setValueAxis(&p.Y, lo, hi, label)
+		ty = setValueAxis(&p.Y, set.lo, set.hi, label)
 	}
 	var lg Legend
 	st := newStyler()
 	seen := map[string]bool{}
-	for _, l := range lines {
-		for j := range l.xys {
-			l.xys[j].Y = ty(l.xys[j].Y)
+	for _, l := range set.lines {
+		xys := make(plotter.XYs, len(l.stats))
+		for j, s := range l.stats {
+			xys[j] = plotter.XY{X: s.x, Y: ty(s.med)}
 		}
-		ln, err := plotter.NewLine(l.xys)
+		ln, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", name, err)
 		}
@@ -221,19 +285,22 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 		l.key.run = -1
 		var gs draw.GlyphStyle
 		ln.LineStyle, gs = st.style(l.key, run)
+		if err := addRange(p, l.stats, ty, ln.LineStyle); err != nil {
+			return nil, fmt.Errorf("plots: %s: %w", name, err)
+		}
 		p.Add(ln)
 		var thumb plot.Thumbnailer
 		for _, c := range classOrder {
-			var xys plotter.XYs
-			for j, pc := range l.classes {
-				if pc == c {
-					xys = append(xys, l.xys[j])
+			var cx plotter.XYs
+			for j, s := range l.stats {
+				if s.class == c {
+					cx = append(cx, xys[j])
 				}
 			}
-			if len(xys) == 0 {
+			if len(cx) == 0 {
 				continue
 			}
-			sc, err := plotter.NewScatter(xys)
+			sc, err := plotter.NewScatter(cx)
 			if err != nil {
 				return nil, fmt.Errorf("plots: %s: %w", name, err)
 			}
@@ -247,6 +314,9 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 		}
 		lg.Add(l.label, ln, thumb)
 	}
+	if set.nhi > 1 {
+		notes = append(notes, "Lines: the median over each point's repeats ("+roundsText(set.nlo, set.nhi)+": the rounds of a run, or runs of one setup); band and whiskers: their min-max range.")
+	}
 	var marks []string
 	for _, c := range classOrder {
 		if seen[c] {
@@ -256,7 +326,72 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 	if len(marks) > 1 {
 		notes = append(notes, "Markers: the message class most of a point's RPCs used ("+strings.Join(marks, ", ")+"): where it changes along a line, the class switched.")
 	}
-	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(used, notes...)}, nil
+	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(set.used, notes...)}, nil
+}
+
+// roundsText says how many repeats the points have: "3 each", "3 to 5 per point".
+func roundsText(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo) + " each"
+	}
+	return strconv.Itoa(lo) + " to " + strconv.Itoa(hi) + " per point"
+}
+
+// addRange draws the min-max range of the stats that have several repeats: a translucent band
+// in the line's colour between consecutive ones, and a whisker at each.
+func addRange(p *plot.Plot, stats []stat, ty func(float64) float64, ls draw.LineStyle) error {
+	type errs struct {
+		plotter.XYs
+		plotter.YErrors
+	}
+	var e errs
+	for i, s := range stats {
+		if s.n < 2 {
+			continue
+		}
+		m := ty(s.med)
+		e.XYs = append(e.XYs, plotter.XY{X: s.x, Y: m})
+		e.YErrors = append(e.YErrors, struct{ Low, High float64 }{m - ty(s.lo), ty(s.hi) - m})
+		if i+1 < len(stats) && stats[i+1].n > 1 {
+			t := stats[i+1]
+			band, err := plotter.NewPolygon(plotter.XYs{{X: s.x, Y: ty(s.lo)}, {X: t.x, Y: ty(t.lo)}, {X: t.x, Y: ty(t.hi)}, {X: s.x, Y: ty(s.hi)}})
+			if err != nil {
+				return err
+			}
+			r, g, b, _ := ls.Color.RGBA()
+			band.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x38}
+			band.LineStyle.Width = 0
+			p.Add(band)
+		}
+	}
+	if len(e.XYs) == 0 {
+		return nil
+	}
+	bars, err := plotter.NewYErrorBars(e)
+	if err != nil {
+		return err
+	}
+	bars.LineStyle = draw.LineStyle{Color: ls.Color, Width: vg.Points(1)}
+	bars.CapWidth = vg.Points(5)
+	p.Add(bars)
+	return nil
+}
+
+// mostCommon is the class most of v are, the lightest of classOrder on a tie.
+func mostCommon(v []string) string {
+	best, n := "", 0
+	for _, c := range classOrder {
+		k := 0
+		for _, x := range v {
+			if x == c {
+				k++
+			}
+		}
+		if k > n {
+			best, n = c, k
+		}
+	}
+	return best
 }
 
 // classOrder lists the message classes lightest first; "" is a point without RPCs.

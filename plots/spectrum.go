@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -30,7 +31,8 @@ func histogram(f ref) (*hdr.Histogram, error) {
 
 // Spectrum charts the percentile spectrum of every point keep accepts (every point when keep
 // is nil): RTT against percentile on HdrHistogram's axis, x = 1/(1-p), labelled 0%, 90%, 99%,
-// 99.9%, ... One line per point, from its decoded histogram's cumulative distribution. A line
+// 99.9%, ... One line per point, from its decoded histogram's cumulative distribution (the
+// histograms of its rounds merged, when repeated). A line
 // stops at the last percentile its sample count supports (results.Supports), so no line
 // extends into a tail made of a handful of samples. Points without samples are left out; a
 // point whose histogram is missing or corrupt is an error.
@@ -67,25 +69,39 @@ func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) 
 	// A mix's point is a blend of classes whose latencies differ by design: one line per
 	// class says more than their sum, which the table has.
 	type specLine struct {
-		f     ref
-		class string // "" for the whole point
+		f      ref
+		rounds []ref  // f and the other repeats of its point, whose samples the line pools
+		class  string // "" for the whole point
 	}
 	var ls []specLine
-	for _, f := range sel {
+	pooled := 0
+	for _, rs := range repeats(sel) {
+		f := rs[0]
+		if len(rs) > 1 {
+			pooled = max(pooled, len(rs))
+		}
 		if classes := mixClasses(f.p); len(classes) > 1 {
 			for _, c := range classes {
-				ls = append(ls, specLine{f, c})
+				ls = append(ls, specLine{f, rs, c})
 			}
 			continue
 		}
-		ls = append(ls, specLine{f: f})
+		ls = append(ls, specLine{f: f, rounds: rs})
 	}
 	lo, hi, xmax := math.Inf(1), math.Inf(-1), 1.0 // x at least to 90%
 	all := make([]plotter.XYs, len(ls))
 	for i, l := range ls {
-		h, err := classHistogram(l.f, l.class)
-		if err != nil {
-			return nil, err
+		var h *hdr.Histogram
+		for _, f := range l.rounds {
+			hr, err := classHistogram(f, l.class)
+			if err != nil {
+				return nil, err
+			}
+			if h == nil {
+				h = hr
+			} else {
+				h.Merge(hr)
+			}
 		}
 		all[i] = spectrum(h)
 		for _, xy := range all[i] {
@@ -139,12 +155,40 @@ func spectrumChart(sel []ref, runs []*results.Run, name string, notes []string) 
 		if sl.class != "" {
 			label += " · " + sl.class
 		}
+		if n := len(sl.rounds); n > 1 {
+			label += " · " + strconv.Itoa(n) + " rounds"
+		}
 		lg.Add(label, th)
 	}
 	p.Add(lines...)
+	if pooled > 0 {
+		notes = append(notes, "A repeated point's line is the spectrum of the samples of all its rounds, pooled.")
+	}
 	notes = append(notes, fmt.Sprintf("Each line ends at the last percentile with at least %d samples beyond it.",
 		results.MinTailSamples))
 	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(sel, notes...)}, nil
+}
+
+// repeats splits refs into the repeats of each point (its rounds, and its runs of one setup),
+// in the order first seen.
+func repeats(refs []ref) [][]ref {
+	type key struct {
+		group  int
+		params results.Params
+	}
+	idx := map[key]int{}
+	var out [][]ref
+	for _, f := range refs {
+		k := key{f.group, f.p.Params}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], f)
+	}
+	return out
 }
 
 // mixClasses are the classes with round trips of a mix's point (MIX:NAME), nil for any other

@@ -3,9 +3,11 @@
 // and a Markdown version of the same content whose charts are PNG files written beside it.
 //
 // The page holds, in this order: an overview of the runs (source, provider, device, host,
-// points, status with its message), the charts package plots draws for them, and per run its
+// points, rounds per point, status with its message), the charts package plots draws for them
+// (a repeated point as the median of its rounds with their range), and per run its
 // environment (host, kernel, CPU, Go, provider, the device's attributes and ports), the summary
-// table (per point and message class: count, RTT p50/p90/p99/p99.9/max, RPC/s, Gb/s, errors;
+// table (per point, with its round when repeated, and message class: count, RTT
+// p50/p90/p99/p99.9/max, RPC/s, Gb/s, errors;
 // a percentile the sample count cannot support shows as "–"), the RDMA operations, the
 // negotiated connection parameters (both sides' RFC 8797 private data, the effective inline
 // thresholds each way, credits, remote invalidation), the errors and the run's configuration.

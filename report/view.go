@@ -9,6 +9,7 @@ import (
 	htmltemplate "html/template"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,7 @@ type page struct {
 	Thresholds     table
 	ThresholdsNote string
 	Charts         []*chart
+	ChartsNote     string // how the charts treat rounds and the heatmaps' scale
 	Notes          []string
 	Runs           []*runView
 }
@@ -108,8 +110,8 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 	}
 	npoints, nfailed := 0, 0
 	pg.Overview = table{
-		Head: []string{"run", "source", "provider", "device", "host", "start", "duration", "points", "status"},
-		Num:  []bool{false, false, false, false, false, false, true, true, false},
+		Head: []string{"run", "source", "provider", "device", "host", "start", "duration", "points", "rounds", "status"},
+		Num:  []bool{false, false, false, false, false, false, true, true, true, false},
 	}
 	for k, r := range runs {
 		src := ""
@@ -131,7 +133,7 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 			dev = or(d.Name)
 		}
 		pg.Overview.add(rv.Class, rv.Name, or(src), or(r.Environment.Provider), dev, or(r.Environment.Hostname),
-			stamp(r.Start), span(r.Start, r.End), strconv.Itoa(len(r.Points)), st)
+			stamp(r.Start), span(r.Start, r.End), strconv.Itoa(len(r.Points)), roundsText(r), st)
 	}
 	thresholdsTable(pg, runs)
 	if q := results.Quality(runs); q != "" {
@@ -147,6 +149,7 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 			pg.Notes = append(pg.Notes, fmt.Sprintf("run %d: the peer capped the inline threshold: %d offered, %d in effect; those points are filed under %d", k+1, c.Offered, c.Effective, c.Effective))
 		}
 	}
+	pg.Notes = append(pg.Notes, repeatNotes(runs)...)
 	if cfg.NoCharts {
 		return pg, nil, nil
 	}
@@ -190,6 +193,10 @@ func build(runs []*results.Run, cfg Config) (*page, []*chart, error) {
 			continue
 		}
 		pg.Charts = append(pg.Charts, v)
+	}
+	pg.ChartsNote = "Heatmaps colour each cell by its median RTT's ratio to the best threshold at that size, on a fixed scale from 1× to 4×; ≈ marks cells within noise of the best."
+	if slices.ContainsFunc(runs, func(r *results.Run) bool { return roundsText(r) != "1" }) || len(repeatNotes(runs)) > 0 {
+		pg.ChartsNote = "A point measured in several rounds (the Runs table gives how many) is drawn as the median of its rounds, with their min-max range as a band and whiskers. " + pg.ChartsNote
 	}
 	// A chart split in parts (a spectrum with many lines) repeats its title: number the parts
 	// so that the contents tell them apart.
@@ -318,7 +325,11 @@ func summaryTable(r *results.Run) (table, bool) {
 			open = true
 		}
 	}
+	rounds := slices.ContainsFunc(r.Points, func(p results.Point) bool { return p.Round > 0 })
 	t := table{Head: []string{"#", "proc", "call B", "reply B", "inline B", "depth", "conns"}}
+	if rounds {
+		t.Head = slices.Insert(t.Head, 1, "round")
+	}
 	if open {
 		t.Head = append(t.Head, "rate RPC/s")
 	}
@@ -338,6 +349,9 @@ func summaryTable(r *results.Run) (table, bool) {
 		}
 		pre := []string{n, p.Params.Procedure, strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes),
 			strconv.Itoa(p.Params.InlineThreshold), strconv.Itoa(p.Params.Depth), strconv.Itoa(p.Params.Connections)}
+		if rounds {
+			pre = slices.Insert(pre, 1, num(p.Round))
+		}
 		if open {
 			pre = append(pre, rate(p.Params.RateRPS))
 		}
@@ -611,4 +625,51 @@ func thresholdsTable(pg *page, runs []*results.Run) {
 		pg.Thresholds.add("", cs[i].Row()...)
 	}
 	pg.ThresholdsNote = results.ThresholdsMethod(cs)
+}
+
+// roundsText says how many rounds each point of r has: "1", "4", or "3–5" when a repeated run
+// was cut short (its points are keyed by their params, the threshold in effect included).
+func roundsText(r *results.Run) string {
+	n := map[string]int{}
+	for _, p := range r.Points {
+		n[p.Params.Key()]++
+	}
+	lo, hi := 0, 0
+	for _, k := range n {
+		if lo == 0 || k < lo {
+			lo = k
+		}
+		hi = max(hi, k)
+	}
+	switch {
+	case hi == 0:
+		return Missing
+	case lo == hi:
+		return strconv.Itoa(lo)
+	}
+	return strconv.Itoa(lo) + "–" + strconv.Itoa(hi)
+}
+
+// repeatNotes say which runs repeat one setup (plots.Setup), whose points the charts pool
+// with the rounds.
+func repeatNotes(runs []*results.Run) []string {
+	var notes []string
+	seen := map[string]bool{}
+	for k, r := range runs {
+		if len(r.Points) == 0 || seen[plots.Setup(r)] {
+			continue
+		}
+		seen[plots.Setup(r)] = true
+		in := []string{strconv.Itoa(k + 1)}
+		for j := k + 1; j < len(runs); j++ {
+			if len(runs[j].Points) > 0 && plots.Setup(runs[j]) == plots.Setup(r) {
+				in = append(in, strconv.Itoa(j+1))
+			}
+		}
+		if len(in) > 1 {
+			notes = append(notes, "runs "+strings.Join(in, ", ")+" repeat one setup (provider, device, host, configuration): "+
+				"the charts take their points as rounds of one (median, with the min-max range)")
+		}
+	}
+	return notes
 }
