@@ -256,8 +256,8 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 	notes := []string{"Cells: median RTT over the point's " + roundsOf(ns) + ", its ratio to the best threshold at that size (colour, on a fixed log scale from 1× to " +
 		trimFloat(maxRatio) + "× and beyond), then the call/reply message class (S short, C chunked, L long)."}
 	if judged > 0 {
-		notes = append(notes, "≈: not significantly slower than the best: the ranges (min-max) of their rounds overlap. Ranges apart count as a difference "+
-			"when the chance of that order for n and m rounds of one distribution, n!m!/(n+m)!, is at most "+trimFloat(sigChance)+" (3 rounds each or more).")
+		notes = append(notes, "≈: not significantly slower than the best: the Hodges-Lehmann ratio of their rounds has a Mann-Whitney interval (one-sided, level "+
+			trimFloat(sigChance)+", each cell on its own) that reaches 1; it takes 3 rounds each or more to tell.")
 	}
 	if unjudged > 0 {
 		notes = append(notes, fmt.Sprintf("%d cell(s) not judged against the best: too few rounds to tell (3 each, e.g. --repeat 3).", unjudged))
@@ -272,9 +272,8 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 // best of its size, or more, has the darkest colour.
 const maxRatio = 4
 
-// sigChance is the largest chance, for points that do not differ, of n and m rounds falling in
-// disjoint ranges in a given order (n!m!/(n+m)!) for which disjoint ranges count as a
-// significant difference: 3 and 3 rounds are the fewest that can tell.
+// sigChance is the one-sided error level of each cell's judgement against the best of its
+// size: 3 and 3 rounds are the fewest that can reach it.
 const sigChance = 0.05
 
 // cellStat is a heatmap cell's median RTTs over its rounds (µs).
@@ -282,6 +281,7 @@ type cellStat struct {
 	med, lo, hi float64
 	ratio       float64 // med over the best med of the column
 	n           int
+	vals        []float64 // the rounds' medians
 	best        bool
 	sig         significance
 }
@@ -294,28 +294,22 @@ const (
 	sigWorse                       // significantly worse
 )
 
-// cellSignificance judges whether c is slower than best beyond noise: ranges of their rounds
-// that overlap are not significant; disjoint ones are when that is unlikely by chance for
-// their numbers of rounds (orderChance at most sigChance), and cannot tell otherwise.
-// The shared interval function (results' Hodges-Lehmann interval, once in the tree) plugs in here.
+// cellSignificance judges whether c is slower than best beyond noise, by the results
+// package's Hodges-Lehmann ratio of their rounds with its Mann-Whitney interval at one-sided
+// level sigChance: worse when the interval lies above 1, not significant when it is bounded
+// and reaches 1, cannot tell when the rounds are too few to bound it (fewer than 3 each).
 func cellSignificance(c, best cellStat) significance {
-	switch {
-	case c.lo <= best.hi:
+	if c.best {
 		return sigNone
-	case orderChance(c.n, best.n) > sigChance:
+	}
+	iv := results.RatioInterval(best.vals, c.vals, sigChance)
+	switch {
+	case math.IsInf(iv.Hi, 1) || math.IsInf(iv.Lo, 0) || iv.Lo == 0:
 		return sigUnknown
+	case iv.Lo > 1:
+		return sigWorse
 	}
-	return sigWorse
-}
-
-// orderChance is n!m!/(n+m)!: the chance that n and m draws from one distribution fall with
-// all of the n above all of the m.
-func orderChance(n, m int) float64 {
-	p := 1.0
-	for i := 1; i <= m; i++ {
-		p *= float64(i) / float64(n+i)
-	}
-	return p
+	return sigNone
 }
 
 // heatCells takes each cell's median, min and max over its rounds' median RTTs ([col][row]),
@@ -330,7 +324,7 @@ func heatCells(medians [][][]float64) [][]cellStat {
 			if len(v) == 0 {
 				continue
 			}
-			cells[c][r] = cellStat{med: median(v), lo: slices.Min(v), hi: slices.Max(v), n: len(v)}
+			cells[c][r] = cellStat{med: median(v), lo: slices.Min(v), hi: slices.Max(v), n: len(v), vals: v}
 			if best < 0 || cells[c][r].med < cells[c][best].med {
 				best = r
 			}
