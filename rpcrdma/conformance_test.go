@@ -279,47 +279,65 @@ func TestReplyResourcesTooSmall(t *testing.T) {
 	}
 }
 
+// badReplyModes are the memory modes and R bits the bad-reply cases run in.
+var badReplyModes = []struct {
+	name string
+	mem  MemoryMode
+	inv  bool
+}{
+	{"preregistered", MemoryPreregistered, false},
+	{"windows", MemoryWindows, false},
+	{"windows+R", MemoryWindows, true},
+}
+
 // Item 5: a reply whose transport header cannot be decoded, or whose Position Zero Read
 // chunk cannot be pulled, fails the RPC its XID names at once with ErrBadReply, and the
 // requester sends no RDMA_ERROR back (XIDs are per direction: it could end an unrelated
-// reverse RPC of the responder).
+// reverse RPC of the responder). In every memory mode, with and without the R bit: a bad
+// reply that came by Send With Invalidate costs that RPC, not the connection.
 func TestBadReplyFailsRPC(t *testing.T) {
 	for _, w := range wires {
-		t.Run(w.name, func(t *testing.T) {
-			cfg := testCfg(1024)
-			cfg.ResponderRead = true
-			p := newPairAt(t, w.addr, cfg, cfg)
-			for _, tc := range []struct {
-				name   string
-				call   Call
-				mangle func([]byte)
-			}{
-				{"bad discriminator", Call{Proc: benchprog.ProcNull}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
-				{"unknown procedure", Call{Proc: benchprog.ProcEcho, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
-				{"RDMA_ERROR with an unknown code", Call{Proc: benchprog.ProcNull}, func(b []byte) {
-					binary.BigEndian.PutUint32(b[12:], uint32(ProcError))
-					binary.BigEndian.PutUint32(b[16:], 9)
-				}},
-				{"RDMA_MSG with a Reply chunk discriminator of 2", Call{Proc: benchprog.ProcSource, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[24:], 2) }},
-				// RDMA_NOMSG, Read list: present, position, handle, length, ...
-				{"unpullable Position Zero Read chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead},
-					func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
-			} {
-				errsSent, errsRecv := p.req.stats.ErrorsSent, p.rsp.stats.ErrorsReceived
-				p.rsp.mangleReply = tc.mangle
-				tc.call.Tag = 9
-				r := p.callGuarded(tc.call)
-				if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
-					t.Errorf("%s: %v, want ErrBadReply with what was wrong", tc.name, r.Err)
+		for _, m := range badReplyModes {
+			t.Run(w.name+"/"+m.name, func(t *testing.T) {
+				cfg := testCfg(1024)
+				cfg.ResponderRead = true
+				cfg.Memory, cfg.RemoteInvalidate = m.mem, m.inv
+				p := newPairAt(t, w.addr, cfg, cfg)
+				for _, tc := range []struct {
+					name   string
+					call   Call
+					mangle func([]byte)
+				}{
+					{"bad discriminator", Call{Proc: benchprog.ProcNull}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
+					{"unknown procedure", Call{Proc: benchprog.ProcEcho, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
+					// Replies to calls with chunks: Send With Invalidate of one of their windows.
+					{"bad discriminator, Reply chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
+					{"unknown procedure, Write chunk", Call{Proc: benchprog.ProcSource, Size: 3000}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
+					{"RDMA_ERROR with an unknown code", Call{Proc: benchprog.ProcNull}, func(b []byte) {
+						binary.BigEndian.PutUint32(b[12:], uint32(ProcError))
+						binary.BigEndian.PutUint32(b[16:], 9)
+					}},
+					{"RDMA_MSG with a Reply chunk discriminator of 2", Call{Proc: benchprog.ProcSource, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[24:], 2) }},
+					// RDMA_NOMSG, Read list: present, position, handle, length, ...
+					{"unpullable Position Zero Read chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead},
+						func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
+				} {
+					errsSent, errsRecv := p.req.stats.ErrorsSent, p.rsp.stats.ErrorsReceived
+					p.rsp.mangleReply = tc.mangle
+					tc.call.Tag = 9
+					r := p.callGuarded(tc.call)
+					if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
+						t.Errorf("%s: %v, want ErrBadReply with what was wrong", tc.name, r.Err)
+					}
+					if p.req.stats.ErrorsSent != errsSent || p.rsp.stats.ErrorsReceived != errsRecv {
+						t.Errorf("%s: the requester answered the reply with RDMA_ERROR", tc.name)
+					}
+					if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
+						t.Fatalf("after %s: %v", tc.name, r.Err)
+					}
 				}
-				if p.req.stats.ErrorsSent != errsSent || p.rsp.stats.ErrorsReceived != errsRecv {
-					t.Errorf("%s: the requester answered the reply with RDMA_ERROR", tc.name)
-				}
-				if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
-					t.Fatalf("after %s: %v", tc.name, r.Err)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -406,7 +424,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			}
 			// The late RDMA_DONE arrives: the reservation ends, it is no stray.
 			p.req.suppressDone = false
-			p.req.cl.sendDone(nil, xid)
+			p.req.cl.sendDone(nil, xid, 0, false)
 			p.until("late RDMA_DONE", func() bool { return sv.pendingDone == 0 })
 			if st := p.rsp.stats; st.DoneStray != 0 || st.DoneLate != 1 {
 				t.Fatalf("late RDMA_DONE counted as %d stray, %d late; want 0, 1", st.DoneStray, st.DoneLate)

@@ -452,14 +452,14 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 	if err != nil {
 		// A reply to one of our calls fails that RPC; anything else is answered as a
 		// call with RDMA_ERROR (RFC 8166 section 4.5).
-		if !c.cl.onBadReply(buf, b, err) {
+		if !c.cl.onBadReply(buf, wc, b, err) {
 			c.sv.onBadHeader(buf, err)
 		}
 		return
 	}
 	switch h.Proc {
 	case ProcDone:
-		c.sv.onDone(h.XID)
+		c.sv.onDone(h.XID, wc)
 		c.recvPool.Put(buf)
 		return
 	case ProcError:
@@ -467,7 +467,7 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 		return
 	case ProcMsg:
 		if len(msg) < 8 {
-			if !c.cl.onBadReply(buf, b, ErrTruncated) {
+			if !c.cl.onBadReply(buf, wc, b, ErrTruncated) {
 				c.sv.onBadHeader(buf, ErrTruncated)
 			}
 			return
@@ -481,6 +481,13 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 	}
 	// RDMA_NOMSG.
 	if len(h.ReadList) > 0 && h.ReadList[0].Position == 0 {
+		// A side that takes no calls has nothing to pull into: without the extension, one
+		// whose XID names a call of ours is a reply in a responder-provided Read chunk it did
+		// not offer to take (with calls taken, the pull's msg_type tells, onPulledReply).
+		if !c.params.ResponderRead && c.sv.grant == 0 && c.cl.onUnpullable(h.XID, wc, errReplyNotNegotiated) {
+			c.recvPool.Put(buf)
+			return
+		}
 		c.sv.onPositionZero(buf, wc)
 		return
 	}
