@@ -4,9 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -444,52 +441,5 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 				t.Fatalf("reservation dropped after %v, before %d × DoneTimeout", d, doneReserve)
 			}
 		})
-	}
-}
-
-// Item 9: the documentation says what the code does and what Linux does, where an audit
-// found it claiming otherwise. Each check names the claim it guards.
-func TestDocsSayWhatCodeDoes(t *testing.T) {
-	read := func(name string) string {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	transport, requester, header, ext := read("TRANSPORT.md"), read("requester.go"), read("header.go"), read("ext.go")
-	for _, c := range []struct {
-		doc, text string
-		want      bool
-		why       string
-	}{
-		{"requester.go", requester, true, "frwr_unmap_async"}, // Linux's reply path does not wait in place
-		{"TRANSPORT.md", transport, true, "frwr_unmap_async"}, // idem
-		{"TRANSPORT.md", transport, false, "as Linux's frwr_unmap_sync)"},
-		{"TRANSPORT.md", transport, true, "svc_rdma_get_inv_rkey"}, // svcrdma's own choice of key
-		{"TRANSPORT.md", transport, false, "Read chunk's, as svcrdma)"},
-		{"TRANSPORT.md", transport, true, "svcrdma drops every RDMA_DONE"},
-		{"TRANSPORT.md", transport, true, "**unregistered**"},
-		{"ext.go", ext, true, "unregistered"},
-		{"ext.go", ext, true, "RFC 8797 section 8"},
-		{"header.go", header, false, "A requester uses it for the decisions"},
-	} {
-		if strings.Contains(c.text, c.why) != c.want {
-			if c.want {
-				t.Errorf("%s does not say %q", c.doc, c.why)
-			} else {
-				t.Errorf("%s still claims %q", c.doc, c.why)
-			}
-		}
-	}
-	// MaxHeaderSize is documented as used by no endpoint: no code of the package calls it.
-	files, _ := filepath.Glob("*.go")
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || f == "header.go" {
-			continue
-		}
-		if strings.Contains(read(f), "MaxHeaderSize(") {
-			t.Errorf("%s calls MaxHeaderSize, which the docs say no endpoint does", f)
-		}
 	}
 }

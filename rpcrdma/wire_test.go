@@ -372,3 +372,64 @@ func TestProcessDoneInvalidate(t *testing.T) {
 		})
 	}
 }
+
+// Item 11, what header.go says: an RDMA_DONE that names no reply waiting for it is dropped,
+// never answered, whether responder-provided Read chunks were negotiated or not.
+func TestStrayDoneDropped(t *testing.T) {
+	for _, rr := range []bool{false, true} {
+		t.Run(fmt.Sprintf("responderRead=%v", rr), func(t *testing.T) {
+			cfg := testCfg(1024)
+			cfg.ResponderRead = rr
+			p := newPair(t, cfg, cfg)
+			if r := p.call(p.req, Call{Proc: benchprog.ProcNull}); r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			h := newHeader(Limits{})
+			h.XID, h.Vers, h.Credit, h.Proc = 12345, Version, 8, ProcDone
+			rawSendHeader(t, p.req, h, 0, nil)
+			p.until("the RDMA_DONE", func() bool { return p.rsp.stats.DoneStray == 1 || p.rsp.Err() != nil })
+			if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			if st := p.rsp.stats; st.ErrorsSent != 0 || p.req.stats.StrayReplies != 0 || p.req.stats.ErrorsReceived != 0 {
+				t.Fatalf("stray RDMA_DONE answered: %d RDMA_ERROR sent, %d stray replies at the requester", st.ErrorsSent, p.req.stats.StrayReplies)
+			}
+		})
+	}
+}
+
+// Item 11, what TRANSPORT.md says: a call that finds no free context breaks the connection
+// with ErrCreditOverrun, and contexts outnumber the grant, so calls beyond the grant are
+// served until they run out.
+func TestNoFreeContextBreaks(t *testing.T) {
+	rc, sc := testCfg(1024), testCfg(1024)
+	rc.Credits, sc.Credits = 1, 1
+	p := newPair(t, rc, sc)
+	if r := p.call(p.req, Call{Proc: benchprog.ProcNull}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	sv := &p.rsp.sv
+	n := len(sv.ctxs) + 1
+	if sv.granted != 1 || len(sv.ctxs) < 2 || n > p.rsp.recvPosted {
+		t.Fatalf("granted %d with %d contexts and %d receives posted: want 1, more, enough for %d calls", sv.granted, len(sv.ctxs), p.rsp.recvPosted, n)
+	}
+	served := p.rsp.stats.Served
+	// NULL calls sent in one burst, beyond the grant of 1: the responder handles them in one
+	// poll, each holding a context until its reply Send completes.
+	call := p.req.cl.rpc
+	h := newHeader(Limits{})
+	for k := range n {
+		call.XID, call.Proc = uint32(0x7000+k), benchprog.ProcNull
+		b := make([]byte, 64)
+		b = b[:putCall(b, &call)]
+		h.XID, h.Vers, h.Credit, h.Proc = call.XID, Version, 1, ProcMsg
+		rawSendHeader(t, p.req, h, 0, b)
+	}
+	p.until("the break", func() bool { return p.rsp.Err() != nil })
+	if err := p.rsp.Err(); !errors.Is(err, ErrCreditOverrun) {
+		t.Fatalf("%d calls at once, %d contexts: %v, want ErrCreditOverrun", n, len(sv.ctxs), err)
+	}
+	if got := p.rsp.stats.Served - served; got != uint64(len(sv.ctxs)) {
+		t.Fatalf("%d calls served before the break, want %d (one per context, the grant is 1)", got, len(sv.ctxs))
+	}
+}
