@@ -481,13 +481,6 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 	}
 	// RDMA_NOMSG.
 	if len(h.ReadList) > 0 && h.ReadList[0].Position == 0 {
-		// A side that takes no calls has nothing to pull into: without the extension, one
-		// whose XID names a call of ours is a reply in a responder-provided Read chunk it did
-		// not offer to take (with calls taken, the pull's msg_type tells, onPulledReply).
-		if !c.params.ResponderRead && c.sv.grant == 0 && c.cl.onUnpullable(h.XID, wc, errReplyNotNegotiated) {
-			c.recvPool.Put(buf)
-			return
-		}
 		c.sv.onPositionZero(buf, wc)
 		return
 	}
