@@ -411,8 +411,9 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 			// each of which spared this side a LOCAL_INV (results/SCHEMA.md, `ops`); its own
 			// (RDMA_DONE, --done-invalidate) end the peer's windows and count as Sends.
 			addOp(&ops.Send, s.SendInv)
-			ops.SendInv.Count += s.RemoteInvalidated - s.SendInv.Count
+			ops.SendInv.Count -= s.SendInv.Count
 			ops.SendInv.Bytes -= s.SendInv.Bytes
+			ops.SendInv.Count += s.RemoteInvalidated
 		}
 		rep := PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops}
 		if c.local != nil {
