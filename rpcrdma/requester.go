@@ -638,10 +638,11 @@ func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 // doneKey returns the key an RDMA_DONE for the pulled Read chunk list invalidates by Send
 // With Invalidate (the draft's section 4.1.4 SHOULD when both ends set the R bit): with
 // Config.DoneInvalidate and both R bits, the responder's key when every segment carries that
-// one key (the draft: present only the key the responder provided); otherwise none.
+// one key (the draft: present only the key the responder provided); otherwise none. Only
+// forward RDMA_DONE, as only forward replies use Send With Invalidate (see invalidateKey).
 func (cl *client) doneKey(list []ReadSegment) (uint32, bool) {
 	c := cl.c
-	if !c.cfg.DoneInvalidate || !c.params.Inline.RemoteInvalidate || len(list) == 0 {
+	if !c.cfg.DoneInvalidate || !c.params.Inline.RemoteInvalidate || c.params.Role != RoleRequester || len(list) == 0 {
 		return 0, false
 	}
 	key := list[0].Handle

@@ -433,3 +433,23 @@ func TestNoFreeContextBreaks(t *testing.T) {
 		t.Fatalf("%d calls served before the break, want %d (one per context, the grant is 1)", got, len(sv.ctxs))
 	}
 }
+
+// Item 1, the reverse direction: the responder's RDMA_DONE for a reverse reply stays a plain
+// Send, as reverse replies do (RFC 8167 gives the reverse direction no Send With Invalidate
+// rule), even with DoneInvalidate on both ends.
+func TestDoneInvalidateForwardOnly(t *testing.T) {
+	rc, sc := doneInvCfgs(doneInvCase{MemoryWindows, MemoryWindows})
+	sc.DoneInvalidate = true
+	rc.ReverseCredits, sc.ReverseCredits = 4, 4
+	p := newPair(t, rc, sc)
+	if r := p.call(p.req, Call{Proc: benchprog.ProcNull}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	inv := p.rsp.stats.SendInv.Count
+	if r := p.call(p.rsp, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead}); r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
+		t.Fatalf("%+v", r)
+	}
+	if p.rsp.stats.DoneSent != 1 || p.rsp.stats.SendInv.Count != inv {
+		t.Fatalf("reverse RDMA_DONE: %d sent, %d by Send With Invalidate; want 1, 0", p.rsp.stats.DoneSent, p.rsp.stats.SendInv.Count-inv)
+	}
+}
