@@ -453,3 +453,27 @@ func TestDoneInvalidateForwardOnly(t *testing.T) {
 		t.Fatalf("reverse RDMA_DONE: %d sent, %d by Send With Invalidate; want 1, 0", p.rsp.stats.DoneSent, p.rsp.stats.SendInv.Count-inv)
 	}
 }
+
+// What Config.DoneInvalidate warns of: an RDMA_DONE by Send With Invalidate that arrives
+// after DoneTimeout released the chunk names a dead key, and the responder's device fails
+// the receive, which breaks the connection.
+func TestLateDoneInvalidateBreaks(t *testing.T) {
+	rc, sc := doneInvCfgs(doneInvCase{MemoryWindows, MemoryWindows})
+	sc.DoneTimeout = 20 * time.Millisecond
+	p := newPair(t, rc, sc)
+	sv := &p.rsp.sv
+	p.req.suppressDone = true
+	if r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	x := &sv.ctxs[sv.waiting[0]]
+	key, xid := x.mwKey, x.hdr.XID
+	p.until("DoneTimeout", func() bool { return p.rsp.stats.DoneTimeouts == 1 && p.rsp.stats.LocalInvs == 1 })
+	h := newHeader(Limits{})
+	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, 8, ProcDone
+	rawSendHeader(t, p.req, h, key, nil)
+	p.until("the break", func() bool { return p.rsp.Err() != nil })
+	if err := p.rsp.Err(); !errors.Is(err, datapath.ErrBroken) {
+		t.Fatalf("late RDMA_DONE by Send With Invalidate: %v, want a broken connection", err)
+	}
+}
