@@ -78,6 +78,14 @@ type Config struct {
 	// takes effect only when both ends enable it (advertised in the private data extension
 	// block, see TRANSPORT.md).
 	ResponderRead bool `json:"responder_read"`
+	// DoneInvalidate makes a requester send RDMA_DONE by Send With Invalidate of the
+	// responder's Read chunk key when both ends set the R bit (the reliable-reply draft's
+	// section 4.1.4 SHOULD). Off by default: the draft gives version 1 no way for a
+	// responder to say its Read chunk keys may be invalidated, and a responder that does not
+	// expect it breaks the connection on its LOCAL_INV of the dead key. One that arrives
+	// after the responder's DoneTimeout names a key already invalidated, and the responder's
+	// device fails that receive: the connection breaks.
+	DoneInvalidate bool `json:"done_invalidate,omitempty"`
 	// DoneTimeout is how long a responder keeps a responder-provided Read chunk exposed
 	// waiting for RDMA_DONE before it releases it anyway. Default 1s.
 	DoneTimeout time.Duration `json:"done_timeout_ns"`

@@ -4,9 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -279,47 +276,65 @@ func TestReplyResourcesTooSmall(t *testing.T) {
 	}
 }
 
+// badReplyModes are the memory modes and R bits the bad-reply cases run in.
+var badReplyModes = []struct {
+	name string
+	mem  MemoryMode
+	inv  bool
+}{
+	{"preregistered", MemoryPreregistered, false},
+	{"windows", MemoryWindows, false},
+	{"windows+R", MemoryWindows, true},
+}
+
 // Item 5: a reply whose transport header cannot be decoded, or whose Position Zero Read
 // chunk cannot be pulled, fails the RPC its XID names at once with ErrBadReply, and the
 // requester sends no RDMA_ERROR back (XIDs are per direction: it could end an unrelated
-// reverse RPC of the responder).
+// reverse RPC of the responder). In every memory mode, with and without the R bit: a bad
+// reply that came by Send With Invalidate costs that RPC, not the connection.
 func TestBadReplyFailsRPC(t *testing.T) {
 	for _, w := range wires {
-		t.Run(w.name, func(t *testing.T) {
-			cfg := testCfg(1024)
-			cfg.ResponderRead = true
-			p := newPairAt(t, w.addr, cfg, cfg)
-			for _, tc := range []struct {
-				name   string
-				call   Call
-				mangle func([]byte)
-			}{
-				{"bad discriminator", Call{Proc: benchprog.ProcNull}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
-				{"unknown procedure", Call{Proc: benchprog.ProcEcho, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
-				{"RDMA_ERROR with an unknown code", Call{Proc: benchprog.ProcNull}, func(b []byte) {
-					binary.BigEndian.PutUint32(b[12:], uint32(ProcError))
-					binary.BigEndian.PutUint32(b[16:], 9)
-				}},
-				{"RDMA_MSG with a Reply chunk discriminator of 2", Call{Proc: benchprog.ProcSource, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[24:], 2) }},
-				// RDMA_NOMSG, Read list: present, position, handle, length, ...
-				{"unpullable Position Zero Read chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead},
-					func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
-			} {
-				errsSent, errsRecv := p.req.stats.ErrorsSent, p.rsp.stats.ErrorsReceived
-				p.rsp.mangleReply = tc.mangle
-				tc.call.Tag = 9
-				r := p.callGuarded(tc.call)
-				if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
-					t.Errorf("%s: %v, want ErrBadReply with what was wrong", tc.name, r.Err)
+		for _, m := range badReplyModes {
+			t.Run(w.name+"/"+m.name, func(t *testing.T) {
+				cfg := testCfg(1024)
+				cfg.ResponderRead = true
+				cfg.Memory, cfg.RemoteInvalidate = m.mem, m.inv
+				p := newPairAt(t, w.addr, cfg, cfg)
+				for _, tc := range []struct {
+					name   string
+					call   Call
+					mangle func([]byte)
+				}{
+					{"bad discriminator", Call{Proc: benchprog.ProcNull}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
+					{"unknown procedure", Call{Proc: benchprog.ProcEcho, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
+					// Replies to calls with chunks: Send With Invalidate of one of their windows.
+					{"bad discriminator, Reply chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
+					{"unknown procedure, Write chunk", Call{Proc: benchprog.ProcSource, Size: 3000}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
+					{"RDMA_ERROR with an unknown code", Call{Proc: benchprog.ProcNull}, func(b []byte) {
+						binary.BigEndian.PutUint32(b[12:], uint32(ProcError))
+						binary.BigEndian.PutUint32(b[16:], 9)
+					}},
+					{"RDMA_MSG with a Reply chunk discriminator of 2", Call{Proc: benchprog.ProcSource, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[24:], 2) }},
+					// RDMA_NOMSG, Read list: present, position, handle, length, ...
+					{"unpullable Position Zero Read chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead},
+						func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
+				} {
+					errsSent, errsRecv := p.req.stats.ErrorsSent, p.rsp.stats.ErrorsReceived
+					p.rsp.mangleReply = tc.mangle
+					tc.call.Tag = 9
+					r := p.callGuarded(tc.call)
+					if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
+						t.Errorf("%s: %v, want ErrBadReply with what was wrong", tc.name, r.Err)
+					}
+					if p.req.stats.ErrorsSent != errsSent || p.rsp.stats.ErrorsReceived != errsRecv {
+						t.Errorf("%s: the requester answered the reply with RDMA_ERROR", tc.name)
+					}
+					if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
+						t.Fatalf("after %s: %v", tc.name, r.Err)
+					}
 				}
-				if p.req.stats.ErrorsSent != errsSent || p.rsp.stats.ErrorsReceived != errsRecv {
-					t.Errorf("%s: the requester answered the reply with RDMA_ERROR", tc.name)
-				}
-				if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
-					t.Fatalf("after %s: %v", tc.name, r.Err)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -406,7 +421,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			}
 			// The late RDMA_DONE arrives: the reservation ends, it is no stray.
 			p.req.suppressDone = false
-			p.req.cl.sendDone(nil, xid)
+			p.req.cl.sendDone(nil, xid, 0, false)
 			p.until("late RDMA_DONE", func() bool { return sv.pendingDone == 0 })
 			if st := p.rsp.stats; st.DoneStray != 0 || st.DoneLate != 1 {
 				t.Fatalf("late RDMA_DONE counted as %d stray, %d late; want 0, 1", st.DoneStray, st.DoneLate)
@@ -426,52 +441,5 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 				t.Fatalf("reservation dropped after %v, before %d × DoneTimeout", d, doneReserve)
 			}
 		})
-	}
-}
-
-// Item 9: the documentation says what the code does and what Linux does, where an audit
-// found it claiming otherwise. Each check names the claim it guards.
-func TestDocsSayWhatCodeDoes(t *testing.T) {
-	read := func(name string) string {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	transport, requester, header, ext := read("TRANSPORT.md"), read("requester.go"), read("header.go"), read("ext.go")
-	for _, c := range []struct {
-		doc, text string
-		want      bool
-		why       string
-	}{
-		{"requester.go", requester, true, "frwr_unmap_async"}, // Linux's reply path does not wait in place
-		{"TRANSPORT.md", transport, true, "frwr_unmap_async"}, // idem
-		{"TRANSPORT.md", transport, false, "as Linux's frwr_unmap_sync)"},
-		{"TRANSPORT.md", transport, true, "svc_rdma_get_inv_rkey"}, // svcrdma's own choice of key
-		{"TRANSPORT.md", transport, false, "Read chunk's, as svcrdma)"},
-		{"TRANSPORT.md", transport, true, "svcrdma drops every RDMA_DONE"},
-		{"TRANSPORT.md", transport, true, "**unregistered**"},
-		{"ext.go", ext, true, "unregistered"},
-		{"ext.go", ext, true, "RFC 8797 section 8"},
-		{"header.go", header, false, "A requester uses it for the decisions"},
-	} {
-		if strings.Contains(c.text, c.why) != c.want {
-			if c.want {
-				t.Errorf("%s does not say %q", c.doc, c.why)
-			} else {
-				t.Errorf("%s still claims %q", c.doc, c.why)
-			}
-		}
-	}
-	// MaxHeaderSize is documented as used by no endpoint: no code of the package calls it.
-	files, _ := filepath.Glob("*.go")
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || f == "header.go" {
-			continue
-		}
-		if strings.Contains(read(f), "MaxHeaderSize(") {
-			t.Errorf("%s calls MaxHeaderSize, which the docs say no endpoint does", f)
-		}
 	}
 }

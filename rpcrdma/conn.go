@@ -502,14 +502,14 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 	if err != nil {
 		// A reply to one of our calls fails that RPC; anything else is answered as a
 		// call with RDMA_ERROR (RFC 8166 section 4.5).
-		if !c.cl.onBadReply(buf, b, err) {
+		if !c.cl.onBadReply(buf, wc, b, err) {
 			c.sv.onBadHeader(buf, err)
 		}
 		return
 	}
 	switch h.Proc {
 	case ProcDone:
-		c.sv.onDone(h.XID)
+		c.sv.onDone(h.XID, wc)
 		c.recvPool.Put(buf)
 		return
 	case ProcError:
@@ -517,7 +517,7 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 		return
 	case ProcMsg:
 		if len(msg) < 8 {
-			if !c.cl.onBadReply(buf, b, ErrTruncated) {
+			if !c.cl.onBadReply(buf, wc, b, ErrTruncated) {
 				c.sv.onBadHeader(buf, ErrTruncated)
 			}
 			return

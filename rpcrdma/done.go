@@ -23,10 +23,12 @@ type lateDone struct {
 	until time.Time
 }
 
-// onDone handles RDMA_DONE: the requester finished pulling the Read chunk of the reply to
-// xid. One for a chunk already released by DoneTimeout ends that reply's receive
-// reservation; one for no reply at all is dropped silently (draft section 4.1.3).
-func (sv *server) onDone(xid uint32) {
+// onDone handles RDMA_DONE, received by wc: the requester finished pulling the Read chunk
+// of the reply to xid. One for a chunk already released by DoneTimeout ends that reply's
+// receive reservation; one for no reply at all is dropped silently (draft section 4.1.3).
+// One that came by Send With Invalidate of the chunk's window (draft section 4.1.4) has
+// ended the window already: no LOCAL_INV follows, which would fail on the dead window.
+func (sv *server) onDone(xid uint32, wc *datapath.Completion) {
 	c := sv.c
 	for k, i := range sv.waiting {
 		x := &sv.ctxs[i]
@@ -36,6 +38,10 @@ func (sv *server) onDone(xid uint32) {
 		sv.waiting = append(sv.waiting[:k], sv.waiting[k+1:]...)
 		sv.pendingDone--
 		c.stats.DoneReceived++
+		if wc.Invalidated && x.mwUsed && wc.InvRKey == x.mwKey {
+			x.mwUsed = false
+			c.stats.RemoteInvalidated++
+		}
 		sv.unexpose(i, x)
 		return
 	}

@@ -428,8 +428,9 @@ func (l *Limits) resolve() Limits {
 // than 1 yields ErrVersion with XID set, before anything else is looked at, so that a
 // responder can answer ERR_VERS; see ErrorReply.
 //
-// RDMA_DONE is accepted (see ProcDone); RFC 8166 receivers that do not use the
-// responder-provided Read chunk draft answer it with ERR_CHUNK themselves.
+// RDMA_DONE is accepted (see ProcDone). A Conn never answers one: an RDMA_DONE that names no
+// reply waiting for it is dropped (Stats.DoneStray), negotiated or not, as the draft's
+// section 4.1.3 asks and as svcrdma drops every RDMA_DONE.
 func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 	be := binary.BigEndian
 	if len(b) >= MinHeaderSize && be.Uint32(b[4:]) == Version && be.Uint32(b[12:]) == uint32(ProcMsg) &&

@@ -158,7 +158,7 @@ func peerCommand(c *Conn, cmd string) string {
 		if err != nil {
 			return "ERR " + err.Error()
 		}
-		c.cl.sendDone(nil, uint32(xid))
+		c.cl.sendDone(nil, uint32(xid), 0, false)
 		c.Idle()
 		return "OK"
 	case "CALL":
@@ -441,8 +441,15 @@ func TestProcessReplyResourcesTooSmall(t *testing.T) {
 // Item 5 across processes: a hostile responder process mangles reply headers; the RPC fails
 // at once with ErrBadReply, no RDMA_ERROR goes back, and the connection goes on.
 func TestProcessBadReplyFailsRPC(t *testing.T) {
+	for _, m := range badReplyModes {
+		t.Run(m.name, func(t *testing.T) { processBadReply(t, m.mem, m.inv) })
+	}
+}
+
+func processBadReply(t *testing.T, mem MemoryMode, inv bool) {
 	cfg := testCfg(1024)
 	cfg.ResponderRead = true
+	cfg.Memory, cfg.RemoteInvalidate = mem, inv
 	p := startPeer(t, "rsp", cfg, cfg)
 	pr := &pair{t: t, req: p.local}
 	for _, tc := range []struct {
@@ -451,6 +458,8 @@ func TestProcessBadReplyFailsRPC(t *testing.T) {
 	}{
 		{"discriminator", Call{Proc: benchprog.ProcNull}},
 		{"procedure", Call{Proc: benchprog.ProcEcho, Size: 10}},
+		{"discriminator", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk}},
+		{"procedure", Call{Proc: benchprog.ProcSource, Size: 3000}},
 		{"unpullable", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead}},
 	} {
 		if got := p.do("MANGLE "+tc.mangle, "OK"); got != "OK" {

@@ -66,6 +66,7 @@ type slot struct {
 	xid                   uint32
 	gen                   uint16
 	invKey                uint32
+	offered               uint32 // the Reply chunk's length, when the call offered one
 	call                  Call
 	seed                  uint64
 	send, out, in         *mempool.Buf
@@ -292,6 +293,7 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 		key := cl.expose(s, 1, s.in.Sub(0, replyLen), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
 		h.HasReply = true
 		h.Reply = append(h.Reply, Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
+		s.offered = uint32(replyLen)
 	}
 	hl := MinHeaderSize
 	if noChunks {
@@ -400,10 +402,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 	s.waits &^= waitReply
 	cl.outstanding--
 	cl.grant(h.Credit)
-	if wc.Invalidated {
-		s.remoteInv, s.invKey = true, wc.InvRKey
-		c.stats.RemoteInvalidated++
-	}
+	cl.noteInvalidated(s, wc)
 	switch h.Proc {
 	case ProcError:
 		c.stats.ErrorsReceived++
@@ -416,6 +415,22 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 		s.recv = buf
 		var chunk []byte
 		used := false
+		// As Linux's rpcrdma_decode_msg: an RDMA_MSG reply never carries a Read list, nor
+		// a Reply chunk that was written to.
+		if len(h.ReadList) > 0 {
+			s.err = errReplyReadList
+			break
+		}
+		if h.HasReply {
+			var n uint64
+			for _, seg := range h.Reply {
+				n += uint64(seg.Length)
+			}
+			if n > 0 {
+				s.err = errReplyMsgReplyChunk
+				break
+			}
+		}
 		if len(h.WriteCounts) > 0 {
 			if s.replyClass != rpcproto.ClassWriteChunk {
 				s.err = errReplyWriteList
@@ -456,7 +471,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 		for _, seg := range h.Reply {
 			n += uint64(seg.Length)
 		}
-		if n > uint64(len(s.in.Bytes())) {
+		if n > uint64(s.offered) {
 			s.err = errReplyReplyLen
 			break
 		}
@@ -500,9 +515,24 @@ var (
 	errReplyWriteList  = &ReplyError{What: "Write list returned for a call that offered no Write chunk"}
 	errReplyWriteLen   = &ReplyError{What: "Write chunk length returned exceeds the call's"}
 	errReplyReplyChunk = &ReplyError{What: "RDMA_NOMSG without the Reply chunk the call offered"}
-	errReplyReplyLen   = &ReplyError{What: "Reply chunk length returned exceeds the chunk"}
+	errReplyReplyLen   = &ReplyError{What: "Reply chunk length returned exceeds the length the call offered"}
 	errReplyRPC        = &ReplyError{What: "RPC reply header undecodable or its XID not the call's"}
+
+	errReplyReadList      = &ReplyError{What: "RDMA_MSG reply with a Read list"}
+	errReplyMsgReplyChunk = &ReplyError{What: "RDMA_MSG reply with a Reply chunk written to"}
+	errReplyUnpullable    = &ReplyError{What: "Position Zero Read chunk cannot be pulled"}
+	errReplyNotNegotiated = &ReplyError{What: "reply in a responder-provided Read chunk, which this connection did not negotiate"}
 )
+
+// noteInvalidated records the key the reply's receive invalidated (Send With Invalidate),
+// before any path ends the RPC: invalidate skips that key, whose LOCAL_INV would fail on the
+// dead window and break the connection.
+func (cl *client) noteInvalidated(s *slot, wc *datapath.Completion) {
+	if wc.Invalidated {
+		s.remoteInv, s.invKey = true, wc.InvRKey
+		cl.c.stats.RemoteInvalidated++
+	}
+}
 
 // onBadReply handles a message whose transport header did not decode (err) or whose RPC
 // message is too short to hold a msg_type: if its XID names an outstanding call of ours, it
@@ -512,7 +542,7 @@ var (
 // it took the message. XIDs are whitened per connection, so a peer's reverse call that
 // failed to decode and happens to carry the XID of an outstanding call of ours is the one
 // case taken wrongly; the peer's call then waits for its own timeout.
-func (cl *client) onBadReply(buf *mempool.Buf, b []byte, err error) bool {
+func (cl *client) onBadReply(buf *mempool.Buf, wc *datapath.Completion, b []byte, err error) bool {
 	c := cl.c
 	h := c.hdr
 	if h.fixed < 2*word {
@@ -525,6 +555,7 @@ func (cl *client) onBadReply(buf *mempool.Buf, b []byte, err error) bool {
 	i := uint32((h.XID ^ cl.base) & 0xffff)
 	s.waits &^= waitReply
 	cl.outstanding--
+	cl.noteInvalidated(s, wc) // its credit value is ignored: RFC 8167 section 4.1
 	if h.Vers != Version && h.Proc == ProcError && len(b) >= fixedSize+word && ErrCode(be32(b[fixedSize:])) == ErrCodeVers {
 		// The peer's ERR_VERS echoes the version of a call we sent in another one (only
 		// tests make this side do that); the words read sit where every version has them.
@@ -539,12 +570,14 @@ func (cl *client) onBadReply(buf *mempool.Buf, b []byte, err error) bool {
 	return true
 }
 
-// onUnpullable fails the outstanding call xid, if there is one, whose reply came as
-// RDMA_NOMSG with a Position Zero Read chunk this side cannot pull (segments not all at
-// position zero, or a message larger than a buffer or shorter than an RPC header). RDMA_DONE
-// still goes out, as the draft's section 4.1.3 asks of a requester that terminates an RPC
-// whose reply it will not pull, so the responder releases the chunk now.
-func (cl *client) onUnpullable(xid uint32, credit uint32) bool {
+// onUnpullable fails the outstanding call xid, if there is one, whose reply came by wc as
+// RDMA_NOMSG with a Position Zero Read chunk this side does not pull, with why: segments not
+// all at position zero, a message larger than a buffer or shorter than an RPC header, or
+// responder-provided Read chunks not negotiated. RDMA_DONE still goes out (a plain Send),
+// as the draft's section 4.1.3 asks of a requester that terminates an RPC whose reply it
+// will not pull, so the responder releases the chunk now. The message's direction is not
+// known, so its credit value is ignored (RFC 8167 section 4.1).
+func (cl *client) onUnpullable(xid uint32, wc *datapath.Completion, why *ReplyError) bool {
 	s := cl.lookup(xid)
 	if s == nil {
 		return false
@@ -552,10 +585,10 @@ func (cl *client) onUnpullable(xid uint32, credit uint32) bool {
 	i := uint32((xid ^ cl.base) & 0xffff)
 	s.waits &^= waitReply
 	cl.outstanding--
-	cl.grant(credit)
-	s.err = &ReplyError{What: "Position Zero Read chunk cannot be pulled"}
+	cl.noteInvalidated(s, wc)
+	s.err = why
 	s.replyClass = rpcproto.ClassResponderRead
-	cl.sendDone(s, xid)
+	cl.sendDone(s, xid, 0, false)
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
 	return true
@@ -565,10 +598,22 @@ func (cl *client) onUnpullable(xid uint32, credit uint32) bool {
 // Zero Read chunk into context ctx's buffer: msg is the RPC reply. It sends RDMA_DONE.
 func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 	c := cl.c
+	if !c.params.ResponderRead {
+		// Not negotiated: the RPC fails, and the pull completion notification is still owed
+		// (draft section 4.1.3).
+		x := &c.sv.ctxs[ctx]
+		wc := datapath.Completion{Invalidated: x.invalidated, InvRKey: x.invKey}
+		if !cl.onUnpullable(xid, &wc, errReplyNotNegotiated) {
+			c.stats.StrayReplies++
+			cl.sendDone(nil, xid, 0, false)
+		}
+		return false
+	}
 	s := cl.lookup(xid)
+	key, inv := cl.doneKey(c.sv.ctxs[ctx].hdr.ReadList)
 	if s == nil {
 		c.stats.StrayReplies++
-		cl.sendDone(nil, xid)
+		cl.sendDone(nil, xid, key, inv)
 		return false
 	}
 	i := uint32((xid ^ cl.base) & 0xffff)
@@ -584,15 +629,35 @@ func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 	s.replyClass = rpcproto.ClassResponderRead
 	cl.parse(s, msg, nil, false)
 	c.stats.RepliesReceived.add(rpcproto.ClassResponderRead)
-	cl.sendDone(s, xid)
+	cl.sendDone(s, xid, key, inv)
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
 	return true
 }
 
+// doneKey returns the key an RDMA_DONE for the pulled Read chunk list invalidates by Send
+// With Invalidate (the draft's section 4.1.4 SHOULD when both ends set the R bit): with
+// Config.DoneInvalidate and both R bits, the responder's key when every segment carries that
+// one key (the draft: present only the key the responder provided); otherwise none. Only
+// forward RDMA_DONE, as only forward replies use Send With Invalidate (see invalidateKey).
+func (cl *client) doneKey(list []ReadSegment) (uint32, bool) {
+	c := cl.c
+	if !c.cfg.DoneInvalidate || !c.params.Inline.RemoteInvalidate || c.params.Role != RoleRequester || len(list) == 0 {
+		return 0, false
+	}
+	key := list[0].Handle
+	for _, r := range list[1:] {
+		if r.Handle != key {
+			return 0, false
+		}
+	}
+	return key, true
+}
+
 // sendDone sends RDMA_DONE for xid: the pull completion notification of the draft's
-// section 4.1.3, also owed for replies whose XID is unknown.
-func (cl *client) sendDone(s *slot, xid uint32) {
+// section 4.1.3, also owed for replies whose XID is unknown; with inv, by Send With
+// Invalidate of key.
+func (cl *client) sendDone(s *slot, xid, key uint32, inv bool) {
 	c := cl.c
 	if c.suppressDone {
 		return
@@ -614,7 +679,11 @@ func (cl *client) sendDone(s *slot, xid uint32) {
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, cl.max, ProcDone
 	n, _ := h.Encode(buf.Bytes())
-	c.queue(&datapath.SendWR{ID: id, Op: datapath.OpSend, Flags: datapath.FlagSignaled}, buf.SGE(n))
+	wr := datapath.SendWR{ID: id, Op: datapath.OpSend, Flags: datapath.FlagSignaled}
+	if inv {
+		wr.Op, wr.InvRKey = datapath.OpSendInv, key
+	}
+	c.queue(&wr, buf.SGE(n))
 	c.stats.DoneSent++
 }
 

@@ -300,7 +300,8 @@ func (sv *server) grantFor(requested uint32) uint32 {
 func (sv *server) onBadHeader(buf *mempool.Buf, err error) {
 	c := sv.c
 	c.recvPool.Put(buf)
-	if !c.hdr.ErrorReply(err, sv.grantFor(c.hdr.Credit), sv.rh) {
+	// Its direction is unknown, so its credit value is ignored (RFC 8167 section 4.1).
+	if !c.hdr.ErrorReply(err, sv.grantFor(sv.granted), sv.rh) {
 		return
 	}
 	sb := c.sendPool.Get()
@@ -401,10 +402,11 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 		// Before the pull nothing tells a call from a reply to one of our calls but the
 		// XID: one that names an outstanding call of ours is taken as its reply, and that
 		// RPC fails (RFC 8166 section 4.5.2), with no RDMA_ERROR sent back.
-		if sv.c.cl.onUnpullable(x.hdr.XID, x.credit) {
+		if sv.c.cl.onUnpullable(x.hdr.XID, wc, errReplyUnpullable) {
 			sv.release(i)
 			return
 		}
+		x.hdr.Credit = sv.granted // direction unknown: its credit value is ignored (RFC 8167 section 4.1)
 		sv.errorReply(i, x, ErrCodeChunk)
 		return
 	}

@@ -407,9 +407,12 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 		var ops results.Ops
 		for _, s := range stats {
 			addStatsOps(&ops, &s)
-			// A requester posts no Send With Invalidate: its count here is the replies the
-			// peer sent that way, each of which spared this side a LOCAL_INV
-			// (results/SCHEMA.md, `ops`).
+			// A requester's count here is the replies the peer sent by Send With Invalidate,
+			// each of which spared this side a LOCAL_INV (results/SCHEMA.md, `ops`); its own
+			// (RDMA_DONE, --done-invalidate) end the peer's windows and count as Sends.
+			addOp(&ops.Send, s.SendInv)
+			ops.SendInv.Count -= s.SendInv.Count
+			ops.SendInv.Bytes -= s.SendInv.Bytes
 			ops.SendInv.Count += s.RemoteInvalidated
 		}
 		rep := PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops,
@@ -584,6 +587,7 @@ func inferredPeerOps(stats []rpcrdma.Stats) *results.Ops {
 		ops.Send.Bytes += s.Recv.Bytes
 		ops.SendInv.Count += s.RemoteInvalidated
 		addOp(&ops.Recv, s.Send)
+		addOp(&ops.Recv, s.SendInv)
 		addOp(&ops.Read, s.PeerRead)
 		addOp(&ops.Write, s.PeerWrite)
 	}

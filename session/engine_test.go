@@ -136,11 +136,13 @@ func TestInferredPeerOps(t *testing.T) {
 		{Send: rpcrdma.OpCount{Count: 10, Bytes: 1000}, Recv: rpcrdma.OpCount{Count: 10, Bytes: 600}, RemoteInvalidated: 4,
 			PeerRead: rpcrdma.OpCount{Count: 3, Bytes: 3 << 16}, PeerWrite: rpcrdma.OpCount{Count: 5, Bytes: 5 << 12}},
 		{Send: rpcrdma.OpCount{Count: 2, Bytes: 200}, Recv: rpcrdma.OpCount{Count: 2, Bytes: 120}},
+		// RDMA_DONE by Send With Invalidate (--done-invalidate): the responder received it.
+		{SendInv: rpcrdma.OpCount{Count: 3, Bytes: 84}},
 	}
 	got := inferredPeerOps(st)
 	want := results.Ops{
 		Send: results.OpCount{Count: 8, Bytes: 720}, SendInv: results.OpCount{Count: 4},
-		Recv: results.OpCount{Count: 12, Bytes: 1200},
+		Recv: results.OpCount{Count: 15, Bytes: 1284},
 		Read: results.OpCount{Count: 3, Bytes: 3 << 16}, Write: results.OpCount{Count: 5, Bytes: 5 << 12},
 	}
 	if *got != want {

@@ -18,6 +18,9 @@ type Transport struct {
 	// ResponderRead offers responder-provided Read chunks (long replies pulled by the
 	// requester, acknowledged with RDMA_DONE); both ends must offer it.
 	ResponderRead bool `json:"responder_read,omitempty"`
+	// DoneInvalidate sends RDMA_DONE by Send With Invalidate of the responder's Read chunk
+	// key when both ends set the R bit (rpcrdma.Config.DoneInvalidate).
+	DoneInvalidate bool `json:"done_invalidate,omitempty"`
 	// Credits is the credit value a requester requests (0: each point's depth); a server's
 	// grant is the server's --credits.
 	Credits int `json:"credits,omitempty"`
@@ -32,6 +35,7 @@ func (t *Transport) Apply(c *rpcrdma.Config) {
 	c.Memory = t.Memory
 	c.RemoteInvalidate = t.RemoteInvalidate
 	c.ResponderRead = t.ResponderRead
+	c.DoneInvalidate = t.DoneInvalidate
 	if t.SendSize != 0 {
 		c.SendSize = t.SendSize
 	}

@@ -66,6 +66,7 @@ func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) 
 	if requester {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "offer remote invalidation (RFC 8797 R bit): replies end the RPC's window by Send With Invalidate, saving a LOCAL_INV; needs --memory windows")
 		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer no Reply chunk: replies that would need one (long ECHO, --class long SOURCE) come back in a responder-provided Read chunk, pulled by RDMA Read and acknowledged with RDMA_DONE")
+		fs.BoolVar(&t.DoneInvalidate, "done-invalidate", false, "send RDMA_DONE by Send With Invalidate of the server's Read chunk key when both ends set the R bit (the reliable-reply draft's SHOULD); needs --remote-invalidate")
 		fs.IntVar(&t.Credits, "credits", 0, "credits to request, the most RPCs a connection may have outstanding (default: --depth)")
 	} else {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "set the R bit: reply with Send With Invalidate to clients that set it too (their windows memory)")
@@ -85,6 +86,9 @@ func checkTransport(t *session.Transport, requester bool) error {
 		// The engine would silently clear the bit: in pre-registered mode every chunk shares
 		// the connection's key, and invalidating it would end the connection.
 		return usageErrorf("--remote-invalidate needs --memory windows: pre-registered chunks share the connection's key, which a Send With Invalidate would destroy")
+	}
+	if requester && t.DoneInvalidate && !t.RemoteInvalidate {
+		return usageErrorf("--done-invalidate needs --remote-invalidate: Send With Invalidate is used only when both ends set the R bit")
 	}
 	return nil
 }

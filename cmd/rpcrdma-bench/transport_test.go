@@ -22,6 +22,7 @@ func TestTransportFlagsBadValues(t *testing.T) {
 		{[]string{"fakerun", "--memory", ""}, `unknown memory mode ""`},
 		{[]string{"fakerun", "--remote-invalidate"}, "--remote-invalidate needs --memory windows"},
 		{[]string{"fakerun", "--memory", "preregistered", "--remote-invalidate"}, "--remote-invalidate needs --memory windows"},
+		{[]string{"fakerun", "--memory", "windows", "--done-invalidate"}, "--done-invalidate needs --remote-invalidate"},
 		{[]string{"fakerun", "--credits", "-1"}, "--credits -1 out of range"},
 		{[]string{"fakerun", "--credits", "8193"}, "--credits 8193 out of range"},
 		{[]string{"fakerun", "--credits", "x"}, `"x" for "--credits"`},
@@ -72,8 +73,8 @@ func TestTransportFlagsInConfig(t *testing.T) {
 	if base != (session.Transport{}) {
 		t.Fatalf("defaults: %+v", base)
 	}
-	got, gp := read("set.json", "--memory", "windows", "--remote-invalidate", "--responder-read", "--credits", "8", "--send-size", "1k", "--recv-size", "16k")
-	want := session.Transport{Memory: rpcrdma.MemoryWindows, RemoteInvalidate: true, ResponderRead: true, Credits: 8, SendSize: 1024, RecvSize: 16384}
+	got, gp := read("set.json", "--memory", "windows", "--remote-invalidate", "--responder-read", "--done-invalidate", "--credits", "8", "--send-size", "1k", "--recv-size", "16k")
+	want := session.Transport{Memory: rpcrdma.MemoryWindows, RemoteInvalidate: true, ResponderRead: true, DoneInvalidate: true, Credits: 8, SendSize: 1024, RecvSize: 16384}
 	if got != want {
 		t.Fatalf("config.transport = %+v, want %+v", got, want)
 	}
@@ -134,6 +135,25 @@ func TestEngineResponderRead(t *testing.T) {
 	n := rr.Throughput.RPCs
 	if plain.Ops.Read.Count != 0 || rr.Ops.Read.Count < n || rr.Ops.Send.Count < 2*n {
 		t.Fatalf("reads without %d, with %d; sends with %d; for %d RPCs", plain.Ops.Read.Count, rr.Ops.Read.Count, rr.Ops.Send.Count, n)
+	}
+}
+
+// --done-invalidate: with R on both ends every RDMA_DONE goes by Send With Invalidate of the
+// in-process responder's Read chunk window, which then needs no LOCAL_INV of its own.
+func TestEngineDoneInvalidate(t *testing.T) {
+	args := []string{"--mix", "echo/64k", "--memory", "windows", "--remote-invalidate", "--responder-read"}
+	plain := engineRun(t, args...)
+	inv := engineRun(t, append(args, "--done-invalidate")...)
+	n := inv.Throughput.RPCs
+	if plain.PeerOps == nil || inv.PeerOps == nil {
+		t.Fatal("no peer_ops from the in-process responder")
+	}
+	if plain.PeerOps.LocalInv.Count < n || inv.PeerOps.LocalInv.Count != 0 || inv.Ops.Send.Count < 2*n {
+		t.Fatalf("responder LOCAL_INVs without --done-invalidate %d, with %d, for %d RPCs; requester ops %+v", plain.PeerOps.LocalInv.Count, inv.PeerOps.LocalInv.Count, n, inv.Ops)
+	}
+	// The requester's own windows: each invalidated once, locally or by a reply.
+	if o := inv.Ops; o.LocalInv.Count+o.SendInv.Count != o.BindMW.Count {
+		t.Fatalf("requester ops %+v: local_inv + send_with_inv != bind_mw", o)
 	}
 }
 
