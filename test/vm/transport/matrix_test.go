@@ -209,6 +209,8 @@ func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co 
 		SendSize: co.th, RecvSize: co.th,
 		Credits: credits, ReverseCredits: reverseCredits,
 		Memory: co.mem, RemoteInvalidate: true, ResponderRead: true,
+		// Remote invalidation on both ends: RDMA_DONE goes by Send With Invalidate too.
+		DoneInvalidate: true,
 		// The largest case is a SINK of 2t+3 bytes.
 		MaxPayload: 2*co.th + 4,
 		Verify:     true,
@@ -308,6 +310,10 @@ func runCombo(t *testing.T, cdev, sdev datapath.Device, l datapath.Listener, co 
 			// shows up as an invalidated receive on the requester.
 			if dir == fwd && (sendInv == 0 || remoteInv != sendInv) {
 				t.Errorf("fwd: %d Send With Invalidate sent, %d receives invalidated remotely", sendInv, remoteInv)
+			}
+			// And the requester's RDMA_DONE invalidates the responder's Read chunk window.
+			if doneInv := rs.RemoteInvalidated - r0.RemoteInvalidated; dir == fwd && doneInv != doneRecv {
+				t.Errorf("fwd: %d RDMA_DONE received, %d of them by Send With Invalidate", doneRecv, doneInv)
 			}
 		case rpcrdma.MemoryPreregistered:
 			if binds != 0 || sendInv != 0 {
