@@ -3,7 +3,7 @@
 # "VMTEST: FAIL <name> ..." (the host's summary greps them); the exit code is the number of
 # failures. Measurements are printed as "VMTEST: LAT ...", "PINGPONG ...", "MATRIX ..." and
 # "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,
-# latency; default all; profile and switches run only when named) selects steps, for quick
+# siw,latency; default all; profile and switches run only when named) selects steps, for quick
 # iterations. Files for the host (results, charts) go to /out, the host's $VMDIR/out shared
 # over 9p, when it is mounted.
 IP=10.0.2.15
@@ -16,8 +16,42 @@ result() { # name rc
 }
 
 step() { # name: is the step selected?
-	case ",${VMTEST_STEPS:-verbs,bench,matrix,knfsd,cli,latency}," in *",$1,"*) return 0 ;; esac
+	case ",${VMTEST_STEPS:-verbs,bench,matrix,knfsd,cli,siw,latency}," in *",$1,"*) return 0 ;; esac
 	return 1
+}
+
+# The tool's results files (cli and siw steps).
+B=$T/rpcrdma-bench
+R=/tmp/results
+mkdir -p $R
+keep() { # copies files or directories to the host's share, when mounted
+	grep -q ' /out 9p ' /proc/mounts && cp -r "$@" /out/
+}
+
+# check_results FILE CLASS...: `report` renders FILE and its table has, on the mix's rows,
+# a non-zero count for every CLASS given and zero errors on every class row. Columns are found by
+# their header (class and count; errors is the last column: the header's units, "p50 µs",
+# are words of their own), so a reordered table still reads right.
+check_results() {
+	f=$1
+	shift
+	$B report "$f" >/tmp/report.out 2>&1 || { cat /tmp/report.out; echo "report $f failed"; return 1; }
+	cat /tmp/report.out
+	# The table's class rows again, prefixed for the host's summary.
+	awk -v f="${f##*/}" '/ (short|chunked|long|all) / && !/ class / { print "CLI " f ": " $0 }' /tmp/report.out
+	awk -v want="$*" '
+		!hdr && / class / && / count / && / errors/ { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1; next }
+		hdr && NF >= col["count"] && ($col["class"] ~ /^(short|chunked|long)$/) {
+			n[$col["class"]] += $col["count"]; all += $col["count"]; e += $NF; rows++
+		}
+		END {
+			if (!hdr || !rows) { print "check: no results table"; exit 1 }
+			split(want, w, " ")
+			for (k in w) if (n[w[k]] + 0 == 0) { print "check: no RPCs of class " w[k]; bad = 1 }
+			if (all == 0) { print "check: no RPCs at all"; bad = 1 }
+			if (e != 0) { print "check: " e " errors"; bad = 1 }
+			exit bad
+		}' /tmp/report.out
 }
 
 ts "device"
@@ -196,7 +230,7 @@ fi
 
 # (c) knfsd over RDMA: the kernel's NFS server with an RDMA listener on port 20049 (for the
 # knfsd and cli steps).
-if step knfsd || step cli; then
+if step knfsd || step cli || step siw; then
 ts "=== starting knfsd with an RDMA listener"
 modprobe nfsd && modprobe rpcrdma
 mount -t nfsd nfsd /proc/fs/nfsd
@@ -234,6 +268,12 @@ fi
 # charts; every results file is checked by re-rendering it, and copied to /out.
 if step cli && [ -x $T/rpcrdma-bench ]; then
 	. $T/cli.sh
+fi
+
+# (d2) the same tool and the knfsd interop test on soft-iWARP (siw0, beside rxe0): run, sweep,
+# server + client, knfsd.
+if step siw && [ -x $T/rpcrdma-bench ]; then
+	. $T/siw.sh
 fi
 
 # (e) latency side by side, same device, same boot: perftest (ib_send_lat, ib_read_lat,
