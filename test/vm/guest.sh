@@ -239,6 +239,15 @@ mount -t tmpfs -o size=16m tmpfs /export
 # The files --program nfs3 names: 4 MiB of the benchmark pattern to READ (and verify), a
 # scratch file to WRITE (at most 4 MiB plus one write).
 $T/nfsfile -size 4m /export/rpcrdma-bench.dat /export/rpcrdma-bench.scratch
+# A directory larger than any READDIRPLUS maxcount asked of it (400 entries, about 60 KB of
+# READDIRPLUS3resok), with the two files --program nfs3 looks up (small: nothing reads them).
+mkdir -p /export/dir400
+i=1
+while [ $i -le 400 ]; do
+	: >/export/dir400/file-$i
+	i=$((i + 1))
+done
+$T/nfsfile -size 4k /export/dir400/rpcrdma-bench.dat /export/dir400/rpcrdma-bench.scratch
 rpcbind -w
 sleep 0.3
 exportfs -ra
@@ -261,6 +270,23 @@ grep -q ' /out 9p ' /proc/mounts && cp -r /tmp/knfsd-replies /out/
 ts "=== the project's requester against knfsd: NFS NULL calls at depth 1 and 32"
 KNFSD_ADDR=$IP:20049 timeout 300 $T/knfsd.test -test.v -test.count=1 -test.run 'NullStream$' -test.timeout 280s
 result knfsd-null-stream $?
+# READDIRPLUS of the 400-entry directory through the tool's NFS program, at maxcounts below
+# and above the inline threshold: knfsd fills each reply up to maxcount, and its Reply chunk
+# must hold the result whole (the directory's attributes and cookie verifier beside the
+# entries), or the call fails.
+if [ -x $T/rpcrdma-bench ]; then
+	ts "=== READDIRPLUS of a 400-entry directory against knfsd, maxcount 1k, 4k, 8k, 32k"
+	timeout 120 $B client --provider verbs --device $DEV --addr $IP:20049 --program nfs3 \
+		--nfs-export $IP:/export/dir400 --nfs-mountd 20048 --depth 4 --count 400 --warmup 100ms \
+		--mix readdirplus/1k,readdirplus/4k,readdirplus/8k,readdirplus/32k -q --out $R/knfsd-readdirplus.json
+	crc=$?
+	check_results $R/knfsd-readdirplus.json short long
+	chk=$?
+	echo "client rc=$crc check rc=$chk"
+	[ $crc -eq 0 ] && [ $chk -eq 0 ]
+	result knfsd-readdirplus $?
+	keep $R/knfsd-readdirplus.json
+fi
 fi
 
 # (d) the tool itself (cmd/rpcrdma-bench, built with -tags verbs), when it was built: server
