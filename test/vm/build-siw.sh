@@ -26,7 +26,9 @@ if ! dpkg-query -W -f='${Status}' "$HDRPKG" 2>/dev/null | grep -q 'install ok in
 		exit 1
 	fi
 	echo "vmtest: installing $HDRPKG make"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$HDRPKG=$VER" make >/dev/null
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq --no-install-recommends "$HDRPKG=$VER" make >/dev/null ||
+		{ apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "$HDRPKG=$VER" make >/dev/null; }
 fi
 
 W=$VMDIR/siw/build
