@@ -13,7 +13,9 @@
 // Mapping onto verbs: a Device is an rdma_cm verbs context (rdma_get_devices) with a default
 // protection domain, and AllocPD gives further ones (ibv_alloc_pd), in which QPConfig.PD
 // creates a connection's queue pair; Listen and Connect bind to the device's own IP address, so that the
-// rdma_cm ids of its connections always resolve to that context; every Conn is an RC queue
+// rdma_cm ids of its connections always resolve to that context (an address of the netdev
+// behind its GIDs: for an iWARP GID, which the kernel reports without one, the interface
+// whose MAC address the GID carries); every Conn is an RC queue
 // pair created with rdma_create_qp in its PD; private data travels in the CM REQ and
 // REP. Work requests are built in C memory that belongs to the Conn and posted as one chain per
 // PostSend/PostRecv call; completions are polled in batches by one C call that writes straight

@@ -1,8 +1,10 @@
 package verbs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"syscall"
 )
 
@@ -17,6 +19,32 @@ func gidLabel(roceV2 bool, nodeType string) string {
 		return "RoCE v2"
 	}
 	return "IB/RoCE v1"
+}
+
+// iwarpNetDev names the network interface behind an iWARP GID, for which the kernel reports
+// no netdev (siw on Linux 6.1: gid_attrs/ndevs reads EINVAL): iWARP devices (siw, cxgb4,
+// irdma, qedr) make their GID of their netdev's MAC address followed by ten zero bytes, and
+// rdma_cm matches iWARP addresses by it. It is the first of ifaces with that hardware
+// address, or "" when the GID is not of that form or no interface has it.
+func iwarpNetDev(gid []byte, ifaces []net.Interface) string {
+	if len(gid) != 16 || !allZero(gid[6:]) || allZero(gid[:6]) {
+		return ""
+	}
+	for _, ifi := range ifaces {
+		if bytes.Equal(ifi.HardwareAddr, gid[:6]) {
+			return ifi.Name
+		}
+	}
+	return ""
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // MemlockError is an ibv_reg_mr that failed with ENOMEM while the process's locked-memory

@@ -3,6 +3,7 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,5 +53,46 @@ func TestMemlockErrorBrief(t *testing.T) {
 	want := "ibv_reg_mr 102404 KiB: RLIMIT_MEMLOCK 8388609 B (hard 64 GiB) is too small: raise it (ulimit -l unlimited)"
 	if got := e.Brief(); got != want || len("register memory: "+got) > 141 {
 		t.Fatalf("Brief() = %q (%d bytes), want %q", got, len(got), want)
+	}
+}
+
+// An iWARP GID (siw's on dummy0 in the VM: the MAC, then ten zero bytes) names the interface
+// with that MAC; other GIDs, and MACs no interface has, name none.
+func TestIWARPNetDev(t *testing.T) {
+	mac := func(s string) net.HardwareAddr {
+		m, err := net.ParseMAC(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ifaces := []net.Interface{
+		{Index: 1, Name: "lo"},
+		{Index: 2, Name: "eth0", HardwareAddr: mac("52:54:00:12:34:56")},
+		{Index: 3, Name: "dummy0", HardwareAddr: mac("b6:ba:ef:7e:94:f3")},
+		{Index: 4, Name: "dummy0.7", HardwareAddr: mac("b6:ba:ef:7e:94:f3")}, // a VLAN: the parent's MAC
+	}
+	for _, tc := range []struct {
+		gid  string
+		want string
+	}{
+		{"b6ba:ef7e:94f3:0000:0000:0000:0000:0000", "dummy0"},
+		{"5254:0012:3456:0000:0000:0000:0000:0000", "eth0"},
+		{"0000:0000:0000:0000:0000:0000:0000:0000", ""}, // no MAC: not lo's
+		{"b6ba:ef7e:94f4:0000:0000:0000:0000:0000", ""}, // no interface has it
+		{"b6ba:ef7e:94f3:0000:0000:0000:0000:0001", ""}, // not MAC-and-zeros
+		{"fe80:0000:0000:0000:5054:00ff:fe12:3456", ""}, // RoCE's link-local GID of eth0
+		{"0000:0000:0000:0000:0000:ffff:0a00:020f", ""}, // RoCE's IPv4-mapped GID
+	} {
+		raw := net.ParseIP(tc.gid)
+		if raw == nil {
+			t.Fatalf("bad GID %s", tc.gid)
+		}
+		if got := iwarpNetDev(raw, ifaces); got != tc.want {
+			t.Errorf("iwarpNetDev(%s) = %q, want %q", tc.gid, got, tc.want)
+		}
+	}
+	if got := iwarpNetDev(make([]byte, 4), ifaces); got != "" {
+		t.Errorf("iwarpNetDev of 4 bytes = %q, want none", got)
 	}
 }

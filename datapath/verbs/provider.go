@@ -168,6 +168,7 @@ func (p *Provider) query(ctx *C.struct_ibv_context, pd *C.struct_ibv_pd) (datapa
 		p.mu.Unlock()
 	}
 	info.MaxInlineData = inl
+	var ifaces []net.Interface // listed once, for iWARP GIDs without a netdev
 	for port := 1; port <= int(a.phys_port_cnt); port++ {
 		var pa C.struct_vb_port_attr
 		if rc := C.vb_query_port(ctx, C.int(port), &pa); rc != 0 {
@@ -188,25 +189,23 @@ func (p *Provider) query(ctx *C.struct_ibv_context, pd *C.struct_ibv_pd) (datapa
 			if allZero(raw) {
 				continue
 			}
+			netdev := C.GoString(&g.netdev[0])
+			if netdev == "" && info.NodeType == "RNIC" {
+				if ifaces == nil {
+					ifaces, _ = net.Interfaces()
+				}
+				netdev = iwarpNetDev(raw, ifaces)
+			}
 			pi.GIDs = append(pi.GIDs, datapath.GIDInfo{
 				Index:  i,
 				GID:    gidString(raw),
 				Type:   gidLabel(int(g._type) == C.IBV_GID_TYPE_ROCE_V2, info.NodeType),
-				NetDev: C.GoString(&g.netdev[0]),
+				NetDev: netdev,
 			})
 		}
 		info.Ports = append(info.Ports, pi)
 	}
 	return info, nil
-}
-
-func allZero(b []byte) bool {
-	for _, x := range b {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // gidString writes a GID as eight groups of four hex digits, as ibv_devinfo -v and sysfs do

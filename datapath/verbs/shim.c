@@ -55,11 +55,22 @@ int vb_query_port(struct ibv_context *ctx, int port, struct vb_port_attr *out)
 	return 0;
 }
 
-// vb_query_gid returns ENODATA for an empty table entry.
+// vb_query_gid returns ENODATA for an empty table entry. An iWARP GID has no netdev the
+// kernel reports (siw on 6.1: ibv_query_gid_ex fails reading it), so the GID alone is read
+// then, of type IB and with no netdev.
 int vb_query_gid(struct ibv_context *ctx, int port, int index, struct vb_gid *out)
 {
 	struct ibv_gid_entry e;
 	int rc = ibv_query_gid_ex(ctx, port, index, &e, 0);
+	if (rc && rc != ENODATA) {
+		union ibv_gid g;
+		if (ibv_query_gid(ctx, port, index, &g))
+			return rc;
+		memset(out, 0, sizeof *out);
+		memcpy(out->raw, g.raw, 16);
+		out->type = IBV_GID_TYPE_IB;
+		return 0;
+	}
 	if (rc)
 		return rc;
 	memset(out, 0, sizeof *out);

@@ -1,42 +1,11 @@
-# The cli step of guest.sh (sourced there: uses its T, IP, DEV, ts and result): the tool,
-# cmd/rpcrdma-bench built with -tags verbs, run as users run it, on rxe0.
+# The cli step of guest.sh (sourced there: uses its T, IP, DEV, B, R, ts, result, keep and
+# check_results): the tool, cmd/rpcrdma-bench built with -tags verbs, run as users run it, on
+# rxe0.
 #   1. `server` and `client` as two processes, the client writing a results file;
 #   2. `client --program nfs` against knfsd (started by guest.sh on port 20049), NULL calls;
 #   3. a short `sweep` with a server in the process, drawn by `plot`.
 # Every results file must re-render with `report`, with RPCs in the classes the workload
 # implies and no errors; files and charts are copied to /out (the host's $VMDIR/out).
-B=$T/rpcrdma-bench
-R=/tmp/results
-mkdir -p $R
-keep() { # copies files or directories to the host's share, when mounted
-	grep -q ' /out 9p ' /proc/mounts && cp -r "$@" /out/
-}
-
-# check_results FILE CLASS...: `report` renders FILE and its table has, on the mix's rows,
-# a non-zero count for every CLASS given and zero errors on every class row. Columns are found by
-# their header (class and count; errors is the last column: the header's units, "p50 µs",
-# are words of their own), so a reordered table still reads right.
-check_results() {
-	f=$1
-	shift
-	$B report "$f" >/tmp/report.out 2>&1 || { cat /tmp/report.out; echo "report $f failed"; return 1; }
-	cat /tmp/report.out
-	# The table's class rows again, prefixed for the host's summary.
-	awk -v f="${f##*/}" '/ (short|chunked|long|all) / && !/ class / { print "CLI " f ": " $0 }' /tmp/report.out
-	awk -v want="$*" '
-		!hdr && / class / && / count / && / errors/ { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1; next }
-		hdr && NF >= col["count"] && ($col["class"] ~ /^(short|chunked|long)$/) {
-			n[$col["class"]] += $col["count"]; all += $col["count"]; e += $NF; rows++
-		}
-		END {
-			if (!hdr || !rows) { print "check: no results table"; exit 1 }
-			split(want, w, " ")
-			for (k in w) if (n[w[k]] + 0 == 0) { print "check: no RPCs of class " w[k]; bad = 1 }
-			if (all == 0) { print "check: no RPCs at all"; bad = 1 }
-			if (e != 0) { print "check: " e " errors"; bad = 1 }
-			exit bad
-		}' /tmp/report.out
-}
 
 # 1. server and client in two processes.
 ts "=== cli: rpcrdma-bench server + client as two processes on $DEV"

@@ -3,7 +3,7 @@
 # "VMTEST: FAIL <name> ..." (the host's summary greps them); the exit code is the number of
 # failures. Measurements are printed as "VMTEST: LAT ...", "PINGPONG ...", "MATRIX ..." and
 # "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,
-# latency; default all; profile and switches run only when named) selects steps, for quick
+# siw,latency; default all; profile and switches run only when named) selects steps, for quick
 # iterations. Files for the host (results, charts) go to /out, the host's $VMDIR/out shared
 # over 9p, when it is mounted.
 IP=10.0.2.15
@@ -16,8 +16,42 @@ result() { # name rc
 }
 
 step() { # name: is the step selected?
-	case ",${VMTEST_STEPS:-verbs,bench,matrix,knfsd,cli,latency}," in *",$1,"*) return 0 ;; esac
+	case ",${VMTEST_STEPS:-verbs,bench,matrix,knfsd,cli,siw,latency}," in *",$1,"*) return 0 ;; esac
 	return 1
+}
+
+# The tool's results files (cli and siw steps).
+B=$T/rpcrdma-bench
+R=/tmp/results
+mkdir -p $R
+keep() { # copies files or directories to the host's share, when mounted
+	grep -q ' /out 9p ' /proc/mounts && cp -r "$@" /out/
+}
+
+# check_results FILE CLASS...: `report` renders FILE and its table has, on the mix's rows,
+# a non-zero count for every CLASS given and zero errors on every class row. Columns are found by
+# their header (class and count; errors is the last column: the header's units, "p50 µs",
+# are words of their own), so a reordered table still reads right.
+check_results() {
+	f=$1
+	shift
+	$B report "$f" >/tmp/report.out 2>&1 || { cat /tmp/report.out; echo "report $f failed"; return 1; }
+	cat /tmp/report.out
+	# The table's class rows again, prefixed for the host's summary.
+	awk -v f="${f##*/}" '/ (short|chunked|long|all) / && !/ class / { print "CLI " f ": " $0 }' /tmp/report.out
+	awk -v want="$*" '
+		!hdr && / class / && / count / && / errors/ { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1; next }
+		hdr && NF >= col["count"] && ($col["class"] ~ /^(short|chunked|long)$/) {
+			n[$col["class"]] += $col["count"]; all += $col["count"]; e += $NF; rows++
+		}
+		END {
+			if (!hdr || !rows) { print "check: no results table"; exit 1 }
+			split(want, w, " ")
+			for (k in w) if (n[w[k]] + 0 == 0) { print "check: no RPCs of class " w[k]; bad = 1 }
+			if (all == 0) { print "check: no RPCs at all"; bad = 1 }
+			if (e != 0) { print "check: " e " errors"; bad = 1 }
+			exit bad
+		}' /tmp/report.out
 }
 
 ts "device"
@@ -196,7 +230,7 @@ fi
 
 # (c) knfsd over RDMA: the kernel's NFS server with an RDMA listener on port 20049 (for the
 # knfsd and cli steps).
-if step knfsd || step cli; then
+if step knfsd || step cli || step siw; then
 ts "=== starting knfsd with an RDMA listener"
 modprobe nfsd && modprobe rpcrdma
 mount -t nfsd nfsd /proc/fs/nfsd
@@ -205,6 +239,15 @@ mount -t tmpfs -o size=16m tmpfs /export
 # The files --program nfs3 names: 4 MiB of the benchmark pattern to READ (and verify), a
 # scratch file to WRITE (at most 4 MiB plus one write).
 $T/nfsfile -size 4m /export/rpcrdma-bench.dat /export/rpcrdma-bench.scratch
+# A directory larger than any READDIRPLUS maxcount asked of it (400 entries, about 60 KB of
+# READDIRPLUS3resok), with the two files --program nfs3 looks up (small: nothing reads them).
+mkdir -p /export/dir400
+i=1
+while [ $i -le 400 ]; do
+	: >/export/dir400/file-$i
+	i=$((i + 1))
+done
+$T/nfsfile -size 4k /export/dir400/rpcrdma-bench.dat /export/dir400/rpcrdma-bench.scratch
 rpcbind -w
 sleep 0.3
 exportfs -ra
@@ -227,6 +270,23 @@ grep -q ' /out 9p ' /proc/mounts && cp -r /tmp/knfsd-replies /out/
 ts "=== the project's requester against knfsd: NFS NULL calls at depth 1 and 32"
 KNFSD_ADDR=$IP:20049 timeout 300 $T/knfsd.test -test.v -test.count=1 -test.run 'NullStream$' -test.timeout 280s
 result knfsd-null-stream $?
+# READDIRPLUS of the 400-entry directory through the tool's NFS program, at maxcounts below
+# and above the inline threshold: knfsd fills each reply up to maxcount, and its Reply chunk
+# must hold the result whole (the directory's attributes and cookie verifier beside the
+# entries), or the call fails.
+if [ -x $T/rpcrdma-bench ]; then
+	ts "=== READDIRPLUS of a 400-entry directory against knfsd, maxcount 1k, 4k, 8k, 32k"
+	timeout 120 $B client --provider verbs --device $DEV --addr $IP:20049 --program nfs3 \
+		--nfs-export $IP:/export/dir400 --nfs-mountd 20048 --depth 4 --count 400 --warmup 100ms \
+		--mix readdirplus/1k,readdirplus/4k,readdirplus/8k,readdirplus/32k -q --out $R/knfsd-readdirplus.json
+	crc=$?
+	check_results $R/knfsd-readdirplus.json short long
+	chk=$?
+	echo "client rc=$crc check rc=$chk"
+	[ $crc -eq 0 ] && [ $chk -eq 0 ]
+	result knfsd-readdirplus $?
+	keep $R/knfsd-readdirplus.json
+fi
 fi
 
 # (d) the tool itself (cmd/rpcrdma-bench, built with -tags verbs), when it was built: server
@@ -234,6 +294,12 @@ fi
 # charts; every results file is checked by re-rendering it, and copied to /out.
 if step cli && [ -x $T/rpcrdma-bench ]; then
 	. $T/cli.sh
+fi
+
+# (d2) the same tool and the knfsd interop test on soft-iWARP (siw0, beside rxe0): run, sweep,
+# server + client, knfsd.
+if step siw && [ -x $T/rpcrdma-bench ]; then
+	. $T/siw.sh
 fi
 
 # (e) latency side by side, same device, same boot: perftest (ib_send_lat, ib_read_lat,

@@ -1,6 +1,7 @@
 #!/bin/sh
 # PID 1 of the test guest (busybox sh): mounts, network on eth0 (virtio-net), the RDMA stack
-# with a soft-RoCE device rxe0 on eth0, then the suite (/opt/vmtest/guest.sh), then power off.
+# with a soft-RoCE device rxe0 on eth0 and a soft-iWARP device siw0 on dummy0, then the suite
+# (/opt/vmtest/guest.sh), then power off.
 # busybox sh runs its own applets before $PATH, so the real ip is called by path.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
@@ -25,6 +26,14 @@ modprobe crc32_generic
 modprobe rdma_rxe && modprobe ib_uverbs && modprobe rdma_ucm
 rdma link add rxe0 type rxe netdev eth0 || echo "VMTEST: FAIL rdma-link-add"
 ts "rxe0 ready"
+# Soft-iWARP beside it, on a netdev of its own: rdma_cm picks the device by the address's
+# netdev, and iWARP needs a real address (not loopback). dummy0's traffic to itself is local.
+# Loading dummy creates dummy0.
+modprobe dummy && /usr/sbin/ip addr add 10.0.3.15/24 dev dummy0 && /usr/sbin/ip link set dummy0 up &&
+	modprobe siw && rdma link add siw0 type siw netdev dummy0 || echo "VMTEST: FAIL rdma-link-add-siw"
+ts "siw0 ready"
+# siw charges registered memory to RLIMIT_MEMLOCK even for root (8 MiB by default).
+ulimit -l unlimited
 # vmtest.run=REGEX on the kernel command line (VMTEST_RUN on the host) runs only the verbs
 # tests matching it, for quick iterations.
 case "$(cat /proc/cmdline)" in *vmtest.run=*) export VMTEST_RUN=$(sed 's/.*vmtest.run=\([^ ]*\).*/\1/' /proc/cmdline) ;; esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the guest's initramfs from the host's own Debian userland: busybox, the RDMA and NFS
 # server tools, the libibverbs providers, the kernel modules the guest loads (with their
-# dependencies, decompressed for busybox modprobe), and the test binaries in $VMDIR/bin.
+# dependencies, decompressed for busybox modprobe; siw from build-siw.sh), and the test
+# binaries in $VMDIR/bin.
 #
 # env: VMDIR (default build/vm; kernel in $VMDIR/kernel/root, output $VMDIR/initramfs.cpio.gz)
 set -euo pipefail
@@ -50,12 +51,14 @@ if command -v perf >/dev/null; then
 	copy_bin perf
 fi
 
-# libibverbs loads its providers (rxe) by the driver files in /etc/libibverbs.d.
+# libibverbs loads its providers (rxe, siw) by the driver files in /etc/libibverbs.d.
 mkdir -p "$STAGE/etc/libibverbs.d"
-cp /etc/libibverbs.d/rxe.driver "$STAGE/etc/libibverbs.d/"
-so=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so | head -1)
-copy_path "$so"
-copy_libs "$so"
+for p in rxe siw; do
+	cp /etc/libibverbs.d/$p.driver "$STAGE/etc/libibverbs.d/"
+	so=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/lib$p-rdmav*.so | head -1)
+	copy_path "$so"
+	copy_libs "$so"
+done
 # glibc dlopens libgcc_s for thread exit; rpcbind and mountd look up users through NSS.
 for l in /lib/x86_64-linux-gnu/libgcc_s.so.1 /lib/x86_64-linux-gnu/libnss_files.so.2; do
 	[ -e "$l" ] && copy_path "$l"
@@ -73,8 +76,9 @@ printf '127.0.0.1 localhost\n10.0.2.15 guest\n' >"$STAGE/etc/hosts"
 for f in /etc/netconfig /etc/services /etc/protocols /etc/rpc; do [ -e "$f" ] && cp "$f" "$STAGE/etc/"; done
 printf '/export *(rw,no_root_squash,insecure,fsid=0,no_subtree_check)\n' >"$STAGE/etc/exports"
 
-# Kernel modules. crc32_generic must be loaded before rxe links can be added on 6.1.
-MODS="crc32_generic crc32c_generic libcrc32c virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm nfsd rpcrdma 9pnet_virtio 9p"
+# Kernel modules. crc32_generic must be loaded before rxe links can be added on 6.1. siw's
+# own dependencies (ib_core, libcrc32c) are among these; dummy carries siw0's address.
+MODS="crc32_generic crc32c_generic libcrc32c virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm nfsd rpcrdma 9pnet_virtio 9p dummy"
 needed=$(for m in $MODS; do
 	modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1=="insmod"{print $2}'
 done | sort -u)
@@ -89,6 +93,9 @@ for f in $needed; do
 done
 KM=$KROOT/lib/modules/$KVER
 cp "$KM/modules.order" "$KM/modules.builtin" "$KM/modules.builtin.modinfo" "$STAGE/lib/modules/$KVER/"
+# siw, built out of tree by build-siw.sh (Debian's kernel lacks it).
+mkdir -p "$STAGE/lib/modules/$KVER/extra"
+cp "$VMDIR/siw/$KVER/siw.ko" "$STAGE/lib/modules/$KVER/extra/"
 depmod -b "$STAGE" "$KVER"
 
 # The test binaries and the guest scripts.
@@ -96,7 +103,7 @@ for f in "$VMDIR"/bin/*; do
 	cp "$f" "$STAGE/opt/vmtest/"
 	copy_libs "$f"
 done
-cp "$HERE/guest.sh" "$HERE/cli.sh" "$STAGE/opt/vmtest/"
+cp "$HERE/guest.sh" "$HERE/cli.sh" "$HERE/siw.sh" "$STAGE/opt/vmtest/"
 # rpcrdma.test reads its testdata when it starts: it runs in opt/vmtest/rpcrdma.
 mkdir -p "$STAGE/opt/vmtest/rpcrdma"
 cp -r "$HERE/../../rpcrdma/testdata" "$STAGE/opt/vmtest/rpcrdma/"

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # make vmtest: real RDMA without RDMA hardware. Boots Debian's kernel under QEMU (TCG) with an
-# initramfs holding this project's test binaries, creates a soft-RoCE device (rdma_rxe) in the
-# guest and runs there: the verbs provider's tests, the knfsd-over-RDMA interop test, and
-# perftest (ib_send_lat, ib_read_lat, ib_write_lat) next to our ping-pong and the tool. Exits non-zero on any failure.
+# initramfs holding this project's test binaries, creates a soft-RoCE device (rdma_rxe) and a
+# soft-iWARP device (siw, built by build-siw.sh) in the guest and runs there: the verbs
+# provider's tests, the knfsd-over-RDMA interop test, the tool on both devices, and perftest
+# (ib_send_lat, ib_read_lat, ib_write_lat) next to our ping-pong and the tool. Exits non-zero
+# on any failure.
 #
-# Needs root on a fresh machine (it installs the Debian packages of deps.sh); caches the
-# kernel under $VMDIR. The guest's console goes to $VMDIR/guest.log.
+# Needs root on a fresh machine (it installs the Debian packages of deps.sh and siw's build
+# needs); caches the kernel and siw.ko under $VMDIR. The guest's console goes to $VMDIR/guest.log.
 #
 # env: VMDIR (default build/vm)  VMTIMEOUT (seconds, default 1500)  VERBOSE=1 (whole console)
 #      QEMU_MEM (MiB, default 1024)  QEMU_SMP (default 2)
 #      VMTEST_RUN=REGEX (only the verbs provider tests matching it, for quick iterations)
 #      VMTEST_RACE=1 (the verbs provider tests with the race detector)
-#      VMTEST_STEPS=LIST (only these guest steps: verbs,bench,matrix,knfsd,cli,latency)
+#      VMTEST_STEPS=LIST (only these guest steps: verbs,bench,matrix,knfsd,cli,siw,latency)
 #      VMTEST_MATRIX_REPS (repetitions of each class matrix case, default 8)
 #      RPCRDMA_BENCH_BIN (a prebuilt rpcrdma-bench -tags verbs for the cli step, when this
 #      tree has no cmd/rpcrdma-bench)
@@ -24,6 +26,7 @@ mkdir -p "$VMDIR/bin"
 
 "$HERE/deps.sh"
 "$HERE/fetch-kernel.sh"
+"$HERE/build-siw.sh"
 
 echo "vmtest: building test binaries (cgo, -tags verbs)"
 export CGO_ENABLED=1
@@ -95,7 +98,7 @@ echo
 echo "=== the project's requester against knfsd over RDMA (test/vm/knfsd): NFSv3 NULL calls"
 grep -E '^KNFSD ' "$LOG" | sed 's/^KNFSD /    /' || true
 echo
-echo "=== the tool on rxe0 (test/vm/cli.sh): two processes, against knfsd, a sweep; files in $OUT"
+echo "=== the tool on rxe0 (test/vm/cli.sh: two processes, against knfsd, a sweep) and on siw0 (siw.sh: siw-*); files in $OUT"
 grep -E '^CLI ' "$LOG" | sed 's/^CLI /    /' || true
 (cd "$OUT" && find . -type f | sort | sed 's|^\./|    |') || true
 echo

@@ -26,7 +26,7 @@ func TestIntegrationKnfsdNullCall(t *testing.T) {
 		t.Skip("KNFSD_ADDR not set: runs in the soft-RoCE VM against knfsd (make vmtest)")
 	}
 	p := verbs.New(verbs.Config{})
-	dev, err := p.Open("")
+	dev, err := p.Open(os.Getenv("KNFSD_DEVICE"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestIntegrationKnfsdNullStream(t *testing.T) {
 		}
 		n = v
 	}
-	dev, err := verbs.New(verbs.Config{}).Open("")
+	dev, err := verbs.New(verbs.Config{}).Open(os.Getenv("KNFSD_DEVICE"))
 	if err != nil {
 		t.Fatal(err)
 	}
