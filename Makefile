@@ -43,8 +43,14 @@ lint:
 	$(GO) mod tidy -diff
 
 # The soft-RoCE VM suite (test/vm): boots Debian's kernel under QEMU (TCG) with rxe0 and runs
-# the verbs provider's tests and the datapath conformance suite, the knfsd-over-RDMA interop
-# test and perftest's ib_send_lat next to our ping-pong. As root it installs what it needs.
-.PHONY: vmtest
+# the verbs provider's tests and the datapath conformance suite, the class matrix, the
+# knfsd-over-RDMA interop and NFS steps and the tool on rxe0 and siw0: functional steps only
+# (`make vmbench` measures). As root it installs what it needs.
+.PHONY: vmtest vmbench
 vmtest:
 	./test/vm/vmtest.sh
+
+# The VM's measurements, not part of `make test`: the benchmarks on the guest's CPU and the
+# latency table (perftest beside the tool and the ping-pong, interleaved rounds).
+vmbench:
+	VMTEST_STEPS=bench,latency ./test/vm/vmtest.sh
