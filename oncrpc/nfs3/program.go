@@ -110,9 +110,10 @@ func (c *Codec) Sizes(proc, size int) (args, prefix, results int) {
 		return n, n, 4 + wccDataMax + VerfSize
 	case PReaddirplus:
 		n := f.Dir.size() + 8 + VerfSize + 8
-		// maxcount bounds the READDIRPLUS3resok the server returns, which is all of the
-		// result but its status word.
-		return n, n, 4 + size
+		// knfsd budgets the entries, the list's end and eof from maxcount and puts the
+		// directory's attributes and the cookie verifier before them, outside it (as the
+		// Linux client's NFS3_readdirres_sz allows for).
+		return n, n, 4 + postOpAttrMax + VerfSize + size
 	}
 	return 0, 0, 0
 }
@@ -156,6 +157,7 @@ func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
 		a := CommitArgs{FH: f.Write}
 		a.Encode(b)
 	case PReaddirplus:
+		// dircount equal to maxcount, as the Linux client sends it (fs/nfs/nfs3xdr.c).
 		a := ReaddirplusArgs{Dir: f.Dir, DirCount: uint32(size), MaxCount: uint32(size)}
 		a.Encode(b)
 	}
