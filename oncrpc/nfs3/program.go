@@ -217,6 +217,9 @@ func (c *Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint6
 		if err == nil && st == OK && int(r.Count) != size {
 			return nil, errShortWrite
 		}
+		if err == nil && st == OK && proc == PWriteSync && r.Committed != FileSync {
+			return nil, errNotFileSync
+		}
 	case PCommit:
 		var r CommitRes
 		_, err = r.Decode(body)
@@ -238,6 +241,8 @@ func (c *Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint6
 var (
 	errShortRead  = rpcproto.NewError("nfs3_short_read", "NFS READ: fewer bytes than asked for (past the end of the file, or more than the server reads at once: its FSINFO rtmax)")
 	errShortWrite = rpcproto.NewError("nfs3_short_write", "NFS WRITE: the server wrote fewer bytes than sent")
+	// RFC 1813 section 3.3.7: committed must be at least as stable as asked for.
+	errNotFileSync = rpcproto.NewError("nfs3_write_not_file_sync", "NFS WRITE: a FILE_SYNC write came back committed less stably")
 )
 
 // statusErrs are the failures of each procedure by status, made once: failing allocates

@@ -219,3 +219,45 @@ func TestReaddirplusResultsBound(t *testing.T) {
 		}
 	}
 }
+
+// writeRes builds WRITE3resok with no attributes: status, count, committed, verifier.
+func writeRes(status Status, count uint32, committed StableHow) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(status))
+	b = binary.BigEndian.AppendUint64(b, 0) // wcc_data: no pre-op, no post-op attributes
+	if status != OK {
+		return b
+	}
+	b = binary.BigEndian.AppendUint32(b, count)
+	b = binary.BigEndian.AppendUint32(b, uint32(committed))
+	return append(b, make([]byte, VerfSize)...)
+}
+
+// A FILE_SYNC WRITE that the server committed less stably fails, named; an UNSTABLE one may
+// come back at any level. NFS3ERR_JUKEBOX is counted as itself.
+func TestCodecWriteResults(t *testing.T) {
+	c := testCodec()
+	var k interface{ Kind() string }
+	for _, tc := range []struct {
+		proc      int
+		committed StableHow
+		kind      string // "" for success
+	}{
+		{PWriteSync, FileSync, ""},
+		{PWriteSync, DataSync, "nfs3_write_not_file_sync"},
+		{PWriteSync, Unstable, "nfs3_write_not_file_sync"},
+		{PWrite, Unstable, ""},
+		{PWrite, FileSync, ""},
+	} {
+		_, err := c.DecodeResults(tc.proc, writeRes(OK, 512, tc.committed), nil, 512, 1, false)
+		switch {
+		case tc.kind == "" && err != nil:
+			t.Errorf("%s committed %v: %v", Prog.Procs[tc.proc].Name, tc.committed, err)
+		case tc.kind != "" && (!errors.As(err, &k) || k.Kind() != tc.kind):
+			t.Errorf("%s committed %v: got %v, want an error of kind %s", Prog.Procs[tc.proc].Name, tc.committed, err, tc.kind)
+		}
+	}
+	_, err := c.DecodeResults(PWrite, writeRes(ErrJukebox, 0, 0), nil, 512, 1, false)
+	if !errors.As(err, &k) || k.Kind() != "nfs3err_jukebox" || err.Error() != "NFS WRITE: NFS3ERR_JUKEBOX" {
+		t.Errorf("JUKEBOX: %v", err)
+	}
+}
