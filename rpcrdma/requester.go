@@ -209,7 +209,7 @@ func (c *Conn) Submit(call Call) error {
 	replyLen := replyHeaderSize + results
 	cc, rc, err := chooseClasses(classQuery{force: call.Class, msgLen: msgLen, replyLen: replyLen,
 		callDDP: callDDP, replyDDP: replyDDP, sendT: c.params.Inline.SendSize, recvT: c.params.Inline.RecvSize,
-		responderRead: c.params.ResponderRead})
+		responderRead: c.params.ResponderRead, rule: c.cfg.InlineRule})
 	if err != nil {
 		return err
 	}
@@ -790,6 +790,8 @@ type classQuery struct {
 	sendT, recvT int
 	// responderRead: responder-provided Read chunks were negotiated.
 	responderRead bool
+	// rule is how much header room an unforced inline message must leave.
+	rule InlineRule
 }
 
 // chooseClasses decides the classes of a call and its reply, as RFC 8166 section 3.5 and
@@ -798,7 +800,9 @@ type classQuery struct {
 // decide that header's exact size: inline if the largest reply fits the receive threshold,
 // else a Write chunk when the results have a DDP-eligible item, else a Reply chunk. Then the
 // call: inline if its exact header and message fit the send threshold, else a Read chunk
-// when the arguments have a DDP-eligible item, else a Position Zero Read chunk. A forced
+// when the arguments have a DDP-eligible item, else a Position Zero Read chunk. InlineLinux
+// replaces each exact header by Linux's worst case (linuxMaxCallHeader, linuxMaxReplyHeader)
+// for both unforced decisions. A forced
 // class that cannot carry the message is ErrTooLarge (a short call over the threshold) or
 // ErrClassNotApplicable (a chunk for an item the procedure has not). It is a pure function
 // of q, on the hot path: it allocates nothing.
@@ -820,8 +824,12 @@ func chooseClasses(q classQuery) (cc, rc rpcproto.Class, err error) {
 		}
 		rc = rpcproto.ClassResponderRead
 	default:
+		replyHdr := MinHeaderSize
+		if q.rule == InlineLinux {
+			replyHdr = linuxMaxReplyHeader
+		}
 		switch {
-		case MinHeaderSize+q.replyLen <= q.recvT:
+		case replyHdr+q.replyLen <= q.recvT:
 			rc = rpcproto.ClassShort
 		case q.replyDDP:
 			rc = rpcproto.ClassWriteChunk
@@ -849,8 +857,12 @@ func chooseClasses(q classQuery) (cc, rc rpcproto.Class, err error) {
 	case rpcproto.ClassPosZeroRead:
 		cc = rpcproto.ClassPosZeroRead
 	default:
+		callHdr := lay.Size()
+		if q.rule == InlineLinux {
+			callHdr = linuxMaxCallHeader
+		}
 		switch {
-		case lay.Size()+q.msgLen <= q.sendT:
+		case callHdr+q.msgLen <= q.sendT:
 			cc = rpcproto.ClassShort
 		case q.callDDP:
 			cc = rpcproto.ClassReadChunk

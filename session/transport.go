@@ -25,6 +25,9 @@ type Transport struct {
 	// receiving instead of the threshold (which then sets only the other direction).
 	SendSize int `json:"send_size,omitempty"`
 	RecvSize int `json:"recv_size,omitempty"`
+	// InlineRule is when the requester leaves the Send for chunks: "exact" (its exact
+	// header) or "linux" (the Linux client's worst-case header).
+	InlineRule rpcrdma.InlineRule `json:"inline_rule"`
 }
 
 // Apply sets the knobs on an endpoint config whose inline sizes are already the threshold's.
@@ -32,6 +35,7 @@ func (t *Transport) Apply(c *rpcrdma.Config) {
 	c.Memory = t.Memory
 	c.RemoteInvalidate = t.RemoteInvalidate
 	c.ResponderRead = t.ResponderRead
+	c.InlineRule = t.InlineRule
 	if t.SendSize != 0 {
 		c.SendSize = t.SendSize
 	}
