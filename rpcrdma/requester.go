@@ -285,10 +285,16 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	}
 	switch rc {
 	case rpcproto.ClassWriteChunk:
+		if c.cfg.Verify {
+			poison(s.in.Bytes()[:size])
+		}
 		key := cl.expose(s, 1, s.in.Sub(0, size), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
 		h.WriteList = append(h.WriteList, Segment{Handle: key, Length: uint32(size), Offset: s.in.Addr()})
 		h.WriteCounts = append(h.WriteCounts, 1)
 	case rpcproto.ClassReplyChunk:
+		if c.cfg.Verify {
+			poison(s.in.Bytes()[:replyLen])
+		}
 		key := cl.expose(s, 1, s.in.Sub(0, replyLen), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
 		h.HasReply = true
 		h.Reply = append(h.Reply, Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
@@ -305,6 +311,19 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	}
 	sgl[0] = s.send.SGE(hl)
 	return sgl, nsge
+}
+
+// poison fills a chunk a reply must overwrite, so that data an earlier call left there (the
+// same file offset's, for NFS READ) cannot pass verification for a reply never written.
+// Doubling copies keep it at memmove speed.
+func poison(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = 0xa5
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }
 
 // post queues call i's Send and posts it: the reply proves the Send done, so the call waits
