@@ -125,8 +125,12 @@ func (c *Codec) readOffset(size int, seed uint64) uint64 {
 		return 0
 	}
 	blocks := c.F.Size / uint64(size)
-	return (seed % blocks) * uint64(size)
+	return (spread(seed) % blocks) * uint64(size)
 }
+
+// spread mixes a call's seed so that every bit of it moves the offset: seeds of one
+// requester slot differ only in their high bits (the XID's generation).
+func spread(seed uint64) uint64 { return (seed * 0x9e3779b97f4a7c15) >> 32 }
 
 // EncodeArgs implements rpcproto.Codec.
 func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
@@ -167,7 +171,7 @@ func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
 // its size in the first WriteSpan bytes of the scratch file.
 func writeOffset(size int, seed uint64) uint64 {
 	slots := uint64(max(1, WriteSpan/max(size, 1)))
-	return (seed % slots) * uint64(size)
+	return (spread(seed) % slots) * uint64(size)
 }
 
 // putString writes s as an XDR string at off without converting it to a []byte (which

@@ -261,3 +261,20 @@ func TestCodecWriteResults(t *testing.T) {
 		t.Errorf("JUKEBOX: %v", err)
 	}
 }
+
+// The calls of one requester slot, whose seeds differ only above bit 16 (the XID's
+// generation), READ and WRITE every block of their size in turn, not one block forever.
+func TestOffsetsSpread(t *testing.T) {
+	c := testCodec()
+	c.F.Size = 4 << 20
+	const size = 1 << 20
+	reads, writes := map[uint64]bool{}, map[uint64]bool{}
+	for gen := range uint64(64) {
+		seed := 0x12345 + gen<<16
+		reads[c.readOffset(size, seed)] = true
+		writes[writeOffset(size, seed)] = true
+	}
+	if len(reads) != 4 || len(writes) != 4 {
+		t.Errorf("one slot's 64 calls of 1 MiB read %d and wrote %d of the 4 blocks", len(reads), len(writes))
+	}
+}
