@@ -50,3 +50,57 @@ func TestChooseClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineRuleLinux checks InlineLinux against the Linux client's own formula
+// (net/sunrpc/xprtrdma/rpc_rdma.c: a call goes inline when the RPC message fits the send
+// threshold less rpcrdma_max_call_header_size, a reply when it fits the receive threshold
+// less rpcrdma_max_reply_header_size; re_max_rdma_segs is 3 for an FRWR depth that covers
+// 1 MiB, plus 2 for head and tail), and InlineExact against the exact header, at 1k and 4k,
+// around each threshold.
+func TestInlineRuleLinux(t *testing.T) {
+	const (
+		hdrlenMin  = 7 * 4 // RPCRDMA_HDRLEN_MIN
+		segment    = 4     // rpcrdma_segment_maxsz, words
+		readchunk  = 1 + 1 + segment
+		maxsegs    = 1 + 2
+		maxCallHdr = hdrlenMin + maxsegs*readchunk*4 + 4 + segment*4 + 4
+		maxReplHdr = hdrlenMin + 4 + maxsegs*segment*4 + 4
+	)
+	for _, th := range []int{1024, 4096} {
+		for _, d := range []int{-128, -1, 0, 1, 64, 128} {
+			// A WRITE: the call carries the payload, the reply is small.
+			msgLen := th - maxCallHdr + d
+			cc, _, err := chooseClasses(classQuery{rule: InlineLinux, msgLen: msgLen, replyLen: 100, callDDP: true, sendT: th, recvT: th})
+			want := rpcproto.ClassReadChunk
+			if msgLen <= th-maxCallHdr {
+				want = rpcproto.ClassShort
+			}
+			if err != nil || cc != want {
+				t.Errorf("linux, %d, call of %d bytes: %s, %v; want %s", th, msgLen, cc, err, want)
+			}
+			cc, _, _ = chooseClasses(classQuery{rule: InlineExact, msgLen: msgLen, replyLen: 100, callDDP: true, sendT: th, recvT: th})
+			if want = rpcproto.ClassReadChunk; MinHeaderSize+msgLen <= th {
+				want = rpcproto.ClassShort
+			}
+			if cc != want {
+				t.Errorf("exact, %d, call of %d bytes: %s; want %s", th, msgLen, cc, want)
+			}
+			// A READ: the reply carries the payload.
+			replyLen := th - maxReplHdr + d
+			_, rc, err := chooseClasses(classQuery{rule: InlineLinux, msgLen: 100, replyLen: replyLen, replyDDP: true, sendT: th, recvT: th})
+			if want = rpcproto.ClassWriteChunk; replyLen <= th-maxReplHdr {
+				want = rpcproto.ClassShort
+			}
+			if err != nil || rc != want {
+				t.Errorf("linux, %d, reply of %d bytes: %s, %v; want %s", th, replyLen, rc, err, want)
+			}
+			_, rc, _ = chooseClasses(classQuery{rule: InlineExact, msgLen: 100, replyLen: replyLen, replyDDP: true, sendT: th, recvT: th})
+			if want = rpcproto.ClassWriteChunk; MinHeaderSize+replyLen <= th {
+				want = rpcproto.ClassShort
+			}
+			if rc != want {
+				t.Errorf("exact, %d, reply of %d bytes: %s; want %s", th, replyLen, rc, want)
+			}
+		}
+	}
+}

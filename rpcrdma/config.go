@@ -57,6 +57,60 @@ func (m MemoryMode) String() string {
 	return "memory(invalid)"
 }
 
+// InlineRule says when a requester moves a message out of its Send into chunks.
+type InlineRule uint8
+
+const (
+	// InlineExact sends a message inline whenever its exact transport header and RPC
+	// message fit the inline threshold.
+	InlineExact InlineRule = iota
+	// InlineLinux does as the Linux client: a call inline only when its RPC message fits the
+	// send threshold less the largest call header (rpcrdma_max_call_header_size), a reply
+	// only when it fits the receive threshold less the largest reply header, for the 3
+	// segments of an FRWR device that maps 1 MiB at once (linuxMaxCallHeader,
+	// linuxMaxReplyHeader).
+	InlineLinux
+)
+
+// The Linux client's worst-case headers (net/sunrpc/xprtrdma/rpc_rdma.c) for
+// re_max_rdma_segs 3: 7 fixed words, a Read list of 3 chunks and a one-segment Reply chunk
+// for a call; 7 fixed words and a Write chunk of 3 segments for a reply.
+const (
+	linuxMaxCallHeader  = 28 + 3*24 + 4 + 16 + 4
+	linuxMaxReplyHeader = 28 + 4 + 3*16 + 4
+)
+
+// MarshalText and UnmarshalText make an InlineRule read as its name in configs and results
+// files.
+func (r InlineRule) MarshalText() ([]byte, error) {
+	if r > InlineLinux {
+		return nil, &ConfigError{Field: "InlineRule", Reason: "unknown inline rule"}
+	}
+	return []byte(r.String()), nil
+}
+
+func (r *InlineRule) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "exact", "":
+		*r = InlineExact
+	case "linux":
+		*r = InlineLinux
+	default:
+		return &ConfigError{Field: "InlineRule", Reason: "unknown inline rule " + strconv.Quote(string(b)) + " (want exact or linux)"}
+	}
+	return nil
+}
+
+func (r InlineRule) String() string {
+	switch r {
+	case InlineExact:
+		return "exact"
+	case InlineLinux:
+		return "linux"
+	}
+	return "inline-rule(invalid)"
+}
+
 // Config configures one endpoint. The zero value is usable: every zero field means the
 // default given in its comment.
 type Config struct {
@@ -86,6 +140,9 @@ type Config struct {
 	// after the responder's DoneTimeout names a key already invalidated, and the responder's
 	// device fails that receive: the connection breaks.
 	DoneInvalidate bool `json:"done_invalidate,omitempty"`
+	// InlineRule is when a requester's calls and replies leave the Send for chunks; default
+	// InlineExact.
+	InlineRule InlineRule `json:"inline_rule"`
 	// DoneTimeout is how long a responder keeps a responder-provided Read chunk exposed
 	// waiting for RDMA_DONE before it releases it anyway. Default 1s.
 	DoneTimeout time.Duration `json:"done_timeout_ns"`
@@ -200,6 +257,9 @@ func (c Config) validate() error {
 	}
 	if c.Memory > MemoryWindows {
 		return &ConfigError{Field: "Memory", Reason: "unknown memory mode"}
+	}
+	if c.InlineRule > InlineLinux {
+		return &ConfigError{Field: "InlineRule", Reason: "unknown inline rule"}
 	}
 	if c.DoneTimeout < 0 {
 		return &ConfigError{Field: "DoneTimeout", Reason: "must not be negative"}

@@ -9,7 +9,8 @@
 //     (normally a registered send buffer) and Decode parses it in place from a received
 //     buffer into a reused Header, returning the RPC message that follows as a sub-slice of
 //     that buffer, never a copy. Layout.Size gives the exact header size the endpoints use
-//     for the inline/chunk decisions of RFC 8166 section 3.5; MaxHeaderSize is the
+//     for the inline/chunk decisions of RFC 8166 section 3.5 (a requester with InlineLinux
+//     reserves the Linux client's worst-case header instead); MaxHeaderSize is the
 //     worst case for a sender that cannot know it (the endpoints do not call it).
 //   - Decode validates what a peer sent against Limits and fails with preallocated
 //     *HeaderError sentinels whose Code is the rdma_err (ERR_VERS, ERR_CHUNK) a responder owes

@@ -210,7 +210,7 @@ func (c *Conn) Submit(call Call) error {
 	replyLen := replyHeaderSize + results
 	cc, rc, err := chooseClasses(classQuery{force: call.Class, msgLen: msgLen, replyLen: replyLen,
 		callDDP: callDDP, replyDDP: replyDDP, sendT: c.params.Inline.SendSize, recvT: c.params.Inline.RecvSize,
-		responderRead: c.params.ResponderRead})
+		responderRead: c.params.ResponderRead, rule: c.cfg.InlineRule})
 	if err != nil {
 		return err
 	}
@@ -286,10 +286,16 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	}
 	switch rc {
 	case rpcproto.ClassWriteChunk:
+		if c.cfg.Verify {
+			poison(s.in.Bytes()[:size])
+		}
 		key := cl.expose(s, 1, s.in.Sub(0, size), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
 		h.WriteList = append(h.WriteList, Segment{Handle: key, Length: uint32(size), Offset: s.in.Addr()})
 		h.WriteCounts = append(h.WriteCounts, 1)
 	case rpcproto.ClassReplyChunk:
+		if c.cfg.Verify {
+			poison(s.in.Bytes()[:replyLen])
+		}
 		key := cl.expose(s, 1, s.in.Sub(0, replyLen), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
 		h.HasReply = true
 		h.Reply = append(h.Reply, Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
@@ -307,6 +313,19 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	}
 	sgl[0] = s.send.SGE(hl)
 	return sgl, nsge
+}
+
+// poison fills a chunk a reply must overwrite, so that data an earlier call left there (the
+// same file offset's, for NFS READ) cannot pass verification for a reply never written.
+// Doubling copies keep it at memmove speed.
+func poison(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = 0xa5
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }
 
 // post queues call i's Send and posts it: the reply proves the Send done, so the call waits
@@ -859,6 +878,8 @@ type classQuery struct {
 	sendT, recvT int
 	// responderRead: responder-provided Read chunks were negotiated.
 	responderRead bool
+	// rule is how much header room an unforced inline message must leave.
+	rule InlineRule
 }
 
 // chooseClasses decides the classes of a call and its reply, as RFC 8166 section 3.5 and
@@ -867,7 +888,9 @@ type classQuery struct {
 // decide that header's exact size: inline if the largest reply fits the receive threshold,
 // else a Write chunk when the results have a DDP-eligible item, else a Reply chunk. Then the
 // call: inline if its exact header and message fit the send threshold, else a Read chunk
-// when the arguments have a DDP-eligible item, else a Position Zero Read chunk. A forced
+// when the arguments have a DDP-eligible item, else a Position Zero Read chunk. InlineLinux
+// replaces each exact header by Linux's worst case (linuxMaxCallHeader, linuxMaxReplyHeader)
+// for both unforced decisions. A forced
 // class that cannot carry the message is ErrTooLarge (a short call over the threshold) or
 // ErrClassNotApplicable (a chunk for an item the procedure has not). It is a pure function
 // of q, on the hot path: it allocates nothing.
@@ -889,8 +912,12 @@ func chooseClasses(q classQuery) (cc, rc rpcproto.Class, err error) {
 		}
 		rc = rpcproto.ClassResponderRead
 	default:
+		replyHdr := MinHeaderSize
+		if q.rule == InlineLinux {
+			replyHdr = linuxMaxReplyHeader
+		}
 		switch {
-		case MinHeaderSize+q.replyLen <= q.recvT:
+		case replyHdr+q.replyLen <= q.recvT:
 			rc = rpcproto.ClassShort
 		case q.replyDDP:
 			rc = rpcproto.ClassWriteChunk
@@ -918,8 +945,12 @@ func chooseClasses(q classQuery) (cc, rc rpcproto.Class, err error) {
 	case rpcproto.ClassPosZeroRead:
 		cc = rpcproto.ClassPosZeroRead
 	default:
+		callHdr := lay.Size()
+		if q.rule == InlineLinux {
+			callHdr = linuxMaxCallHeader
+		}
 		switch {
-		case lay.Size()+q.msgLen <= q.sendT:
+		case callHdr+q.msgLen <= q.sendT:
 			cc = rpcproto.ClassShort
 		case q.callDDP:
 			cc = rpcproto.ClassReadChunk

@@ -28,6 +28,9 @@ type Transport struct {
 	// receiving instead of the threshold (which then sets only the other direction).
 	SendSize int `json:"send_size,omitempty"`
 	RecvSize int `json:"recv_size,omitempty"`
+	// InlineRule is when the requester leaves the Send for chunks: "exact" (its exact
+	// header) or "linux" (the Linux client's worst-case header).
+	InlineRule rpcrdma.InlineRule `json:"inline_rule"`
 }
 
 // Apply sets the knobs on an endpoint config whose inline sizes are already the threshold's.
@@ -36,6 +39,7 @@ func (t *Transport) Apply(c *rpcrdma.Config) {
 	c.RemoteInvalidate = t.RemoteInvalidate
 	c.ResponderRead = t.ResponderRead
 	c.DoneInvalidate = t.DoneInvalidate
+	c.InlineRule = t.InlineRule
 	if t.SendSize != 0 {
 		c.SendSize = t.SendSize
 	}

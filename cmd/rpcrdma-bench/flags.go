@@ -8,6 +8,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
@@ -306,6 +307,10 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	}
 	if err := checkTransport(&w.tr, true); err != nil {
 		return c, err
+	}
+	if c.Prog == nfs3.Prog && !w.fs.Changed("inline-rule") {
+		// NFS results should predict what a Linux client sees.
+		w.tr.InlineRule = rpcrdma.InlineLinux
 	}
 	if err := checkTurnarounds(w.turnarounds, w.provider); err != nil {
 		return c, err

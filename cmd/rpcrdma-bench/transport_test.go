@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
@@ -33,6 +34,7 @@ func TestTransportFlagsBadValues(t *testing.T) {
 		{[]string{"fakeserver", "--memory", "mw"}, `"mw" for "--memory"`},
 		{[]string{"fakeserver", "--credits", "9000"}, "--credits from 0"},
 		{[]string{"fakeserver", "--send-size", "3"}, `"3" for "--send-size"`},
+		{[]string{"fakerun", "--inline-rule", "fedora"}, `"fedora" for "--inline-rule" flag: unknown inline rule "fedora" (want exact or linux)`},
 		{[]string{"fakerun", "--turnarounds"}, "--turnarounds needs --provider verbs: the probe is in its completion queues' C code (provider soft has none)"},
 		{[]string{"fakesweep", "--provider", "soft", "--turnarounds"}, "--turnarounds needs --provider verbs"},
 		{[]string{"fakeserver", "--turnarounds"}, "--turnarounds needs --provider verbs"},
@@ -73,8 +75,8 @@ func TestTransportFlagsInConfig(t *testing.T) {
 	if base != (session.Transport{}) {
 		t.Fatalf("defaults: %+v", base)
 	}
-	got, gp := read("set.json", "--memory", "windows", "--remote-invalidate", "--responder-read", "--done-invalidate", "--credits", "8", "--send-size", "1k", "--recv-size", "16k")
-	want := session.Transport{Memory: rpcrdma.MemoryWindows, RemoteInvalidate: true, ResponderRead: true, DoneInvalidate: true, Credits: 8, SendSize: 1024, RecvSize: 16384}
+	got, gp := read("set.json", "--memory", "windows", "--remote-invalidate", "--responder-read", "--done-invalidate", "--credits", "8", "--send-size", "1k", "--recv-size", "16k", "--inline-rule", "linux")
+	want := session.Transport{Memory: rpcrdma.MemoryWindows, RemoteInvalidate: true, ResponderRead: true, DoneInvalidate: true, Credits: 8, SendSize: 1024, RecvSize: 16384, InlineRule: rpcrdma.InlineLinux}
 	if got != want {
 		t.Fatalf("config.transport = %+v, want %+v", got, want)
 	}
@@ -181,5 +183,31 @@ func TestEnginePeerOps(t *testing.T) {
 	// Every RPC: the call's Position Zero Read chunk read, the reply written to the Reply chunk.
 	if q.Read.Count < 300 || q.Write.Count < 300 || q.Read.Bytes < 300*64<<10 || q.Recv.Count != o.Send.Count || q.Send.Count != o.Recv.Count {
 		t.Errorf("responder ops %+v, requester %+v", q, o)
+	}
+}
+
+// The inline rule defaults to Linux's for NFS, so that its results predict what a Linux
+// client sees, and to the exact header for the benchmark program; the flag overrides both.
+func TestInlineRuleDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want rpcrdma.InlineRule
+	}{
+		{nil, rpcrdma.InlineExact},
+		{[]string{"--inline-rule", "linux"}, rpcrdma.InlineLinux},
+		{[]string{"--program", "nfs3", "--mix", "read/4k"}, rpcrdma.InlineLinux},
+		{[]string{"--program", "nfs3", "--mix", "read/4k", "--inline-rule", "exact"}, rpcrdma.InlineExact},
+	} {
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		w := addWorkloadFlags(fs, false)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.config(); err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if w.tr.InlineRule != tc.want {
+			t.Errorf("%q: inline rule %v, want %v", tc.args, w.tr.InlineRule, tc.want)
+		}
 	}
 }

@@ -110,9 +110,10 @@ func (c *Codec) Sizes(proc, size int) (args, prefix, results int) {
 		return n, n, 4 + wccDataMax + VerfSize
 	case PReaddirplus:
 		n := f.Dir.size() + 8 + VerfSize + 8
-		// maxcount bounds the READDIRPLUS3resok the server returns, which is all of the
-		// result but its status word.
-		return n, n, 4 + size
+		// knfsd budgets the entries, the list's end and eof from maxcount and puts the
+		// directory's attributes and the cookie verifier before them, outside it (as the
+		// Linux client's NFS3_readdirres_sz allows for).
+		return n, n, 4 + postOpAttrMax + VerfSize + size
 	}
 	return 0, 0, 0
 }
@@ -124,8 +125,12 @@ func (c *Codec) readOffset(size int, seed uint64) uint64 {
 		return 0
 	}
 	blocks := c.F.Size / uint64(size)
-	return (seed % blocks) * uint64(size)
+	return (spread(seed) % blocks) * uint64(size)
 }
+
+// spread mixes a call's seed so that every bit of it moves the offset: seeds of one
+// requester slot differ only in their high bits (the XID's generation).
+func spread(seed uint64) uint64 { return (seed * 0x9e3779b97f4a7c15) >> 32 }
 
 // EncodeArgs implements rpcproto.Codec.
 func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
@@ -156,6 +161,7 @@ func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
 		a := CommitArgs{FH: f.Write}
 		a.Encode(b)
 	case PReaddirplus:
+		// dircount equal to maxcount, as the Linux client sends it (fs/nfs/nfs3xdr.c).
 		a := ReaddirplusArgs{Dir: f.Dir, DirCount: uint32(size), MaxCount: uint32(size)}
 		a.Encode(b)
 	}
@@ -165,7 +171,7 @@ func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
 // its size in the first WriteSpan bytes of the scratch file.
 func writeOffset(size int, seed uint64) uint64 {
 	slots := uint64(max(1, WriteSpan/max(size, 1)))
-	return (seed % slots) * uint64(size)
+	return (spread(seed) % slots) * uint64(size)
 }
 
 // putString writes s as an XDR string at off without converting it to a []byte (which
@@ -215,6 +221,9 @@ func (c *Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint6
 		if err == nil && st == OK && int(r.Count) != size {
 			return nil, errShortWrite
 		}
+		if err == nil && st == OK && proc == PWriteSync && r.Committed != FileSync {
+			return nil, errNotFileSync
+		}
 	case PCommit:
 		var r CommitRes
 		_, err = r.Decode(body)
@@ -236,6 +245,8 @@ func (c *Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint6
 var (
 	errShortRead  = rpcproto.NewError("nfs3_short_read", "NFS READ: fewer bytes than asked for (past the end of the file, or more than the server reads at once: its FSINFO rtmax)")
 	errShortWrite = rpcproto.NewError("nfs3_short_write", "NFS WRITE: the server wrote fewer bytes than sent")
+	// RFC 1813 section 3.3.7: committed must be at least as stable as asked for.
+	errNotFileSync = rpcproto.NewError("nfs3_write_not_file_sync", "NFS WRITE: a FILE_SYNC write came back committed less stably")
 )
 
 // statusErrs are the failures of each procedure by status, made once: failing allocates

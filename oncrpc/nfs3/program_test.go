@@ -69,6 +69,12 @@ func TestCodecArgs(t *testing.T) {
 				a := WriteArgs{FH: c.F.Write, Offset: writeOffset(size, 7), Count: uint32(size), Stable: stable, Data: b[prefix : prefix+size]}
 				want = make([]byte, a.Size())
 				a.Encode(want)
+			case PReaddirplus:
+				// dircount as the Linux client sends it (fs/nfs/nfs3xdr.c,
+				// encode_readdirplus3args): equal to maxcount.
+				a := ReaddirplusArgs{Dir: c.F.Dir, DirCount: uint32(size), MaxCount: uint32(size)}
+				want = make([]byte, a.Size())
+				a.Encode(want)
 			default:
 				continue
 			}
@@ -157,5 +163,118 @@ func TestProgTable(t *testing.T) {
 	}
 	if _, err := Prog.Lookup("READ"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// knfsdReaddirplus builds the largest READDIRPLUS3res knfsd sends for maxcount (fs/nfsd:
+// nfsd3_init_dirlist_pages budgets the entries, their list's closing FALSE and eof from
+// maxcount; nfs3svc_encode_readdirres puts the directory's attributes and the cookie verifier
+// before them, outside that budget): entries filling the budget to the byte.
+func knfsdReaddirplus(maxcount int) []byte {
+	u32 := func(b []byte, v uint32) []byte { return binary.BigEndian.AppendUint32(b, v) }
+	u64 := func(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v) }
+	attr := func(b []byte) []byte { return append(u32(b, 1), make([]byte, fattr3Size)...) }
+	b := u32(nil, uint32(OK))
+	b = attr(b)                              // dir_attributes
+	b = append(b, make([]byte, VerfSize)...) // cookieverf
+	budget := maxcount - 8                   // the closing FALSE and eof are inside maxcount
+	for id := uint64(1); budget > 0; id++ {
+		// An entry with attributes and a 32-byte handle while another fits after it, then
+		// one without either whose name takes up the rest.
+		full, bare := 4+8+8+8+4+fattr3Size+4+4+32, 4+8+4+8+4+4
+		e := u32(nil, 1)
+		e = u64(e, id)
+		if budget >= full+bare {
+			e = u32(e, 4)
+			e = append(e, "name"...)
+			e = u64(e, id)
+			e = attr(e)
+			e = u32(u32(e, 1), 32)
+			e = append(e, make([]byte, 32)...)
+		} else {
+			n := budget - bare
+			e = u32(e, uint32(n))
+			e = append(e, bytes.Repeat([]byte{'n'}, n)...)
+			e = u64(e, id)
+			e = u32(u32(e, 0), 0)
+		}
+		b = append(b, e...)
+		budget -= len(e)
+	}
+	return u32(u32(b, 0), 1) // no more entries; eof
+}
+
+// The codec's bound on READDIRPLUS results is exactly the largest reply knfsd sends for the
+// maxcount it asks for, so that a Reply chunk of that size always holds it.
+func TestReaddirplusResultsBound(t *testing.T) {
+	c := testCodec()
+	for _, maxcount := range []int{1024, 4096, 8192, 32768} {
+		body := knfsdReaddirplus(maxcount)
+		var r ReaddirplusRes
+		if n, err := r.Decode(body); err != nil || n != len(body) || r.Status != OK || !r.EOF {
+			t.Fatalf("maxcount %d: the built reply decodes %d of %d bytes: %v", maxcount, n, len(body), err)
+		}
+		if _, _, results := c.Sizes(PReaddirplus, maxcount); results != len(body) {
+			t.Errorf("readdirplus at maxcount %d: knfsd's largest reply is %d bytes, the codec's bound %d", maxcount, len(body), results)
+		}
+	}
+}
+
+// writeRes builds WRITE3resok with no attributes: status, count, committed, verifier.
+func writeRes(status Status, count uint32, committed StableHow) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(status))
+	b = binary.BigEndian.AppendUint64(b, 0) // wcc_data: no pre-op, no post-op attributes
+	if status != OK {
+		return b
+	}
+	b = binary.BigEndian.AppendUint32(b, count)
+	b = binary.BigEndian.AppendUint32(b, uint32(committed))
+	return append(b, make([]byte, VerfSize)...)
+}
+
+// A FILE_SYNC WRITE that the server committed less stably fails, named; an UNSTABLE one may
+// come back at any level. NFS3ERR_JUKEBOX is counted as itself.
+func TestCodecWriteResults(t *testing.T) {
+	c := testCodec()
+	var k interface{ Kind() string }
+	for _, tc := range []struct {
+		proc      int
+		committed StableHow
+		kind      string // "" for success
+	}{
+		{PWriteSync, FileSync, ""},
+		{PWriteSync, DataSync, "nfs3_write_not_file_sync"},
+		{PWriteSync, Unstable, "nfs3_write_not_file_sync"},
+		{PWrite, Unstable, ""},
+		{PWrite, FileSync, ""},
+	} {
+		_, err := c.DecodeResults(tc.proc, writeRes(OK, 512, tc.committed), nil, 512, 1, false)
+		switch {
+		case tc.kind == "" && err != nil:
+			t.Errorf("%s committed %v: %v", Prog.Procs[tc.proc].Name, tc.committed, err)
+		case tc.kind != "" && (!errors.As(err, &k) || k.Kind() != tc.kind):
+			t.Errorf("%s committed %v: got %v, want an error of kind %s", Prog.Procs[tc.proc].Name, tc.committed, err, tc.kind)
+		}
+	}
+	_, err := c.DecodeResults(PWrite, writeRes(ErrJukebox, 0, 0), nil, 512, 1, false)
+	if !errors.As(err, &k) || k.Kind() != "nfs3err_jukebox" || err.Error() != "NFS WRITE: NFS3ERR_JUKEBOX" {
+		t.Errorf("JUKEBOX: %v", err)
+	}
+}
+
+// The calls of one requester slot, whose seeds differ only above bit 16 (the XID's
+// generation), READ and WRITE every block of their size in turn, not one block forever.
+func TestOffsetsSpread(t *testing.T) {
+	c := testCodec()
+	c.F.Size = 4 << 20
+	const size = 1 << 20
+	reads, writes := map[uint64]bool{}, map[uint64]bool{}
+	for gen := range uint64(64) {
+		seed := 0x12345 + gen<<16
+		reads[c.readOffset(size, seed)] = true
+		writes[writeOffset(size, seed)] = true
+	}
+	if len(reads) != 4 || len(writes) != 4 {
+		t.Errorf("one slot's 64 calls of 1 MiB read %d and wrote %d of the 4 blocks", len(reads), len(writes))
 	}
 }
