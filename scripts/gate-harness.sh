@@ -42,21 +42,34 @@ p50at64() {
 	jq '[.points[] | select(.params.call_bytes == 64) | .rtt.p50_ns] | sort | .[length/2|floor]' "$1"
 }
 
-# calibrate sets DELAY to a completion delay that slows the recipe's 64 B point's median RTT
-# by 20%: a first guess of a tenth of it (a round trip holds a call's and a reply's
-# completions), scaled once by the effect measured, and EFFECT to the effect of DELAY
-# measured again (3 rounds each).
+# calibrate sets DELAY to a completion delay that raises the recipe's 64 B point's median RTT
+# by 20% (within 4 points), and EFFECT to the rise it measured: the effect of a delay is not
+# linear at depth 16 (completions overlap), so it searches: from a tenth of the median RTT
+# (a round trip holds a call's and a reply's completions), times 4 until the effect exceeds
+# 20%, then halving the bracket geometrically; 3 rounds per try, at most 8 tries.
 calibrate() {
-	local base d0 r
+	local base lo=0 hi=0 d e i
 	"$BIN" "${recipe[@]}" --repeat 3 --out "$WORK/cal-base.json" >/dev/null 2>&1
 	base=$(p50at64 "$WORK/cal-base.json")
-	d0=$((base / 10))
-	"$BIN" "${recipe[@]}" --repeat 3 --soft-delay "${d0}ns" --out "$WORK/cal-0.json" >/dev/null 2>&1
-	r=$(p50at64 "$WORK/cal-0.json")
-	DELAY="$(awk -v d="$d0" -v b="$base" -v r="$r" 'BEGIN{e=r/b-1; if (e < 0.02) e=0.02; printf "%d", d*0.2/e}')ns"
-	"$BIN" "${recipe[@]}" --repeat 3 --soft-delay "$DELAY" --out "$WORK/cal-1.json" >/dev/null 2>&1
-	EFFECT=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-1.json")" 'BEGIN{printf "%+.0f%%", (r/b-1)*100}')
-	echo "calibration: 64 B p50 ${base} ns; --soft-delay ${d0}ns gave p50 ${r} ns; --soft-delay $DELAY: $EFFECT" >&2
+	d=$((base / 10))
+	for i in $(seq 8); do
+		"$BIN" "${recipe[@]}" --repeat 3 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1
+		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
+		echo "calibration: 64 B p50 ${base} ns; --soft-delay ${d}ns: $e" >&2
+		DELAY="${d}ns" EFFECT=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
+		if awk -v e="$e" 'BEGIN{exit !(e >= 0.16 && e <= 0.24)}'; then
+			return
+		elif awk -v e="$e" 'BEGIN{exit !(e < 0.2)}'; then
+			lo=$d
+		else
+			hi=$d
+		fi
+		if ((hi == 0)); then
+			d=$((d * 4))
+		else
+			d=$(awk -v l="$lo" -v h="$hi" 'BEGIN{printf "%d", (l > 0 ? sqrt(l*h) : h/2)}')
+		fi
+	done
 }
 
 # change prints the current side's command prefix and extra flags for a scenario.
