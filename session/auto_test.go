@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
 // autoRun runs the two-point sweep on a fake connector whose RPCs take latency, for at most
@@ -67,6 +68,33 @@ func TestAutoStopsAtTheBudget(t *testing.T) {
 	_, rounds := autoRun(t, 0, budget, baseRun(t, 2), cfg)
 	if rounds != budget {
 		t.Errorf("ran %d rounds, want the budget's %d", rounds, budget)
+	}
+}
+
+// A threshold far slower than the other is a clear loser at the first look for every row,
+// long before the budget.
+func TestAutoThresholdsStopWhenSettled(t *testing.T) {
+	c := config(t, &fakeConnector{slowAt: 1024}, "")
+	s := workloads.Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64}, Depths: []int{1}, Proc: "echo",
+		Base: workloads.Config{Count: 50, Warmup: workloads.NoWarmup}}
+	pts, err := s.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Points, c.Rounds = pts, 12
+	first, _, a := Looks(c.Rounds, len(results.ThresholdMetrics), 0.05)
+	c.AfterRound = UntilConclusive(first, ThresholdsSettled(a))
+	o, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rounds := len(o.Run.Points) / len(pts); rounds != first {
+		t.Fatalf("ran %d rounds, want the first look's %d (budget 12)", rounds, first)
+	}
+	for _, ch := range results.BestThresholds([]*results.Run{o.Run}, a) {
+		if !ch.Clear || ch.Candidates[0].Threshold != 4096 {
+			t.Errorf("%s %v: %s, want 4k beyond noise", ch.Label, ch.Metric, ch.Verdict())
+		}
 	}
 }
 

@@ -67,10 +67,7 @@ func planJudgement(e *env, w *workloadFlags, pts []workloads.Point) (*judgement,
 	if !(f.alpha > 0 && f.alpha < 1) {
 		return nil, usageErrorf("--alpha %g is not in (0, 1)", f.alpha)
 	}
-	budget := 1
-	if w.auto {
-		budget = w.repeat
-	}
+	budget := max(w.repeat, 1)
 	j := &judgement{auto: w.auto, rec: autoRecord{Budget: budget, Alpha: f.alpha}}
 	judged := 0
 	if len(f.baseline) > 0 {
