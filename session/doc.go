@@ -8,6 +8,11 @@
 // server through the rpcrdma engine over a datapath provider, starting a responder in this
 // process when the session has no server address; tests use fakes (workloadstest).
 //
+// A session can add rounds until a judgement of its results is conclusive (Config.AfterRound
+// with UntilConclusive): against a baseline (AgainstBaseline) or the best inline threshold
+// (ThresholdsSettled), from the first round a look can decide, alpha split over the looks
+// (Looks).
+//
 // The package prints nothing of its own beyond one line per point and write failures, to
 // Config.Log: the caller shows progress (Config.Progress) and prints the table and the
 // status from the returned Outcome.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -26,7 +27,9 @@ type fakeConnector struct {
 	failPoint int
 	pointErr  error
 	points    int
-	gcPoint   int // the point whose connection setup runs a collection
+	gcPoint   int           // the point whose connection setup runs a collection
+	latency   time.Duration // every RPC's (0: 10µs)
+	slowAt    int           // a threshold whose RPCs take 2 ms (0: none)
 }
 
 var errFakeRPC = errors.New("fake: reply checksum mismatch")
@@ -46,7 +49,10 @@ func (f *fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() Poin
 			runtime.GC()
 		}
 		c := workloadstest.New(pt.Workload.Depth * conns)
-		c.Latency, c.Threshold = 10*time.Microsecond, pt.Threshold
+		c.Latency, c.Threshold = cmp.Or(f.latency, 10*time.Microsecond), pt.Threshold
+		if pt.Threshold == f.slowAt {
+			c.Latency = 2 * time.Millisecond
+		}
 		c.FailEvery, c.RPCErr = f.failEvery, errFakeRPC
 		return c, nil
 	}

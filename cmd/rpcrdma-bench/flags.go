@@ -152,21 +152,32 @@ func joinSizes(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// repeatValue is --repeat: a number of rounds, at least 1.
-type repeatValue struct{ v *int }
+// repeatValue is --repeat: a number of rounds, at least 1, or auto[:BUDGET] (rounds until
+// the judgement asked for is conclusive, at most BUDGET, default session.DefaultAutoBudget).
+type repeatValue struct {
+	v    *int
+	auto *bool
+}
 
 func (r repeatValue) String() string {
-	if r.v == nil || *r.v == 0 {
+	switch {
+	case r.auto != nil && *r.auto:
+		return "auto:" + strconv.Itoa(*r.v)
+	case r.v == nil || *r.v == 0:
 		return "1"
 	}
 	return strconv.Itoa(*r.v)
 }
 func (r repeatValue) Set(x string) error {
-	n, err := strconv.Atoi(x)
-	if err != nil || n < 1 {
-		return fmt.Errorf("want a number of rounds, at least 1")
+	auto := x == "auto" || strings.HasPrefix(x, "auto:")
+	n := session.DefaultAutoBudget
+	if b, ok := strings.CutPrefix(x, "auto:"); ok || !auto {
+		var err error
+		if n, err = strconv.Atoi(b); err != nil || n < 1 {
+			return fmt.Errorf("want a number of rounds, at least 1, or auto[:BUDGET] with BUDGET rounds at least 1")
+		}
 	}
-	*r.v = n
+	*r.v, *r.auto = n, auto
 	return nil
 }
 func (repeatValue) Type() string { return "N" }
@@ -196,7 +207,9 @@ type workloadFlags struct {
 	interval              time.Duration
 	quiet                 bool
 	turnarounds           bool
-	repeat                int  // --repeat: rounds of every point
+	repeat                int  // --repeat: rounds of every point (auto: the most)
+	auto                  bool // --repeat auto: rounds until the judgement is conclusive
+	judge                 judgeFlags
 	shuffle               bool // --shuffle: each round's order drawn from --seed
 	slowdown              softSlowdown
 }
@@ -250,7 +263,8 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	addTransportFlags(fs, &w.tr, true)
 	fs.DurationVar(&w.drain, "drain", 0, fmt.Sprintf("after the measured time, wait this long for outstanding RPCs before counting them lost (default: %d × the longest RTT seen, at least %v, which rides out link retransmissions)", workloads.DrainRTTs, workloads.MinDrain))
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
-	fs.Var(repeatValue{&w.repeat}, "repeat", "measure every point N times in N interleaved rounds (each round runs every point once, so drift hits them alike), into one results file whose points record their round")
+	fs.Var(repeatValue{&w.repeat, &w.auto}, "repeat", "measure every point N times in N interleaved rounds (each round runs every point once, so drift hits them alike), into one results file whose points record their round; auto[:BUDGET]: add rounds until the judgement asked for (--baseline, else sweep's best threshold) is conclusive, at most BUDGET (default 10)")
+	addJudgeFlags(fs, &w.judge)
 	fs.BoolVar(&w.shuffle, "shuffle", false, "run each round's points in an order drawn from --seed (the order is in the results file)")
 	addSlowdownFlags(fs, &w.slowdown)
 	fs.DurationVar(&w.interval, "interval", time.Second, "sample throughput into the results' time series this often (0: not at all)")

@@ -51,6 +51,9 @@ type runConfig struct {
 	// SoftSlowdown is the soft provider's calibrated slowdown (--soft-delay,
 	// --soft-bandwidth), absent when off.
 	SoftSlowdown *softSlowdown `json:"soft_slowdown,omitempty"`
+	// Auto is the judgement the run made of itself (--baseline, --repeat auto), absent
+	// without one.
+	Auto *autoRecord `json:"auto,omitempty"`
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
@@ -230,12 +233,19 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	if w.shuffle && len(pts) == 1 {
 		return fail(e, name, usageErrorf("--shuffle orders the points of a round, and this measurement has one point"))
 	}
-	if w.repeat > 1 {
+	if w.repeat > 1 && !w.auto {
 		cfg.Repeat = w.repeat
 	}
 	cfg.Shuffle = w.shuffle
 	if w.slowdown.on() {
 		cfg.SoftSlowdown = &w.slowdown
+	}
+	judge, err := planJudgement(e, w, pts)
+	if err != nil {
+		return fail(e, name, err)
+	}
+	if judge != nil {
+		cfg.Auto = &judge.rec
 	}
 	if err := checkCPUs(w.cfg.CPUs); err != nil {
 		return fail(e, name, usageError{err.Error()})
@@ -253,6 +263,9 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		Out: w.out, ResultsTo: e.stdout, Log: e.stderr, Interval: w.interval}
 	sc.Hurry = stop.hurry
 	sc.Rounds, sc.Shuffle, sc.Seed = w.repeat, w.shuffle, w.cfg.Seed
+	if judge != nil {
+		sc.AfterRound = judge.afterRound()
+	}
 	if !w.quiet {
 		sc.Progress = func(label string, lives []*workloads.Live) func() {
 			p := newProgress(e.stderr, label, lives, workloads.Now)
@@ -271,20 +284,28 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: close: %v\n", name, err)
 		code = max(code, exitFailed)
 	}
+	te := e
+	if w.out == stdio {
+		te = &env{stdout: e.stderr, stderr: e.stderr}
+	}
 	if w.sweep && len(o.Run.Points) > 0 {
-		te := e
-		if w.out == stdio {
-			te = &env{stdout: e.stderr}
-		}
-		if len(cfg.Sweep.Mixes) > 0 {
+		switch {
+		case len(cfg.Sweep.Mixes) > 0 && (judge == nil || judge.base != nil):
 			// A mix has no size axis to switch class along: the question is which
 			// threshold suits it.
 			fmt.Fprintln(te.stdout)
 			if err := results.WriteThresholds(te.stdout, results.BestThresholds([]*results.Run{o.Run}, 0)); err != nil {
 				fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
 			}
-		} else {
+		case len(cfg.Sweep.Mixes) == 0:
 			printSwitches(te, o.Run)
+		}
+	}
+	if judge != nil && o.Run.Status.State == results.StateComplete {
+		// A failed or interrupted run keeps its exit status: its judgement would rest on
+		// what it did not measure.
+		if jc := judge.finish(e, te.stdout, name, o.Run); code == exitOK {
+			code = jc
 		}
 	}
 	return code

@@ -217,7 +217,10 @@ func engineCommands(open newConnector, srv newServer) []*command {
   rpcrdma-bench sweep --depth 1,16 --duration 500ms --addr 10.0.2.15:20049
   rpcrdma-bench report --format switches sweep.json                  # where classes changed
   rpcrdma-bench sweep --mix nfs-like --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
-  rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix`, true, addrOptional, open)
+  rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix
+  rpcrdma-bench sweep --thresholds 1k,4k --sizes 64,16k --repeat auto # rounds until each size's best threshold is settled
+  rpcrdma-bench sweep --thresholds 4k --sizes 64,4k,64k --duration 2s --repeat auto:10 --shuffle --baseline baseline/
+                                                                      # the CI gate: exit 0 ok, 1 regressed, 3 inconclusive`, true, addrOptional, open)
 	return []*command{run, client, sweep, serverCommand(srv)}
 }
 

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# gate-harness.sh measures the README's CI gate on this machine: its false alarms (the same
+# configuration on both sides) and its power against known slowdowns, and writes a Markdown
+# summary (exit 0/1/3 counts per scenario, rounds, wall time) with the commit. See docs/gate.md.
+#
+# Every trial measures a fresh baseline and then the current side, exactly as the README's
+# recipe does (MODE=auto), or alternates RUNS single-round runs of base and current and
+# compares them (MODE=fixed). Everything is set by environment variables:
+#   SAME=40 POWER=10         trials: same-configuration, and per power scenario
+#   DURATION=2s WARMUP=1s    per point (the recipe: --duration 2s, default warm-up)
+#   BASE_ROUNDS=10 BUDGET=10 MODE=auto: the baseline's rounds, the current side's auto budget
+#   RUNS=10                  MODE=fixed: runs per side, base and current alternated
+#   SCENARIOS="same slow20 credits1 windows onecpu"
+#   OUT=docs/gate-results.md WORK=$(mktemp -d) BIN=(built from this tree)
+# A smoke run: SAME=2 POWER=2 DURATION=300ms WARMUP=100ms BASE_ROUNDS=8 BUDGET=8 scripts/gate-harness.sh
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+SAME=${SAME:-40}
+POWER=${POWER:-10}
+DURATION=${DURATION:-2s}
+WARMUP=${WARMUP:-1s}
+BASE_ROUNDS=${BASE_ROUNDS:-10}
+BUDGET=${BUDGET:-10}
+MODE=${MODE:-auto}
+RUNS=${RUNS:-10}
+SCENARIOS=${SCENARIOS:-same slow20 credits1 windows onecpu}
+OUT=${OUT:-docs/gate-results.md}
+WORK=${WORK:-$(mktemp -d)}
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if ! git diff --quiet HEAD 2>/dev/null; then commit="$commit (modified)"; fi
+if [[ -z ${BIN:-} ]]; then
+	BIN=$WORK/rpcrdma-bench
+	CGO_ENABLED=0 go build -o "$BIN" ./cmd/rpcrdma-bench
+fi
+
+# The README's recipe, on the soft provider.
+recipe=(sweep --thresholds 4k --sizes 64,4k,64k --duration "$DURATION" --warmup "$WARMUP" --shuffle -q)
+
+# p50at64 prints the median over rounds of the 64 B point's p50 (ns) of a results file.
+p50at64() {
+	jq '[.points[] | select(.params.call_bytes == 64) | .rtt.p50_ns] | sort | .[length/2|floor]' "$1"
+}
+
+# calibrate sets DELAY to a completion delay that raises the recipe's 64 B point's median RTT
+# by 20% (within 4 points), and EFFECT to the rise it measured: the effect of a delay is not
+# linear at depth 16 (completions overlap), so it searches: from a tenth of the median RTT
+# (a round trip holds a call's and a reply's completions), times 4 until the effect exceeds
+# 20%, then halving the bracket geometrically; 3 rounds per try, at most 8 tries.
+calibrate() {
+	local base lo=0 hi=0 d e i
+	"$BIN" "${recipe[@]}" --repeat 3 --out "$WORK/cal-base.json" >/dev/null 2>&1
+	base=$(p50at64 "$WORK/cal-base.json")
+	d=$((base / 10))
+	for i in $(seq 8); do
+		"$BIN" "${recipe[@]}" --repeat 3 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1
+		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
+		echo "calibration: 64 B p50 ${base} ns; --soft-delay ${d}ns: $e" >&2
+		DELAY="${d}ns" EFFECT=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
+		if awk -v e="$e" 'BEGIN{exit !(e >= 0.16 && e <= 0.24)}'; then
+			return
+		elif awk -v e="$e" 'BEGIN{exit !(e < 0.2)}'; then
+			lo=$d
+		else
+			hi=$d
+		fi
+		if ((hi == 0)); then
+			d=$((d * 4))
+		else
+			d=$(awk -v l="$lo" -v h="$hi" 'BEGIN{printf "%d", (l > 0 ? sqrt(l*h) : h/2)}')
+		fi
+	done
+}
+
+# change prints the current side's command prefix and extra flags for a scenario.
+change() {
+	case $1 in
+	same) ;;
+	slow20) echo "--soft-delay $DELAY" ;;
+	credits1) echo "--credits 1" ;;
+	windows) echo "--memory windows" ;;
+	onecpu) echo "--cpus 0" ;; # and taskset -c 0: the responder's poller shares CPU 0
+	*) echo "unknown scenario $1" >&2; exit 2 ;;
+	esac
+}
+
+# desc describes a scenario's change for the table.
+desc() {
+	case $1 in
+	same) echo "none (same configuration)" ;;
+	onecpu) echo "\`taskset -c 0\` and \`--cpus 0\`: both pollers on CPU 0" ;;
+	*) echo "\`$(change "$1")\`" ;;
+	esac
+}
+
+# trial runs one comparison of scenario $1 number $2 in $3 and prints its exit status and
+# the current side's rounds.
+trial() {
+	local s=$1 n=$2 d=$3 extra pre=() code
+	extra=$(change "$s")
+	[[ $s == onecpu ]] && pre=(taskset -c 0)
+	mkdir -p "$d/base" "$d/cur"
+	set +e
+	if [[ $MODE == fixed ]]; then
+		for i in $(seq "$RUNS"); do
+			"$BIN" "${recipe[@]}" --seed "$n$i" --out "$d/base/run-$i.json" >/dev/null 2>&1
+			# shellcheck disable=SC2086
+			"${pre[@]}" "$BIN" "${recipe[@]}" $extra --seed "$n$i" --out "$d/cur/run-$i.json" >/dev/null 2>&1
+		done
+		"$BIN" compare "$d/base" -- "$d/cur" >"$d/verdict.txt" 2>&1
+		code=$?
+	else
+		"$BIN" "${recipe[@]}" --seed "$n" --repeat "$BASE_ROUNDS" --out "$d/base/base.json" >/dev/null 2>&1
+		# shellcheck disable=SC2086
+		"${pre[@]}" "$BIN" "${recipe[@]}" $extra --seed "$n" --repeat "auto:$BUDGET" --baseline "$d/base" \
+			--out "$d/cur/cur.json" >"$d/verdict.txt" 2>&1
+		code=$?
+	fi
+	set -e
+	local rounds
+	rounds=$(jq -s '[.[].points[] | (.round // 1)] | max' "$d"/cur/*.json 2>/dev/null || echo "?")
+	[[ $MODE == fixed ]] && rounds=$RUNS
+	echo "$code $rounds"
+}
+
+DELAY="" EFFECT=""
+case " $SCENARIOS " in *" slow20 "*) calibrate ;; esac
+mkdir -p "$(dirname "$OUT")"
+rows=()
+total_start=$(date +%s)
+for s in $SCENARIOS; do
+	trials=$POWER
+	[[ $s == same ]] && trials=$SAME
+	e0=0 e1=0 e3=0 other=0 rsum=0
+	start=$(date +%s)
+	for n in $(seq "$trials"); do
+		read -r code rounds < <(trial "$s" "$n" "$WORK/$s-$n")
+		case $code in 0) e0=$((e0 + 1)) ;; 1) e1=$((e1 + 1)) ;; 3) e3=$((e3 + 1)) ;; *) other=$((other + 1)) ;; esac
+		[[ $rounds =~ ^[0-9]+$ ]] && rsum=$((rsum + rounds))
+		echo "$s trial $n: exit $code, $rounds round(s) ($WORK/$s-$n)" >&2
+	done
+	wall=$(($(date +%s) - start))
+	rows+=("| $s | $(desc "$s") | $trials | $e0 | $e1 | $e3 | $other | $(awk -v s="$rsum" -v n="$trials" 'BEGIN{printf "%.1f", s/n}') | ${wall}s |")
+done
+{
+	echo "# CI gate: false alarms and power"
+	echo
+	echo "Commit $commit, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $(uname -r); MODE=$MODE,"
+	if [[ $MODE == fixed ]]; then
+		echo "$RUNS runs per side alternated, then \`compare\`;"
+	else
+		echo "baseline \`--repeat $BASE_ROUNDS\`, current \`--repeat auto:$BUDGET --baseline\`;"
+	fi
+	echo "recipe \`${recipe[*]}\`${DELAY:+; 20% slowdown = \`--soft-delay $DELAY\` (calibration measured $EFFECT on the 64 B p50)}; total $(($(date +%s) - total_start))s."
+	echo
+	echo "| scenario | current side's change | trials | exit 0 ok | exit 1 regressed | exit 3 inconclusive | other | mean rounds (current) | wall time |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+	echo
+	echo "Targets: same, at most 5% exit 1; every other scenario at least 90% exit 1 and none exit 0."
+} | tee "$OUT"
