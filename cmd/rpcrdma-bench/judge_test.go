@@ -24,8 +24,9 @@ func autoRounds(t *testing.T, out string) int {
 
 // sweep --repeat auto --baseline is the CI gate in one command: against a baseline without
 // the slowdown, a 1 ms completion delay regresses p50 at the first look, long before the
-// budget, and the command exits as compare does (1); against a baseline of two runs no look
-// can be conclusive, so every round of the budget runs and it exits 3.
+// budget, and the command exits as compare does (1); against a baseline of one run no look
+// can be conclusive (one run against five bounds no interval: 1/6 > alpha), so every round of
+// the budget runs and it exits 3.
 func TestRepeatAutoAgainstBaseline(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
@@ -44,7 +45,7 @@ func TestRepeatAutoAgainstBaseline(t *testing.T) {
 	}
 
 	small := filepath.Join(dir, "small.json")
-	if code, _, stderr := runMain(t, append(point, "--repeat", "2", "--out", small)...); code != exitOK {
+	if code, _, stderr := runMain(t, append(point, "--out", small)...); code != exitOK {
 		t.Fatalf("small baseline: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr = runMain(t, append(point, "--repeat", "auto:5", "--baseline", dir+"/small*.json", "--metrics", "p50", "--out", cur)...)
