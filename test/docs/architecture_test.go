@@ -23,13 +23,18 @@ var (
 	symbolRE = regexp.MustCompile("`([a-z][a-z0-9]*)\\.([A-Z][A-Za-z0-9_]*)(?:\\.([A-Za-z_][A-Za-z0-9_]*))?(?:\\(\\))?`")
 	// memberRE matches a backticked Type.Member without its package.
 	memberRE = regexp.MustCompile("`([A-Z][A-Za-z0-9_]*)\\.([A-Za-z_][A-Za-z0-9_]*)(?:\\(\\))?`")
+	// fileSymsRE matches a backticked Go file followed by the symbols it holds in parentheses:
+	// `rpcrdma/header.go` (`ErrorReply`, the rest).
+	fileSymsRE = regexp.MustCompile("`((?:[A-Za-z0-9_.-]+/)+)[A-Za-z0-9_.-]+\\.go` \\(([^)]*)\\)")
+	identRE    = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*)`")
 	// pathRE matches a backticked repository path: a directory or file with a slash in it.
 	pathRE = regexp.MustCompile("`((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]*)`")
 )
 
 // Every Package.Symbol that ARCHITECTURE.md names in backticks is declared in a package of
 // that name in this repository (or is the standard library's), every Type.Member in some
-// package, and every path it names exists, so that code moving between packages leaves no stale map behind.
+// package, every symbol listed after a file in the package of that file's directory, and
+// every path it names exists, so that code moving between packages leaves no stale map behind.
 func TestArchitectureNamesExist(t *testing.T) {
 	pkgs := loadPackages(t)
 	f, err := os.Open(filepath.Join(root, "ARCHITECTURE.md"))
@@ -65,6 +70,15 @@ func TestArchitectureNamesExist(t *testing.T) {
 			checked++
 			if !anyPackageDeclares(pkgs, m[1], m[2]) {
 				t.Errorf("ARCHITECTURE.md:%d names `%s.%s`: no package declares a type %s with a member %s", line, m[1], m[2], m[1], m[2])
+			}
+		}
+		for _, m := range fileSymsRE.FindAllStringSubmatch(text, -1) {
+			dir := filepath.Clean(filepath.Join(root, m[1]))
+			for _, id := range identRE.FindAllStringSubmatch(m[2], -1) {
+				checked++
+				if !dirDeclares(pkgs, dir, id[1]) {
+					t.Errorf("ARCHITECTURE.md:%d names `%s` in %s: that package declares no %s (not as a function, type, value or method)", line, id[1], m[1], id[1])
+				}
 			}
 		}
 		for _, m := range pathRE.FindAllStringSubmatch(text, -1) {
@@ -217,6 +231,27 @@ func anyPackageDeclares(pkgs map[string][]*pkgDecls, typ, member string) bool {
 	for _, ps := range pkgs {
 		if anyDeclares(ps, typ, member) {
 			return true
+		}
+	}
+	return false
+}
+
+// dirDeclares says whether the package in dir declares name at top level or as a method or
+// member of one of its types.
+func dirDeclares(pkgs map[string][]*pkgDecls, dir, name string) bool {
+	for _, ps := range pkgs {
+		for _, p := range ps {
+			if filepath.Clean(filepath.Join(root, p.dir)) != dir {
+				continue
+			}
+			if p.top[name] {
+				return true
+			}
+			for _, ms := range p.members {
+				if ms[name] {
+					return true
+				}
+			}
 		}
 	}
 	return false
