@@ -48,7 +48,7 @@ func SizeRuntime(polls []Poll) int {
 // With no idle P, the runtime's sysmon takes the P of a thread that has been in one cgo call
 // for more than one of its ticks (20 µs to 10 ms), and every P it takes sets it ticking every
 // 20 µs again. A verbs post that rings the doorbell of a software device does the device's
-// work inside the call (30 to 70 µs on rxe under emulation), so spinning pollers that hold
+// work inside the call (tens of µs on rxe under emulation), so spinning pollers that hold
 // every P kept sysmon waking thousands of times a second, each wake taking a CPU from a
 // poller. One idle P stops that: sysmon then leaves a P in a cgo call alone for 10 ms
 // (figures: docs/performance.md).
