@@ -126,9 +126,8 @@ func (p *Poll) UnmarshalText(b []byte) error {
 //
 // An adaptive hybrid Idler (Poll.Spin zero) fits its spin to the loop's own traffic. A fixed
 // spin shorter than the time between a closed loop's completions (a round trip of a large
-// RPC, a slow peer) puts a wakeup on every round trip: over rxe under emulation, depth 1, a
-// SINK of 4 KiB took 3.6 to 4.6 times as long at the median with a 50 µs spin as with
-// 1 ms (3 rounds). So the Idler keeps a moving average of how long the loop went without
+// RPC, a slow peer) puts a wakeup on every round trip (figures: docs/performance.md). So the
+// Idler keeps a moving average of how long the loop went without
 // work before work came, over the streaks no longer than a cap (spinCapFactor times
 // DefaultHybridSpin; longer ones are idle periods, not traffic), and spins for twice that,
 // never less than DefaultHybridSpin and never more than the cap: a loop whose work keeps
@@ -163,13 +162,9 @@ type Idler struct {
 // doorbell), its P taken away, after which sysmon wakes every 20 µs for a millisecond or
 // more. On a machine whose CPUs are all polling, each of those wake-ups switches a poller
 // out. A pass of its own, between two polls that found nothing, leaves only the hand-off, at
-// a moment with nothing on the way. Over rxe under emulation, two CPUs, `server` and
-// `client` busy at depth 1, 3 rounds alternated with and without: half the context switches
-// of the whole system, 1.41 to 1.48 times the NULL RPCs in the same 2 s (the same median
-// round trip), and SOURCE of 64 KiB at 1.14 times `ib_write_lat` plus a SEND round trip at
-// the median where it was 1.32. Where idle CPUs absorb sysmon, the preemption cost little
-// beyond its hand-off, and the pass makes that hand-off up to twice as often: about 200 a
-// second per poller, each tens of microseconds, at moments when nothing is on the way.
+// a moment with nothing on the way (what that saves: docs/performance.md). Where idle CPUs
+// absorb sysmon, the preemption costs little beyond its hand-off, and the pass makes that
+// hand-off up to twice as often, at moments when nothing is on the way.
 const YieldEvery = 5 * time.Millisecond
 
 // idleCheckEvery is how many empty polls pass between clock reads of a hybrid streak: an
@@ -182,13 +177,9 @@ const idleCheckEvery = 64
 // the last one (at least one, at most idleCheckEvery). A poll is not always quick: one that
 // spins in C (verbs.Config.PollSpin) makes 64 device polls, and the kernel takes a poller's
 // CPU for its own work on the device (rxe runs an RDMA Read's responder in ksoftirqd on the
-// CPU that posted it, 0.7 ms per 64 KiB Read under emulation). Over rxe under emulation, a
-// ping-pong whose server Reads 64 KiB per round trip, with 64 device polls per poll, passed
-// through the scheduler every 8.1 ms at the median (p90 16 ms) with a check every 64 polls:
-// late for the runtime's 10 ms, whose preemptions kept its sysmon waking every 0.2 to 0.6 ms,
-// each wake taking a poller's CPU. With the checks fitted to the polls (8 rounds in turn, one
-// boot), the same ping-pong made a median of 13,100 context switches per run against 17,200,
-// and its p50 was lower in 6 of the 8 rounds (median 1,363 µs against 1,406 µs).
+// CPU that posted it). A check every idleCheckEvery slow polls comes too late for the
+// runtime's 10 ms, whose preemptions then keep sysmon waking and taking pollers' CPUs, so the
+// checks are fitted to the polls (figures: docs/performance.md).
 const yieldSlack = 500 * time.Microsecond
 
 // spinCapFactor bounds an adaptive hybrid Idler's spin: at most this many times

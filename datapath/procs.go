@@ -14,14 +14,11 @@ import (
 // TCP), where more Ps than that cost time instead of saving it. A P with nothing to do parks
 // its thread; a goroutine made runnable (a poller woken by its CQ, a socket writer handed a
 // frame) then wakes that thread through a futex and runs there, a thread hop per message that
-// a P already running would not make. On two cores, a soft server in event mode answered a
-// NULL round trip in 32-37 µs with one P and in 48 µs with the default two.
+// a P already running would not make (figures: docs/performance.md).
 //
 // Where pollers wait in system calls (verbs in event mode: poll(2) on the completion channel)
 // the runtime's default is better: with no idle P, the runtime gives the P of a thread blocked
-// in a system call to another thread, a thread wake-up per wait. On rxe under TCG an
-// event-mode NULL round trip took 683-706 µs with one P and 338-342 µs with two. There
-// EnsureProcs keeps the default and only adds the P a spinning poller needs beside it.
+// in a system call to another thread, a thread wake-up per wait. There EnsureProcs keeps the default and only adds the P a spinning poller needs beside it.
 func Procs(polls []Poll) int {
 	spinning := 0
 	for _, p := range polls {
@@ -51,13 +48,10 @@ func SizeRuntime(polls []Poll) int {
 // With no idle P, the runtime's sysmon takes the P of a thread that has been in one cgo call
 // for more than one of its ticks (20 µs to 10 ms), and every P it takes sets it ticking every
 // 20 µs again. A verbs post that rings the doorbell of a software device does the device's
-// work inside the call (30 to 70 µs on rxe under emulation), so spinning pollers that hold
+// work inside the call (tens of µs on rxe under emulation), so spinning pollers that hold
 // every P kept sysmon waking thousands of times a second, each wake taking a CPU from a
-// poller. One idle P stops that: sysmon then leaves a P in a cgo call alone for 10 ms. On rxe
-// under TCG (2 vCPUs, a SEND ping-pong of two busy pollers in one process passing through the
-// scheduler every YieldEvery, 40,000 round trips, 3 rounds) the guest made 5,136 to 5,833
-// context switches with three Ps against 28,452 to 36,963 with two, and the mean round trip
-// was 61 to 63 µs against 103 to 123 µs; the median did not move.
+// poller. One idle P stops that: sysmon then leaves a P in a cgo call alone for 10 ms
+// (figures: docs/performance.md).
 func EnsureProcs(polls []Poll) int {
 	cur := runtime.GOMAXPROCS(0)
 	if os.Getenv("GOMAXPROCS") != "" {

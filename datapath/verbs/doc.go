@@ -26,13 +26,11 @@
 // polls again crosses into C once for both. C never keeps a Go pointer: registered memory
 // must come from outside the Go heap (mmap).
 //
-// LATENCY.md measures where a NULL round trip's time goes on rxe, against perftest's. Its
-// main instrument is the turnaround probe (Config.Turnarounds, read with datapath.Turnarounds): per CQ, the
-// time from a poll's completions to the poll that posts what they caused, the caller's own
-// share of a round trip. Its other is RunPingPong, a SEND ping-pong whose loop runs in C
-// through the same calls and deferred posting: what the datapath costs with no Go on the
-// path, the floor a Go loop over the same queue pair is held to. With a Chunk its server
-// also Reads or Writes data between each call and the reply, as SINK and SOURCE RPCs do.
+// The turnaround probe (Config.Turnarounds, read with datapath.Turnarounds) times, per CQ,
+// a poll's completions to the poll that posts what they caused: the caller's own share of a
+// round trip. With -tags pingpong the package also has RunPingPong, a SEND ping-pong whose
+// loop runs in C through the same calls and deferred posting (what the datapath costs with
+// no Go on the path), a lab instrument for test/vm/pingpong and docs/performance.md.
 //
 // Where verbs and the datapath contract meet:
 //   - Work request IDs must be below 1<<48: the top bits of the verbs wr_id carry the opcode

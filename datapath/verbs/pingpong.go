@@ -1,3 +1,5 @@
+//go:build verbs && cgo && pingpong
+
 package verbs
 
 import (

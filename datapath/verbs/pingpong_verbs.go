@@ -1,9 +1,9 @@
-//go:build verbs && cgo
+//go:build verbs && cgo && pingpong
 
 package verbs
 
 /*
-#include "shim.h"
+#include "pingpong.h"
 */
 import "C"
 

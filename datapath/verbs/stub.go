@@ -3,8 +3,6 @@
 package verbs
 
 import (
-	"time"
-
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
@@ -36,6 +34,3 @@ func (notBuilt) Error() string {
 }
 
 func (notBuilt) Unwrap() error { return datapath.ErrNotSupported }
-
-// RunPingPong fails: this build has no verbs support.
-func RunPingPong(datapath.Conn, datapath.CQ, PingPong, []time.Duration) error { return errNotBuilt }

@@ -4,7 +4,7 @@
 # failures. Measurements are printed as "VMTEST: LAT ...", "PINGPONG ...", "MATRIX ..." and
 # "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,
 # siw,latency; default the functional ones, verbs,matrix,knfsd,cli,siw: make vmbench names
-# bench,latency; profile and switches run only when named) selects steps, for quick
+# bench,latency; profile runs only when named) selects steps, for quick
 # iterations. Files for the host (results, charts) go to /out, the host's $VMDIR/out shared
 # over 9p, when it is mounted.
 IP=10.0.2.15
@@ -436,71 +436,6 @@ pingpong_lat() {
 	shift
 	timeout 120 $T/pingpong -sizes $s -iters 2000 "$@" | tee /dev/stderr | awk '/^PINGPONG/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } } END { if (f["rtt_p50_us"] == "") exit 1; printf "p50_us=%s min_us=%s\n", f["rtt_p50_us"], f["rtt_min_us"] }'
 }
-# (f) switches, never run by default: what a context switch costs under TCG, and what the
-# ones the Go runtime adds cost a round trip. perf bench sched pipe (with perf) bounces a byte
-# between two processes, then two threads of one, on one CPU. The 64 KiB Read ping-pong with
-# its loop in C runs alone, with woken threads injected into its process and from a process of
-# their own (inject.c), and with its loop in Go, which makes its switches for it; the tool's
-# busy NULL, SINK and SOURCE run as two processes placed by the scheduler and each confined to
-# one CPU. Prints "SWITCHES" lines: per run, then the medians over the rounds.
-if step switches; then
-	ctxt() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
-	if command -v perf >/dev/null; then
-		ts "=== switches: perf bench sched pipe on one CPU, 20000 round trips (two switches each)"
-		for i in 1 2 3; do
-			for mode in process threads; do
-				flag=
-				[ $mode = threads ] && flag=-T
-				us=$(taskset -c 1 perf bench sched pipe -l 20000 $flag 2>&1 | awk '/usecs\/op/ { print $1 }')
-				echo "SWITCHES pipe $mode: $us us per round trip"
-			done
-		done
-	fi
-	for round in 1 2 3 4 5; do
-		ts "=== switches round $round"
-		for v in pp-c pp-go pp-c+in750 pp-c+in1500 pp-c+out750 \
-			null-free null-1cpu sink64k-free sink64k-1cpu source64k-free source64k-1cpu; do
-			c0=$(ctxt)
-			case $v in
-			pp-c) r=$(pingpong_lat 65536 -chunk read -loop c 2>/dev/null) ;;
-			pp-go) r=$(pingpong_lat 65536 -chunk read 2>/dev/null) ;;
-			pp-c+in*) r=$(LD_PRELOAD=$T/inject.so INJECT_HZ=${v#pp-c+in} pingpong_lat 65536 -chunk read -loop c 2>/dev/null) ;;
-			pp-c+out*)
-				INJECT_HZ=${v#pp-c+out} $T/injector &
-				ipid=$!
-				r=$(pingpong_lat 65536 -chunk read -loop c 2>/dev/null)
-				kill $ipid
-				wait $ipid 2>/dev/null
-				;;
-			*-free) r=$(rb_lat busy $(echo ${v%-free} | sed 's|64k$|/64k|')) ;;
-			*-1cpu) r=$(rb_lat_1cpu busy $(echo ${v%-1cpu} | sed 's|64k$|/64k|')) ;;
-			esac
-			echo "SWITCHES round=$round $v $r ctxt=$(($(ctxt) - c0))"
-			[ -n "$r" ]
-			result "switches/$v/round$round" $?
-		done
-	done >/tmp/switches.out 2>&1
-	cat /tmp/switches.out
-	# Medians over the rounds, and of the per-round ratio to the row's base: the C loop alone
-	# for the ping-pongs, the scheduler's placement for the tool.
-	awk '$1 == "SWITCHES" && $2 ~ /^round=/ { split($2, a, "="); r = a[2]; v = $3
-			for (i = 4; i <= NF; i++) { split($i, kv, "="); f[v, r, kv[1]] = kv[2] }
-			if (!(v in seen)) { seen[v] = 1; order[++n] = v } if (r > nr) nr = r }
-		function med(x, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && x[j - 1] > x[j]; j--) { t = x[j]; x[j] = x[j - 1]; x[j - 1] = t }
-			return k % 2 ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2 }
-		END { for (i = 1; i <= n; i++) { v = order[i]; b = v ~ /^pp-/ ? "pp-c" : v; sub(/-1cpu$/, "-free", b)
-				k = 0; kr = 0; delete p; delete c; delete q; delete dp; delete dc
-				for (r = 1; r <= nr; r++) { if (f[v, r, "p50_us"] == "") continue
-					p[++k] = f[v, r, "p50_us"]; c[k] = f[v, r, "ctxt"]
-					if (f[b, r, "p50_us"] > 0) { q[++kr] = f[v, r, "p50_us"] / f[b, r, "p50_us"]
-						dp[kr] = f[v, r, "p50_us"] - f[b, r, "p50_us"]; dc[kr] = f[v, r, "ctxt"] - f[b, r, "ctxt"] } }
-				if (k == 0) continue
-				printf "SWITCHES median %-16s p50_us=%.2f ctxt=%d", v, med(p, k), med(c, k)
-				if (b != v && kr > 0) { mp = med(dp, kr); mc = med(dc, kr)
-					printf " x%s=%.3f p50%+.0fus ctxt%+d", b, med(q, kr), mp, mc
-					if (b == "pp-c" && mc > 0) printf " (%.0f us per 1000 switches)", mp * 1000 / mc }
-				printf "\n" } }' /tmp/switches.out
-fi
 if step latency; then
 	for round in $(seq 1 $LAT_ROUNDS); do
 		# SEND round trips, about as long as ours (2 s): a short perftest run reports a

@@ -32,15 +32,13 @@ echo "vmtest: building test binaries (cgo, -tags verbs)"
 export CGO_ENABLED=1
 GO=${GO:-go}
 # VMTEST_RACE=1 builds the provider's tests with the race detector.
-$GO test -c -tags verbs ${VMTEST_RACE:+-race} -o "$VMDIR/bin/verbs.test" ./datapath/verbs
+# pingpong: the ping-pong's C loop (RunPingPong), a lab instrument outside the provider proper.
+$GO test -c -tags verbs,pingpong ${VMTEST_RACE:+-race} -o "$VMDIR/bin/verbs.test" ./datapath/verbs
 $GO test -c -tags verbs,verbs_noannot -o "$VMDIR/bin/verbs-noannot.test" ./datapath/verbs
 $GO test -c -tags verbs -o "$VMDIR/bin/knfsd.test" ./test/vm/knfsd
 $GO test -c -tags verbs -o "$VMDIR/bin/transport.test" ./test/vm/transport
-$GO build -tags verbs -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
+$GO build -tags verbs,pingpong -o "$VMDIR/bin/pingpong" ./test/vm/pingpong
 CGO_ENABLED=0 $GO build -o "$VMDIR/bin/nfsfile" ./test/vm/nfsfile
-# The switches step's injector: inside the program measured (LD_PRELOAD) and on its own.
-${CC:-gcc} -O2 -Wall -shared -fPIC -o "$VMDIR/bin/inject.so" "$HERE/inject.c" -lpthread
-${CC:-gcc} -O2 -Wall -DINJECT_MAIN -o "$VMDIR/bin/injector" "$HERE/inject.c" -lpthread
 # The protocol engine alone (soft provider, pure Go) and the workload Driver alone (a fake
 # client): what their code costs on the guest's CPU.
 CGO_ENABLED=0 $GO test -c -o "$VMDIR/bin/rpcrdma.test" ./rpcrdma
@@ -77,7 +75,7 @@ timeout "${VMTIMEOUT:-1500}" qemu-system-x86_64 -accel tcg -cpu max -m "${QEMU_M
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
 	-virtfs local,path="$OUT",mount_tag=out,security_model=none,id=out \
 	</dev/null 2>&1 | tr -d '\r' | tee "$LOG" |
-	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkEmptyPoll|^BenchmarkNullRPC|^BenchmarkEngine|^BenchmarkDriver|^BenchmarkNow|^MATRIX|^KNFSD|^CLI|^SWITCHES|^panic|Kernel panic'; fi
+	if [ "${VERBOSE:-}" = 1 ]; then cat; else grep --line-buffered -E '^\[T\+|^VMTEST:|^(--- )?FAIL|^PINGPONG|^BenchmarkPostPoll|^BenchmarkEmptyPoll|^BenchmarkNullRPC|^BenchmarkEngine|^BenchmarkDriver|^BenchmarkNow|^MATRIX|^KNFSD|^CLI|^panic|Kernel panic'; fi
 qrc=${PIPESTATUS[0]}
 set -e
 
@@ -138,14 +136,6 @@ awk '
 		for (i = 1; i <= nrows; i++) { n = order[i]; printf "    %-28s %-22s %12s %12s\n", n, vs[n], med["p50:", n], med["min:", n] }
 	}' "$LOG"
 grep -E '^PINGPONG.* events=1' "$LOG" | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } printf "    event-driven (CQ.Wait), %s B: RTT p50 %s us, min %s us\n", f["size"], f["rtt_p50_us"], f["rtt_min_us"] }' || true
-if grep -q '^SWITCHES ' "$LOG"; then
-	echo
-	echo "=== switches (VMTEST_STEPS=switches): a context switch under TCG, and what those around a 64 KiB Read ping-pong"
-	echo "    and the tool cost. pp-c: the Read ping-pong, loop in C; pp-go: loop in Go; pp-c+inN / +outN: the C loop with"
-	echo "    N wakes a second per CPU injected inside its process / from another process; -free / -1cpu: the tool's busy"
-	echo "    server + client placed by the scheduler / each confined to one CPU. ctxt: the guest's switches per run."
-	grep -E '^SWITCHES (pipe|median)' "$LOG" | sed 's/^SWITCHES /    /'
-fi
 echo
 echo "=== BenchmarkPostPoll on rxe0 (one SEND/RECV through one CQ), posts deferred and immediate, with and without #cgo noescape/nocallback"
 grep -E '^(VMTEST: BENCH|BenchmarkPostPoll|BenchmarkEmptyPoll)' "$LOG" | sed 's/^VMTEST: BENCH /    /; s/^Benchmark/      Benchmark/' || true

@@ -1,3 +1,5 @@
+//go:build verbs && cgo && pingpong
+
 // Command pingpong measures the round trip of a SEND/RECV ping-pong over the verbs provider,
 // the project's counterpart of perftest's ib_send_lat, for the side-by-side table of make
 // vmtest. Client and server run in this process on one device (the device talking to itself
