@@ -19,6 +19,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // TestInlineBoundary: a call whose whole message (transport header + RPC message) is
@@ -30,7 +31,7 @@ func TestInlineBoundary(t *testing.T) {
 		t.Run(fmt.Sprint(th), func(t *testing.T) {
 			p := newPair(t, testCfg(th), testCfg(th))
 			// ECHO call: 28 (transport) + 40 (RPC call header) + 4 (length) + data.
-			callFixed := MinHeaderSize + callHeaderSize + 4
+			callFixed := wire.MinHeaderSize + callHeaderSize + 4
 			for _, d := range []int{-1, 0, 1} {
 				size := th - callFixed + d
 				before := p.req.stats.Send.Bytes
@@ -48,7 +49,7 @@ func TestInlineBoundary(t *testing.T) {
 				}
 			}
 			// SOURCE reply: 28 (transport) + 24 (RPC reply header) + 8 (stat, length) + data.
-			replyFixed := MinHeaderSize + replyHeaderSize + 8
+			replyFixed := wire.MinHeaderSize + replyHeaderSize + 8
 			for _, force := range []rpcproto.Class{rpcproto.ClassAuto, rpcproto.ClassResponderRead} {
 				p.rsp.cfg.ResponderRead, p.rsp.params.ResponderRead = true, true
 				p.req.params.ResponderRead = true
@@ -490,7 +491,7 @@ func TestNegotiation(t *testing.T) {
 		t.Errorf("responder receive buffers %d bytes", got)
 	}
 	// The largest inline SINK call fills the 8 KiB forward threshold exactly.
-	if r := p.call(p.req, Call{Proc: benchprog.ProcSink, Size: 8192 - MinHeaderSize - callHeaderSize - sinkArgsPrefix}); r.Err != nil || r.CallClass != rpcproto.ClassShort {
+	if r := p.call(p.req, Call{Proc: benchprog.ProcSink, Size: 8192 - wire.MinHeaderSize - callHeaderSize - sinkArgsPrefix}); r.Err != nil || r.CallClass != rpcproto.ClassShort {
 		t.Errorf("%v %s", r.Err, r.CallClass)
 	}
 

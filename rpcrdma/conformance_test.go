@@ -11,6 +11,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // Protocol conformance cases found by an audit and by a hostile peer on the wire. The cases
@@ -184,20 +185,20 @@ func TestRemoteInvalidationOnlyWhereSafe(t *testing.T) {
 // answered (no error loop between two endpoints).
 func TestErrorEchoesVersion(t *testing.T) {
 	for _, vers := range []uint32{0, 2, 7} {
-		b := make([]byte, MinHeaderSize)
-		putNoChunks(b, 0x1234, vers, 8, ProcMsg)
-		h, r := newHeader(Limits{}), newHeader(Limits{})
-		_, err := h.Decode(b, &Limits{})
+		b := make([]byte, wire.MinHeaderSize)
+		wire.PutNoChunks(b, 0x1234, vers, 8, wire.ProcMsg)
+		h, r := newHeader(wire.Limits{}), newHeader(wire.Limits{})
+		_, err := h.Decode(b, &wire.Limits{})
 		if !h.ErrorReply(err, 5, r) {
 			t.Fatalf("version %d: no RDMA_ERROR for %v", vers, err)
 		}
-		if r.Vers != vers || r.Err != ErrCodeVers || r.XID != 0x1234 {
+		if r.Vers != vers || r.Err != wire.ErrCodeVers || r.XID != 0x1234 {
 			t.Errorf("version %d: RDMA_ERROR %+v, want rdma_vers %d, ERR_VERS", vers, r, vers)
 		}
 		// That RDMA_ERROR, received, is not answered.
 		out := make([]byte, 64)
 		n, _ := r.Encode(out)
-		if _, err := h.Decode(out[:n], &Limits{}); !errors.Is(err, ErrVersion) {
+		if _, err := h.Decode(out[:n], &wire.Limits{}); !errors.Is(err, wire.ErrVersion) {
 			t.Fatalf("version %d: decoding its RDMA_ERROR: %v", vers, err)
 		}
 		if h.ErrorReply(err, 5, r) {
@@ -311,7 +312,7 @@ func TestBadReplyFailsRPC(t *testing.T) {
 					{"bad discriminator, Reply chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
 					{"unknown procedure, Write chunk", Call{Proc: benchprog.ProcSource, Size: 3000}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
 					{"RDMA_ERROR with an unknown code", Call{Proc: benchprog.ProcNull}, func(b []byte) {
-						binary.BigEndian.PutUint32(b[12:], uint32(ProcError))
+						binary.BigEndian.PutUint32(b[12:], uint32(wire.ProcError))
 						binary.BigEndian.PutUint32(b[16:], 9)
 					}},
 					{"RDMA_MSG with a Reply chunk discriminator of 2", Call{Proc: benchprog.ProcSource, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[24:], 2) }},
@@ -351,11 +352,11 @@ func TestResponderReadEchoesWriteList(t *testing.T) {
 	if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 		t.Fatalf("%v, reply class %s, want %s", r.Err, r.ReplyClass, rpcproto.ClassResponderRead)
 	}
-	h := newHeader(Limits{})
+	h := newHeader(wire.Limits{})
 	if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil {
 		t.Fatal(err)
 	}
-	if h.Proc != ProcNoMsg || len(h.ReadList) != 1 || len(h.WriteCounts) != 1 || h.WriteCounts[0] != 1 || h.WriteList[0].Length != 0 {
+	if h.Proc != wire.ProcNoMsg || len(h.ReadList) != 1 || len(h.WriteCounts) != 1 || h.WriteCounts[0] != 1 || h.WriteList[0].Length != 0 {
 		t.Fatalf("reply header %+v: want RDMA_NOMSG, one Read segment, the Write list echoed with length 0", h)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // A reply in a responder-provided Read chunk is exposed exactly and read-only, in both
@@ -28,7 +29,7 @@ func TestResponderReadExposesOnlyTheReply(t *testing.T) {
 		if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 			t.Fatalf("%s: %v, reply class %s, want %s", mem, r.Err, r.ReplyClass, rpcproto.ClassResponderRead)
 		}
-		h := newHeader(Limits{})
+		h := newHeader(wire.Limits{})
 		if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil || len(h.ReadList) != 1 {
 			t.Fatalf("%s: reply header %+v, %v", mem, h, err)
 		}
@@ -165,7 +166,7 @@ func TestSharedPollerKeysStayWithTheirConnection(t *testing.T) {
 			t.Fatal("no reply")
 		}
 	}
-	h := newHeader(Limits{})
+	h := newHeader(wire.Limits{})
 	if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil || len(h.ReadList) != 1 {
 		t.Fatalf("reply header %+v, %v", h, err)
 	}

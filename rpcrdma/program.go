@@ -5,6 +5,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // The benchmark program (package oncrpc/benchprog) as the server half serves it: results
@@ -28,7 +29,7 @@ func (sv *server) serve(i int32, x *sctx) {
 		rep.Stat, rep.Reject, rep.Low, rep.High = oncrpc.Denied, oncrpc.RPCMismatch, oncrpc.RPCVersion, oncrpc.RPCVersion
 	case err != nil:
 		if len(x.msg) < 4 {
-			sv.errorReply(i, x, ErrCodeChunk)
+			sv.errorReply(i, x, wire.ErrCodeChunk)
 			return
 		}
 		rep.XID = be32(x.msg)
