@@ -178,7 +178,7 @@ func TestTransportErrors(t *testing.T) {
 			func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }, ErrChunkRejected},
 	}
 	for _, tc := range cases {
-		p.req.mangle = tc.mangle
+		faults(p.req).mangle = tc.mangle
 		r := p.call(p.req, tc.call)
 		if !errors.Is(r.Err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, r.Err, tc.want)
@@ -213,7 +213,7 @@ func TestReplyOverrun(t *testing.T) {
 				t.Fatalf("%v, overruns %d", r.Err, p.rsp.stats.ReplyOverruns)
 			}
 			// A Reply chunk that is too small is an overrun too.
-			p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b[len(b)-12:], 100) }
+			faults(p.req).mangle = func(b []byte) { binary.BigEndian.PutUint32(b[len(b)-12:], 100) }
 			r = p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk})
 			if !errors.Is(r.Err, ErrChunkRejected) {
 				t.Fatalf("short Reply chunk: %v", r.Err)
@@ -237,7 +237,7 @@ func TestResponderReadDone(t *testing.T) {
 				cfg.Memory = mem
 				cfg.DoneTimeout = 30 * time.Millisecond
 				p := newPair(t, cfg, cfg)
-				p.req.suppressDone = !sendDone
+				faults(p.req).suppressDone = !sendDone
 				free := len(p.rsp.sv.free)
 				start := time.Now()
 				r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead})
@@ -418,16 +418,16 @@ func TestVerifyDetectsCorruption(t *testing.T) {
 		{Proc: benchprog.ProcSink, Size: 100},
 		{Proc: benchprog.ProcSink, Size: 5000},
 	} {
-		p.req.corrupt = true
+		faults(p.req).corrupt = true
 		if r := p.call(p.req, c); !errors.Is(r.Err, ErrVerify) {
 			t.Errorf("%s %d: %v, want ErrVerify", procNames[c.Proc], c.Size, r.Err)
 		}
-		p.req.corrupt = false
+		faults(p.req).corrupt = false
 		if r := p.call(p.req, c); r.Err != nil {
 			t.Fatal(r.Err)
 		}
 	}
-	p.rsp.corrupt = true
+	faults(p.rsp).corrupt = true
 	for _, size := range []int{100, 5000} {
 		if r := p.call(p.req, Call{Proc: benchprog.ProcSource, Size: size}); !errors.Is(r.Err, ErrVerify) {
 			t.Errorf("SOURCE %d: %v, want ErrVerify", size, r.Err)

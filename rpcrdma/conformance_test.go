@@ -109,7 +109,7 @@ type grantCheck struct {
 
 func checkGrants(c *Conn) *grantCheck {
 	g := &grantCheck{}
-	c.beforeSend = func() {
+	faults(c).beforeSend = func() {
 		replies := 0
 		for _, wr := range c.sendWRs {
 			if k := wr.ID >> wrKindShift; k == kindReplySend || k == kindErrSend {
@@ -206,7 +206,7 @@ func TestErrorEchoesVersion(t *testing.T) {
 		}
 	}
 	p := newPair(t, testCfg(4096), testCfg(4096))
-	p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b[4:], 2) }
+	faults(p.req).mangle = func(b []byte) { binary.BigEndian.PutUint32(b[4:], 2) }
 	if r := p.callGuarded(Call{Proc: benchprog.ProcNull, Tag: 1}); !errors.Is(r.Err, ErrVersionRejected) {
 		t.Fatalf("version 2 call: %v, want ErrVersionRejected", r.Err)
 	}
@@ -255,7 +255,7 @@ func TestReplyResourcesTooSmall(t *testing.T) {
 					{"SOURCE 3000, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 3000, Class: rpcproto.ClassWriteChunk}, shrinkWriteChunk(100), long},
 				} {
 					overruns := p.rsp.stats.ReplyOverruns
-					p.req.mangle = tc.mangle
+					faults(p.req).mangle = tc.mangle
 					tc.call.Tag = 7
 					r := p.callGuarded(tc.call)
 					switch {
@@ -321,7 +321,7 @@ func TestBadReplyFailsRPC(t *testing.T) {
 						func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
 				} {
 					errsSent, errsRecv := p.req.stats.ErrorsSent, p.rsp.stats.ErrorsReceived
-					p.rsp.mangleReply = tc.mangle
+					faults(p.rsp).mangleReply = tc.mangle
 					tc.call.Tag = 9
 					r := p.callGuarded(tc.call)
 					if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
@@ -346,8 +346,8 @@ func TestResponderReadEchoesWriteList(t *testing.T) {
 	cfg.ResponderRead = true
 	p := newPair(t, cfg, cfg)
 	var sent []byte
-	p.rsp.mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
-	p.req.mangle = shrinkWriteChunk(100)
+	faults(p.rsp).mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
+	faults(p.req).mangle = shrinkWriteChunk(100)
 	r := p.callGuarded(Call{Proc: benchprog.ProcSource, Size: 3000, Tag: 1})
 	if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 		t.Fatalf("%v, reply class %s, want %s", r.Err, r.ReplyClass, rpcproto.ClassResponderRead)
@@ -372,7 +372,7 @@ func TestXIDMismatch(t *testing.T) {
 	} {
 		// Flip a bit of the transport XID that is not the slot index, and expect the
 		// answer under that XID.
-		p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b, binary.BigEndian.Uint32(b)^1<<31) }
+		faults(p.req).mangle = func(b []byte) { binary.BigEndian.PutUint32(b, binary.BigEndian.Uint32(b)^1<<31) }
 		if err := p.req.Submit(c); err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +407,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			sv := &p.rsp.sv
 			rr := Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}
 
-			p.req.suppressDone = true
+			faults(p.req).suppressDone = true
 			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 				t.Fatalf("%+v", r)
 			}
@@ -421,7 +421,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 				t.Fatalf("responder-read reply with the RDMA_DONE receive still reserved: %v, want ErrChunkRejected", r.Err)
 			}
 			// The late RDMA_DONE arrives: the reservation ends, it is no stray.
-			p.req.suppressDone = false
+			faults(p.req).suppressDone = false
 			p.req.cl.sendDone(nil, xid, 0, false)
 			p.until("late RDMA_DONE", func() bool { return sv.pendingDone == 0 })
 			if st := p.rsp.stats; st.DoneStray != 0 || st.DoneLate != 1 {
@@ -432,7 +432,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			}
 			p.until("RDMA_DONE", func() bool { return sv.pendingDone == 0 })
 			// No RDMA_DONE at all: the reservation ends at the second bound.
-			p.req.suppressDone = true
+			faults(p.req).suppressDone = true
 			start := time.Now()
 			if r := p.callGuarded(rr); r.Err != nil {
 				t.Fatal(r.Err)

@@ -212,18 +212,6 @@ type Conn struct {
 	// work since the last idle sweep; sweeps it stayed idle.
 	muxDirty, muxActive bool
 	muxIdleSweeps       int
-
-	// Test hooks.
-	suppressDone bool         // never send RDMA_DONE (exercises the responder's timeout)
-	corrupt      bool         // flip the first payload byte after filling it
-	mangle       func([]byte) // rewrite the next call's encoded transport header
-	// mangleReply rewrites the encoded transport header of the next reply this side
-	// queues (a hostile responder); the RPC message follows it in the same SGE only for
-	// replies that carry none.
-	mangleReply func([]byte)
-	// beforeSend is called by flush after it posted receives and before it posts a batch
-	// of sends: where the grant a reply carries must already be backed.
-	beforeSend func()
 }
 
 // wr ids: kind in the top byte, an index below.
@@ -625,11 +613,6 @@ func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 	case datapath.OpLocalInv:
 		c.stats.LocalInvs++
 	}
-	if c.mangleReply != nil && wr.ID>>wrKindShift == kindReplySend {
-		x := &c.sv.ctxs[wr.ID&(1<<wrKindShift-1)]
-		c.mangleReply(x.send.Bytes()[:arena[0].Length])
-		c.mangleReply = nil
-	}
 	// Room is guaranteed by the check above: no growth path.
 	k := len(c.sendWRs)
 	c.sendWRs = c.sendWRs[:k+1]
@@ -652,9 +635,6 @@ func (c *Conn) flush() error {
 		}
 	}
 	if len(c.sendWRs) > 0 {
-		if c.beforeSend != nil {
-			c.beforeSend()
-		}
 		_, err := c.qp.PostSend(c.sendWRs)
 		// No clear(c.sendWRs) before truncating: all the posted entries can reference are
 		// the SGE arena and the slots' and contexts' windows, which live as long as the

@@ -109,9 +109,6 @@ func (sv *server) serve(i int32, x *sctx) {
 			if a.Fill {
 				benchprog.Fill(res.Data, a.Seed, 0)
 			}
-			if c.corrupt && len(res.Data) > 0 {
-				res.Data[0] ^= 0xff
-			}
 		}
 		msgOff := headroom - sourceResPrefix - replyHeaderSize
 		putReply(b[msgOff:], rep)

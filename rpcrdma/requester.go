@@ -241,9 +241,6 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	ob := s.out.Bytes()
 	body := headroom - prefix
 	cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, s.seed, c.cfg.Verify)
-	if c.corrupt && size > 0 && p.Payload&rpcproto.InCall != 0 {
-		ob[headroom] ^= 0xff
-	}
 	msgOff := body - cl.callSize
 	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
 	if cl.callHdr == nil {
@@ -307,10 +304,6 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 		wire.PutNoChunks(s.send.Bytes(), s.xid, wire.Version, cl.max, wire.ProcMsg)
 	} else {
 		hl, _ = h.Encode(s.send.Bytes())
-	}
-	if c.mangle != nil {
-		c.mangle(s.send.Bytes()[:hl])
-		c.mangle = nil
 	}
 	sgl[0] = s.send.SGE(hl)
 	return sgl, nsge
@@ -679,9 +672,6 @@ func (cl *client) doneKey(list []wire.ReadSegment) (uint32, bool) {
 // Invalidate of key.
 func (cl *client) sendDone(s *slot, xid, key uint32, inv bool) {
 	c := cl.c
-	if c.suppressDone {
-		return
-	}
 	var buf *mempool.Buf
 	id := uint64(0)
 	if s != nil {

@@ -59,7 +59,7 @@ func TestResponderHonoursDoneInvalidate(t *testing.T) {
 				p := newPairAt(t, w.addr, rc, sc)
 				sv := &p.rsp.sv
 				free := len(sv.free)
-				p.req.suppressDone = true
+				faults(p.req).suppressDone = true
 				rr := Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}
 				if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 					t.Fatalf("%+v", r)
@@ -76,7 +76,7 @@ func TestResponderHonoursDoneInvalidate(t *testing.T) {
 				if st := p.rsp.stats; st.DoneReceived != 1 || st.LocalInvs != 0 || st.RemoteInvalidated != 1 {
 					t.Fatalf("RDMA_DONE received %d, local invalidations %d, remote %d; want 1, 0, 1", st.DoneReceived, st.LocalInvs, st.RemoteInvalidated)
 				}
-				p.req.suppressDone = false
+				faults(p.req).suppressDone = false
 				if r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 2}); r.Err != nil {
 					t.Fatalf("after the RDMA_DONE: %v", r.Err)
 				}
@@ -120,7 +120,7 @@ func TestUnknownDirectionCreditIgnored(t *testing.T) {
 
 	credits := p.req.cl.credits
 	// The responder's reply arrives unpullable with a credit value of 1.
-	p.rsp.mangleReply = func(b []byte) {
+	faults(p.rsp).mangleReply = func(b []byte) {
 		binary.BigEndian.PutUint32(b[8:], 1)
 		binary.BigEndian.PutUint32(b[28:], 1<<30)
 	}
@@ -192,7 +192,7 @@ func TestReplyValidation(t *testing.T) {
 
 			// The returned Reply chunk claims 4 bytes more than the call offered (still
 			// within the buffer behind it).
-			p.rsp.mangleReply = func(b []byte) {
+			faults(p.rsp).mangleReply = func(b []byte) {
 				binary.BigEndian.PutUint32(b[len(b)-12:], binary.BigEndian.Uint32(b[len(b)-12:])+4)
 			}
 			r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 500, Class: rpcproto.ClassReplyChunk, Tag: 5})
@@ -225,7 +225,7 @@ func TestResponderReadNotNegotiated(t *testing.T) {
 				// A responder that uses them anyway.
 				p.rsp.params.ResponderRead = true
 				p.rsp.sv.awaitCap = 8
-				p.req.mangle = shrinkReplyChunk(100)
+				faults(p.req).mangle = shrinkReplyChunk(100)
 				r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk, Tag: 6})
 				if err := p.req.Err(); err != nil {
 					t.Fatalf("the connection broke: %v", err)
@@ -463,7 +463,7 @@ func TestLateDoneInvalidateBreaks(t *testing.T) {
 	sc.DoneTimeout = 20 * time.Millisecond
 	p := newPair(t, rc, sc)
 	sv := &p.rsp.sv
-	p.req.suppressDone = true
+	faults(p.req).suppressDone = true
 	if r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
