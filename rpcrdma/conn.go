@@ -130,7 +130,7 @@ func (e *SetupError) Unwrap() error { return e.Err }
 type Params struct {
 	Role Role `json:"role"`
 	// Local is the RFC 8797 message this side sent (meaningless when LocalSent is false);
-	// Peer is the peer's, or DefaultPrivateData when PeerSent is false.
+	// Peer is the peer's, or wire.DefaultPrivateData when PeerSent is false.
 	Local     wire.PrivateData `json:"local"`
 	Peer      wire.PrivateData `json:"peer"`
 	LocalSent bool             `json:"local_sent"`

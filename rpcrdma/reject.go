@@ -43,7 +43,7 @@ func dialError(err error) error {
 
 // RejectedError is a connection the peer refused, with what is known of why.
 type RejectedError struct {
-	// Known: the peer is one of ours and gave Reason (see EncodeRejectReason); Cut says
+	// Known: the peer is one of ours and gave Reason (see wire.EncodeRejectReason); Cut says
 	// the reason was cut short to fit (the peer's log has all of it).
 	Known  bool
 	Reason string

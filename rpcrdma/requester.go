@@ -501,7 +501,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 }
 
 // ReplyError is ErrBadReply with what was wrong with the reply: errors.Is(err, ErrBadReply)
-// holds, and Err, when set, is the cause (a *HeaderError from decoding its header). It is
+// holds, and Err, when set, is the cause (a *wire.HeaderError from decoding its header). It is
 // built only on that failure path.
 type ReplyError struct {
 	What string

@@ -11,7 +11,7 @@ import (
 
 // The reject reason block: how this program's server says why it refused a connection, in
 // the private data of the CM reject. RFC 8797 defines no reject private data, so the block
-// is this program's own (TRANSPORT.md, Refusals):
+// is this program's own (rpcrdma/TRANSPORT.md, Refusals):
 //
 //	offset size field
 //	0      4    identifier 0x72726221 ("rrb!"), unregistered (RFC 8797 section 8)
