@@ -22,9 +22,10 @@
 //   - EncodeRejectReason and DecodeRejectReason carry a refusal's reason in a CM reject's
 //     private data (RFC 8797 defines none; the block is this program's own).
 //
-// Contract: Encode, Decode, FindPrivateData, Negotiate and the Ext functions allocate
-// nothing (a Header's slices grow to the largest lists it sees, then stay), never panic on
-// any input a peer can send, and never read or write outside the buffer given. The codec
+// Contract: Header.Encode and Decode, FindPrivateData, Negotiate and the Ext functions
+// allocate nothing (a Header's slices grow to the largest lists it sees, then stay); no
+// decoder panics on any input a peer can send, and none reads or writes outside the buffer
+// given. EncodeRejectReason, used once per refusal, returns a new slice. The codec
 // keeps no reference to a buffer: a payload returned by Decode aliases the caller's receive
 // buffer and is valid for as long as that buffer is. A Header belongs to one goroutine.
 package wire
