@@ -2,23 +2,15 @@ package oncrpc
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
+)
 
 // sysBody is authsys_parms computed by hand from RFC 5531 appendix A: stamp 0x01020304,
 // machinename "abcde" (5 bytes + 3 pad), uid 1000, gid 100, gids {100, 10}.
@@ -36,7 +28,7 @@ func TestCallExactBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := unhex(t, sysBody); !bytes.Equal(body[:n], want) || n != sys.Size() {
+	if want := testutil.Unhex(t, sysBody); !bytes.Equal(body[:n], want) || n != sys.Size() {
 		t.Fatalf("AUTH_SYS body\n got %x\nwant %x", body[:n], want)
 	}
 
@@ -67,7 +59,7 @@ func TestCallExactBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := unhex(t, tt.want)
+			want := testutil.Unhex(t, tt.want)
 			if got := tt.call.Size(); got != len(want) {
 				t.Errorf("Size = %d, want %d", got, len(want))
 			}
@@ -92,7 +84,7 @@ func TestCallExactBytes(t *testing.T) {
 	}
 
 	var got SysCred
-	if err := DecodeSysCred(unhex(t, sysBody), &got); err != nil {
+	if err := DecodeSysCred(testutil.Unhex(t, sysBody), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Stamp != sys.Stamp || string(got.MachineName) != "abcde" || got.UID != 1000 ||
@@ -116,11 +108,11 @@ func replyEqual(a, b Reply) bool {
 
 // The knfsd case below is the RPC part of the reply recorded from the kernel.
 func TestKnfsdRecordedReply(t *testing.T) {
-	s, err := os.ReadFile("../rpcrdma/testdata/knfsd/null-reply.hex")
+	s, err := os.ReadFile("../rpcrdma/wire/testdata/knfsd/null-reply.hex")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := unhex(t, strings.Join(strings.Fields(string(s)), ""))
+	b := testutil.Unhex(t, strings.Join(strings.Fields(string(s)), ""))
 	var r Reply
 	if _, err := r.Decode(b[28:]); err != nil || r.XID != 0x12345678 || r.Stat != Accepted || r.Accept != Success {
 		t.Fatalf("knfsd's recorded NULL reply decodes to %+v, %v", r, err)
@@ -135,7 +127,7 @@ func TestReplyExactBytes(t *testing.T) {
 	}{
 		{
 			// knfsd's reply to the NFSv3 NULL call: the RPC part of
-			// rpcrdma/testdata/knfsd/null-reply.hex (after its 28-byte transport header).
+			// rpcrdma/wire/testdata/knfsd/null-reply.hex (after its 28-byte transport header).
 			name:  "knfsd nfs3 null success",
 			reply: Reply{XID: 0x12345678, Stat: Accepted, Accept: Success},
 			want:  "12345678 00000001 00000000 00000000 00000000 00000000",
@@ -179,7 +171,7 @@ func TestReplyExactBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := unhex(t, tt.want)
+			want := testutil.Unhex(t, tt.want)
 			if got := tt.reply.Size(); got != len(want) {
 				t.Errorf("Size = %d, want %d", got, len(want))
 			}
@@ -245,7 +237,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := unhex(t, tt.in)
+			in := testutil.Unhex(t, tt.in)
 			var err error
 			var xid uint32
 			if tt.reply {
@@ -272,7 +264,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestNonZeroPaddingTolerated(t *testing.T) {
-	in := unhex(t, "00000002 00000000 00000002 2f0c8166 00000001 00000002 00000000 00000000 00000002 00000001 aaffffff")
+	in := testutil.Unhex(t, "00000002 00000000 00000002 2f0c8166 00000001 00000002 00000000 00000000 00000002 00000001 aaffffff")
 	var c Call
 	n, err := c.Decode(in)
 	if err != nil || n != len(in) || !bytes.Equal(c.Verf.Body, []byte{0xaa}) {
@@ -300,7 +292,7 @@ func TestSysCredErrors(t *testing.T) {
 	if _, err := max.Encode(make([]byte, 339)); !errors.Is(err, ErrShortBuffer) {
 		t.Errorf("short buffer: %v", err)
 	}
-	good := unhex(t, sysBody)
+	good := testutil.Unhex(t, sysBody)
 	for i := range len(good) {
 		var c SysCred
 		if err := DecodeSysCred(good[:i], &c); !errors.Is(err, ErrTruncated) {
@@ -358,14 +350,14 @@ func TestEncodeErrors(t *testing.T) {
 }
 
 func TestPeek(t *testing.T) {
-	xid, mt, err := Peek(unhex(t, "12345678 00000001"))
+	xid, mt, err := Peek(testutil.Unhex(t, "12345678 00000001"))
 	if err != nil || xid != 0x12345678 || mt != ReplyMsg {
 		t.Errorf("Peek reply = %#x %v %v", xid, mt, err)
 	}
-	if _, _, err := Peek(unhex(t, "12345678 00000003")); !errors.Is(err, ErrBadEnum) {
+	if _, _, err := Peek(testutil.Unhex(t, "12345678 00000003")); !errors.Is(err, ErrBadEnum) {
 		t.Errorf("Peek msg_type 3: %v", err)
 	}
-	if _, _, err := Peek(unhex(t, "12345678")); !errors.Is(err, ErrTruncated) {
+	if _, _, err := Peek(testutil.Unhex(t, "12345678")); !errors.Is(err, ErrTruncated) {
 		t.Errorf("Peek short: %v", err)
 	}
 }

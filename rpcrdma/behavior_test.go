@@ -19,6 +19,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // TestInlineBoundary: a call whose whole message (transport header + RPC message) is
@@ -30,7 +31,7 @@ func TestInlineBoundary(t *testing.T) {
 		t.Run(fmt.Sprint(th), func(t *testing.T) {
 			p := newPair(t, testCfg(th), testCfg(th))
 			// ECHO call: 28 (transport) + 40 (RPC call header) + 4 (length) + data.
-			callFixed := MinHeaderSize + callHeaderSize + 4
+			callFixed := wire.MinHeaderSize + callHeaderSize + 4
 			for _, d := range []int{-1, 0, 1} {
 				size := th - callFixed + d
 				before := p.req.stats.Send.Bytes
@@ -48,7 +49,7 @@ func TestInlineBoundary(t *testing.T) {
 				}
 			}
 			// SOURCE reply: 28 (transport) + 24 (RPC reply header) + 8 (stat, length) + data.
-			replyFixed := MinHeaderSize + replyHeaderSize + 8
+			replyFixed := wire.MinHeaderSize + replyHeaderSize + 8
 			for _, force := range []rpcproto.Class{rpcproto.ClassAuto, rpcproto.ClassResponderRead} {
 				p.rsp.cfg.ResponderRead, p.rsp.params.ResponderRead = true, true
 				p.req.params.ResponderRead = true
@@ -177,7 +178,7 @@ func TestTransportErrors(t *testing.T) {
 			func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }, ErrChunkRejected},
 	}
 	for _, tc := range cases {
-		p.req.mangle = tc.mangle
+		faults(p.req).mangle = tc.mangle
 		r := p.call(p.req, tc.call)
 		if !errors.Is(r.Err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, r.Err, tc.want)
@@ -212,7 +213,7 @@ func TestReplyOverrun(t *testing.T) {
 				t.Fatalf("%v, overruns %d", r.Err, p.rsp.stats.ReplyOverruns)
 			}
 			// A Reply chunk that is too small is an overrun too.
-			p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b[len(b)-12:], 100) }
+			faults(p.req).mangle = func(b []byte) { binary.BigEndian.PutUint32(b[len(b)-12:], 100) }
 			r = p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk})
 			if !errors.Is(r.Err, ErrChunkRejected) {
 				t.Fatalf("short Reply chunk: %v", r.Err)
@@ -236,7 +237,7 @@ func TestResponderReadDone(t *testing.T) {
 				cfg.Memory = mem
 				cfg.DoneTimeout = 30 * time.Millisecond
 				p := newPair(t, cfg, cfg)
-				p.req.suppressDone = !sendDone
+				faults(p.req).suppressDone = !sendDone
 				free := len(p.rsp.sv.free)
 				start := time.Now()
 				r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead})
@@ -417,16 +418,16 @@ func TestVerifyDetectsCorruption(t *testing.T) {
 		{Proc: benchprog.ProcSink, Size: 100},
 		{Proc: benchprog.ProcSink, Size: 5000},
 	} {
-		p.req.corrupt = true
+		faults(p.req).corrupt = true
 		if r := p.call(p.req, c); !errors.Is(r.Err, ErrVerify) {
 			t.Errorf("%s %d: %v, want ErrVerify", procNames[c.Proc], c.Size, r.Err)
 		}
-		p.req.corrupt = false
+		faults(p.req).corrupt = false
 		if r := p.call(p.req, c); r.Err != nil {
 			t.Fatal(r.Err)
 		}
 	}
-	p.rsp.corrupt = true
+	faults(p.rsp).corrupt = true
 	for _, size := range []int{100, 5000} {
 		if r := p.call(p.req, Call{Proc: benchprog.ProcSource, Size: size}); !errors.Is(r.Err, ErrVerify) {
 			t.Errorf("SOURCE %d: %v, want ErrVerify", size, r.Err)
@@ -490,7 +491,7 @@ func TestNegotiation(t *testing.T) {
 		t.Errorf("responder receive buffers %d bytes", got)
 	}
 	// The largest inline SINK call fills the 8 KiB forward threshold exactly.
-	if r := p.call(p.req, Call{Proc: benchprog.ProcSink, Size: 8192 - MinHeaderSize - callHeaderSize - sinkArgsPrefix}); r.Err != nil || r.CallClass != rpcproto.ClassShort {
+	if r := p.call(p.req, Call{Proc: benchprog.ProcSink, Size: 8192 - wire.MinHeaderSize - callHeaderSize - sinkArgsPrefix}); r.Err != nil || r.CallClass != rpcproto.ClassShort {
 		t.Errorf("%v %s", r.Err, r.CallClass)
 	}
 

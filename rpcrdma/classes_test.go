@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // TestChooseClasses checks the class decision at its boundaries, with the header sizes
@@ -79,7 +80,7 @@ func TestInlineRuleLinux(t *testing.T) {
 				t.Errorf("linux, %d, call of %d bytes: %s, %v; want %s", th, msgLen, cc, err, want)
 			}
 			cc, _, _ = chooseClasses(classQuery{rule: InlineExact, msgLen: msgLen, replyLen: 100, callDDP: true, sendT: th, recvT: th})
-			if want = rpcproto.ClassReadChunk; MinHeaderSize+msgLen <= th {
+			if want = rpcproto.ClassReadChunk; wire.MinHeaderSize+msgLen <= th {
 				want = rpcproto.ClassShort
 			}
 			if cc != want {
@@ -95,7 +96,7 @@ func TestInlineRuleLinux(t *testing.T) {
 				t.Errorf("linux, %d, reply of %d bytes: %s, %v; want %s", th, replyLen, rc, err, want)
 			}
 			_, rc, _ = chooseClasses(classQuery{rule: InlineExact, msgLen: 100, replyLen: replyLen, replyDDP: true, sendT: th, recvT: th})
-			if want = rpcproto.ClassWriteChunk; MinHeaderSize+replyLen <= th {
+			if want = rpcproto.ClassWriteChunk; wire.MinHeaderSize+replyLen <= th {
 				want = rpcproto.ClassShort
 			}
 			if rc != want {

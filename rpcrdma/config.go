@@ -8,6 +8,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // MemoryMode says how chunk memory is made visible to the peer.
@@ -180,7 +181,7 @@ type Config struct {
 
 	// Limits bound the chunk lists accepted from the peer; zero fields take the defaults of
 	// DefaultEndpointLimits.
-	Limits Limits `json:"limits"`
+	Limits wire.Limits `json:"limits"`
 
 	// CQ, when set, is a completion queue shared with other connections (one poller serving
 	// many): it must be deep enough for all of them, the connection does not close it, and
@@ -192,7 +193,7 @@ type Config struct {
 // DefaultEndpointLimits are the Limits an endpoint applies when Config.Limits fields are
 // zero: enough for any sender that keeps one chunk per list in a few segments, as Linux
 // does, while bounding the send buffer that echoes the Write list in a reply.
-var DefaultEndpointLimits = Limits{ReadSegments: 8, WriteChunks: 2, WriteSegments: 8, ReplySegments: 8}
+var DefaultEndpointLimits = wire.Limits{ReadSegments: 8, WriteChunks: 2, WriteSegments: 8, ReplySegments: 8}
 
 // Defaults.
 const (
@@ -242,7 +243,7 @@ func (c Config) validate() error {
 		name string
 		v    int
 	}{{"SendSize", c.SendSize}, {"RecvSize", c.RecvSize}} {
-		if s.v < MinInline || s.v > MaxInline || s.v%1024 != 0 {
+		if s.v < wire.MinInline || s.v > wire.MaxInline || s.v%1024 != 0 {
 			return &ConfigError{Field: s.name, Reason: "must be a multiple of 1024 from 1024 to 262144"}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // Protocol conformance cases found by an audit and by a hostile peer on the wire. The cases
@@ -108,7 +109,7 @@ type grantCheck struct {
 
 func checkGrants(c *Conn) *grantCheck {
 	g := &grantCheck{}
-	c.beforeSend = func() {
+	faults(c).beforeSend = func() {
 		replies := 0
 		for _, wr := range c.sendWRs {
 			if k := wr.ID >> wrKindShift; k == kindReplySend || k == kindErrSend {
@@ -184,20 +185,20 @@ func TestRemoteInvalidationOnlyWhereSafe(t *testing.T) {
 // answered (no error loop between two endpoints).
 func TestErrorEchoesVersion(t *testing.T) {
 	for _, vers := range []uint32{0, 2, 7} {
-		b := make([]byte, MinHeaderSize)
-		putNoChunks(b, 0x1234, vers, 8, ProcMsg)
-		h, r := newHeader(Limits{}), newHeader(Limits{})
-		_, err := h.Decode(b, &Limits{})
+		b := make([]byte, wire.MinHeaderSize)
+		wire.PutNoChunks(b, 0x1234, vers, 8, wire.ProcMsg)
+		h, r := newHeader(wire.Limits{}), newHeader(wire.Limits{})
+		_, err := h.Decode(b, &wire.Limits{})
 		if !h.ErrorReply(err, 5, r) {
 			t.Fatalf("version %d: no RDMA_ERROR for %v", vers, err)
 		}
-		if r.Vers != vers || r.Err != ErrCodeVers || r.XID != 0x1234 {
+		if r.Vers != vers || r.Err != wire.ErrCodeVers || r.XID != 0x1234 {
 			t.Errorf("version %d: RDMA_ERROR %+v, want rdma_vers %d, ERR_VERS", vers, r, vers)
 		}
 		// That RDMA_ERROR, received, is not answered.
 		out := make([]byte, 64)
 		n, _ := r.Encode(out)
-		if _, err := h.Decode(out[:n], &Limits{}); !errors.Is(err, ErrVersion) {
+		if _, err := h.Decode(out[:n], &wire.Limits{}); !errors.Is(err, wire.ErrVersion) {
 			t.Fatalf("version %d: decoding its RDMA_ERROR: %v", vers, err)
 		}
 		if h.ErrorReply(err, 5, r) {
@@ -205,7 +206,7 @@ func TestErrorEchoesVersion(t *testing.T) {
 		}
 	}
 	p := newPair(t, testCfg(4096), testCfg(4096))
-	p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b[4:], 2) }
+	faults(p.req).mangle = func(b []byte) { binary.BigEndian.PutUint32(b[4:], 2) }
 	if r := p.callGuarded(Call{Proc: benchprog.ProcNull, Tag: 1}); !errors.Is(r.Err, ErrVersionRejected) {
 		t.Fatalf("version 2 call: %v, want ErrVersionRejected", r.Err)
 	}
@@ -254,7 +255,7 @@ func TestReplyResourcesTooSmall(t *testing.T) {
 					{"SOURCE 3000, Write chunk 100", Call{Proc: benchprog.ProcSource, Size: 3000, Class: rpcproto.ClassWriteChunk}, shrinkWriteChunk(100), long},
 				} {
 					overruns := p.rsp.stats.ReplyOverruns
-					p.req.mangle = tc.mangle
+					faults(p.req).mangle = tc.mangle
 					tc.call.Tag = 7
 					r := p.callGuarded(tc.call)
 					switch {
@@ -311,7 +312,7 @@ func TestBadReplyFailsRPC(t *testing.T) {
 					{"bad discriminator, Reply chunk", Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
 					{"unknown procedure, Write chunk", Call{Proc: benchprog.ProcSource, Size: 3000}, func(b []byte) { binary.BigEndian.PutUint32(b[12:], 9) }},
 					{"RDMA_ERROR with an unknown code", Call{Proc: benchprog.ProcNull}, func(b []byte) {
-						binary.BigEndian.PutUint32(b[12:], uint32(ProcError))
+						binary.BigEndian.PutUint32(b[12:], uint32(wire.ProcError))
 						binary.BigEndian.PutUint32(b[16:], 9)
 					}},
 					{"RDMA_MSG with a Reply chunk discriminator of 2", Call{Proc: benchprog.ProcSource, Size: 10}, func(b []byte) { binary.BigEndian.PutUint32(b[24:], 2) }},
@@ -320,7 +321,7 @@ func TestBadReplyFailsRPC(t *testing.T) {
 						func(b []byte) { binary.BigEndian.PutUint32(b[28:], 1<<30) }},
 				} {
 					errsSent, errsRecv := p.req.stats.ErrorsSent, p.rsp.stats.ErrorsReceived
-					p.rsp.mangleReply = tc.mangle
+					faults(p.rsp).mangleReply = tc.mangle
 					tc.call.Tag = 9
 					r := p.callGuarded(tc.call)
 					if !errors.Is(r.Err, ErrBadReply) || r.Err == ErrBadReply {
@@ -345,17 +346,17 @@ func TestResponderReadEchoesWriteList(t *testing.T) {
 	cfg.ResponderRead = true
 	p := newPair(t, cfg, cfg)
 	var sent []byte
-	p.rsp.mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
-	p.req.mangle = shrinkWriteChunk(100)
+	faults(p.rsp).mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
+	faults(p.req).mangle = shrinkWriteChunk(100)
 	r := p.callGuarded(Call{Proc: benchprog.ProcSource, Size: 3000, Tag: 1})
 	if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 		t.Fatalf("%v, reply class %s, want %s", r.Err, r.ReplyClass, rpcproto.ClassResponderRead)
 	}
-	h := newHeader(Limits{})
+	h := newHeader(wire.Limits{})
 	if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil {
 		t.Fatal(err)
 	}
-	if h.Proc != ProcNoMsg || len(h.ReadList) != 1 || len(h.WriteCounts) != 1 || h.WriteCounts[0] != 1 || h.WriteList[0].Length != 0 {
+	if h.Proc != wire.ProcNoMsg || len(h.ReadList) != 1 || len(h.WriteCounts) != 1 || h.WriteCounts[0] != 1 || h.WriteList[0].Length != 0 {
 		t.Fatalf("reply header %+v: want RDMA_NOMSG, one Read segment, the Write list echoed with length 0", h)
 	}
 }
@@ -371,7 +372,7 @@ func TestXIDMismatch(t *testing.T) {
 	} {
 		// Flip a bit of the transport XID that is not the slot index, and expect the
 		// answer under that XID.
-		p.req.mangle = func(b []byte) { binary.BigEndian.PutUint32(b, binary.BigEndian.Uint32(b)^1<<31) }
+		faults(p.req).mangle = func(b []byte) { binary.BigEndian.PutUint32(b, binary.BigEndian.Uint32(b)^1<<31) }
 		if err := p.req.Submit(c); err != nil {
 			t.Fatal(err)
 		}
@@ -406,7 +407,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			sv := &p.rsp.sv
 			rr := Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}
 
-			p.req.suppressDone = true
+			faults(p.req).suppressDone = true
 			if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 				t.Fatalf("%+v", r)
 			}
@@ -420,7 +421,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 				t.Fatalf("responder-read reply with the RDMA_DONE receive still reserved: %v, want ErrChunkRejected", r.Err)
 			}
 			// The late RDMA_DONE arrives: the reservation ends, it is no stray.
-			p.req.suppressDone = false
+			faults(p.req).suppressDone = false
 			p.req.cl.sendDone(nil, xid, 0, false)
 			p.until("late RDMA_DONE", func() bool { return sv.pendingDone == 0 })
 			if st := p.rsp.stats; st.DoneStray != 0 || st.DoneLate != 1 {
@@ -431,7 +432,7 @@ func TestLateDoneKeepsReservation(t *testing.T) {
 			}
 			p.until("RDMA_DONE", func() bool { return sv.pendingDone == 0 })
 			// No RDMA_DONE at all: the reservation ends at the second bound.
-			p.req.suppressDone = true
+			faults(p.req).suppressDone = true
 			start := time.Now()
 			if r := p.callGuarded(rr); r.Err != nil {
 				t.Fatal(r.Err)

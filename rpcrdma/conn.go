@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // Role says which end of the connection an endpoint is: the requester connects and sends
@@ -129,15 +130,15 @@ func (e *SetupError) Unwrap() error { return e.Err }
 type Params struct {
 	Role Role `json:"role"`
 	// Local is the RFC 8797 message this side sent (meaningless when LocalSent is false);
-	// Peer is the peer's, or DefaultPrivateData when PeerSent is false.
-	Local     PrivateData `json:"local"`
-	Peer      PrivateData `json:"peer"`
-	LocalSent bool        `json:"local_sent"`
-	PeerSent  bool        `json:"peer_sent"`
+	// Peer is the peer's, or wire.DefaultPrivateData when PeerSent is false.
+	Local     wire.PrivateData `json:"local"`
+	Peer      wire.PrivateData `json:"peer"`
+	LocalSent bool             `json:"local_sent"`
+	PeerSent  bool             `json:"peer_sent"`
 	// Inline holds the effective thresholds (RFC 8797 section 4.2): SendSize for messages
 	// this side sends, RecvSize for messages it receives, and whether remote invalidation
 	// is in effect.
-	Inline Inline `json:"inline"`
+	Inline wire.Inline `json:"inline"`
 	// ResponderRead: both ends enabled responder-provided Read chunks.
 	ResponderRead bool `json:"responder_read"`
 	// Reverse: both ends enabled the reverse direction.
@@ -189,7 +190,7 @@ type Conn struct {
 	// hdr is the scratch an incoming message is decoded into. A pointer, because take
 	// swaps it with a context's own header: swapping two pointers is a fraction of
 	// swapping two Header values with their four slices (-32 instructions per RPC measured).
-	hdr *Header
+	hdr *wire.Header
 
 	cl client
 	sv server
@@ -211,18 +212,6 @@ type Conn struct {
 	// work since the last idle sweep; sweeps it stayed idle.
 	muxDirty, muxActive bool
 	muxIdleSweeps       int
-
-	// Test hooks.
-	suppressDone bool         // never send RDMA_DONE (exercises the responder's timeout)
-	corrupt      bool         // flip the first payload byte after filling it
-	mangle       func([]byte) // rewrite the next call's encoded transport header
-	// mangleReply rewrites the encoded transport header of the next reply this side
-	// queues (a hostile responder); the RPC message follows it in the same SGE only for
-	// replies that carry none.
-	mangleReply func([]byte)
-	// beforeSend is called by flush after it posted receives and before it posts a batch
-	// of sends: where the grant a reply carries must already be backed.
-	beforeSend func()
 }
 
 // wr ids: kind in the top byte, an index below.
@@ -508,17 +497,17 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 		return
 	}
 	switch h.Proc {
-	case ProcDone:
+	case wire.ProcDone:
 		c.sv.onDone(h.XID, wc)
 		c.recvPool.Put(buf)
 		return
-	case ProcError:
+	case wire.ProcError:
 		c.cl.onReply(buf, wc, nil)
 		return
-	case ProcMsg:
+	case wire.ProcMsg:
 		if len(msg) < 8 {
-			if !c.cl.onBadReply(buf, wc, b, ErrTruncated) {
-				c.sv.onBadHeader(buf, ErrTruncated)
+			if !c.cl.onBadReply(buf, wc, b, wire.ErrTruncated) {
+				c.sv.onBadHeader(buf, wire.ErrTruncated)
 			}
 			return
 		}
@@ -536,13 +525,11 @@ func (c *Conn) onRecv(buf *mempool.Buf, wc *datapath.Completion) {
 	}
 	if len(h.ReadList) > 0 {
 		// Read chunks at other positions need an inline message to insert into.
-		c.sv.onBadHeader(buf, errNoMsgRead)
+		c.sv.onBadHeader(buf, wire.ErrNoMsgRead)
 		return
 	}
 	c.cl.onReply(buf, wc, nil)
 }
-
-var errNoMsgRead = &HeaderError{ErrCodeChunk, "rpcrdma: RDMA_NOMSG with a Read chunk not at position zero"}
 
 func be32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
@@ -626,11 +613,6 @@ func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 	case datapath.OpLocalInv:
 		c.stats.LocalInvs++
 	}
-	if c.mangleReply != nil && wr.ID>>wrKindShift == kindReplySend {
-		x := &c.sv.ctxs[wr.ID&(1<<wrKindShift-1)]
-		c.mangleReply(x.send.Bytes()[:arena[0].Length])
-		c.mangleReply = nil
-	}
 	// Room is guaranteed by the check above: no growth path.
 	k := len(c.sendWRs)
 	c.sendWRs = c.sendWRs[:k+1]
@@ -653,9 +635,6 @@ func (c *Conn) flush() error {
 		}
 	}
 	if len(c.sendWRs) > 0 {
-		if c.beforeSend != nil {
-			c.beforeSend()
-		}
 		_, err := c.qp.PostSend(c.sendWRs)
 		// No clear(c.sendWRs) before truncating: all the posted entries can reference are
 		// the SGE arena and the slots' and contexts' windows, which live as long as the

@@ -223,7 +223,7 @@ func TestSharedSinksLeaveOtherConnectionsAShare(t *testing.T) {
 	a, sa := rig.dialLocal(cfg)
 	b, _ := rig.dialLocal(cfg)
 	sa.cfg.DoneTimeout = time.Hour
-	a.suppressDone = true
+	faults(a).suppressDone = true
 	var res [32]Result
 	for deadline := time.Now().Add(hangGuard); len(rig.sh.sinks.waiting) == 0; {
 		keepSourcing(a, res[:])
@@ -251,7 +251,7 @@ func TestDoneTimeoutWhileCQBusy(t *testing.T) {
 	a, sa := rig.dialLocal(cfg)
 	b, _ := rig.dialLocal(cfg)
 	sa.cfg.DoneTimeout = 50 * time.Millisecond
-	a.suppressDone = true
+	faults(a).suppressDone = true
 	if err := a.Submit(Call{Proc: benchprog.ProcSource, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}); err != nil {
 		t.Fatal(err)
 	}

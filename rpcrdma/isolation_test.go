@@ -11,6 +11,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // A reply in a responder-provided Read chunk is exposed exactly and read-only, in both
@@ -22,13 +23,13 @@ func TestResponderReadExposesOnlyTheReply(t *testing.T) {
 		cfg.ResponderRead, cfg.Memory = true, mem
 		p := newPair(t, cfg, cfg)
 		var sent []byte
-		p.rsp.mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
-		p.req.mangle = shrinkWriteChunk(100)
+		faults(p.rsp).mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
+		faults(p.req).mangle = shrinkWriteChunk(100)
 		r := p.callGuarded(Call{Proc: benchprog.ProcSource, Size: 3000, Tag: 1})
 		if r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 			t.Fatalf("%s: %v, reply class %s, want %s", mem, r.Err, r.ReplyClass, rpcproto.ClassResponderRead)
 		}
-		h := newHeader(Limits{})
+		h := newHeader(wire.Limits{})
 		if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil || len(h.ReadList) != 1 {
 			t.Fatalf("%s: reply header %+v, %v", mem, h, err)
 		}
@@ -40,10 +41,10 @@ func TestResponderReadExposesOnlyTheReply(t *testing.T) {
 		// byte past the reply: both are remote access errors that break the connection.
 		for _, op := range []datapath.Opcode{datapath.OpWrite, datapath.OpRead} {
 			q := newPair(t, cfg, cfg)
-			q.rsp.mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
-			q.req.mangle = shrinkWriteChunk(100)
+			faults(q.rsp).mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
+			faults(q.req).mangle = shrinkWriteChunk(100)
 			q.rsp.cfg.DoneTimeout = time.Hour // keep the chunk exposed
-			q.req.suppressDone = true
+			faults(q.req).suppressDone = true
 			if r := q.callGuarded(Call{Proc: benchprog.ProcSource, Size: 3000, Tag: 1}); r.Err != nil {
 				t.Fatal(r.Err)
 			}
@@ -137,9 +138,9 @@ func TestSharedPollerKeysStayWithTheirConnection(t *testing.T) {
 		t.Fatalf("served connections: shared PD %v, own PD %v, memory %s; want one shared PD, windows", sa.pd == srvs[1].pd, sa.ownPD, sa.params.Memory)
 	}
 	var sent []byte
-	sa.mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
+	faults(sa).mangleReply = func(b []byte) { sent = append([]byte(nil), b...) }
 	sa.cfg.DoneTimeout = time.Hour // keep the chunk exposed
-	a.suppressDone = true
+	faults(a).suppressDone = true
 	wcs := make([]datapath.Completion, 32)
 	res := make([]Result, 4)
 	if err := a.Submit(Call{Proc: benchprog.ProcSource, Size: 3000, Tag: 1, Class: rpcproto.ClassResponderRead}); err != nil {
@@ -165,7 +166,7 @@ func TestSharedPollerKeysStayWithTheirConnection(t *testing.T) {
 			t.Fatal("no reply")
 		}
 	}
-	h := newHeader(Limits{})
+	h := newHeader(wire.Limits{})
 	if _, err := h.Decode(sent, &DefaultEndpointLimits); err != nil || len(h.ReadList) != 1 {
 		t.Fatalf("reply header %+v, %v", h, err)
 	}

@@ -148,10 +148,10 @@ func peerCommand(c *Conn, cmd string) string {
 	verb, arg, _ := strings.Cut(cmd, " ")
 	switch verb {
 	case "MANGLE":
-		c.mangleReply = peerManglers[arg]
+		faults(c).mangleReply = peerManglers[arg]
 		return "OK"
 	case "SUPPRESS":
-		c.suppressDone = arg == "1"
+		faults(c).suppressDone = arg == "1"
 		return "OK"
 	case "DONE":
 		xid, err := strconv.ParseUint(arg, 10, 32)
@@ -424,7 +424,7 @@ func TestProcessReplyResourcesTooSmall(t *testing.T) {
 				{Call{Proc: benchprog.ProcEcho, Size: 500, Class: rpcproto.ClassReplyChunk}, shrinkReplyChunk(100), rpcproto.ClassShort},
 				{Call{Proc: benchprog.ProcSource, Size: 3000, Class: rpcproto.ClassWriteChunk}, shrinkWriteChunk(100), long},
 			} {
-				p.local.mangle = tc.mangle
+				faults(p.local).mangle = tc.mangle
 				tc.call.Tag = 7
 				r := pr.callRemote(p, tc.call)
 				switch {

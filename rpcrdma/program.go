@@ -5,6 +5,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // The benchmark program (package oncrpc/benchprog) as the server half serves it: results
@@ -28,7 +29,7 @@ func (sv *server) serve(i int32, x *sctx) {
 		rep.Stat, rep.Reject, rep.Low, rep.High = oncrpc.Denied, oncrpc.RPCMismatch, oncrpc.RPCVersion, oncrpc.RPCVersion
 	case err != nil:
 		if len(x.msg) < 4 {
-			sv.errorReply(i, x, ErrCodeChunk)
+			sv.errorReply(i, x, wire.ErrCodeChunk)
 			return
 		}
 		rep.XID = be32(x.msg)
@@ -107,9 +108,6 @@ func (sv *server) serve(i int32, x *sctx) {
 			res.Data = b[headroom : headroom+int(a.Size)]
 			if a.Fill {
 				benchprog.Fill(res.Data, a.Seed, 0)
-			}
-			if c.corrupt && len(res.Data) > 0 {
-				res.Data[0] ^= 0xff
 			}
 		}
 		msgOff := headroom - sourceResPrefix - replyHeaderSize

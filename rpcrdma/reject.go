@@ -1,98 +1,13 @@
 package rpcrdma
 
 import (
-	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
-
-// The reject reason block: how this program's server says why it refused a connection, in
-// the private data of the CM reject. RFC 8797 defines no reject private data, so the block
-// is this program's own (TRANSPORT.md, Refusals):
-//
-//	offset size field
-//	0      4    identifier 0x72726221 ("rrb!"), unregistered (RFC 8797 section 8)
-//	4      1    version, 1
-//	5      1    flags: bit 0 = the text was cut to fit; the others are sent as zero
-//	6      1    n, the length of the text, at most MaxRejectReason
-//	7      n    the reason, UTF-8
-//
-// Seven bytes and at most 141 of text fit IB's REJ private data (148 bytes), the smallest
-// of the transports' limits. The text is cut at a character boundary.
-const (
-	rejectFormat  uint32 = 0x72726221
-	rejectVersion        = 1
-	rejectHdr            = 7
-	rejectCut            = 1 << 0
-
-	// MaxRejectReason is the most text a reject reason block carries, in bytes.
-	MaxRejectReason = datapath.MaxRejectPrivateData - rejectHdr
-)
-
-// EncodeRejectReason returns reject private data carrying reason: invalid UTF-8 becomes
-// U+FFFD, and a text longer than MaxRejectReason is cut at a character boundary and flagged.
-func EncodeRejectReason(reason string) []byte {
-	reason = strings.ToValidUTF8(reason, "\uFFFD")
-	var flags byte
-	if len(reason) > MaxRejectReason {
-		n := MaxRejectReason
-		for n > 0 && !utf8.RuneStart(reason[n]) {
-			n--
-		}
-		reason, flags = reason[:n], rejectCut
-	}
-	b := make([]byte, rejectHdr, rejectHdr+len(reason))
-	binary.BigEndian.PutUint32(b, rejectFormat)
-	b[4], b[5], b[6] = rejectVersion, flags, byte(len(reason))
-	return append(b, reason...)
-}
-
-// RejectReason is a reject reason block as decoded.
-type RejectReason struct {
-	// Text is the sender's reason, with every character that is not printable (controls,
-	// invalid UTF-8) replaced by '?', as it ends up on a terminal.
-	Text string
-	// Cut: the sender cut the text to fit; its log has the whole of it.
-	Cut bool
-}
-
-// DecodeRejectReason searches b, a reject's private data as received (possibly padded, or
-// with other layers' data before it), for a reject reason block: the identifier, version 1
-// and a length that fits in b. A candidate that is not one is skipped. It reports false when
-// b holds none.
-func DecodeRejectReason(b []byte) (RejectReason, bool) {
-	for i := 0; i+rejectHdr <= len(b); i++ {
-		if binary.BigEndian.Uint32(b[i:]) != rejectFormat || b[i+4] != rejectVersion {
-			continue
-		}
-		n := int(b[i+6])
-		if n > MaxRejectReason || i+rejectHdr+n > len(b) {
-			continue
-		}
-		return RejectReason{Text: printable(b[i+rejectHdr : i+rejectHdr+n]), Cut: b[i+5]&rejectCut != 0}, true
-	}
-	return RejectReason{}, false
-}
-
-// printable is b as text with every non-printable character (and each byte of invalid
-// UTF-8) replaced by '?'.
-func printable(b []byte) string {
-	var s strings.Builder
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		if r == utf8.RuneError && n <= 1 || !unicode.IsPrint(r) {
-			r = '?'
-		}
-		s.WriteRune(r)
-		b = b[n:]
-	}
-	return s.String()
-}
 
 // refuse rejects req with the cause of the failed setup as the reason, so that the
 // requester can say why: the error's brief form where one in its chain has one (a
@@ -107,7 +22,7 @@ func refuse(req datapath.ConnRequest, err error) {
 			reason = se.Op + ": " + reason
 		}
 	}
-	req.Reject(EncodeRejectReason(reason))
+	req.Reject(wire.EncodeRejectReason(reason))
 }
 
 // dialError turns the provider's error for a refused connection into a *RejectedError
@@ -118,9 +33,9 @@ func dialError(err error) error {
 		return err
 	}
 	e := &RejectedError{Status: rej.Status, Err: err}
-	if r, ok := DecodeRejectReason(rej.PrivateData); ok {
+	if r, ok := wire.DecodeRejectReason(rej.PrivateData); ok {
 		e.Reason, e.Cut, e.Known = r.Text, r.Cut, true
-	} else if pd, ok := FindPrivateData(rej.PrivateData); ok {
+	} else if pd, ok := wire.FindPrivateData(rej.PrivateData); ok {
 		e.Peer = &pd
 	}
 	return e
@@ -128,7 +43,7 @@ func dialError(err error) error {
 
 // RejectedError is a connection the peer refused, with what is known of why.
 type RejectedError struct {
-	// Known: the peer is one of ours and gave Reason (see EncodeRejectReason); Cut says
+	// Known: the peer is one of ours and gave Reason (see wire.EncodeRejectReason); Cut says
 	// the reason was cut short to fit (the peer's log has all of it).
 	Known  bool
 	Reason string
@@ -137,7 +52,7 @@ type RejectedError struct {
 	Status int
 	// Peer is an RFC 8797 message found in the reject's private data, if any: RFC 8797
 	// defines none for rejects, so it says only what the peer would have offered.
-	Peer *PrivateData
+	Peer *wire.PrivateData
 	Err  error // the provider's error, wrapping a *datapath.RejectedError
 }
 

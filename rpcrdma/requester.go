@@ -7,6 +7,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // Call is one RPC to send: a procedure of the program Config.Codec speaks.
@@ -96,7 +97,7 @@ type client struct {
 	// Call Sends are signalled every sigEvery; unsig counts those since the last.
 	sigEvery, unsig int
 	seedBase        uint64
-	hdr             *Header
+	hdr             *wire.Header
 	codec           rpcproto.Codec
 	rpc             oncrpc.Call
 	// callSize is the RPC call header's size; callHdr, when the credential is not
@@ -240,9 +241,6 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	ob := s.out.Bytes()
 	body := headroom - prefix
 	cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, s.seed, c.cfg.Verify)
-	if c.corrupt && size > 0 && p.Payload&rpcproto.InCall != 0 {
-		ob[headroom] ^= 0xff
-	}
 	msgOff := body - cl.callSize
 	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
 	if cl.callHdr == nil {
@@ -261,7 +259,7 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	h := cl.hdr
 	if !noChunks {
 		h.Reset()
-		h.XID, h.Vers, h.Credit, h.Proc = s.xid, Version, cl.max, ProcMsg
+		h.XID, h.Vers, h.Credit, h.Proc = s.xid, wire.Version, cl.max, wire.ProcMsg
 	}
 	nsge = 1
 	switch cc {
@@ -274,14 +272,14 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 		sgl[1] = s.out.Sub(msgOff, headroom-msgOff)
 		nsge = 2
 		key := cl.expose(s, 0, s.out.Sub(headroom, size), datapath.AccessRemoteRead)
-		h.ReadList = append(h.ReadList, ReadSegment{Position: uint32(headroom - msgOff),
-			Segment: Segment{Handle: key, Length: uint32(size), Offset: s.out.Addr() + headroom}})
+		h.ReadList = append(h.ReadList, wire.ReadSegment{Position: uint32(headroom - msgOff),
+			Segment: wire.Segment{Handle: key, Length: uint32(size), Offset: s.out.Addr() + headroom}})
 		c.stats.PeerRead.add(size)
 	case rpcproto.ClassPosZeroRead:
-		h.Proc = ProcNoMsg
+		h.Proc = wire.ProcNoMsg
 		key := cl.expose(s, 0, s.out.Sub(msgOff, msgLen), datapath.AccessRemoteRead)
-		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
-			Segment: Segment{Handle: key, Length: uint32(msgLen), Offset: s.out.Addr() + uint64(msgOff)}})
+		h.ReadList = append(h.ReadList, wire.ReadSegment{Position: 0,
+			Segment: wire.Segment{Handle: key, Length: uint32(msgLen), Offset: s.out.Addr() + uint64(msgOff)}})
 		c.stats.PeerRead.add(msgLen)
 	}
 	switch rc {
@@ -290,7 +288,7 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 			poison(s.in.Bytes()[:size])
 		}
 		key := cl.expose(s, 1, s.in.Sub(0, size), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
-		h.WriteList = append(h.WriteList, Segment{Handle: key, Length: uint32(size), Offset: s.in.Addr()})
+		h.WriteList = append(h.WriteList, wire.Segment{Handle: key, Length: uint32(size), Offset: s.in.Addr()})
 		h.WriteCounts = append(h.WriteCounts, 1)
 	case rpcproto.ClassReplyChunk:
 		if c.cfg.Verify {
@@ -298,18 +296,14 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 		}
 		key := cl.expose(s, 1, s.in.Sub(0, replyLen), datapath.AccessRemoteWrite|datapath.AccessLocalWrite)
 		h.HasReply = true
-		h.Reply = append(h.Reply, Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
+		h.Reply = append(h.Reply, wire.Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
 		s.offered = uint32(replyLen)
 	}
-	hl := MinHeaderSize
+	hl := wire.MinHeaderSize
 	if noChunks {
-		putNoChunks(s.send.Bytes(), s.xid, Version, cl.max, ProcMsg)
+		wire.PutNoChunks(s.send.Bytes(), s.xid, wire.Version, cl.max, wire.ProcMsg)
 	} else {
 		hl, _ = h.Encode(s.send.Bytes())
-	}
-	if c.mangle != nil {
-		c.mangle(s.send.Bytes()[:hl])
-		c.mangle = nil
 	}
 	sgl[0] = s.send.SGE(hl)
 	return sgl, nsge
@@ -423,14 +417,14 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 	cl.grant(h.Credit)
 	cl.noteInvalidated(s, wc)
 	switch h.Proc {
-	case ProcError:
+	case wire.ProcError:
 		c.stats.ErrorsReceived++
 		s.err = ErrChunkRejected
-		if h.Err == ErrCodeVers {
+		if h.Err == wire.ErrCodeVers {
 			s.err = ErrVersionRejected
 		}
 		c.recvPool.Put(buf)
-	case ProcMsg:
+	case wire.ProcMsg:
 		s.recv = buf
 		var chunk []byte
 		used := false
@@ -507,7 +501,7 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 }
 
 // ReplyError is ErrBadReply with what was wrong with the reply: errors.Is(err, ErrBadReply)
-// holds, and Err, when set, is the cause (a *HeaderError from decoding its header). It is
+// holds, and Err, when set, is the cause (a *wire.HeaderError from decoding its header). It is
 // built only on that failure path.
 type ReplyError struct {
 	What string
@@ -564,7 +558,7 @@ func (cl *client) noteInvalidated(s *slot, wc *datapath.Completion) {
 func (cl *client) onBadReply(buf *mempool.Buf, wc *datapath.Completion, b []byte, err error) bool {
 	c := cl.c
 	h := c.hdr
-	if h.fixed < 2*word {
+	if h.FixedDecoded() < 8 {
 		return false // not even an XID
 	}
 	s := cl.lookup(h.XID)
@@ -575,7 +569,7 @@ func (cl *client) onBadReply(buf *mempool.Buf, wc *datapath.Completion, b []byte
 	s.waits &^= waitReply
 	cl.outstanding--
 	cl.noteInvalidated(s, wc) // its credit value is ignored: RFC 8167 section 4.1
-	if h.Vers != Version && h.Proc == ProcError && len(b) >= fixedSize+word && ErrCode(be32(b[fixedSize:])) == ErrCodeVers {
+	if h.Vers != wire.Version && h.Proc == wire.ProcError && len(b) >= wire.FixedSize+4 && wire.ErrCode(be32(b[wire.FixedSize:])) == wire.ErrCodeVers {
 		// The peer's ERR_VERS echoes the version of a call we sent in another one (only
 		// tests make this side do that); the words read sit where every version has them.
 		c.stats.ErrorsReceived++
@@ -659,7 +653,7 @@ func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 // Config.DoneInvalidate and both R bits, the responder's key when every segment carries that
 // one key (the draft: present only the key the responder provided); otherwise none. Only
 // forward RDMA_DONE, as only forward replies use Send With Invalidate (see invalidateKey).
-func (cl *client) doneKey(list []ReadSegment) (uint32, bool) {
+func (cl *client) doneKey(list []wire.ReadSegment) (uint32, bool) {
 	c := cl.c
 	if !c.cfg.DoneInvalidate || !c.params.Inline.RemoteInvalidate || c.params.Role != RoleRequester || len(list) == 0 {
 		return 0, false
@@ -678,9 +672,6 @@ func (cl *client) doneKey(list []ReadSegment) (uint32, bool) {
 // Invalidate of key.
 func (cl *client) sendDone(s *slot, xid, key uint32, inv bool) {
 	c := cl.c
-	if c.suppressDone {
-		return
-	}
 	var buf *mempool.Buf
 	id := uint64(0)
 	if s != nil {
@@ -696,7 +687,7 @@ func (cl *client) sendDone(s *slot, xid, key uint32, inv bool) {
 	}
 	h := cl.hdr
 	h.Reset()
-	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, cl.max, ProcDone
+	h.XID, h.Vers, h.Credit, h.Proc = xid, wire.Version, cl.max, wire.ProcDone
 	n, _ := h.Encode(buf.Bytes())
 	wr := datapath.SendWR{ID: id, Op: datapath.OpSend, Flags: datapath.FlagSignaled}
 	if inv {
@@ -895,7 +886,7 @@ type classQuery struct {
 // ErrClassNotApplicable (a chunk for an item the procedure has not). It is a pure function
 // of q, on the hot path: it allocates nothing.
 func chooseClasses(q classQuery) (cc, rc rpcproto.Class, err error) {
-	var lay Layout // the reply resources in the call's header
+	var lay wire.Layout // the reply resources in the call's header
 	switch q.force {
 	case rpcproto.ClassShort:
 		rc = rpcproto.ClassShort
@@ -912,7 +903,7 @@ func chooseClasses(q classQuery) (cc, rc rpcproto.Class, err error) {
 		}
 		rc = rpcproto.ClassResponderRead
 	default:
-		replyHdr := MinHeaderSize
+		replyHdr := wire.MinHeaderSize
 		if q.rule == InlineLinux {
 			replyHdr = linuxMaxReplyHeader
 		}

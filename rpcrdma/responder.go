@@ -9,6 +9,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // Context states.
@@ -48,7 +49,7 @@ type sctx struct {
 	// the connection's sinks only for as long as the call needs it.
 	sink        *mempool.Buf
 	send        *mempool.Buf // reply transport header (and small replies)
-	hdr         *Header
+	hdr         *wire.Header
 	msg         []byte // the RPC message (inline part)
 	chunk       []byte // Read chunk data at a non-zero position
 	credit      uint32
@@ -74,7 +75,7 @@ type server struct {
 	granted uint32
 	// remoteInv: replies may use Send With Invalidate (see invalidateKey).
 	remoteInv bool
-	rh        *Header // reply header scratch
+	rh        *wire.Header // reply header scratch
 	rpc       oncrpc.Call
 	rep       oncrpc.Reply
 	waiting   []int32 // contexts in ctxAwaitDone, oldest first
@@ -355,13 +356,13 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 	total := 0
 	for _, r := range x.hdr.ReadList {
 		if r.Position != pos {
-			sv.errorReply(i, x, ErrCodeChunk)
+			sv.errorReply(i, x, wire.ErrCodeChunk)
 			return
 		}
 		total += int(r.Length)
 	}
 	if int(pos) != len(msg) || total > c.cfg.MaxPayload+4 {
-		sv.errorReply(i, x, ErrCodeChunk)
+		sv.errorReply(i, x, wire.ErrCodeChunk)
 		return
 	}
 	if sv.needSink(i, x, resumePull) {
@@ -377,7 +378,7 @@ func (sv *server) pullChunk(i int32, x *sctx) {
 }
 
 // readLen is the length of h's Read list, validated by the caller.
-func readLen(h *Header) int {
+func readLen(h *wire.Header) int {
 	n := 0
 	for _, r := range h.ReadList {
 		n += int(r.Length)
@@ -407,7 +408,7 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 			return
 		}
 		x.hdr.Credit = sv.granted // direction unknown: its credit value is ignored (RFC 8167 section 4.1)
-		sv.errorReply(i, x, ErrCodeChunk)
+		sv.errorReply(i, x, wire.ErrCodeChunk)
 		return
 	}
 	// If this is a reply in a responder-provided Read chunk, the responder may have
@@ -494,7 +495,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	ch := x.hdr
 	h := sv.rh
 	h.Reset()
-	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, Version, sv.grantFor(ch.Credit), ProcMsg
+	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, wire.Version, sv.grantFor(ch.Credit), wire.ProcMsg
 	// The Write list comes back with its segment count unchanged and the lengths used
 	// (RFC 8166 section 4.4.6.1: zero for unused chunks).
 	// The length test skips two empty appends (runtime calls) on every reply to a call
@@ -525,7 +526,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		// scatter queues nothing when the chunk is too short, so h is untouched then.
 		h.Reply = append(h.Reply[:0], ch.Reply...)
 		if sv.scatter(ch.Reply, h.Reply, buf, off, n) {
-			h.Proc, h.HasReply = ProcNoMsg, true // as svcrdma: RDMA_NOMSG
+			h.Proc, h.HasReply = wire.ProcNoMsg, true // as svcrdma: RDMA_NOMSG
 			class = rpcproto.ClassReplyChunk
 		} else {
 			h.Reply = h.Reply[:0]
@@ -536,7 +537,7 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 		nsge, class = 2, rpcproto.ClassShort
 	}
 	if class == rpcproto.ClassAuto && c.params.ResponderRead && sv.pendingDone < sv.awaitCap {
-		h.Proc = ProcNoMsg
+		h.Proc = wire.ProcNoMsg
 		// The Write list stays in the header, every chunk at length zero (RFC 8166
 		// section 3.4.6: unused chunks are returned with their lengths zeroed).
 		key := c.region.MR().RKey()
@@ -546,8 +547,8 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 				BindAccess: datapath.AccessRemoteRead}, buf.Sub(off, n))
 			x.mwKey, x.mwUsed = key, true
 		}
-		h.ReadList = append(h.ReadList, ReadSegment{Position: 0,
-			Segment: Segment{Handle: key, Length: uint32(n), Offset: buf.Addr() + uint64(off)}})
+		h.ReadList = append(h.ReadList, wire.ReadSegment{Position: 0,
+			Segment: wire.Segment{Handle: key, Length: uint32(n), Offset: buf.Addr() + uint64(off)}})
 		class = rpcproto.ClassResponderRead
 		x.waits |= ctxWaitDone
 		x.deadline = time.Now().Add(c.cfg.DoneTimeout)
@@ -608,7 +609,7 @@ func (sv *server) post(i int32, x *sctx, wr *datapath.SendWR, sgl []datapath.SGE
 // reverse calls (a preregistered peer would expose its region-wide key there, whose
 // invalidation ends the connection). So reverse replies use a plain Send and the reverse
 // requester invalidates its own windows with LOCAL_INV.
-func (sv *server) invalidateKey(ch *Header) (uint32, bool) {
+func (sv *server) invalidateKey(ch *wire.Header) (uint32, bool) {
 	if !sv.remoteInv {
 		return 0, false
 	}
@@ -626,7 +627,7 @@ func (sv *server) invalidateKey(ch *Header) (uint32, bool) {
 // scatter queues RDMA WRITEs of buf[off:off+n] across the segments segs (in order) and
 // records the lengths written in out. It reports false, queueing nothing, if the segments
 // are too short (the requester's reply resources cannot hold the reply).
-func (sv *server) scatter(segs []Segment, out []Segment, buf *mempool.Buf, off, n int) bool {
+func (sv *server) scatter(segs []wire.Segment, out []wire.Segment, buf *mempool.Buf, off, n int) bool {
 	var room uint64
 	for _, s := range segs {
 		room += uint64(s.Length)
@@ -653,24 +654,24 @@ func (sv *server) scatter(segs []Segment, out []Segment, buf *mempool.Buf, off, 
 // section 4.5.2 counts the mismatch among the XDR errors of the transport header. (Linux's
 // svcrdma does not check: it serves the call and replies under the RPC XID.)
 func (sv *server) xidMismatch(i int32, x *sctx) {
-	sv.errorReply(i, x, ErrCodeChunk)
+	sv.errorReply(i, x, wire.ErrCodeChunk)
 }
 
 // overrun answers a reply that fits none of the reply resources with RDMA_ERROR ERR_CHUNK
 // (svcrdma's answer to any reply that does not fit); the requester fails that RPC.
 func (sv *server) overrun(i int32, x *sctx) {
 	sv.c.stats.ReplyOverruns++
-	sv.errorReply(i, x, ErrCodeChunk)
+	sv.errorReply(i, x, wire.ErrCodeChunk)
 }
 
 // errorReply answers the call in x with RDMA_ERROR.
-func (sv *server) errorReply(i int32, x *sctx, code ErrCode) {
+func (sv *server) errorReply(i int32, x *sctx, code wire.ErrCode) {
 	c := sv.c
 	h := sv.rh
 	h.Reset()
-	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, x.hdr.Vers, sv.grantFor(x.hdr.Credit), ProcError, code
-	if code == ErrCodeVers {
-		h.VersLow, h.VersHigh = Version, Version
+	h.XID, h.Vers, h.Credit, h.Proc, h.Err = x.hdr.XID, x.hdr.Vers, sv.grantFor(x.hdr.Credit), wire.ProcError, code
+	if code == wire.ErrCodeVers {
+		h.VersLow, h.VersHigh = wire.Version, wire.Version
 	}
 	n, _ := h.Encode(x.send.Bytes())
 	sge := [1]datapath.SGE{x.send.SGE(n)}

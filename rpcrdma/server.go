@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // ServeConfig configures Serve. The zero value serves with one hybrid poller and the
@@ -249,7 +250,7 @@ func (s *serveState) serve(req datapath.ConnRequest) {
 	}
 	if load >= s.cfg.MaxConnections || best == nil {
 		reason := fmt.Sprintf("server full: %d connections (--max-connections)", load)
-		req.Reject(EncodeRejectReason(reason))
+		req.Reject(wire.EncodeRejectReason(reason))
 		report(&RefusedError{Remote: req.RemoteAddr(), Reason: reason})
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // Dial connects to a responder at addr on dev and sets up a requester endpoint.
@@ -19,7 +20,7 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 	if cfg.Memory == MemoryPreregistered {
 		cfg.RemoteInvalidate = false // see Config.RemoteInvalidate
 	}
-	var pd [PrivateDataSize + extSize]byte
+	var pd [wire.PrivateDataSize + wire.ExtSize]byte
 	local, n := ownPrivateData(cfg, pd[:])
 	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
 	c.params.Role = RoleRequester
@@ -39,8 +40,8 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 		return nil, &SetupError{"connect", dialError(err)}
 	}
 	c.qp = qp
-	peer, ok := FindPrivateData(qp.PeerPrivateData())
-	pext := findExt(qp.PeerPrivateData())
+	peer, ok := wire.FindPrivateData(qp.PeerPrivateData())
+	pext := wire.FindExt(qp.PeerPrivateData())
 	if err := c.prepare(peer, ok, pext, cfg.Credits, cfg.ReverseCredits); err != nil {
 		c.Close()
 		return nil, err
@@ -55,13 +56,13 @@ func Dial(ctx context.Context, dev datapath.Device, addr string, cfg Config) (*C
 // ownPrivateData encodes into b what this side sends while connecting: the RFC 8797
 // message (unless NoPrivateData) and the extension block. cfg is validated, so the sizes
 // encode.
-func ownPrivateData(cfg Config, b []byte) (PrivateData, int) {
-	local := PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.SendSize, RecvSize: cfg.RecvSize}
+func ownPrivateData(cfg Config, b []byte) (wire.PrivateData, int) {
+	local := wire.PrivateData{RemoteInvalidate: cfg.RemoteInvalidate, SendSize: cfg.SendSize, RecvSize: cfg.RecvSize}
 	n := 0
 	if !cfg.NoPrivateData {
 		n, _ = local.Encode(b)
 	}
-	return local, n + encodeExt(b[n:], ext{responderRead: cfg.ResponderRead, reverse: cfg.ReverseCredits > 0})
+	return local, n + wire.EncodeExt(b[n:], wire.Ext{ResponderRead: cfg.ResponderRead, Reverse: cfg.ReverseCredits > 0})
 }
 
 // Accept waits for one connection request on l and sets up a responder endpoint for it.
@@ -106,13 +107,13 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, sh
 		// key, and a Send With Invalidate of it would end the connection.
 		cfg.RemoteInvalidate = false
 	}
-	peer, ok := FindPrivateData(req.PrivateData())
-	pext := findExt(req.PrivateData())
+	peer, ok := wire.FindPrivateData(req.PrivateData())
+	pext := wire.FindExt(req.PrivateData())
 	reverse := 0
-	if pext.reverse {
+	if pext.Reverse {
 		reverse = cfg.ReverseCredits
 	}
-	var pd [PrivateDataSize + extSize]byte
+	var pd [wire.PrivateDataSize + wire.ExtSize]byte
 	local, n := ownPrivateData(cfg, pd[:])
 	c := &Conn{cfg: cfg, sharedCQ: cfg.CQ != nil}
 	if sh != nil {
@@ -237,17 +238,17 @@ func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.
 
 // prepare derives the negotiated parameters and sets up the memory, slots and contexts: all
 // of a connection's setup that does not need its queue pair.
-func (c *Conn) prepare(peer PrivateData, peerSent bool, pext ext, out, in int) error {
+func (c *Conn) prepare(peer wire.PrivateData, peerSent bool, pext wire.Ext, out, in int) error {
 	cfg := c.cfg
 	p := &c.params
 	p.Peer, p.PeerSent = peer, peerSent
 	local := p.Local
 	if !p.LocalSent {
-		local = DefaultPrivateData // what the peer assumes of us (RFC 8797 section 5.1)
+		local = wire.DefaultPrivateData // what the peer assumes of us (RFC 8797 section 5.1)
 	}
-	p.Inline = Negotiate(local, peer)
-	p.ResponderRead = cfg.ResponderRead && pext.responderRead
-	p.Reverse = cfg.ReverseCredits > 0 && pext.reverse
+	p.Inline = wire.Negotiate(local, peer)
+	p.ResponderRead = cfg.ResponderRead && pext.ResponderRead
+	p.Reverse = cfg.ReverseCredits > 0 && pext.Reverse
 	p.Memory = cfg.Memory
 	p.Credits, p.Grant = out, in
 	if c.params.Role == RoleRequester && !p.Reverse {
@@ -364,12 +365,12 @@ const maxInline = 256
 // Write list at Limits) plus the small RPC messages built in it.
 const sendBufSize = 2048
 
-func newHeader(l Limits) *Header {
-	return &Header{
-		ReadList:    make([]ReadSegment, 0, l.ReadSegments+1),
-		WriteList:   make([]Segment, 0, l.WriteSegments+1),
+func newHeader(l wire.Limits) *wire.Header {
+	return &wire.Header{
+		ReadList:    make([]wire.ReadSegment, 0, l.ReadSegments+1),
+		WriteList:   make([]wire.Segment, 0, l.WriteSegments+1),
 		WriteCounts: make([]int, 0, l.WriteChunks+1),
-		Reply:       make([]Segment, 0, l.ReplySegments+1),
+		Reply:       make([]wire.Segment, 0, l.ReplySegments+1),
 	}
 }
 

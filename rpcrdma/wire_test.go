@@ -11,6 +11,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // Wire cases of the second protocol audit: remote invalidation of RDMA_DONE, replies that
@@ -21,7 +22,7 @@ import (
 // not zero, bypassing the engine's own choice of messages (a hostile or differently built
 // peer). body follows the header in the same message; patch, if set, rewrites the encoded
 // header.
-func rawSendHeader(t *testing.T, c *Conn, h *Header, inv uint32, body []byte, patch ...func([]byte)) {
+func rawSendHeader(t *testing.T, c *Conn, h *wire.Header, inv uint32, body []byte, patch ...func([]byte)) {
 	t.Helper()
 	buf := c.sendPool.Get()
 	n, err := h.Encode(buf.Bytes())
@@ -58,15 +59,15 @@ func TestResponderHonoursDoneInvalidate(t *testing.T) {
 				p := newPairAt(t, w.addr, rc, sc)
 				sv := &p.rsp.sv
 				free := len(sv.free)
-				p.req.suppressDone = true
+				faults(p.req).suppressDone = true
 				rr := Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}
 				if r := p.callGuarded(rr); r.Err != nil || r.ReplyClass != rpcproto.ClassResponderRead {
 					t.Fatalf("%+v", r)
 				}
 				x := &sv.ctxs[sv.waiting[0]]
 				key, xid := x.mwKey, x.hdr.XID
-				h := newHeader(Limits{})
-				h.XID, h.Vers, h.Credit, h.Proc = xid, Version, 8, ProcDone
+				h := newHeader(wire.Limits{})
+				h.XID, h.Vers, h.Credit, h.Proc = xid, wire.Version, 8, wire.ProcDone
 				rawSendHeader(t, p.req, h, key, nil)
 				p.until("the chunk's release", func() bool { return len(sv.free) == free || p.rsp.Err() != nil })
 				if err := p.rsp.Err(); err != nil {
@@ -75,7 +76,7 @@ func TestResponderHonoursDoneInvalidate(t *testing.T) {
 				if st := p.rsp.stats; st.DoneReceived != 1 || st.LocalInvs != 0 || st.RemoteInvalidated != 1 {
 					t.Fatalf("RDMA_DONE received %d, local invalidations %d, remote %d; want 1, 0, 1", st.DoneReceived, st.LocalInvs, st.RemoteInvalidated)
 				}
-				p.req.suppressDone = false
+				faults(p.req).suppressDone = false
 				if r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 2}); r.Err != nil {
 					t.Fatalf("after the RDMA_DONE: %v", r.Err)
 				}
@@ -100,13 +101,13 @@ func TestUnknownDirectionCreditIgnored(t *testing.T) {
 	granted, target := p.rsp.sv.granted, p.rsp.recvTarget
 	for _, tc := range []struct {
 		name  string
-		h     Header
+		h     wire.Header
 		patch func([]byte)
 	}{
 		// A Read list discriminator of 7.
-		{"undecodable", Header{XID: 1, Vers: Version, Credit: 50, Proc: ProcMsg}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
-		{"unpullable", Header{XID: 2, Vers: Version, Credit: 50, Proc: ProcNoMsg,
-			ReadList: []ReadSegment{{Position: 0, Segment: Segment{Handle: 1, Length: 1 << 30, Offset: 0}}}}, func([]byte) {}},
+		{"undecodable", wire.Header{XID: 1, Vers: wire.Version, Credit: 50, Proc: wire.ProcMsg}, func(b []byte) { binary.BigEndian.PutUint32(b[16:], 7) }},
+		{"unpullable", wire.Header{XID: 2, Vers: wire.Version, Credit: 50, Proc: wire.ProcNoMsg,
+			ReadList: []wire.ReadSegment{{Position: 0, Segment: wire.Segment{Handle: 1, Length: 1 << 30, Offset: 0}}}}, func([]byte) {}},
 	} {
 		// The RDMA_ERROR answer names no call of the requester's: a stray reply there.
 		strays := p.req.stats.StrayReplies
@@ -119,7 +120,7 @@ func TestUnknownDirectionCreditIgnored(t *testing.T) {
 
 	credits := p.req.cl.credits
 	// The responder's reply arrives unpullable with a credit value of 1.
-	p.rsp.mangleReply = func(b []byte) {
+	faults(p.rsp).mangleReply = func(b []byte) {
 		binary.BigEndian.PutUint32(b[8:], 1)
 		binary.BigEndian.PutUint32(b[28:], 1<<30)
 	}
@@ -164,12 +165,12 @@ func TestReplyValidation(t *testing.T) {
 			// the responder sees the call (the responder's own reply is then a stray).
 			for _, tc := range []struct {
 				name string
-				h    Header
+				h    wire.Header
 			}{
-				{"RDMA_MSG with a Read list", Header{Vers: Version, Credit: 8, Proc: ProcMsg,
-					ReadList: []ReadSegment{{Position: 24, Segment: Segment{Handle: 1, Length: 8, Offset: 4096}}}}},
-				{"RDMA_MSG with a non-empty Reply chunk", Header{Vers: Version, Credit: 8, Proc: ProcMsg,
-					HasReply: true, Reply: []Segment{{Handle: 1, Length: 8, Offset: 4096}}}},
+				{"RDMA_MSG with a Read list", wire.Header{Vers: wire.Version, Credit: 8, Proc: wire.ProcMsg,
+					ReadList: []wire.ReadSegment{{Position: 24, Segment: wire.Segment{Handle: 1, Length: 8, Offset: 4096}}}}},
+				{"RDMA_MSG with a non-empty Reply chunk", wire.Header{Vers: wire.Version, Credit: 8, Proc: wire.ProcMsg,
+					HasReply: true, Reply: []wire.Segment{{Handle: 1, Length: 8, Offset: 4096}}}},
 			} {
 				if err := p.req.Submit(Call{Proc: benchprog.ProcNull, Tag: 4}); err != nil {
 					t.Fatal(err)
@@ -191,7 +192,7 @@ func TestReplyValidation(t *testing.T) {
 
 			// The returned Reply chunk claims 4 bytes more than the call offered (still
 			// within the buffer behind it).
-			p.rsp.mangleReply = func(b []byte) {
+			faults(p.rsp).mangleReply = func(b []byte) {
 				binary.BigEndian.PutUint32(b[len(b)-12:], binary.BigEndian.Uint32(b[len(b)-12:])+4)
 			}
 			r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 500, Class: rpcproto.ClassReplyChunk, Tag: 5})
@@ -224,7 +225,7 @@ func TestResponderReadNotNegotiated(t *testing.T) {
 				// A responder that uses them anyway.
 				p.rsp.params.ResponderRead = true
 				p.rsp.sv.awaitCap = 8
-				p.req.mangle = shrinkReplyChunk(100)
+				faults(p.req).mangle = shrinkReplyChunk(100)
 				r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassReplyChunk, Tag: 6})
 				if err := p.req.Err(); err != nil {
 					t.Fatalf("the connection broke: %v", err)
@@ -384,8 +385,8 @@ func TestStrayDoneDropped(t *testing.T) {
 			if r := p.call(p.req, Call{Proc: benchprog.ProcNull}); r.Err != nil {
 				t.Fatal(r.Err)
 			}
-			h := newHeader(Limits{})
-			h.XID, h.Vers, h.Credit, h.Proc = 12345, Version, 8, ProcDone
+			h := newHeader(wire.Limits{})
+			h.XID, h.Vers, h.Credit, h.Proc = 12345, wire.Version, 8, wire.ProcDone
 			rawSendHeader(t, p.req, h, 0, nil)
 			p.until("the RDMA_DONE", func() bool { return p.rsp.stats.DoneStray == 1 || p.rsp.Err() != nil })
 			if r := p.call(p.req, Call{Proc: benchprog.ProcEcho, Size: 3000}); r.Err != nil {
@@ -417,12 +418,12 @@ func TestNoFreeContextBreaks(t *testing.T) {
 	// NULL calls sent in one burst, beyond the grant of 1: the responder handles them in one
 	// poll, each holding a context until its reply Send completes.
 	call := p.req.cl.rpc
-	h := newHeader(Limits{})
+	h := newHeader(wire.Limits{})
 	for k := range n {
 		call.XID, call.Proc = uint32(0x7000+k), benchprog.ProcNull
 		b := make([]byte, 64)
 		b = b[:putCall(b, &call)]
-		h.XID, h.Vers, h.Credit, h.Proc = call.XID, Version, 1, ProcMsg
+		h.XID, h.Vers, h.Credit, h.Proc = call.XID, wire.Version, 1, wire.ProcMsg
 		rawSendHeader(t, p.req, h, 0, b)
 	}
 	p.until("the break", func() bool { return p.rsp.Err() != nil })
@@ -462,15 +463,15 @@ func TestLateDoneInvalidateBreaks(t *testing.T) {
 	sc.DoneTimeout = 20 * time.Millisecond
 	p := newPair(t, rc, sc)
 	sv := &p.rsp.sv
-	p.req.suppressDone = true
+	faults(p.req).suppressDone = true
 	if r := p.callGuarded(Call{Proc: benchprog.ProcEcho, Size: 3000, Class: rpcproto.ClassResponderRead, Tag: 1}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	x := &sv.ctxs[sv.waiting[0]]
 	key, xid := x.mwKey, x.hdr.XID
 	p.until("DoneTimeout", func() bool { return p.rsp.stats.DoneTimeouts == 1 && p.rsp.stats.LocalInvs == 1 })
-	h := newHeader(Limits{})
-	h.XID, h.Vers, h.Credit, h.Proc = xid, Version, 8, ProcDone
+	h := newHeader(wire.Limits{})
+	h.XID, h.Vers, h.Credit, h.Proc = xid, wire.Version, 8, wire.ProcDone
 	rawSendHeader(t, p.req, h, key, nil)
 	p.until("the break", func() bool { return p.rsp.Err() != nil })
 	if err := p.rsp.Err(); !errors.Is(err, datapath.ErrBroken) {

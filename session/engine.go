@@ -18,6 +18,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -259,7 +260,7 @@ func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
 		credits = max(credits, pt.Workload.Depth)
 		payload = max(payload, pt.Workload.MaxPayload())
 	}
-	scfg := rpcrdma.Config{SendSize: rpcrdma.MaxInline, RecvSize: rpcrdma.MaxInline, Credits: credits,
+	scfg := rpcrdma.Config{SendSize: wire.MaxInline, RecvSize: wire.MaxInline, Credits: credits,
 		MaxPayload: PayloadSize(payload), Verify: c.Verify,
 		// The client's choices decide: the R bit and responder Read chunks take effect only
 		// when both ends offer them, and the memory mode applies to the responder's own
@@ -433,7 +434,7 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 // effectiveThreshold is the inline threshold a connection ran with: the smaller negotiated
 // size of the directions the point's threshold set (those tr does not override); 0 when tr
 // overrides both.
-func effectiveThreshold(in rpcrdma.Inline, tr Transport) int {
+func effectiveThreshold(in wire.Inline, tr Transport) int {
 	th := 0
 	if tr.SendSize == 0 {
 		th = in.SendSize
@@ -469,18 +470,18 @@ func negotiated(s *rpcrdma.Stats) *results.Negotiated {
 	return n
 }
 
-func privateData(d rpcrdma.PrivateData, sent bool) results.PrivateData {
+func privateData(d wire.PrivateData, sent bool) results.PrivateData {
 	if !sent {
 		return results.PrivateData{}
 	}
-	var b [rpcrdma.PrivateDataSize]byte
+	var b [wire.PrivateDataSize]byte
 	k, err := d.Encode(b[:])
 	if err != nil {
 		return results.PrivateData{}
 	}
 	v := d.Version
 	if v == 0 {
-		v = rpcrdma.PrivateDataVersion
+		v = wire.PrivateDataVersion
 	}
 	return results.PrivateData{Hex: hex.EncodeToString(b[:k]), Valid: true, Version: int(v),
 		RemoteInvalidate: d.RemoteInvalidate, SendBytes: d.SendSize, RecvBytes: d.RecvSize}

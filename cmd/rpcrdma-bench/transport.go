@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // memoryValue parses --memory.
@@ -69,7 +70,7 @@ func (s inlineSizeValue) Set(x string) error {
 	if err := (sizeValue{&n}).Set(x); err != nil {
 		return err
 	}
-	if n < rpcrdma.MinInline || n > rpcrdma.MaxInline || n%1024 != 0 {
+	if n < wire.MinInline || n > wire.MaxInline || n%1024 != 0 {
 		return usageErrorf("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
 	}
 	*s.v = n

@@ -5,20 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 type codec interface {
 	Encode([]byte) (int, error)
@@ -42,7 +33,7 @@ func TestExactBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := unhex(t, tt.want)
+			want := testutil.Unhex(t, tt.want)
 			buf := bytes.Repeat([]byte{0xee}, 64)
 			n, err := tt.v.Encode(buf)
 			if err != nil {
@@ -90,7 +81,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tt.v.Decode(unhex(t, tt.in))
+			_, err := tt.v.Decode(testutil.Unhex(t, tt.in))
 			var e *oncrpc.Error
 			if !errors.Is(err, tt.kind) || !errors.As(err, &e) || e.Field != tt.field {
 				t.Fatalf("err = %v, want %v on %q", err, tt.kind, tt.field)
@@ -100,7 +91,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDDPData(t *testing.T) {
-	sink := unhex(t, "01020304 05060708 00000001 00000003 78797a00")
+	sink := testutil.Unhex(t, "01020304 05060708 00000001 00000003 78797a00")
 	off, n, err := DDPData(ProcSink, false, sink)
 	if err != nil || off != 16 || n != 3 || string(sink[off:off+n]) != "xyz" {
 		t.Fatalf("sink args: %d %d %v", off, n, err)
@@ -109,7 +100,7 @@ func TestDDPData(t *testing.T) {
 	if off, n, err := DDPData(ProcSink, false, sink[:16]); err != nil || off != 16 || n != 3 {
 		t.Fatalf("reduced sink args: %d %d %v", off, n, err)
 	}
-	src := unhex(t, "00000000 00000002 aabb0000")
+	src := testutil.Unhex(t, "00000000 00000002 aabb0000")
 	if off, n, err := DDPData(ProcSource, true, src); err != nil || off != 8 || n != 2 {
 		t.Fatalf("source res: %d %d %v", off, n, err)
 	}
@@ -126,8 +117,8 @@ func TestDDPData(t *testing.T) {
 		{4, false, src, ErrProc},
 		{ProcSink, false, sink[:15], oncrpc.ErrTruncated},
 		{ProcSource, true, src[:7], oncrpc.ErrTruncated},
-		{ProcSource, true, unhex(t, "00000000 7fffffff"), oncrpc.ErrTooLong},
-		{ProcSink, false, unhex(t, "00000000 00000000 00000000 7fffffff"), oncrpc.ErrTooLong},
+		{ProcSource, true, testutil.Unhex(t, "00000000 7fffffff"), oncrpc.ErrTooLong},
+		{ProcSink, false, testutil.Unhex(t, "00000000 00000000 00000000 7fffffff"), oncrpc.ErrTooLong},
 	} {
 		if _, _, err := DDPData(c.proc, c.reply, c.body); !errors.Is(err, c.kind) {
 			t.Errorf("proc %d reply %v: %v, want %v", c.proc, c.reply, err, c.kind)

@@ -1,16 +1,20 @@
 package nfs3
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
+)
 
 func TestZeroAllocs(t *testing.T) {
 	buf := make([]byte, 8192)
 	payload := make([]byte, 4096)
 	fh := make(FH, 32)
-	readRes := unhex(t, "00000000 "+postOpYes+"00001000 00000000 00001000")
+	readRes := testutil.Unhex(t, "00000000 "+postOpYes+"00001000 00000000 00001000")
 	readRes = append(readRes, payload...)
-	writeRes := unhex(t, "00000000 "+preOpYes+postOpYes+"00001000 00000000 01020304 05060708")
-	getattrRes := unhex(t, "00000000 "+fattrHex)
-	rdplus := unhex(t, readdirplusHex)
+	writeRes := testutil.Unhex(t, "00000000 "+preOpYes+postOpYes+"00001000 00000000 01020304 05060708")
+	getattrRes := testutil.Unhex(t, "00000000 "+fattrHex)
+	rdplus := testutil.Unhex(t, readdirplusHex)
 	var (
 		ga GetattrArgs
 		ra ReadArgs
@@ -73,7 +77,7 @@ func TestZeroAllocs(t *testing.T) {
 
 func BenchmarkCodec(b *testing.B) {
 	buf := make([]byte, 256)
-	readRes := unhex(b, "00000000 "+postOpYes+"00100000 00000000 00100000")
+	readRes := testutil.Unhex(b, "00000000 "+postOpYes+"00100000 00000000 00100000")
 	chunk := make([]byte, 1<<20)
 	b.Run("ReadArgs+ReadResReduced", func(b *testing.B) {
 		a := ReadArgs{FH: make(FH, 32), Count: 1 << 20}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 )
 
@@ -12,13 +13,13 @@ import (
 func seed(f *testing.F, v decodable, extra ...string) {
 	for _, rv := range resVectors {
 		if reflect.TypeOf(rv.v) == reflect.TypeOf(v) {
-			in := unhex(f, rv.in)
+			in := testutil.Unhex(f, rv.in)
 			f.Add(in)
 			f.Add(in[:len(in)/2])
 		}
 	}
 	for _, s := range extra {
-		f.Add(unhex(f, s))
+		f.Add(testutil.Unhex(f, s))
 	}
 	f.Add([]byte{})
 }
@@ -46,7 +47,7 @@ func fuzzDecode[T any, P interface {
 	dirty := P(new(T))
 	for _, rv := range resVectors {
 		if reflect.TypeOf(rv.v) == reflect.TypeOf(dirty) {
-			if _, err := dirty.Decode(unhex(t, rv.in)); err != nil {
+			if _, err := dirty.Decode(testutil.Unhex(t, rv.in)); err != nil {
 				t.Fatal(err)
 			}
 			break
@@ -157,8 +158,8 @@ func FuzzMountRes(f *testing.F) {
 // FuzzWriteArgsDDP locates the data of arbitrary WRITE call bodies: never a panic, and the
 // item always lies within the body or just past a reduced one.
 func FuzzWriteArgsDDP(f *testing.F) {
-	f.Add(unhex(f, "00000004 aabbccdd 00000000 00002000 00000005 00000002 00000005 68656c6c 6f000000"))
-	f.Add(unhex(f, "00000004 aabbccdd 00000000 00002000 00000005 00000002 00000005"))
+	f.Add(testutil.Unhex(f, "00000004 aabbccdd 00000000 00002000 00000005 00000002 00000005 68656c6c 6f000000"))
+	f.Add(testutil.Unhex(f, "00000004 aabbccdd 00000000 00002000 00000005 00000002 00000005"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		off, n, err := DDPData(ProcWrite, false, in)
 		if err != nil {

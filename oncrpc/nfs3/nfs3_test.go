@@ -2,23 +2,14 @@ package nfs3
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // Hand-built XDR pieces, from RFC 1813 section 2.5.
 const (
@@ -80,7 +71,7 @@ func TestArgsExactBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := unhex(t, tt.want)
+			want := testutil.Unhex(t, tt.want)
 			buf := bytes.Repeat([]byte{0xee}, 128) // pads must be zeroed, not left over
 			n, err := tt.v.Encode(buf)
 			if err != nil {
@@ -216,7 +207,7 @@ const readdirplusHex = "00000000 " + postOpNo + "11223344 55667788" +
 func TestResDecode(t *testing.T) {
 	for _, tt := range resVectors {
 		t.Run(tt.name, func(t *testing.T) {
-			in := unhex(t, tt.in)
+			in := testutil.Unhex(t, tt.in)
 			n, err := tt.v.Decode(append(in, 0xde, 0xad, 0xbe, 0xef))
 			if err != nil || n != len(in) {
 				t.Fatalf("decode: %d, %v", n, err)
@@ -247,10 +238,10 @@ func TestResDecodeReused(t *testing.T) {
 				continue
 			}
 			v := reflect.New(reflect.TypeOf(tt.v).Elem()).Interface().(decodable)
-			if _, err := v.Decode(unhex(t, other.in)); err != nil {
+			if _, err := v.Decode(testutil.Unhex(t, other.in)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := v.Decode(unhex(t, tt.in)); err != nil || !reflect.DeepEqual(v, tt.want) {
+			if _, err := v.Decode(testutil.Unhex(t, tt.in)); err != nil || !reflect.DeepEqual(v, tt.want) {
 				t.Fatalf("%s after %s: %+v, %v", tt.name, other.name, v, err)
 			}
 		}
@@ -258,7 +249,7 @@ func TestResDecodeReused(t *testing.T) {
 }
 
 func TestReaddirplus(t *testing.T) {
-	in := unhex(t, readdirplusHex)
+	in := testutil.Unhex(t, readdirplusHex)
 	var r ReaddirplusRes
 	n, err := r.Decode(in)
 	if err != nil || n != len(in) {
@@ -322,7 +313,7 @@ func TestResErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tt.v.Decode(unhex(t, tt.in))
+			_, err := tt.v.Decode(testutil.Unhex(t, tt.in))
 			checkErr(t, err, tt.kind, tt.field)
 		})
 	}
@@ -330,7 +321,7 @@ func TestResErrors(t *testing.T) {
 
 func TestMountResFlavors(t *testing.T) {
 	var r MountRes
-	if _, err := r.Decode(unhex(t, "00000000 00000004 aabbccdd 00000002 00000001 00000006")); err != nil {
+	if _, err := r.Decode(testutil.Unhex(t, "00000000 00000004 aabbccdd 00000002 00000001 00000006")); err != nil {
 		t.Fatal(err)
 	}
 	if r.AuthFlavors != 2 || r.AuthFlavor(0) != oncrpc.FlavorSys || r.AuthFlavor(1) != oncrpc.FlavorGSS {
@@ -364,7 +355,7 @@ func TestReduced(t *testing.T) {
 	}
 
 	// A READ reply with its data in a Write chunk: the reduced body ends with the length word.
-	whole := unhex(t, "00000000 "+postOpYes+"00000005 00000001 00000005 68656c6c 6f000000")
+	whole := testutil.Unhex(t, "00000000 "+postOpYes+"00000005 00000001 00000005 68656c6c 6f000000")
 	off, l, err := DDPData(ProcRead, true, whole)
 	if err != nil || off != len(whole)-8 || l != 5 {
 		t.Fatalf("DDPData(READ reply): %d %d %v", off, l, err)
@@ -389,7 +380,7 @@ func TestReduced(t *testing.T) {
 		}
 	}
 	// A failed READ has no data item: its chunk comes back empty.
-	fail := unhex(t, "00000005 "+postOpNo)
+	fail := testutil.Unhex(t, "00000005 "+postOpNo)
 	var r ReadRes
 	if k, err := r.DecodeReduced(fail, nil); err != nil || k != 8 || r.Status != ErrIO || r.Data != nil {
 		t.Fatalf("failed READ: %+v %d %v", r, k, err)
@@ -422,7 +413,7 @@ func TestDDPData(t *testing.T) {
 		{ProcWrite, false, "00000041", oncrpc.ErrTooLong, "nfs_fh3"},
 		{ProcWrite, false, "00000000 00000000 00000000 00000000 00000000 ffffffff", oncrpc.ErrTooLong, "WRITE3args.data"},
 	} {
-		_, _, err := DDPData(c.proc, c.reply, unhex(t, c.body))
+		_, _, err := DDPData(c.proc, c.reply, testutil.Unhex(t, c.body))
 		var e *oncrpc.Error
 		if !errors.Is(err, c.kind) || !errors.As(err, &e) || e.Field != c.field {
 			t.Errorf("proc %d reply %v %q: %v, want %v on %q", c.proc, c.reply, c.body, err, c.kind, c.field)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 )
 
@@ -88,7 +89,7 @@ var success = oncrpc.Reply{Stat: oncrpc.Accepted, Accept: oncrpc.Success}
 // portmapper answers GETPORT for mountd (TCP, version 3) with port.
 func portmapper(port int) handler {
 	return func(t *testing.T, c net.Conn, call *oncrpc.Call, args []byte) {
-		want := unhex(t, "000186a5 00000003 00000006 00000000") // 100005, 3, IPPROTO_TCP, 0
+		want := testutil.Unhex(t, "000186a5 00000003 00000006 00000000") // 100005, 3, IPPROTO_TCP, 0
 		if call.Prog != pmapProgram || call.Vers != pmapVersion || call.Proc != pmapGetport || !bytes.Equal(args, want) {
 			t.Errorf("portmapper: %+v %x", call, args)
 		}
@@ -106,7 +107,7 @@ func mountd(proc uint32, reply func(xid uint32) []byte) handler {
 			call.Cred.Flavor != oncrpc.FlavorSys || oncrpc.DecodeSysCred(call.Cred.Body, &sys) != nil || sys.UID != 1000 {
 			t.Errorf("mountd: %+v", call)
 		}
-		if !bytes.Equal(args, unhex(t, "00000007 2f657870 6f727400")) {
+		if !bytes.Equal(args, testutil.Unhex(t, "00000007 2f657870 6f727400")) {
 			t.Errorf("mountd: dirpath %x", args)
 		}
 		c.Write(reply(call.XID))
@@ -129,7 +130,7 @@ func testConfig(pmap string) *MountConfig {
 func TestMount(t *testing.T) {
 	// mountres3_ok: a 4-byte handle, flavors AUTH_SYS and RPCSEC_GSS; 5-byte fragments make
 	// the client reassemble.
-	ok := unhex(t, "00000000 00000004 aabbccdd 00000002 00000001 00000006")
+	ok := testutil.Unhex(t, "00000000 00000004 aabbccdd 00000002 00000001 00000006")
 	md := serve(t, mountd(MountProcMnt, func(xid uint32) []byte { return replyRecord(xid, success, ok, 5) }))
 	pm := serve(t, portmapper(port(t, md)))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -171,7 +172,7 @@ func TestMountErrors(t *testing.T) {
 		is      error
 		timeout time.Duration
 	}{
-		{name: "MNT3ERR_ACCES", mountd: func(xid uint32) []byte { return replyRecord(xid, success, unhex(t, "0000000d"), 0) },
+		{name: "MNT3ERR_ACCES", mountd: func(xid uint32) []byte { return replyRecord(xid, success, testutil.Unhex(t, "0000000d"), 0) },
 			want: "mount 127.0.0.1:/export: MNT3ERR_ACCES", is: MountErrAcces},
 		{name: "not registered", pmap: portmapper(0), want: "portmapper GETPORT: mountd (program 100005 version 3) is not registered"},
 		{name: "denied", mountd: func(xid uint32) []byte {
@@ -180,20 +181,22 @@ func TestMountErrors(t *testing.T) {
 		{name: "prog unavail", mountd: func(xid uint32) []byte {
 			return replyRecord(xid, oncrpc.Reply{Stat: oncrpc.Accepted, Accept: oncrpc.ProgUnavail}, nil, 0)
 		}, want: "MNT: RPC not executed: PROG_UNAVAIL"},
-		{name: "wrong xid", mountd: func(xid uint32) []byte { return replyRecord(xid+1, success, unhex(t, "0000000d"), 0) },
+		{name: "wrong xid", mountd: func(xid uint32) []byte { return replyRecord(xid+1, success, testutil.Unhex(t, "0000000d"), 0) },
 			want: "MNT: reply: xid"},
 		// The record mark promises 100 bytes; 10 come, then the server closes.
-		{name: "short fragment", mountd: raw(append(unhex(t, "80000064"), make([]byte, 10)...)),
+		{name: "short fragment", mountd: raw(append(testutil.Unhex(t, "80000064"), make([]byte, 10)...)),
 			want: "MNT: read reply: unexpected EOF", is: io.ErrUnexpectedEOF},
 		{name: "closed before reply", mountd: raw(nil), want: "MNT: read reply: unexpected EOF"},
-		{name: "huge record mark", mountd: raw(unhex(t, "ffffffff")), want: "MNT: read reply: record longer than 1 MiB"},
+		{name: "huge record mark", mountd: raw(testutil.Unhex(t, "ffffffff")), want: "MNT: read reply: record longer than 1 MiB"},
 		// Two non-final fragments of 600 KiB: the reassembled record would pass 1 MiB.
-		{name: "huge reassembly", mountd: raw(bytes.Repeat(append(unhex(t, "00096000"), make([]byte, 600<<10)...), 2)),
+		{name: "huge reassembly", mountd: raw(bytes.Repeat(append(testutil.Unhex(t, "00096000"), make([]byte, 600<<10)...), 2)),
 			want: "record longer than 1 MiB"},
 		// The reply header is whole but mountres3_ok stops inside the handle.
-		{name: "truncated result", mountd: func(xid uint32) []byte { return replyRecord(xid, success, unhex(t, "00000000 00000004 aabb"), 0) },
+		{name: "truncated result", mountd: func(xid uint32) []byte {
+			return replyRecord(xid, success, testutil.Unhex(t, "00000000 00000004 aabb"), 0)
+		},
 			want: "MNT: result: oncrpc: mountres3: truncated", is: oncrpc.ErrTruncated},
-		{name: "truncated reply header", mountd: raw(unhex(t, "80000006 00000001 0000")),
+		{name: "truncated reply header", mountd: raw(testutil.Unhex(t, "80000006 00000001 0000")),
 			want: "MNT: reply: oncrpc: reply header: truncated", is: oncrpc.ErrTruncated},
 		{name: "hang", mountd: nil, timeout: 200 * time.Millisecond, is: context.DeadlineExceeded,
 			want: "MNT: context deadline exceeded"},
@@ -256,7 +259,7 @@ func TestMountErrors(t *testing.T) {
 
 func TestReadRecord(t *testing.T) {
 	// Three fragments, one of them empty, reassemble into one record.
-	in := unhex(t, "00000002 0102 00000000 80000003 030405")
+	in := testutil.Unhex(t, "00000002 0102 00000000 80000003 030405")
 	rec, err := readRecord(bytes.NewReader(in))
 	if err != nil || !bytes.Equal(rec, []byte{1, 2, 3, 4, 5}) {
 		t.Fatalf("%x %v", rec, err)
@@ -281,7 +284,7 @@ func TestReadRecord(t *testing.T) {
 // With MountdPort set the portmapper is not asked: one that refuses the query (or is not
 // there at all) does not stop the mount.
 func TestMountFixedPort(t *testing.T) {
-	ok := unhex(t, "00000000 00000004 aabbccdd 00000001 00000001")
+	ok := testutil.Unhex(t, "00000000 00000004 aabbccdd 00000001 00000001")
 	md := serve(t, mountd(MountProcMnt, func(xid uint32) []byte { return replyRecord(xid, success, ok, 0) }))
 	c := testConfig("127.0.0.1:1")
 	c.MountdPort = port(t, md)

@@ -9,7 +9,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/verbs"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,8 +48,8 @@ func TestIntegrationKnfsdNullCall(t *testing.T) {
 	defer mr.Close()
 	sendBuf, recvBuf := mem[:bufSize], mem[bufSize:]
 
-	own := rpcrdma.PrivateData{SendSize: bufSize, RecvSize: bufSize}
-	var priv [rpcrdma.PrivateDataSize]byte
+	own := wire.PrivateData{SendSize: bufSize, RecvSize: bufSize}
+	var priv [wire.PrivateDataSize]byte
 	if _, err := own.Encode(priv[:]); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestIntegrationKnfsdNullCall(t *testing.T) {
 	defer conn.Close()
 
 	peerRaw := conn.PeerPrivateData()
-	peer, ok := rpcrdma.FindPrivateData(peerRaw)
+	peer, ok := wire.FindPrivateData(peerRaw)
 	t.Logf("knfsd private data (%d bytes received): % x", len(peerRaw), peerRaw[:min(len(peerRaw), 16)])
 	if !ok {
 		t.Fatalf("no RFC 8797 private data from knfsd in % x", peerRaw)
@@ -77,7 +77,7 @@ func TestIntegrationKnfsdNullCall(t *testing.T) {
 	if peer.Version != 1 || peer.SendSize != 4096 || peer.RecvSize != 4096 {
 		t.Errorf("knfsd private data %+v, want version 1, 4096/4096", peer)
 	}
-	in := rpcrdma.Negotiate(own, peer)
+	in := wire.Negotiate(own, peer)
 	t.Logf("negotiated inline: %+v", in)
 
 	if _, err := conn.PostRecv([]datapath.RecvWR{{ID: 1, SGL: []datapath.SGE{{Addr: mr.Addr() + bufSize, Length: bufSize, LKey: mr.LKey()}}}}); err != nil {
@@ -85,7 +85,7 @@ func TestIntegrationKnfsdNullCall(t *testing.T) {
 	}
 
 	const xid = 0x12345678
-	hdr := rpcrdma.Header{XID: xid, Vers: rpcrdma.Version, Credit: 32, Proc: rpcrdma.ProcMsg}
+	hdr := wire.Header{XID: xid, Vers: wire.Version, Credit: 32, Proc: wire.ProcMsg}
 	n, err := hdr.Encode(sendBuf)
 	if err != nil {
 		t.Fatal(err)
@@ -129,14 +129,14 @@ func TestIntegrationKnfsdNullCall(t *testing.T) {
 	reply := recvBuf[:got.ByteLen]
 	t.Logf("reply (%d bytes): % x", len(reply), reply)
 
-	var rh rpcrdma.Header
+	var rh wire.Header
 	payload, err := rh.Decode(reply, nil)
 	if err != nil {
 		t.Fatalf("transport header: %v", err)
 	}
 	t.Logf("transport header: xid %#x version %d credits %d %v, read list %d, write list %d, reply chunk %v",
 		rh.XID, rh.Vers, rh.Credit, rh.Proc, len(rh.ReadList), len(rh.WriteList), rh.HasReply)
-	if rh.XID != xid || rh.Vers != rpcrdma.Version || rh.Proc != rpcrdma.ProcMsg || rh.Credit == 0 {
+	if rh.XID != xid || rh.Vers != wire.Version || rh.Proc != wire.ProcMsg || rh.Credit == 0 {
 		t.Errorf("transport header %+v: want xid %#x, version 1, RDMA_MSG, credits > 0", rh, xid)
 	}
 	var r oncrpc.Reply

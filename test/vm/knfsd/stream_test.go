@@ -15,6 +15,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/verbs"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
 )
 
 // streamCalls is the number of NFS NULL calls per depth (KNFSD_CALLS overrides it).
@@ -94,7 +95,7 @@ func TestIntegrationKnfsdNullStream(t *testing.T) {
 	}
 }
 
-func privString(p rpcrdma.PrivateData) string {
+func privString(p wire.PrivateData) string {
 	return fmt.Sprintf("{version %d, send %d, recv %d, R=%v}", p.Version, p.SendSize, p.RecvSize, p.RemoteInvalidate)
 }
 

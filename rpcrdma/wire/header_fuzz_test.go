@@ -1,8 +1,10 @@
-package rpcrdma
+package wire
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 )
 
 // FuzzHeaderDecode feeds arbitrary bytes to Decode. Decode must not panic or read out of
@@ -11,9 +13,9 @@ import (
 // encoding per value), and decoding those bytes again must give the same header.
 func FuzzHeaderDecode(f *testing.F) {
 	for _, c := range encodeCases {
-		f.Add(unhex(f, c.hex))
+		f.Add(testutil.Unhex(f, c.hex))
 	}
-	f.Add(unhex(f, knfsdNullReply))
+	f.Add(testutil.Unhex(f, knfsdNullReply))
 	f.Add(words(1, 2, 3, 4))
 	f.Add(words(1, 1, 1, 1, 0, 0, 0))
 

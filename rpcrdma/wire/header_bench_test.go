@@ -1,6 +1,10 @@
-package rpcrdma
+package wire
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
+)
 
 func BenchmarkHeaderEncode(b *testing.B) {
 	h := benchHeader()
@@ -47,7 +51,7 @@ func BenchmarkHeaderEncodeDecode(b *testing.B) {
 }
 
 func BenchmarkDecodeInline(b *testing.B) {
-	in := unhex(b, knfsdNullReply)
+	in := testutil.Unhex(b, knfsdNullReply)
 	var dec Header
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package rpcrdma
+package wire
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 )
 
 // knfsdPrivateData is what the Linux kernel NFS server sends in its accept, recorded in the VM
@@ -60,7 +62,7 @@ func TestPrivateDataExact(t *testing.T) {
 		{PrivateData{RemoteInvalidate: true, SendSize: 4096, RecvSize: 65536}, "f6ab0e18 01 01 03 3f"},
 	}
 	for _, c := range cases {
-		want := unhex(t, c.hex)
+		want := testutil.Unhex(t, c.hex)
 		var b [8]byte
 		if _, err := c.pd.Encode(b[:]); err != nil || !bytes.Equal(b[:], want) {
 			t.Errorf("Encode(%+v) = %x, %v; want %x", c.pd, b, err, want)

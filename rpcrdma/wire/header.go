@@ -1,11 +1,11 @@
-package rpcrdma
+package wire
 
 import (
 	"encoding/binary"
 	"errors"
 )
 
-// Version is the only RPC-over-RDMA version this package speaks (RFC 8166).
+// Version is the only RPC-over-RDMA version this program speaks (RFC 8166).
 const Version = 1
 
 // Proc is an rdma_proc value: the message type of a transport header (RFC 8166 section 4.2.4).
@@ -72,7 +72,7 @@ type ReadSegment struct {
 // number of Write chunks (a chunk may have zero segments).
 type Header struct {
 	XID    uint32 // rdma_xid: the XID of the RPC message this header goes with
-	Vers   uint32 // rdma_vers: Version for everything this package sends
+	Vers   uint32 // rdma_vers: Version for everything rpcrdma sends
 	Credit uint32 // rdma_credit: credits requested (call) or granted (reply)
 	Proc   Proc   // rdma_proc
 
@@ -95,16 +95,17 @@ type Header struct {
 
 // XDR sizes of the pieces of a header, in bytes.
 const (
-	fixedSize     = 16 // rdma_xid, rdma_vers, rdma_credit, rdma_proc
+	// FixedSize is the size of the fixed fields: rdma_xid, rdma_vers, rdma_credit, rdma_proc.
+	FixedSize     = 16
 	segmentSize   = 16 // handle, length, offset
 	readEntrySize = 4 + 4 + segmentSize
 	word          = 4
 
 	// MinHeaderSize is the size of an RDMA_MSG or RDMA_NOMSG header with three empty chunk
 	// lists: what every inline message spends on transport header at least.
-	MinHeaderSize = fixedSize + 3*word
+	MinHeaderSize = FixedSize + 3*word
 	// DoneSize is the size of an RDMA_DONE message.
-	DoneSize = fixedSize
+	DoneSize = FixedSize
 )
 
 // Reset empties h for reuse, keeping the capacity of its slices.
@@ -120,6 +121,10 @@ func (h *Header) Reset() {
 	h.Err, h.VersLow, h.VersHigh = 0, 0, 0
 	h.fixed = 0
 }
+
+// FixedDecoded is how many bytes of the fixed fields the last Decode read: 0, 4 (XID), 8
+// (and Vers) or 16 (all four). After a failed Decode it says which fields may be trusted.
+func (h *Header) FixedDecoded() int { return h.fixed }
 
 // AddWriteChunk appends a Write chunk made of segs to the Write list.
 func (h *Header) AddWriteChunk(segs ...Segment) {
@@ -154,7 +159,7 @@ func (h *Header) WriteChunk(i int) []Segment {
 //	}
 //
 // RFC 8166 lets the segments of one chunk be scattered through the list; senders (Linux and
-// this package's transport) keep them adjacent, and a receiver that wants to accept scattered
+// the rpcrdma engine) keep them adjacent, and a receiver that wants to accept scattered
 // chunks can merge runs with equal positions.
 func (h *Header) ReadChunk(start int) (chunk []ReadSegment, next int) {
 	next = start + 1
@@ -192,7 +197,7 @@ func (l Layout) Size() int {
 //
 // It is the worst-case bound a requester that does not know its header's exact size can
 // use for the decisions of RFC 8166 section 3.5 (the reasoning of Linux's
-// rpcrdma_max_call_header_size and rpcrdma_max_reply_header_size). This package's own
+// rpcrdma_max_call_header_size and rpcrdma_max_reply_header_size). The rpcrdma
 // requester does not call it: it knows its chunks before it decides, and uses the exact
 // Layout.Size instead, so a message that fits to the byte goes inline.
 func MaxHeaderSize(segs int) int {
@@ -202,9 +207,9 @@ func MaxHeaderSize(segs int) int {
 // ErrorSize is the encoded size of an RDMA_ERROR message with this code.
 func ErrorSize(code ErrCode) int {
 	if code == ErrCodeVers {
-		return fixedSize + 3*word
+		return FixedSize + 3*word
 	}
-	return fixedSize + word
+	return FixedSize + word
 }
 
 // EncodedSize is the exact number of bytes Encode writes for h.
@@ -244,7 +249,7 @@ func (h *Header) Encode(b []byte) (int, error) {
 			if len(b) < MinHeaderSize {
 				return 0, ErrShortBuffer
 			}
-			putNoChunks(b, h.XID, h.Vers, h.Credit, h.Proc)
+			PutNoChunks(b, h.XID, h.Vers, h.Credit, h.Proc)
 			return MinHeaderSize, nil
 		}
 		total := 0
@@ -274,7 +279,7 @@ func (h *Header) Encode(b []byte) (int, error) {
 	b = b[:n]
 	be := binary.BigEndian
 	h.putFixed(b)
-	off := fixedSize
+	off := FixedSize
 	switch h.Proc {
 	case ProcDone:
 		return off, nil
@@ -330,10 +335,10 @@ func (h *Header) Encode(b []byte) (int, error) {
 	return off, nil
 }
 
-// putFixed writes the four fixed fields at the start of b, which holds at least fixedSize
+// putFixed writes the four fixed fields at the start of b, which holds at least FixedSize
 // bytes.
 func (h *Header) putFixed(b []byte) {
-	_ = b[fixedSize-1]
+	_ = b[FixedSize-1]
 	be := binary.BigEndian
 	be.PutUint32(b[0:], h.XID)
 	be.PutUint32(b[4:], h.Vers)
@@ -341,10 +346,10 @@ func (h *Header) putFixed(b []byte) {
 	be.PutUint32(b[12:], uint32(h.Proc))
 }
 
-// putNoChunks writes an RDMA_MSG or RDMA_NOMSG header without chunks, the fixed fields
+// PutNoChunks writes an RDMA_MSG or RDMA_NOMSG header without chunks, the fixed fields
 // and three empty lists, at the start of b, which holds at least MinHeaderSize bytes. It is
 // Encode's chunkless case without a Header, for senders that know they have no chunks.
-func putNoChunks(b []byte, xid, vers, credit uint32, proc Proc) {
+func PutNoChunks(b []byte, xid, vers, credit uint32, proc Proc) {
 	_ = b[MinHeaderSize-1]
 	be := binary.BigEndian
 	be.PutUint32(b[0:], xid)
@@ -428,8 +433,8 @@ func (l *Limits) resolve() Limits {
 // than 1 yields ErrVersion with XID set, before anything else is looked at, so that a
 // responder can answer ERR_VERS; see ErrorReply.
 //
-// RDMA_DONE is accepted (see ProcDone). A Conn never answers one: an RDMA_DONE that names no
-// reply waiting for it is dropped (Stats.DoneStray), negotiated or not, as the draft's
+// RDMA_DONE is accepted (see ProcDone). An rpcrdma.Conn never answers one: an RDMA_DONE that names no
+// reply waiting for it is dropped (rpcrdma.Stats.DoneStray), negotiated or not, as the draft's
 // section 4.1.3 asks and as svcrdma drops every RDMA_DONE.
 func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 	be := binary.BigEndian
@@ -441,7 +446,7 @@ func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 		// header takes the full path, which also rejects bad discriminators.
 		h.Reset()
 		h.XID, h.Vers, h.Credit, h.Proc = be.Uint32(b), Version, be.Uint32(b[8:]), ProcMsg
-		h.fixed = fixedSize
+		h.fixed = FixedSize
 		return b[MinHeaderSize:], nil
 	}
 	h.Reset()
@@ -462,20 +467,20 @@ func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 		// RDMA_ERROR that carries another version (RFC 8166 section 4.5 makes an
 		// RDMA_ERROR echo the failing request's version, so two endpoints would otherwise
 		// trade ERR_VERS forever). h.fixed stays at the two words that were validated.
-		if len(b) >= fixedSize {
+		if len(b) >= FixedSize {
 			h.Credit = be.Uint32(b[8:])
 			h.Proc = Proc(be.Uint32(b[12:]))
 		}
 		return nil, ErrVersion
 	}
-	if len(b) < fixedSize {
+	if len(b) < FixedSize {
 		return nil, ErrTruncated
 	}
 	h.Credit = be.Uint32(b[8:])
 	h.Proc = Proc(be.Uint32(b[12:]))
-	h.fixed = fixedSize
+	h.fixed = FixedSize
 
-	off := fixedSize
+	off := FixedSize
 	switch h.Proc {
 	case ProcMsg, ProcNoMsg:
 		off, err = h.decodeChunks(b, lim.resolve())
@@ -514,7 +519,7 @@ func (h *Header) Decode(b []byte, lim *Limits) (payload []byte, err error) {
 // offset just past them.
 func (h *Header) decodeChunks(b []byte, lim Limits) (int, error) {
 	be := binary.BigEndian
-	off := fixedSize
+	off := FixedSize
 	var err error
 
 	// Read list.
@@ -665,7 +670,7 @@ func (h *Header) ErrorReply(err error, credit uint32, r *Header) bool {
 		if h.fixed < 2*word || h.Proc == ProcError {
 			return false
 		}
-	} else if h.fixed < fixedSize || h.Proc == ProcError {
+	} else if h.fixed < FixedSize || h.Proc == ProcError {
 		return false
 	}
 	r.Reset()

@@ -1,4 +1,4 @@
-package rpcrdma
+package wire
 
 import (
 	"bytes"
@@ -8,26 +8,17 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"strings"
 	"testing"
-)
 
-// unhex turns "12345678 00000001 ..." into bytes; spaces are for reading only.
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
+)
 
 // knfsdNullReply is the Linux kernel NFS server's reply to an RDMA_MSG NFSv3 NULL call with
 // XID 0x12345678, recorded in the VM (testdata/knfsd/README.md).
 var knfsdNullReply = hex.EncodeToString(knfsdBytes("null-reply.hex"))
 
 func TestDecodeKnfsdReply(t *testing.T) {
-	b := unhex(t, knfsdNullReply)
+	b := testutil.Unhex(t, knfsdNullReply)
 	if len(b) != 52 {
 		t.Fatalf("test vector is %d bytes, want 52", len(b))
 	}
@@ -112,7 +103,7 @@ var encodeCases = []struct {
 func TestEncodeExact(t *testing.T) {
 	for _, c := range encodeCases {
 		t.Run(c.name, func(t *testing.T) {
-			want := unhex(t, c.hex)
+			want := testutil.Unhex(t, c.hex)
 			if got := c.h.EncodedSize(); got != len(want) {
 				t.Errorf("EncodedSize = %d, want %d", got, len(want))
 			}

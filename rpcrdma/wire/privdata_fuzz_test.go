@@ -1,4 +1,4 @@
-package rpcrdma
+package wire
 
 import (
 	"bytes"

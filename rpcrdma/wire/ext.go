@@ -1,4 +1,4 @@
-package rpcrdma
+package wire
 
 import "encoding/binary"
 
@@ -21,36 +21,41 @@ import "encoding/binary"
 const extFormat uint32 = 0x72726231 // "rrb1", unregistered (RFC 8797 section 8)
 
 const (
-	extSize = 8
+	// ExtSize is the encoded size of the extension block.
+	ExtSize = 8
 
 	extResponderRead = 1 << 0 // takes responder-provided Read chunks and RDMA_DONE
 	extReverse       = 1 << 1 // accepts reverse-direction calls (RFC 8167)
 )
 
-type ext struct {
-	responderRead, reverse bool
+// Ext is the extension block's content: what this endpoint offers beyond RFC 8797.
+type Ext struct {
+	ResponderRead bool // takes responder-provided Read chunks and RDMA_DONE
+	Reverse       bool // accepts reverse-direction calls (RFC 8167)
 }
 
-func encodeExt(b []byte, e ext) int {
+// EncodeExt writes e's block at the start of b, which holds at least ExtSize bytes, and
+// returns ExtSize.
+func EncodeExt(b []byte, e Ext) int {
 	binary.BigEndian.PutUint32(b, extFormat)
 	var f byte
-	if e.responderRead {
+	if e.ResponderRead {
 		f |= extResponderRead
 	}
-	if e.reverse {
+	if e.Reverse {
 		f |= extReverse
 	}
 	b[4], b[5], b[6], b[7] = f, 0, 0, 0
-	return extSize
+	return ExtSize
 }
 
-// findExt searches received private data for the extension block; absent means no
+// FindExt searches received private data for the extension block; absent means no
 // extensions.
-func findExt(b []byte) ext {
-	for i := 0; i+extSize <= len(b); i++ {
+func FindExt(b []byte) Ext {
+	for i := 0; i+ExtSize <= len(b); i++ {
 		if binary.BigEndian.Uint32(b[i:]) == extFormat {
-			return ext{responderRead: b[i+4]&extResponderRead != 0, reverse: b[i+4]&extReverse != 0}
+			return Ext{ResponderRead: b[i+4]&extResponderRead != 0, Reverse: b[i+4]&extReverse != 0}
 		}
 	}
-	return ext{}
+	return Ext{}
 }

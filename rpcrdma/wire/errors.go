@@ -1,4 +1,4 @@
-package rpcrdma
+package wire
 
 // ErrCode is an rdma_err value carried by an RDMA_ERROR message (RFC 8166 section 4.5).
 type ErrCode uint32
@@ -62,6 +62,9 @@ var (
 	// ErrNoChunks: an RDMA_NOMSG message has no chunks at all, so its RPC message is nowhere
 	// (RFC 8166 section 4.5.2).
 	ErrNoChunks = &HeaderError{ErrCodeChunk, "rpcrdma: RDMA_NOMSG without chunks"}
+	// ErrNoMsgRead: an RDMA_NOMSG message carries Read chunks not at position zero, which
+	// need an inline RPC message to be inserted into (RFC 8166 section 3.4.5).
+	ErrNoMsgRead = &HeaderError{ErrCodeChunk, "rpcrdma: RDMA_NOMSG with a Read chunk not at position zero"}
 	// ErrErrCode: an RDMA_ERROR message carries an unknown rdma_err. Such a message is
 	// dropped, never answered (RFC 8166 section 4.5).
 	ErrErrCode = &HeaderError{ErrCodeChunk, "rpcrdma: unknown rdma_err in RDMA_ERROR"}
