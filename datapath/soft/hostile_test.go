@@ -3,9 +3,14 @@ package soft
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -350,7 +355,7 @@ func TestTCPCumulativeACK(t *testing.T) {
 		}
 		for i, wc := range wcs[:3] {
 			if wc.ID != uint64(i+1) || wc.Status != datapath.StatusSuccess {
-				t.Fatalf("completion %d: %+v (%v)", i, wc, wc.Status)
+				t.Fatalf("completion %d: %+v (%v) %v", i, wc, wc.Status, p.c.Err())
 			}
 		}
 	})
@@ -358,7 +363,7 @@ func TestTCPCumulativeACK(t *testing.T) {
 		p, _, post := setup(t)
 		hs := post(datapath.OpWrite)
 		ack(t, p, hs[0].seq+5)
-		if err := p.waitBroken(t); !strings.Contains(err.Error(), "ACK beyond the requests sent") {
+		if err := p.waitBroken(t); !strings.Contains(err.Error(), "which was not sent yet") {
 			t.Fatalf("Err = %v", err)
 		}
 	})
@@ -370,4 +375,312 @@ func TestTCPCumulativeACK(t *testing.T) {
 			t.Fatalf("Err = %v", err)
 		}
 	})
+}
+
+// bigWrite is larger than what the socket buffers of both ends hold, so that a frame queued
+// behind a WRITE of it stays unsent while the peer does not read.
+const bigWrite = 16 << 20
+
+// stalledSend posts a WRITE of bigWrite bytes and then a SEND of "AAAA" to a peer that reads
+// the WRITE's header and nothing more: the SEND stays in the writer. It returns both frames'
+// sequence numbers.
+func stalledSend(t *testing.T, p *rawPeer) (write, send uint32, sendMem []byte, sendMR datapath.MR) {
+	t.Helper()
+	p.nc.(*net.TCPConn).SetReadBuffer(64 << 10)
+	big, free, err := datapathtest.Alloc(bigWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { free() })
+	bmr, err := p.dev.Register(big, datapath.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bmr.Close() })
+	mem, mr := p.localMem(t)
+	copy(mem, "AAAA")
+	if _, err := p.c.PostSend([]datapath.SendWR{
+		{ID: 1, Op: datapath.OpWrite, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: bmr.Addr(), Length: bigWrite, LKey: bmr.LKey()}},
+			RemoteAddr: 0x1000, RKey: 0x1ff},
+		{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var b [headerLen]byte
+	if _, err := io.ReadFull(p.br, b[:]); err != nil {
+		t.Fatal(err)
+	}
+	var h header
+	if err := h.parse(b[:]); err != nil || h.typ != frameWrite || h.len != bigWrite {
+		t.Fatalf("first frame %+v (%v), want the WRITE", h, err)
+	}
+	return h.seq, h.seq + 1, mem, mr
+}
+
+func (p *rawPeer) send(t *testing.T, h header, payload ...byte) {
+	t.Helper()
+	b := make([]byte, headerLen, headerLen+len(payload))
+	h.put(b)
+	if _, err := p.nc.Write(append(b, payload...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pollN waits for at least want completions and returns them.
+func (p *rawPeer) pollN(t *testing.T, want int) []datapath.Completion {
+	t.Helper()
+	var got []datapath.Completion
+	wc := make([]datapath.Completion, 8)
+	for deadline := time.Now().Add(hangGuard); len(got) < want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d completions: %+v", len(got), want, got)
+		}
+		n, _ := p.cq.Poll(wc)
+		got = append(got, wc[:n]...)
+		p.cq.Wait(time.Millisecond)
+	}
+	return got
+}
+
+// An ACK for a SEND still queued behind a large WRITE is a protocol error: the SEND must not
+// complete (the provider may still read its memory), the connection breaks naming what the
+// peer did, and nothing posted afterwards goes out under the old SEND's header.
+func TestTCPEarlyACKBreaks(t *testing.T) {
+	p := dialRaw(t, Config{})
+	_, send, mem, mr := stalledSend(t, p)
+	p.send(t, header{typ: frameAck, seq: send})
+	wcs := p.pollN(t, 2)
+	for _, wc := range wcs {
+		if wc.Status == datapath.StatusSuccess {
+			t.Fatalf("completion %+v (%v) from an ACK for requests not yet written to the socket", wc, wc.Status)
+		}
+	}
+	err := p.waitBroken(t)
+	if want := "ACK for request 1, which was not sent yet"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("Err = %v, want it to name the early ACK (%q)", err, want)
+	}
+	// What a post after the break does to the stream: the old SEND's header never carries it.
+	copy(mem, "BBBB")
+	p.c.PostSend([]datapath.SendWR{{ID: 3, Op: datapath.OpSend, Flags: datapath.FlagSignaled,
+		SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}}})
+	rest, _ := io.ReadAll(p.br)
+	if strings.Contains(string(rest), "BBBB") {
+		t.Fatalf("the stream carries the data of a SEND posted after the break")
+	}
+}
+
+// The legitimate pipeline: the peer acknowledges a SEND it received while a large WRITE behind
+// it is still being written, then the WRITE once it has it all; both complete.
+func TestTCPACKWhileWriting(t *testing.T) {
+	p := dialRaw(t, Config{})
+	p.nc.(*net.TCPConn).SetReadBuffer(64 << 10)
+	big, free, err := datapathtest.Alloc(bigWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free()
+	bmr, err := p.dev.Register(big, datapath.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bmr.Close()
+	mem, mr := p.localMem(t)
+	copy(mem, "AAAA")
+	if _, err := p.c.PostSend([]datapath.SendWR{
+		{ID: 1, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}},
+		{ID: 2, Op: datapath.OpWrite, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: bmr.Addr(), Length: bigWrite, LKey: bmr.LKey()}},
+			RemoteAddr: 0x1000, RKey: 0x1ff},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h, payload := p.frame(t)
+	if h.typ != frameSend || string(payload) != "AAAA" {
+		t.Fatalf("first frame %+v %q, want the SEND", h, payload)
+	}
+	p.send(t, header{typ: frameAck, seq: h.seq})
+	if wc := p.pollN(t, 1); wc[0].ID != 1 || wc[0].Status != datapath.StatusSuccess {
+		t.Fatalf("SEND completion %+v (%v)", wc[0], wc[0].Status)
+	}
+	if h, _ = p.frame(t); h.typ != frameWrite {
+		t.Fatalf("second frame %+v, want the WRITE", h)
+	}
+	p.send(t, header{typ: frameAck, seq: h.seq})
+	if wc := p.pollN(t, 1); wc[0].ID != 2 || wc[0].Status != datapath.StatusSuccess {
+		t.Fatalf("WRITE completion %+v (%v)", wc[0], wc[0].Status)
+	}
+	if err := p.c.Err(); err != nil {
+		t.Fatalf("Err = %v", err)
+	}
+}
+
+// An ACK or NAK carries no payload: a non-zero length breaks the connection naming it, and
+// the bytes that follow are not parsed as frames.
+func TestTCPACKWithLengthBreaks(t *testing.T) {
+	for _, typ := range []uint8{frameAck, frameNak} {
+		t.Run(strconv.Itoa(int(typ)), func(t *testing.T) {
+			p := dialRaw(t, Config{})
+			_, mr := p.localMem(t)
+			if _, err := p.c.PostSend([]datapath.SendWR{{ID: 1, Op: datapath.OpWrite, Flags: datapath.FlagSignaled,
+				SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}, RemoteAddr: 0x1000, RKey: 0x1ff}}); err != nil {
+				t.Fatal(err)
+			}
+			h, _ := p.frame(t)
+			// The "payload" is an ACK for the WRITE: a receiver that parses it completes it.
+			inner := make([]byte, headerLen)
+			(&header{typ: frameAck, seq: h.seq}).put(inner)
+			p.send(t, header{typ: typ, seq: h.seq, len: headerLen}, inner...)
+			err := p.waitBroken(t)
+			const want = "soft wire: ACK or NAK frame with a non-zero length"
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("Err = %v, want it to contain %q", err, want)
+			}
+			if wc := p.pollN(t, 1); wc[0].Status == datapath.StatusSuccess {
+				t.Fatalf("WRITE completion %+v: the payload was parsed as a frame", wc[0])
+			}
+			if _, reason := p.disconnect(t); reason != want {
+				t.Fatalf("DISCONNECT reason %q, want %q", reason, want)
+			}
+		})
+	}
+}
+
+const hostileEnv = "SOFT_TEST_HOSTILE_PEER"
+
+// TestTCPHostilePeerProcess is the hostile peer of TestTCPEarlyACKOtherProcess when the test
+// binary runs as one (hostileEnv set); otherwise it does nothing. It prints ADDR <addr>,
+// accepts one connection, acknowledges the SEND queued behind the WRITE as soon as the
+// WRITE's header arrives, then reads the stream to its end and prints CLEAN, or CORRUPT if a
+// SEND posted after the break went out.
+func TestTCPHostilePeerProcess(t *testing.T) {
+	if os.Getenv(hostileEnv) == "" {
+		return
+	}
+	err := func() error {
+		nl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("ADDR %s\n", nl.Addr())
+		nc, err := nl.Accept()
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(hangGuard))
+		nc.(*net.TCPConn).SetReadBuffer(64 << 10)
+		br := bufio.NewReader(nc)
+		var b [headerLen]byte
+		var h header
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return err
+		}
+		if _, err := br.Discard(int(binary.BigEndian.Uint32(b[20:]))); err != nil {
+			return err
+		}
+		m := hello{maxSendWR: 16, maxRecvWR: 16}
+		if err := writeFrame(nc, frameAccept, m.bytes(datapath.MaxAcceptPrivateData)); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return err
+		}
+		if err := h.parse(b[:]); err != nil || h.typ != frameWrite {
+			return fmt.Errorf("first frame %+v (%v), want a WRITE", h, err)
+		}
+		(&header{typ: frameAck, seq: h.seq + 1}).put(b[:])
+		if _, err := nc.Write(b[:]); err != nil {
+			return err
+		}
+		rest, _ := io.ReadAll(br)
+		if strings.Contains(string(rest), "BBBB") {
+			fmt.Println("CORRUPT")
+		} else {
+			fmt.Println("CLEAN")
+		}
+		return nil
+	}()
+	if err != nil {
+		fmt.Printf("FATAL %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// The early ACK with the hostile peer in another process, over soft TCP.
+func TestTCPEarlyACKOtherProcess(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTCPHostilePeerProcess$")
+	cmd.Env = append(os.Environ(), hostileEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ADDR ") {
+		t.Fatalf("peer said %q, want its address", sc.Text())
+	}
+	d, _ := New(Config{}).Open("")
+	defer d.Close()
+	cq, _ := d.NewCQ(64)
+	defer cq.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	c, err := d.Connect(ctx, strings.TrimPrefix(sc.Text(), "ADDR "), datapath.QPConfig{SendCQ: cq, RecvCQ: cq}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	big, free, err := datapathtest.Alloc(bigWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free()
+	bmr, err := d.Register(big, datapath.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bmr.Close()
+	mem, free2, err := datapathtest.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free2()
+	mr, err := d.Register(mem, datapath.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mr.Close()
+	copy(mem, "AAAA")
+	send := []datapath.SendWR{{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}}}
+	if _, err := c.PostSend(append([]datapath.SendWR{{ID: 1, Op: datapath.OpWrite, Flags: datapath.FlagSignaled,
+		SGL: []datapath.SGE{{Addr: bmr.Addr(), Length: bigWrite, LKey: bmr.LKey()}}, RemoteAddr: 0x1000, RKey: 0x1ff}}, send...)); err != nil {
+		t.Fatal(err)
+	}
+	wc := make([]datapath.Completion, 4)
+	for got, deadline := 0, time.Now().Add(hangGuard); got < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 completions", got)
+		}
+		n, _ := cq.Poll(wc)
+		for _, w := range wc[:n] {
+			if w.Status == datapath.StatusSuccess {
+				t.Fatalf("completion %+v (%v) from an ACK for requests not yet written to the socket", w, w.Status)
+			}
+		}
+		got += n
+		cq.Wait(time.Millisecond)
+	}
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "ACK for request 1, which was not sent yet") {
+		t.Fatalf("Err = %v, want it to name the early ACK", err)
+	}
+	copy(mem, "BBBB")
+	c.PostSend(send)
+	c.Close()
+	if !sc.Scan() || sc.Text() != "CLEAN" {
+		t.Fatalf("peer said %q, want CLEAN", sc.Text())
+	}
 }

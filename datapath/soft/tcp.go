@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,10 +41,11 @@ const (
 
 // txd is one frame for the writer.
 type txd struct {
-	h    header
-	e    *sqe   // a request: its payload is e.segs (or e.inline)
-	data []byte // a READ response's payload
-	text []byte // a DISCONNECT's reason: not registered memory, sent even once dead
+	h     header
+	epoch uint32 // a request: the link's epoch when it was handed to the writer
+	e     *sqe   // a request: its payload is e.segs (or e.inline)
+	data  []byte // a READ response's payload
+	text  []byte // a DISCONNECT's reason: not registered memory, sent even once dead
 }
 
 // txQueue hands frames to the writer goroutine: a slice that grows to what is actually in
@@ -101,8 +103,19 @@ type tcpLink struct {
 	rhdr  [headerLen]byte // reader's
 	retry time.Duration
 
+	// What reached the socket, so that a response is accepted only for a request on the
+	// wire (the writer may still be reading a request's memory until then). bw writes
+	// through sock. Writer only: cur is the request being written to bw, pend the last one
+	// bw holds in full. flying is the last request whose memory a socket write under way
+	// may read, and wired the last one handed to the socket in full; both change only under
+	// wmem. Each is epoch<<32|seq.
+	sock          sockWriter
+	cur, pend     uint64
+	flying, wired atomic.Uint64
+
 	// Guarded by the conn's mu.
 	seq     uint32 // next request sequence number
+	epoch   uint32 // bumped when an RNR NAK sends the requests again: older frames do not count
 	sent    int    // send queue entries from the head handed to the writer
 	reads   int    // RDMA READs handed to the writer and not answered
 	paused  bool   // waiting out an RNR NAK
@@ -124,8 +137,9 @@ type tcpLink struct {
 	ackSeq uint32
 
 	// Reader only.
-	rxSeq uint32 // the next request sequence number the responder executes
-	one   [1][]byte
+	rxSeq  uint32 // the next request sequence number the responder executes
+	rxSent bool   // the response being handled answers a request on the wire (onWire)
+	one    [1][]byte
 
 	// A completion, flushed ones included, tells the application that the provider is done
 	// with the work request's memory, which it may then unmap. So the writer holds wmem while
@@ -139,8 +153,9 @@ type tcpLink struct {
 }
 
 func newLink(c *conn, nc net.Conn, br *bufio.Reader, peerSendWR int) *tcpLink {
-	l := &tcpLink{nc: nc, br: br, bw: bufio.NewWriterSize(nc, bufSize),
-		done: make(chan struct{}), wdone: make(chan struct{})}
+	l := &tcpLink{nc: nc, br: br, epoch: 1, done: make(chan struct{}), wdone: make(chan struct{})}
+	l.sock.l = l
+	l.bw = bufio.NewWriterSize(&l.sock, bufSize)
 	l.tx.limit, l.tx.wake = 2*c.caps.MaxSendWR+peerSendWR+8, make(chan struct{}, 1)
 	d := c.dev.p.cfg.RNRTimeout
 	l.retry = min(max(d/16, 50*time.Microsecond), 5*time.Millisecond)
@@ -250,7 +265,7 @@ func (l *tcpLink) write(c *conn) {
 				}
 				if d.h.typ == frameDisconnect {
 					if !failed {
-						l.bw.Flush()
+						l.flush()
 					}
 					if tc, ok := l.nc.(*net.TCPConn); ok {
 						tc.CloseWrite()
@@ -261,12 +276,57 @@ func (l *tcpLink) write(c *conn) {
 			// Flush once nothing more is queued: frames queued meanwhile go out in the
 			// same write.
 			if !failed && l.tx.empty() {
-				if err := l.bw.Flush(); err != nil {
+				if err := l.flush(); err != nil {
 					fail(err)
 				}
 			}
 		}
 	}
+}
+
+// sockWriter is bw's destination: a socket write carries every request bw held in full
+// before it (bufio writes out all it holds, in order).
+type sockWriter struct{ l *tcpLink }
+
+func (w *sockWriter) Write(p []byte) (int, error) {
+	l := w.l
+	if l.pend != 0 {
+		// Their bytes are in p, bw's copy: registered memory is done with as the write starts.
+		l.wired.Store(l.pend)
+		l.pend = 0
+	}
+	if l.cur != 0 {
+		l.flying.Store(l.cur)
+	}
+	return l.nc.Write(p)
+}
+
+// covers reports whether the request tag names is seq or later, in this epoch. The epoch
+// changes only on the reader goroutine.
+func (l *tcpLink) covers(tag uint64, seq uint32) bool {
+	return uint32(tag>>32) == l.epoch && int32(seq-uint32(tag)) <= 0
+}
+
+// onWire reports whether request seq was handed to the socket in full. A peer can answer
+// a request as soon as its last byte leaves, before the writer learns so: for a request a
+// socket write under way may carry, it waits for the writer. The reader calls it without mu.
+func (l *tcpLink) onWire(seq uint32) bool {
+	if l.covers(l.wired.Load(), seq) {
+		return true
+	}
+	if !l.covers(l.flying.Load(), seq) {
+		return false
+	}
+	l.wmem.Lock()
+	defer l.wmem.Unlock()
+	return l.covers(l.wired.Load(), seq)
+}
+
+// flush writes out what bw holds, under wmem like every socket write (see awaitWire).
+func (l *tcpLink) flush() error {
+	l.wmem.Lock()
+	defer l.wmem.Unlock()
+	return l.bw.Flush()
 }
 
 // frameMem writes a frame, skipping those that carry registered memory once dead.
@@ -276,7 +336,19 @@ func (l *tcpLink) frameMem(d *txd) error {
 	if (d.e != nil || d.data != nil) && l.dead.Load() {
 		return nil
 	}
-	return l.frame(d)
+	if d.e == nil {
+		return l.frame(d)
+	}
+	l.cur = uint64(d.epoch)<<32 | uint64(d.h.seq)
+	err := l.frame(d)
+	// A request is on the wire once bw holds none of it.
+	if err == nil && l.bw.Buffered() == 0 {
+		l.wired.Store(l.cur)
+	} else if err == nil {
+		l.pend = l.cur
+	}
+	l.cur = 0
+	return err
 }
 
 func (l *tcpLink) frame(d *txd) error {
@@ -355,7 +427,7 @@ func (c *conn) kick() {
 		if op == datapath.OpRead && l.reads >= c.caps.RDMAReadDepth {
 			return
 		}
-		d := txd{h: header{seq: e.seq}, e: e}
+		d := txd{h: header{seq: e.seq}, e: e, epoch: l.epoch}
 		var n uint64
 		switch {
 		case e.wr.Flags&datapath.FlagInline != 0:
@@ -529,6 +601,9 @@ func (l *tcpLink) frameIn(c *conn) error {
 			return err
 		}
 		h.len = 0
+	}
+	if h.typ == frameAck || h.typ == frameNak || h.typ == frameReadResp {
+		l.rxSent = l.onWire(h.seq)
 	}
 	c.mu.Lock()
 	if c.broken {
@@ -715,8 +790,22 @@ func (l *tcpLink) readReqIn(c *conn, h *header) {
 	l.rxSeq++
 }
 
+// unsent breaks the connection if a response (what) answers a request not yet handed to
+// the socket in full: the writer may still be reading its memory.
+func (l *tcpLink) unsent(c *conn, what string, seq uint32) bool {
+	if l.rxSent {
+		return false
+	}
+	c.breakLocked(brokenBy(datapath.StatusGeneral, false,
+		"soft wire: "+what+" for request "+strconv.FormatUint(uint64(seq), 10)+", which was not sent yet"))
+	return true
+}
+
 // head returns the oldest outstanding request if h answers it.
-func (l *tcpLink) head(c *conn, h *header) (*sqe, bool) {
+func (l *tcpLink) head(c *conn, h *header, what string) (*sqe, bool) {
+	if l.unsent(c, what, h.seq) {
+		return nil, false
+	}
 	if l.sent == 0 || c.sq.front().seq != h.seq {
 		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: response out of order"))
 		return nil, false
@@ -736,18 +825,18 @@ func (l *tcpLink) complete(c *conn, st datapath.Status, n uint32) {
 }
 
 // ackIn completes every request up to and including h.seq: an ACK is cumulative. It must
-// cover at least the oldest outstanding request and no more than were sent, and no RDMA READ
-// (a READ is answered by its response, which the responder sends before any later ACK).
+// cover at least the oldest outstanding request, nothing not yet handed to the socket (a
+// completion means the provider is done with the memory), and no RDMA READ (a READ is
+// answered by its response, which the responder sends before any later ACK).
 func (l *tcpLink) ackIn(c *conn, h *header) {
+	if l.unsent(c, "ACK", h.seq) {
+		return
+	}
 	if l.sent == 0 || int32(h.seq-c.sq.front().seq) < 0 {
 		c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: response out of order"))
 		return
 	}
 	for {
-		if l.sent == 0 {
-			c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: ACK beyond the requests sent"))
-			return
-		}
 		e := c.sq.front()
 		if e.wr.Op == datapath.OpRead {
 			c.breakLocked(brokenBy(datapath.StatusGeneral, false, "soft wire: ACK for an RDMA READ"))
@@ -773,7 +862,7 @@ func (l *tcpLink) ackIn(c *conn, h *header) {
 }
 
 func (l *tcpLink) readRespIn(c *conn, h *header) error {
-	e, ok := l.head(c, h)
+	e, ok := l.head(c, h, "READ response")
 	var want uint64
 	if ok {
 		if e.wr.Op != datapath.OpRead {
@@ -808,7 +897,7 @@ func (l *tcpLink) readRespIn(c *conn, h *header) error {
 }
 
 func (l *tcpLink) nakIn(c *conn, h *header) {
-	if _, ok := l.head(c, h); !ok {
+	if _, ok := l.head(c, h, "NAK"); !ok {
 		return
 	}
 	st := datapath.Status(h.flags)
@@ -824,6 +913,7 @@ func (l *tcpLink) nakIn(c *conn, h *header) {
 			return
 		}
 		l.sent, l.reads, l.paused = 0, 0, true
+		l.epoch++
 		c.rnr.Reset(l.retry)
 		return
 	}

@@ -79,6 +79,8 @@ func (h *header) parse(b []byte) error {
 		return errFrameReserved
 	case h.len > maxFrame:
 		return errFrameLength
+	case h.len != 0 && (h.typ == frameAck || h.typ == frameNak):
+		return errFrameAckLength
 	}
 	return nil
 }
@@ -120,11 +122,12 @@ func parseHello(b []byte, pdLen int) (hello, error) {
 }
 
 var (
-	errFrameType     = errors.New("soft wire: unknown frame type")
-	errFrameReserved = errors.New("soft wire: reserved header bytes not zero")
-	errFrameLength   = errors.New("soft wire: frame length over 2 GiB")
-	errHelloLength   = errors.New("soft wire: connect or accept payload has the wrong length")
-	errHelloMagic    = errors.New("soft wire: bad magic (not a soft RDMA peer)")
-	errHelloVersion  = errors.New("soft wire: unsupported protocol version")
-	errHelloQueues   = errors.New("soft wire: queue sizes out of range")
+	errFrameType      = errors.New("soft wire: unknown frame type")
+	errFrameReserved  = errors.New("soft wire: reserved header bytes not zero")
+	errFrameLength    = errors.New("soft wire: frame length over 2 GiB")
+	errFrameAckLength = errors.New("soft wire: ACK or NAK frame with a non-zero length")
+	errHelloLength    = errors.New("soft wire: connect or accept payload has the wrong length")
+	errHelloMagic     = errors.New("soft wire: bad magic (not a soft RDMA peer)")
+	errHelloVersion   = errors.New("soft wire: unsupported protocol version")
+	errHelloQueues    = errors.New("soft wire: queue sizes out of range")
 )

@@ -39,6 +39,8 @@ func TestHeaderRejects(t *testing.T) {
 		{"040001000000000000000000000000000000000000000000", errFrameReserved},
 		{"040000010000000000000000000000000000000000000000", errFrameReserved},
 		{"0400000000000000000000000000000000000000" + "80000001", errFrameLength},
+		{"0800000000000000000000000000000000000000" + "00000001", errFrameAckLength},
+		{"0900000000000000000000000000000000000000" + "00000018", errFrameAckLength},
 	} {
 		b, _ := hex.DecodeString(tc.hex)
 		var h header
@@ -53,6 +55,9 @@ func TestHeaderRoundTrip(t *testing.T) {
 	for range 10000 {
 		h := header{typ: uint8(1 + r.IntN(frameDisconnect)), flags: uint8(r.Uint32()), seq: r.Uint32(),
 			addr: r.Uint64(), rkey: r.Uint32(), len: uint32(r.Int64N(maxFrame + 1))}
+		if h.typ == frameAck || h.typ == frameNak {
+			h.len = 0 // carry no payload
+		}
 		var b [headerLen]byte
 		h.put(b[:])
 		var got header
