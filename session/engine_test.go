@@ -22,7 +22,7 @@ import (
 // no more than a run of 1000, give or take the background. (testing.AllocsPerRun would set GOMAXPROCS to 1, where the
 // in-process server's busy poller and this one take turns by preemption: measure directly.)
 func TestEngineDriverAllocs(t *testing.T) {
-	c, err := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
+	c, err := workloads.Config{Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestEnginePolls(t *testing.T) {
 // A responder in this process reports each of its pollers when the Connector closes, with
 // the counters of everything it served.
 func TestEngineResponderDone(t *testing.T) {
-	c, err := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 4, Count: 300, Warmup: workloads.NoWarmup}.Normalized()
+	c, err := workloads.Config{Depth: 4, Count: 300, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -254,7 +254,7 @@ func TestMissedIsArithmetic(t *testing.T) {
 }
 
 func TestCountEndsRun(t *testing.T) {
-	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 4, Count: 1234, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Depth: 4, Count: 1234, Warmup: workloads.Duration(-1)}
 	f, d, rec := fakeRun(t, c, 3*time.Microsecond, time.Microsecond)
 	st, err := d.Run(context.Background())
 	if err != nil {
@@ -410,7 +410,7 @@ func TestContractViolations(t *testing.T) {
 
 func TestDriverAllocatesNothingPerRPC(t *testing.T) {
 	for _, rate := range []float64{0, 1e6} {
-		c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: 20000, Rate: rate, Arrival: "poisson", Warmup: workloads.Duration(-1)}
+		c := workloads.Config{Depth: 32, Count: 20000, Rate: rate, Arrival: "poisson", Warmup: workloads.Duration(-1)}
 		f, d, _ := fakeRun(t, c, 2*time.Microsecond, 500*time.Nanosecond)
 		d.Clock = f.Clock.Now
 		var st workloads.Stats
@@ -438,14 +438,14 @@ func benchRun(b *testing.B, d *workloads.Driver) {
 }
 
 func BenchmarkDriverClosedLoop(b *testing.B) {
-	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 500*time.Nanosecond)
 	d.Clock = f.Clock.Now
 	benchRun(b, d)
 }
 
 func TestLiveCountsMatchStats(t *testing.T) {
-	c := normalized(t, workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 8, Count: 5000, Warmup: workloads.NoWarmup})
+	c := normalized(t, workloads.Config{Depth: 8, Count: 5000, Warmup: workloads.NoWarmup})
 	f := workloadstest.New(64)
 	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 3*time.Microsecond, time.Microsecond
 	f.FailEvery, f.RPCErr = 7, errors.New("bad reply")
@@ -467,7 +467,7 @@ func TestLiveCountsMatchStats(t *testing.T) {
 }
 
 func BenchmarkDriverOpenLoop(b *testing.B) {
-	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
+	c := workloads.Config{Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
 	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 100*time.Nanosecond)
 	d.Clock = f.Clock.Now
 	benchRun(b, d)
@@ -506,7 +506,7 @@ func BenchmarkNow(b *testing.B) {
 // The same with a Live attached, as the CLI runs it: the price of the progress display's
 // atomic counters.
 func BenchmarkDriverClosedLoopLive(b *testing.B) {
-	c := normalized(b, workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.NoWarmup})
+	c := normalized(b, workloads.Config{Depth: 32, Count: int64(b.N), Warmup: workloads.NoWarmup})
 	f := workloadstest.New(64)
 	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 2*time.Microsecond, 500*time.Nanosecond
 	d, err := workloads.NewDriver(c, 0, f, workloads.Discard, new(workloads.Live))
@@ -657,7 +657,7 @@ func TestDefaultDrainFollowsRTTs(t *testing.T) {
 func TestDriverAllocatesNothingPerRPCWhenWaiting(t *testing.T) {
 	// Depth 1 and RPCs of 50 µs: the poller idles between completions, so both modes wait.
 	for _, poll := range []datapath.Poll{{Mode: datapath.PollEvent}, {Mode: datapath.PollHybrid, Spin: time.Microsecond}} {
-		c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll}
+		c := workloads.Config{Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll}
 		w, d := waitingRun(t, c, 50*time.Microsecond, 500*time.Nanosecond)
 		var st workloads.Stats
 		allocs := testing.AllocsPerRun(3, func() { st, _ = d.Run(context.Background()) })
@@ -707,7 +707,7 @@ func (o *orderLog) Fail(int, error) {}
 // the Send in Submit and posts it in the next poll, so recording in between would be part of
 // the next round trip.
 func TestDriverSubmitsBeforeRecording(t *testing.T) {
-	c := normalized(t, workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 1, Count: 50, Warmup: workloads.Duration(-1)})
+	c := normalized(t, workloads.Config{Depth: 1, Count: 50, Warmup: workloads.Duration(-1)})
 	o := &orderLog{}
 	d, err := workloads.NewDriver(c, 0, o, o, nil)
 	if err != nil {
