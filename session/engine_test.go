@@ -1,13 +1,13 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +22,7 @@ import (
 // no more than a run of 1000, give or take the background. (testing.AllocsPerRun would set GOMAXPROCS to 1, where the
 // in-process server's busy poller and this one take turns by preemption: measure directly.)
 func TestEngineDriverAllocs(t *testing.T) {
-	c, err := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
+	c, err := workloads.Config{Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,6 @@ func TestEngineDriverAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.(*engineClient).Close()
-	var stop atomic.Bool
 	mallocs := func(count int64) uint64 {
 		c.Count = count
 		d, err := workloads.NewDriver(c, 0, cl, nil, nil)
@@ -50,7 +49,7 @@ func TestEngineDriverAllocs(t *testing.T) {
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		st, err := d.Run(&stop)
+		st, err := d.Run(context.Background())
 		runtime.ReadMemStats(&after)
 		if err != nil || st.Completed != uint64(count) {
 			t.Fatalf("run: %v, %d completed", err, st.Completed)
@@ -180,7 +179,7 @@ func TestEnginePolls(t *testing.T) {
 // A responder in this process reports each of its pollers when the Connector closes, with
 // the counters of everything it served.
 func TestEngineResponderDone(t *testing.T) {
-	c, err := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 4, Count: 300, Warmup: workloads.NoWarmup}.Normalized()
+	c, err := workloads.Config{Depth: 4, Count: 300, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +209,7 @@ func TestEngineResponderDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	cl.(*engineClient).Close()
 	if err != nil || st.Completed != 300 {
 		t.Fatalf("run: %v, %d completed", err, st.Completed)

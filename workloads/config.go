@@ -152,7 +152,8 @@ type MixEntry struct {
 // Config is a workload. The zero value is the NFS-like mix, closed loop at depth 16 on one
 // connection and one poller, for 5 s after a 1 s warm-up.
 type Config struct {
-	// Mix lists the procedures and their weights. Empty means NFSLikeMix().
+	// Mix lists the procedures and their weights. Empty means the benchmark program's
+	// NFS-shaped preset (benchprog.NFSLike).
 	Mix []MixEntry `json:"mix,omitempty"`
 	// Size is the payload size of mix entries that have none (default Fixed(DefaultSize)).
 	Size Sizes `json:"size,omitzero"`
@@ -261,7 +262,11 @@ func (c *Config) Table() *rpcproto.Program {
 // Config changes nothing. Errors name the field.
 func (c Config) Normalized() (Config, error) {
 	if len(c.Mix) == 0 {
-		c.Mix = NFSLikeMix()
+		mix, err := nfsLikeMix()
+		if err != nil {
+			return c, fmt.Errorf("workloads: the default mix: %v", err)
+		}
+		c.Mix = mix
 	} else {
 		c.Mix = append([]MixEntry(nil), c.Mix...)
 	}

@@ -15,7 +15,7 @@ func TestZeroConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(c.Mix, NFSLikeMix()) || c.Depth != DefaultDepth || c.Connections != 1 || c.Pollers != 1 ||
+	if !reflect.DeepEqual(c.Mix, nfsLike(t)) || c.Depth != DefaultDepth || c.Connections != 1 || c.Pollers != 1 ||
 		time.Duration(c.Duration) != DefaultDuration || time.Duration(c.Warmup) != DefaultWarmup ||
 		c.Rate != 0 || c.Seed != 1 || c.TableSize != DefaultTableSize || c.Size.Values[0] != DefaultSize {
 		t.Fatalf("zero config normalized to %+v", c)
@@ -34,7 +34,7 @@ func TestZeroConfigDefaults(t *testing.T) {
 
 func TestNormalizedIsIdempotent(t *testing.T) {
 	for _, c := range []Config{
-		{}, {Warmup: -1}, {Count: 5}, {Rate: 10, Arrival: "poisson"}, {TableSize: 3}, {Mix: NFSLikeMix(), Warmup: NoWarmup},
+		{}, {Warmup: -1}, {Count: 5}, {Rate: 10, Arrival: "poisson"}, {TableSize: 3}, {Mix: nfsLike(t), Warmup: NoWarmup},
 		{Mix: []MixEntry{{Proc: "sink"}}, Size: Sizes{Dist: "uniform", Min: 1, Max: 9}},
 	} {
 		once, err := c.Normalized()
@@ -92,7 +92,7 @@ func TestConfigRejectsBadFields(t *testing.T) {
 }
 
 func TestConfigJSONRoundTrip(t *testing.T) {
-	c, err := Config{Mix: NFSLikeMix(), Rate: 1e5, Arrival: "poisson", CPUs: []int{1, 3}, Class: rpcproto.Long,
+	c, err := Config{Mix: nfsLike(t), Rate: 1e5, Arrival: "poisson", CPUs: []int{1, 3}, Class: rpcproto.Long,
 		Size: Sizes{Dist: "lognormal", Median: 8192, Sigma: 1.5}, Duration: Duration(3 * time.Second), Verify: true}.Normalized()
 	if err != nil {
 		t.Fatal(err)
@@ -263,5 +263,22 @@ func TestMaxPayload(t *testing.T) {
 		if got := c.MaxPayload(); got != tc.want {
 			t.Errorf("%+v: MaxPayload %d, want %d", tc.c.Mix, got, tc.want)
 		}
+	}
+}
+
+// nfsLike is the benchmark program's NFS-shaped preset (benchprog.NFSLike) spelled out: the
+// default mix.
+func nfsLike(t testing.TB) []MixEntry {
+	t.Helper()
+	return []MixEntry{
+		{Proc: "null", Weight: 5},
+		{Proc: "echo", Weight: 40, Size: Fixed(128)},
+		{Proc: "echo", Weight: 5, Size: Fixed(8 << 10)},
+		{Proc: "source", Weight: 15, Size: Fixed(4 << 10)},
+		{Proc: "source", Weight: 10, Size: Fixed(32 << 10)},
+		{Proc: "source", Weight: 5, Size: Fixed(256 << 10)},
+		{Proc: "sink", Weight: 10, Size: Fixed(4 << 10)},
+		{Proc: "sink", Weight: 7, Size: Fixed(32 << 10)},
+		{Proc: "sink", Weight: 3, Size: Fixed(256 << 10)},
 	}
 }

@@ -13,7 +13,8 @@
 // that a stalled server cannot hide its stall: the coordinated-omission correction), records
 // every round trip into the poller's own Recorder and counts classes, procedures and errors.
 // Everything a Driver needs is allocated before its loop: no heap allocation per RPC, one
-// clock read per poll iteration.
+// clock read per poll iteration. Driver.Run stops (drained, marked interrupted) when its
+// context is done; Driver.Hurry cuts that drain short.
 //
 // Run starts one pinned poller goroutine per Config.Pollers, each with its own Client, Driver
 // and Recorder, and returns their statistics for the caller to merge. A Sweep expands

@@ -1,14 +1,16 @@
 package workloads
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 // maxWait bounds one Waiter.Wait of an event or hybrid Driver, and so how late it notices a
@@ -46,9 +48,9 @@ type Stats struct {
 	Missed uint64 `json:"missed"`
 	// Abandoned counts RPCs still outstanding when draining timed out or was skipped.
 	Abandoned uint64 `json:"abandoned"`
-	// DrainSkipped is set when the Hurry flag ended the drain before it was done.
+	// DrainSkipped is set when Driver.Hurry ended the drain before it was done.
 	DrainSkipped bool `json:"drain_skipped,omitempty"`
-	// Interrupted is set when the stop flag ended the run.
+	// Interrupted is set when the cancellation of Run's context ended the run.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Start and End bound the measured phase on the Driver's clock (nanoseconds): Start is
 	// the end of the warm-up, End the last completion (or the stop, if none came after).
@@ -134,9 +136,9 @@ type Driver struct {
 	// rates, while the spinning poller needs no syscall and sends within one poll iteration
 	// of the intended time.
 	IdleSleep time.Duration
-	// Hurry, when set (nil: never), ends a stopped Run's drain at once: the RPCs still
+	// Hurry, once done (nil: never), ends a stopped Run's drain at once: the RPCs still
 	// outstanding are abandoned (a second interrupt).
-	Hurry *atomic.Bool
+	Hurry context.Context
 
 	client Client
 	rec    Recorder
@@ -157,6 +159,9 @@ type Driver struct {
 	busy  []bool
 	done  []Completed
 	fin   []finished // done's RPCs, freed and waiting to be recorded
+
+	stop atomic.Bool // set when Run's context is done
+	r    run         // the state of the Run in progress, kept here so Run allocates nothing
 }
 
 // finished is a completed RPC between freeing its slot and recording it: its slot may
@@ -281,349 +286,499 @@ var (
 	ErrBadClass = errors.New("workloads: client completed an RPC without a known message class")
 )
 
-// Run drives the workload until the measured phase ends (Duration or Count), stop is set or
+// Run drives the workload until the measured phase ends (Duration or Count), ctx is done or
 // the Client fails, then drains outstanding RPCs for up to Drain. It returns the Stats so far
 // in every case; err is the Client's error or a contract violation. It allocates nothing
 // per RPC. Run may run again (a fresh phase over the same Client) only after a Run that
 // returned no error and abandoned nothing, so that no slot is still outstanding.
-func (d *Driver) Run(stop *atomic.Bool) (Stats, error) {
+//
+// The loop sees ctx through an atomic flag that context.AfterFunc sets, loaded once per
+// iteration: on the polling path a flag costs one load, a channel receive far more.
+func (d *Driver) Run(ctx context.Context) (Stats, error) {
+	d.stop.Store(false)
+	if ctx.Done() != nil {
+		if ctx.Err() != nil {
+			d.stop.Store(true)
+		}
+		unhook := context.AfterFunc(ctx, d.cancel)
+		defer func() {
+			if !unhook() {
+				// d.cancel is running: let it store before the next Run clears the flag.
+				for !d.stop.Load() {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	r := &d.r
+	r.start(d)
+	err := r.loop()
+	return r.st, err
+}
+
+func (d *Driver) cancel() { d.stop.Store(true) }
+
+// run is the state of one Run; its methods are the steps of the loop.
+type run struct {
+	d      *Driver
+	clock  func() int64
+	waiter Waiter
+	idler  datapath.Idler
+	hurry  <-chan struct{} // Driver.Hurry's Done (nil: never)
+	st     Stats
+
+	drain    int64 // the drain's bound (0 until the stop: DrainFor the longest round trip)
+	idle     int64 // the shortest open-loop gap slept through
+	measure  int64 // the end of the warm-up
+	deadline int64 // the end of the measured phase (MaxInt64: none)
+
+	now, prev int64   // this and the previous iteration's clock reading
+	next      float64 // open loop: intended time of the next send
+	ti, gi    int     // next table and gap index
+	gmask     int
+	open      bool
+	stopping  bool
+	drainEnd  int64
+	lastDone  int64
+	maxRTT    int64 // the longest round trip so far, for the default drain
+	inflight  int
+	nfin      int // RPCs in d.fin
+
+	// The thread's usage is read on the thread itself at the edges of the measured phase,
+	// and so is the turnaround probe, by the goroutine that polls its CQ.
+	measuring bool
+	usage0    datapath.ThreadUsage
+	usageAt   int64
+	usageTID  int
+	turn0     datapath.Turnaround
+	prober    datapath.TurnaroundProber
+}
+
+// start resets r for a Run of d beginning now.
+func (r *run) start(d *Driver) {
 	clock := d.Clock
 	if clock == nil {
 		clock = Now
 	}
-	drain := int64(d.Drain)
-	var maxRTT int64 // the longest round trip so far, for the default drain
-	idle := int64(d.IdleSleep)
+	*r = run{d: d, clock: clock, drain: int64(d.Drain), idle: int64(d.IdleSleep), gmask: len(d.gaps) - 1, open: d.gap > 0}
 	switch {
-	case idle == 0:
-		idle = int64(2 * time.Millisecond)
-	case idle < 0:
-		idle = math.MaxInt64
+	case r.idle == 0:
+		r.idle = int64(2 * time.Millisecond)
+	case r.idle < 0:
+		r.idle = math.MaxInt64
 	}
-
-	waiter, _ := d.client.(Waiter)
-	idler := datapath.NewIdler(d.poll, clock)
-
-	var st Stats
-	now := clock()
-	measure := now + d.warmup
-	deadline := int64(math.MaxInt64)
+	r.waiter, _ = d.client.(Waiter)
+	r.prober, _ = d.client.(datapath.TurnaroundProber)
+	r.idler = datapath.NewIdler(d.poll, clock)
+	if d.Hurry != nil {
+		r.hurry = d.Hurry.Done()
+	}
+	r.now = clock()
+	r.prev = r.now
+	r.next = float64(r.now)
+	r.measure = r.now + d.warmup
+	r.deadline = math.MaxInt64
 	if d.duration > 0 {
-		deadline = measure + d.duration
+		r.deadline = r.measure + d.duration
 	}
-	st.Start = measure
+	r.st.Start = r.measure
 	if d.live != nil {
-		d.live.begin(now, measure)
+		d.live.begin(r.now, r.measure)
 	}
+}
 
-	var (
-		ti       int     // next table index
-		gi       int     // next gap index
-		next     float64 // open loop: intended time of the next send
-		prev     = now   // the previous iteration's clock reading
-		stopping bool
-		drainEnd int64
-		lastDone int64
-		gmask    = len(d.gaps) - 1
-		open     = d.gap > 0
-		inflight = 0
-		nfin     = 0 // RPCs in d.fin
-	)
-	next = float64(now)
-	advance := func() {
-		if d.gaps != nil {
-			next += d.gaps[gi&gmask]
-			gi++
-		} else {
-			next += d.gap
+// loop is Run's loop: one iteration sends what it may, then polls once.
+func (r *run) loop() error {
+	for {
+		r.startUsage()
+		if !r.stopping {
+			r.checkStop()
 		}
-	}
-
-	// The thread's usage is read on the thread itself at the edges of the measured phase,
-	// and so is the turnaround probe, by the goroutine that polls its CQ.
-	var (
-		measuring bool
-		usage0    datapath.ThreadUsage
-		usageAt   int64
-		usageTID  int
-		turn0     datapath.Turnaround
-	)
-	prober, _ := d.client.(datapath.TurnaroundProber)
-	endUsage := func() {
-		if !measuring {
-			return
+		if !r.stopping {
+			if err := r.send(); err != nil {
+				return r.fail(err)
+			}
 		}
-		measuring = false
-		u, err := datapath.SelfThreadUsage()
-		if err == nil && datapath.Gettid() != usageTID {
-			// The goroutine moved to another thread: it was not locked to one (tests).
-			err = errThreadMoved
-		}
-		if st.UsageErr == nil {
-			st.UsageErr = err
-		}
-		if err == nil && st.UsageErr == nil {
-			st.Usage, st.UsageWall = u.Sub(usage0), time.Duration(now-usageAt)
-		}
-		if st.HasTurnaround {
-			t, _ := prober.Turnarounds()
-			st.Turnaround = t.Sub(turn0)
-		}
-	}
-
-	// record takes the finished RPCs, already freed, into the Stats, the Recorder and Live.
-	// It runs after the Progress that follows the sends their slots made room for: at depth
-	// 1 the recording is then not between a completion and the next call going out, which
-	// is what a round trip measures.
-	record := func() error {
-		if nfin == 0 {
-			return nil
-		}
-		var liveBytes, liveErrs, mDone, mBytes, mErrs uint64
-		var mClasses [rpcproto.NumKinds]uint64
-		fin := d.fin[:nfin]
-		nfin = 0
-		for i := range fin {
-			f := &fin[i]
-			if f.err != nil {
-				liveErrs++
-				if f.t0 >= measure {
-					mErrs++
-					st.Errors++
-					if st.FirstErr == nil {
-						st.FirstErr = f.err
-					}
-					d.rec.Fail(f.proc, f.err)
-				}
+		if !r.stopping && r.open && r.inflight == 0 {
+			slept, err := r.sleepUntilDue()
+			if err != nil {
+				return r.fail(err)
+			}
+			if slept {
 				continue
 			}
-			if f.call == rpcproto.Auto || f.reply == rpcproto.Auto || f.call >= rpcproto.NumKinds || f.reply >= rpcproto.NumKinds {
-				return ErrBadClass
-			}
-			cls := max(f.call, f.reply)
-			maxRTT = max(maxRTT, f.rtt)
-			if d.live != nil {
-				d.live.record(f.rtt)
-				liveBytes += uint64(f.callSize) + uint64(f.replySize)
-			}
-			if f.t0 < measure {
-				st.WarmupCompleted++
-				continue
-			}
-			lastDone = max(lastDone, f.t0+f.rtt)
-			mDone++
-			mClasses[cls]++
-			mBytes += uint64(f.callSize) + uint64(f.replySize)
-			st.Completed++
-			st.Procs[f.proc]++
-			st.Classes[cls]++
-			st.CallClasses[f.call]++
-			st.ReplyClasses[f.reply]++
-			st.CallBytes += uint64(f.callSize)
-			st.ReplyBytes += uint64(f.replySize)
-			d.rec.Record(Sample{Proc: f.proc, Call: f.call, Reply: f.reply, RTT: time.Duration(f.rtt), Payload: int(f.callSize) + int(f.replySize)})
 		}
-		if d.live != nil && len(fin) > 0 {
-			d.live.Done.Add(uint64(len(fin)))
-			d.live.Bytes.Add(liveBytes)
-			if liveErrs > 0 {
-				d.live.Errors.Add(liveErrs)
+		if r.stopping {
+			done, err := r.drainStep()
+			if err != nil {
+				return r.fail(err)
 			}
-			if mDone > 0 {
-				d.live.MDone.Add(mDone)
-				d.live.MBytes.Add(mBytes)
-				for k, v := range mClasses {
-					if v > 0 {
-						d.live.MClasses[k].Add(v)
-					}
-				}
+			if done {
+				break
 			}
-			if mErrs > 0 {
-				d.live.MErrors.Add(mErrs)
+		}
+		if err := r.poll(); err != nil {
+			return err
+		}
+	}
+	r.st.End = r.lastDone
+	if r.st.End == 0 {
+		r.st.End = min(r.now, r.deadline)
+	}
+	return nil
+}
+
+// fail ends the Run with err at the current clock reading.
+func (r *run) fail(err error) error {
+	r.st.End = r.now
+	return err
+}
+
+// startUsage reads the thread's usage and turnarounds as the measured phase begins.
+func (r *run) startUsage() {
+	if r.measuring || r.stopping || r.now < r.measure || r.st.UsageWall != 0 {
+		return
+	}
+	r.measuring, r.usageAt, r.usageTID = true, r.now, datapath.Gettid()
+	r.usage0, r.st.UsageErr = datapath.SelfThreadUsage()
+	if r.prober != nil {
+		r.turn0, r.st.HasTurnaround = r.prober.Turnarounds()
+	}
+}
+
+// endUsage takes the thread's usage and turnarounds since startUsage into the Stats.
+func (r *run) endUsage() {
+	if !r.measuring {
+		return
+	}
+	r.measuring = false
+	u, err := datapath.SelfThreadUsage()
+	if err == nil && datapath.Gettid() != r.usageTID {
+		// The goroutine moved to another thread: it was not locked to one (tests).
+		err = errThreadMoved
+	}
+	if r.st.UsageErr == nil {
+		r.st.UsageErr = err
+	}
+	if err == nil && r.st.UsageErr == nil {
+		r.st.Usage, r.st.UsageWall = u.Sub(r.usage0), time.Duration(r.now-r.usageAt)
+	}
+	if r.st.HasTurnaround {
+		t, _ := r.prober.Turnarounds()
+		r.st.Turnaround = t.Sub(r.turn0)
+	}
+}
+
+// checkStop starts stopping when Run's context is done or, in closed loop, at the deadline.
+func (r *run) checkStop() {
+	switch {
+	case r.d.stop.Load():
+		r.st.Interrupted = true
+		r.stopping = true
+	case r.now >= r.deadline && !r.open:
+		r.stopping = true
+	}
+	// In open loop send first sends what was due before the deadline (late, timed from its
+	// intended start): a poll iteration that happens to fall just after the deadline must
+	// not turn a due send into a missed one.
+	if r.stopping && r.open {
+		// Intended sends that never went out were measured as nothing; count them so a
+		// backlog shows.
+		r.st.Missed += missed(r.next, r.measure, min(r.now, r.deadline), r.d.gap, r.d.gaps != nil)
+	}
+}
+
+// send submits RPCs while slots are free and, in open loop, while they are due. It starts
+// stopping at the end of the measured phase.
+func (r *run) send() error {
+	d := r.d
+	for len(d.free) > 0 {
+		t := r.now
+		if r.open {
+			t = int64(r.next)
+			if t > r.now {
+				break
 			}
+			if t >= r.deadline {
+				r.stopping = true
+				break
+			}
+		}
+		measured := t >= r.measure
+		if measured && d.count > 0 && int64(r.st.Sent) >= d.count {
+			r.stopping = true
+			break
+		}
+		slot := d.free[len(d.free)-1]
+		req := &d.reqs[slot]
+		*req = d.table[r.ti&d.mask]
+		req.Tag = uint64(slot)
+		if err := d.client.Submit(req); err != nil {
+			if err == ErrBusy || errors.Is(err, ErrBusy) {
+				break
+			}
+			return err
+		}
+		d.free = d.free[:len(d.free)-1]
+		d.busy[slot] = true
+		d.start[slot] = t
+		r.inflight++
+		r.ti++
+		if measured {
+			r.st.Sent++
+			if r.open && t < r.prev {
+				r.st.Late++
+			}
+		}
+		if r.open {
+			r.advance()
+		}
+	}
+	if r.open && !r.stopping && r.now >= r.deadline {
+		// What was due before the deadline and could not go (no free slot, a busy client)
+		// never will: the backlog a too-slow server left.
+		r.stopping = true
+		r.st.Missed += missed(r.next, r.measure, r.deadline, r.d.gap, r.d.gaps != nil)
+	}
+	return nil
+}
+
+// advance moves the open-loop schedule to the next intended send.
+func (r *run) advance() {
+	if r.d.gaps != nil {
+		r.next += r.d.gaps[r.gi&r.gmask]
+		r.gi++
+	} else {
+		r.next += r.d.gap
+	}
+}
+
+// sleepUntilDue sleeps through an open-loop gap of at least idle with nothing outstanding,
+// waking 1ms early; it reports whether it slept.
+func (r *run) sleepUntilDue() (bool, error) {
+	wait := int64(r.next) - r.now
+	if wait < r.idle {
+		return false, nil
+	}
+	if err := r.record(); err != nil {
+		return false, err
+	}
+	time.Sleep(time.Duration(wait - int64(time.Millisecond)))
+	r.prev, r.now = r.now, r.clock()
+	return true, nil
+}
+
+// drainStep is the stopping iteration's check: it reports whether the Run is over (nothing
+// outstanding, Hurry, or the drain's bound passed).
+func (r *run) drainStep() (bool, error) {
+	r.endUsage()
+	if err := r.record(); err != nil {
+		return false, err
+	}
+	if r.inflight == 0 {
+		return true, nil
+	}
+	if r.hurried() {
+		r.st.Abandoned, r.st.DrainSkipped = uint64(r.inflight), true
+		return true, nil
+	}
+	if r.drainEnd == 0 {
+		if r.drain <= 0 {
+			r.drain = int64(DrainFor(time.Duration(r.maxRTT)))
+		}
+		r.drainEnd = r.now + r.drain
+	} else if r.now >= r.drainEnd {
+		r.st.Abandoned = uint64(r.inflight)
+		return true, nil
+	}
+	return false, nil
+}
+
+// hurried reports whether Driver.Hurry is done.
+func (r *run) hurried() bool {
+	select {
+	case <-r.hurry:
+		return true
+	default:
+		return false
+	}
+}
+
+// poll asks the Client for completions (waiting for them when the poll mode says so), reads
+// the clock and frees the completed slots. A Client error ends the Run with what finished
+// before it recorded.
+func (r *run) poll() error {
+	d := r.d
+	n, perr := d.client.Progress(d.done)
+	// The RPCs the previous Progress returned are recorded only now. Submit may only have
+	// staged the RPCs sent in their place (a deferring datapath), which this Progress's poll
+	// put on the wire: recording before it would sit on their round trips.
+	if err := r.record(); err != nil {
+		return r.fail(err)
+	}
+	if n == 0 && perr == nil && r.waiter != nil && r.idler.ShouldWait() {
+		var err error
+		if n, perr, err = r.wait(); err != nil {
+			return r.fail(err)
+		}
+	}
+	if n > 0 {
+		r.idler.Active()
+	}
+	r.prev, r.now = r.now, r.clock()
+	if n > len(d.done) || n < 0 {
+		return r.fail(ErrOverrun)
+	}
+	if err := r.free(n); err != nil {
+		return err
+	}
+	if perr != nil {
+		if err := r.record(); err != nil {
+			return r.fail(err)
+		}
+		r.st.End = max(r.lastDone, min(r.now, r.deadline))
+		return perr
+	}
+	return nil
+}
+
+// wait blocks in the Client for up to maxWait, never past the end of the phase nor past an
+// open-loop send, then polls again: n and perr are that Progress's, err the Wait's failure.
+func (r *run) wait() (n int, perr, err error) {
+	t := maxWait
+	if !r.stopping {
+		t = min(t, time.Duration(r.deadline-r.now))
+		if r.open {
+			t = min(t, time.Duration(int64(r.next)-r.now))
+		}
+	}
+	if t <= 0 {
+		return 0, nil, nil
+	}
+	if err := r.waiter.Wait(t); err != nil && !errors.Is(err, datapath.ErrTimeout) {
+		return 0, nil, err
+	}
+	n, perr = r.d.client.Progress(r.d.done)
+	return n, perr, nil
+}
+
+// free releases the slots of the n completions in d.done, so that the next RPCs go out
+// first, and queues them in d.fin for record.
+func (r *run) free(n int) error {
+	d := r.d
+	for i := range n {
+		c := &d.done[i]
+		slot := c.Tag
+		if slot >= uint64(len(d.busy)) || !d.busy[slot] {
+			// Keep what came before it in the batch.
+			r.st.End = r.now
+			if err := r.record(); err != nil {
+				return err
+			}
+			return ErrBadTag
+		}
+		d.busy[slot] = false
+		d.free = append(d.free, uint32(slot))
+		r.inflight--
+		t0 := d.start[slot]
+		req := &d.reqs[slot]
+		d.fin[r.nfin] = finished{t0: t0, rtt: r.now - t0, err: c.Err, proc: req.Proc, callSize: req.CallSize, replySize: req.ReplySize, call: c.CallClass, reply: c.ReplyClass}
+		r.nfin++
+	}
+	return nil
+}
+
+// record takes the finished RPCs, already freed, into the Stats, the Recorder and Live. It
+// runs after the Progress that follows the sends their slots made room for: at depth 1 the
+// recording is then not between a completion and the next call going out, which is what a
+// round trip measures.
+func (r *run) record() error {
+	if r.nfin == 0 {
+		return nil
+	}
+	var lc liveCounts
+	fin := r.d.fin[:r.nfin]
+	r.nfin = 0
+	for i := range fin {
+		if err := r.recordOne(&fin[i], &lc); err != nil {
+			return err
+		}
+	}
+	if r.d.live != nil {
+		lc.publish(r.d.live, uint64(len(fin)))
+	}
+	return nil
+}
+
+// recordOne takes one finished RPC into the Stats and the Recorder, counting it in lc.
+func (r *run) recordOne(f *finished, lc *liveCounts) error {
+	st := &r.st
+	if f.err != nil {
+		lc.errs++
+		if f.t0 >= r.measure {
+			lc.mErrs++
+			st.Errors++
+			if st.FirstErr == nil {
+				st.FirstErr = f.err
+			}
+			r.d.rec.Fail(f.proc, f.err)
 		}
 		return nil
 	}
+	if f.call == rpcproto.Auto || f.reply == rpcproto.Auto || f.call >= rpcproto.NumKinds || f.reply >= rpcproto.NumKinds {
+		return ErrBadClass
+	}
+	cls := max(f.call, f.reply)
+	r.maxRTT = max(r.maxRTT, f.rtt)
+	if r.d.live != nil {
+		r.d.live.record(f.rtt)
+		lc.bytes += uint64(f.callSize) + uint64(f.replySize)
+	}
+	if f.t0 < r.measure {
+		st.WarmupCompleted++
+		return nil
+	}
+	r.lastDone = max(r.lastDone, f.t0+f.rtt)
+	lc.mDone++
+	lc.mClasses[cls]++
+	lc.mBytes += uint64(f.callSize) + uint64(f.replySize)
+	st.Completed++
+	st.Procs[f.proc]++
+	st.Classes[cls]++
+	st.CallClasses[f.call]++
+	st.ReplyClasses[f.reply]++
+	st.CallBytes += uint64(f.callSize)
+	st.ReplyBytes += uint64(f.replySize)
+	r.d.rec.Record(Sample{Proc: f.proc, Call: f.call, Reply: f.reply, RTT: time.Duration(f.rtt), Payload: int(f.callSize) + int(f.replySize)})
+	return nil
+}
 
-	for {
-		if !measuring && !stopping && now >= measure && st.UsageWall == 0 {
-			measuring, usageAt, usageTID = true, now, datapath.Gettid()
-			usage0, st.UsageErr = datapath.SelfThreadUsage()
-			if prober != nil {
-				turn0, st.HasTurnaround = prober.Turnarounds()
-			}
-		}
-		if !stopping {
-			switch {
-			case stop.Load():
-				st.Interrupted = true
-				stopping = true
-			case now >= deadline && !open:
-				stopping = true
-			}
-			// In open loop the send loop below first sends what was due before the deadline
-			// (late, timed from its intended start): a poll iteration that happens to fall
-			// just after the deadline must not turn a due send into a missed one.
-			if stopping && open {
-				// Intended sends that never went out were measured as nothing; count them
-				// so a backlog shows.
-				st.Missed += missed(next, measure, min(now, deadline), d.gap, d.gaps != nil)
-			}
-		}
-		if !stopping {
-			for len(d.free) > 0 {
-				t := now
-				if open {
-					t = int64(next)
-					if t > now {
-						break
-					}
-					if t >= deadline {
-						stopping = true
-						break
-					}
-				}
-				measured := t >= measure
-				if measured && d.count > 0 && int64(st.Sent) >= d.count {
-					stopping = true
-					break
-				}
-				slot := d.free[len(d.free)-1]
-				r := &d.reqs[slot]
-				*r = d.table[ti&d.mask]
-				r.Tag = uint64(slot)
-				if err := d.client.Submit(r); err != nil {
-					if err == ErrBusy || errors.Is(err, ErrBusy) {
-						break
-					}
-					st.End = now
-					return st, err
-				}
-				d.free = d.free[:len(d.free)-1]
-				d.busy[slot] = true
-				d.start[slot] = t
-				inflight++
-				ti++
-				if measured {
-					st.Sent++
-					if open && t < prev {
-						st.Late++
-					}
-				}
-				if open {
-					advance()
-				}
-			}
-			if open && !stopping && now >= deadline {
-				// What was due before the deadline and could not go (no free slot, a busy
-				// client) never will: the backlog a too-slow server left.
-				stopping = true
-				st.Missed += missed(next, measure, deadline, d.gap, d.gaps != nil)
-			}
-		}
-		if !stopping {
-			if open && inflight == 0 && !stopping {
-				if wait := int64(next) - now; wait >= idle {
-					if err := record(); err != nil {
-						st.End = now
-						return st, err
-					}
-					time.Sleep(time.Duration(wait - int64(time.Millisecond)))
-					prev, now = now, clock()
-					continue
-				}
-			}
-		}
-		if stopping {
-			endUsage()
-			if err := record(); err != nil {
-				st.End = now
-				return st, err
-			}
-			if inflight == 0 {
-				break
-			}
-			if d.Hurry != nil && d.Hurry.Load() {
-				st.Abandoned, st.DrainSkipped = uint64(inflight), true
-				break
-			}
-			if drainEnd == 0 {
-				if drain <= 0 {
-					drain = int64(DrainFor(time.Duration(maxRTT)))
-				}
-				drainEnd = now + drain
-			} else if now >= drainEnd {
-				st.Abandoned = uint64(inflight)
-				break
-			}
-		}
+// liveCounts are one record's additions to Live, published with one atomic add each.
+type liveCounts struct {
+	bytes, errs, mDone, mBytes, mErrs uint64
+	mClasses                          [rpcproto.NumKinds]uint64
+}
 
-		n, perr := d.client.Progress(d.done)
-		// The RPCs the previous Progress returned are recorded only now. Submit may only
-		// have staged the RPCs sent in their place (a deferring datapath), which this
-		// Progress's poll put on the wire: recording before it would sit on their round
-		// trips.
-		if err := record(); err != nil {
-			st.End = now
-			return st, err
-		}
-		if n == 0 && perr == nil && waiter != nil && idler.ShouldWait() {
-			// Never past the end of the phase, nor past an open-loop send.
-			t := maxWait
-			if !stopping {
-				t = min(t, time.Duration(deadline-now))
-				if open {
-					t = min(t, time.Duration(int64(next)-now))
-				}
+// publish adds the counts of n recorded RPCs to l.
+func (lc *liveCounts) publish(l *Live, n uint64) {
+	if n == 0 {
+		return
+	}
+	l.Done.Add(n)
+	l.Bytes.Add(lc.bytes)
+	if lc.errs > 0 {
+		l.Errors.Add(lc.errs)
+	}
+	if lc.mDone > 0 {
+		l.MDone.Add(lc.mDone)
+		l.MBytes.Add(lc.mBytes)
+		for k, v := range lc.mClasses {
+			if v > 0 {
+				l.MClasses[k].Add(v)
 			}
-			if t > 0 {
-				if err := waiter.Wait(t); err != nil && !errors.Is(err, datapath.ErrTimeout) {
-					st.End = now
-					return st, err
-				}
-				n, perr = d.client.Progress(d.done)
-			}
-		}
-		if n > 0 {
-			idler.Active()
-		}
-		prev, now = now, clock()
-		if n > len(d.done) || n < 0 {
-			st.End = now
-			return st, ErrOverrun
-		}
-		// Free the slots now, so that the next RPCs go out first; record them after that.
-		for i := range n {
-			c := &d.done[i]
-			slot := c.Tag
-			if slot >= uint64(len(d.busy)) || !d.busy[slot] {
-				// Keep what came before it in the batch.
-				st.End = now
-				if err := record(); err != nil {
-					return st, err
-				}
-				return st, ErrBadTag
-			}
-			d.busy[slot] = false
-			d.free = append(d.free, uint32(slot))
-			inflight--
-			t0 := d.start[slot]
-			r := &d.reqs[slot]
-			d.fin[nfin] = finished{t0: t0, rtt: now - t0, err: c.Err, proc: r.Proc, callSize: r.CallSize, replySize: r.ReplySize, call: c.CallClass, reply: c.ReplyClass}
-			nfin++
-		}
-		if perr != nil {
-			if err := record(); err != nil {
-				st.End = now
-				return st, err
-			}
-			st.End = max(lastDone, min(now, deadline))
-			return st, perr
 		}
 	}
-	st.End = lastDone
-	if st.End == 0 {
-		st.End = min(now, deadline)
+	if lc.mErrs > 0 {
+		l.MErrors.Add(lc.mErrs)
 	}
-	return st, nil
 }

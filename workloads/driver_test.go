@@ -1,13 +1,13 @@
 package workloads_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,8 +47,7 @@ func runOnClock(t *testing.T, c workloads.Config, client workloads.Client, clock
 		t.Fatal(err)
 	}
 	d.Clock = clock.Now
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +90,7 @@ func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
 			}
 		}
 	}
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +136,7 @@ func TestOpenLoopSendsWhatWasDueBeforeTheEnd(t *testing.T) {
 		Duration: workloads.Duration(100 * time.Millisecond), Warmup: workloads.Duration(-1),
 	}
 	_, d, _ := fakeRun(t, c, 20*time.Microsecond, 1300*time.Microsecond)
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +155,7 @@ func TestOpenLoopMeasuresFromIntendedTime(t *testing.T) {
 	}
 	f, d, rec := fakeRun(t, c, 20*time.Microsecond, 10*time.Microsecond)
 	f.StallFrom, f.StallUntil = int64(200*time.Millisecond), int64(300*time.Millisecond)
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +201,7 @@ func TestOpenLoopPacesAtRate(t *testing.T) {
 				Arrival: arrival, Duration: workloads.Duration(200 * time.Millisecond), Warmup: workloads.Duration(-1),
 			}
 			f, d, _ := fakeRun(t, c, 5*time.Microsecond, time.Microsecond)
-			var stop atomic.Bool
-			st, err := d.Run(&stop)
+			st, err := d.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,8 +227,7 @@ func TestOpenLoopCountsMissedSends(t *testing.T) {
 	}
 	// One RPC at a time, 1 ms each: 10 get through in 10 ms of 100 intended.
 	_, d, _ := fakeRun(t, c, time.Millisecond, 10*time.Microsecond)
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +244,7 @@ func TestMissedIsArithmetic(t *testing.T) {
 	// An hour at a billion RPC/s, one RPC taking an hour: the run ends on the deadline with
 	// 3.6e12 sends missed, counted without walking the schedule.
 	_, d, _ := fakeRun(t, c, 2*time.Hour, time.Hour)
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,10 +254,9 @@ func TestMissedIsArithmetic(t *testing.T) {
 }
 
 func TestCountEndsRun(t *testing.T) {
-	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 4, Count: 1234, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Depth: 4, Count: 1234, Warmup: workloads.Duration(-1)}
 	f, d, rec := fakeRun(t, c, 3*time.Microsecond, time.Microsecond)
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,14 +275,15 @@ func TestCountEndsRun(t *testing.T) {
 func TestStopFlagDrainsAndMarksInterrupted(t *testing.T) {
 	c := workloads.Config{Mix: workloads.Only("echo", workloads.Fixed(8)), Depth: 16, Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, 50*time.Microsecond, time.Microsecond)
-	var stop atomic.Bool
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	polls := 0
 	f.Observe = func(*workloadstest.Fake) {
 		if polls++; polls == 1000 {
-			stop.Store(true)
+			stop()
 		}
 	}
-	st, err := d.Run(&stop)
+	st, err := d.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,8 +298,7 @@ func TestDrainTimeoutAbandons(t *testing.T) {
 	f, d, _ := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
 	f.StallFrom, f.StallUntil = int64(500*time.Microsecond), 1<<62 // never answers again
 	d.Drain = 5 * time.Millisecond
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,18 +314,21 @@ func TestHurryEndsTheDrain(t *testing.T) {
 	f, d, _ := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
 	f.StallFrom, f.StallUntil = int64(500*time.Microsecond), 1<<62 // never answers again
 	d.Drain = time.Hour
-	var stop, hurry atomic.Bool
-	d.Hurry = &hurry
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	hurry, hasten := context.WithCancel(context.Background())
+	defer hasten()
+	d.Hurry = hurry
 	polls := 0
 	f.Observe = func(*workloadstest.Fake) {
 		switch polls++; polls {
 		case 1000:
-			stop.Store(true)
+			stop()
 		case 1010:
-			hurry.Store(true)
+			hasten()
 		}
 	}
-	st, err := d.Run(&stop)
+	st, err := d.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,8 +342,7 @@ func TestClientFailureEndsRunKeepingStats(t *testing.T) {
 	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 2, Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, time.Microsecond, time.Microsecond)
 	f.FailAfter, f.Err = 100, broken
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if !errors.Is(err, broken) {
 		t.Fatalf("err %v, want %v", err, broken)
 	}
@@ -362,8 +356,7 @@ func TestFailedRPCsAreCountedNotTimed(t *testing.T) {
 	c := workloads.Config{Mix: workloads.Only("source", workloads.Fixed(1<<20)), Depth: 4, Count: 1000, Warmup: workloads.Duration(-1)}
 	f, d, rec := fakeRun(t, c, 5*time.Microsecond, time.Microsecond)
 	f.FailEvery, f.RPCErr = 10, bad
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,28 +396,26 @@ func TestContractViolations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stop atomic.Bool
-	if _, err := d.Run(&stop); !errors.Is(err, workloads.ErrBadTag) {
+	if _, err := d.Run(context.Background()); !errors.Is(err, workloads.ErrBadTag) {
 		t.Fatalf("err %v, want ErrBadTag", err)
 	}
 	d, err = workloads.NewDriver(c, 0, &classless{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Run(&stop); !errors.Is(err, workloads.ErrBadClass) {
+	if _, err := d.Run(context.Background()); !errors.Is(err, workloads.ErrBadClass) {
 		t.Fatalf("err %v, want ErrBadClass", err)
 	}
 }
 
 func TestDriverAllocatesNothingPerRPC(t *testing.T) {
 	for _, rate := range []float64{0, 1e6} {
-		c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: 20000, Rate: rate, Arrival: "poisson", Warmup: workloads.Duration(-1)}
+		c := workloads.Config{Depth: 32, Count: 20000, Rate: rate, Arrival: "poisson", Warmup: workloads.Duration(-1)}
 		f, d, _ := fakeRun(t, c, 2*time.Microsecond, 500*time.Nanosecond)
 		d.Clock = f.Clock.Now
-		var stop atomic.Bool
 		var st workloads.Stats
 		allocs := testing.AllocsPerRun(3, func() {
-			st, _ = d.Run(&stop)
+			st, _ = d.Run(context.Background())
 		})
 		if st.Completed != 20000 {
 			t.Fatalf("rate %g: completed %d", rate, st.Completed)
@@ -438,24 +429,23 @@ func TestDriverAllocatesNothingPerRPC(t *testing.T) {
 // benchRun runs d for its b.N RPCs, timed from here.
 func benchRun(b *testing.B, d *workloads.Driver) {
 	b.Helper()
-	var stop atomic.Bool
 	b.ReportAllocs()
 	b.ResetTimer()
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil || st.Completed != uint64(b.N) {
 		b.Fatal(err, st.Completed)
 	}
 }
 
 func BenchmarkDriverClosedLoop(b *testing.B) {
-	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 500*time.Nanosecond)
 	d.Clock = f.Clock.Now
 	benchRun(b, d)
 }
 
 func TestLiveCountsMatchStats(t *testing.T) {
-	c := normalized(t, workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 8, Count: 5000, Warmup: workloads.NoWarmup})
+	c := normalized(t, workloads.Config{Depth: 8, Count: 5000, Warmup: workloads.NoWarmup})
 	f := workloadstest.New(64)
 	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 3*time.Microsecond, time.Microsecond
 	f.FailEvery, f.RPCErr = 7, errors.New("bad reply")
@@ -477,7 +467,7 @@ func TestLiveCountsMatchStats(t *testing.T) {
 }
 
 func BenchmarkDriverOpenLoop(b *testing.B) {
-	c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
+	c := workloads.Config{Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
 	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 100*time.Nanosecond)
 	d.Clock = f.Clock.Now
 	benchRun(b, d)
@@ -516,7 +506,7 @@ func BenchmarkNow(b *testing.B) {
 // The same with a Live attached, as the CLI runs it: the price of the progress display's
 // atomic counters.
 func BenchmarkDriverClosedLoopLive(b *testing.B) {
-	c := normalized(b, workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 32, Count: int64(b.N), Warmup: workloads.NoWarmup})
+	c := normalized(b, workloads.Config{Depth: 32, Count: int64(b.N), Warmup: workloads.NoWarmup})
 	f := workloadstest.New(64)
 	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 2*time.Microsecond, 500*time.Nanosecond
 	d, err := workloads.NewDriver(c, 0, f, workloads.Discard, new(workloads.Live))
@@ -570,8 +560,7 @@ func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
 		c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1,
 			Count: 2000, Warmup: workloads.Duration(-1), Poll: tc.poll}
 		w, d := waitingRun(t, c, 100*time.Microsecond, 100*time.Nanosecond)
-		var stop atomic.Bool
-		st, err := d.Run(&stop)
+		st, err := d.Run(context.Background())
 		if err != nil || st.Completed != 2000 {
 			t.Fatalf("%s: completed %d, err %v", tc.poll, st.Completed, err)
 		}
@@ -595,14 +584,13 @@ func TestDriverRecordsThreadUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stop atomic.Bool
 	var st workloads.Stats
 	done := make(chan struct{})
 	go func() {
 		// As the Runner does: the usage is the thread's, so the goroutine keeps it.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		st, err = d.Run(&stop)
+		st, err = d.Run(context.Background())
 		close(done)
 	}()
 	<-done
@@ -633,8 +621,7 @@ func TestDefaultDrainFollowsRTTs(t *testing.T) {
 	run := func(c workloads.Config, stallUntil int64) (workloads.Stats, int64) {
 		f, d, _ := fakeRun(t, c, time.Millisecond, 100*time.Microsecond)
 		f.StallFrom, f.StallUntil = int64(9*time.Millisecond), stallUntil
-		var stop atomic.Bool
-		st, err := d.Run(&stop)
+		st, err := d.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -670,11 +657,10 @@ func TestDefaultDrainFollowsRTTs(t *testing.T) {
 func TestDriverAllocatesNothingPerRPCWhenWaiting(t *testing.T) {
 	// Depth 1 and RPCs of 50 µs: the poller idles between completions, so both modes wait.
 	for _, poll := range []datapath.Poll{{Mode: datapath.PollEvent}, {Mode: datapath.PollHybrid, Spin: time.Microsecond}} {
-		c := workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll}
+		c := workloads.Config{Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll}
 		w, d := waitingRun(t, c, 50*time.Microsecond, 500*time.Nanosecond)
-		var stop atomic.Bool
 		var st workloads.Stats
-		allocs := testing.AllocsPerRun(3, func() { st, _ = d.Run(&stop) })
+		allocs := testing.AllocsPerRun(3, func() { st, _ = d.Run(context.Background()) })
 		if st.Completed != 20000 || w.waits == 0 {
 			t.Fatalf("%s: completed %d with %d waits", poll, st.Completed, w.waits)
 		}
@@ -721,14 +707,13 @@ func (o *orderLog) Fail(int, error) {}
 // the Send in Submit and posts it in the next poll, so recording in between would be part of
 // the next round trip.
 func TestDriverSubmitsBeforeRecording(t *testing.T) {
-	c := normalized(t, workloads.Config{Mix: workloads.NFSLikeMix(), Depth: 1, Count: 50, Warmup: workloads.Duration(-1)})
+	c := normalized(t, workloads.Config{Depth: 1, Count: 50, Warmup: workloads.Duration(-1)})
 	o := &orderLog{}
 	d, err := workloads.NewDriver(c, 0, o, o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil || st.Completed != 50 {
 		t.Fatalf("completed %d, err %v; want 50, nil", st.Completed, err)
 	}
@@ -801,8 +786,7 @@ func TestDriverRecordsTurnarounds(t *testing.T) {
 
 	// A Client without a probe: none.
 	_, d2, _ := fakeRun(t, c, time.Microsecond, 100*time.Nanosecond)
-	var stop atomic.Bool
-	if st, err := d2.Run(&stop); err != nil || st.HasTurnaround {
+	if st, err := d2.Run(context.Background()); err != nil || st.HasTurnaround {
 		t.Fatalf("Client without a probe: HasTurnaround %v, err %v", st.HasTurnaround, err)
 	}
 }

@@ -1,9 +1,9 @@
 package workloads_test
 
 import (
+	"context"
 	"fmt"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
-	"sync/atomic"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -31,8 +31,7 @@ func ExampleDriver() {
 		panic(err)
 	}
 	d.Clock = client.Clock.Now
-	var stop atomic.Bool
-	st, err := d.Run(&stop)
+	st, err := d.Run(context.Background())
 	if err != nil {
 		panic(err)
 	}

@@ -241,8 +241,8 @@ func parseRange(s string) (lo, hi int, err error) {
 
 // ParseMix parses a procedure mix: comma-separated PROC[/SIZE][:WEIGHT] entries, for example
 // "null:1,echo:4,source/32k:2" or "sink/4k". SIZE is a single size; an entry without one
-// inherits Config.Size. WEIGHT defaults to 1. "nfs-like" alone is the NFSLikeMix preset of
-// the benchmark program, and a name of prog.Presets alone is that preset. PROC is one of
+// inherits Config.Size. WEIGHT defaults to 1. A name of prog.Presets alone is that preset
+// ("nfs-like": the benchmark program's benchprog.NFSLike). PROC is one of
 // prog's procedures (nil: the benchmark program's), any case.
 func ParseMix(s string, prog *rpcproto.Program) ([]MixEntry, error) {
 	if prog == nil {
@@ -253,11 +253,8 @@ func ParseMix(s string, prog *rpcproto.Program) ([]MixEntry, error) {
 		return parseEntries(p, prog)
 	}
 	switch t {
-	case "nfs-like":
-		if prog != benchprog.Prog {
-			return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: fmt.Errorf("nfs-like is a mix of the benchmark program, not of %s", prog.Name)}
-		}
-		return NFSLikeMix(), nil
+	case benchprog.NFSLike:
+		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: fmt.Errorf("nfs-like is a mix of the benchmark program, not of %s", prog.Name)}
 	case "nfs", "nfs3":
 		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: errors.New(`ambiguous: the benchmark program's NFS-shaped mix is "nfs-like"; NFSv3 itself is --program nfs3`)}
 	}

@@ -70,7 +70,7 @@ func TestParseMix(t *testing.T) {
 	if _, err := ParseMix("nfs", nil); err == nil || !strings.Contains(err.Error(), "nfs-like") || !strings.Contains(err.Error(), "--program nfs3") {
 		t.Errorf(`ParseMix("nfs") = %v: want the ambiguity named`, err)
 	}
-	if got, err := ParseMix("NFS-like", nil); err != nil || !reflect.DeepEqual(got, NFSLikeMix()) {
+	if got, err := ParseMix("NFS-like", nil); err != nil || !reflect.DeepEqual(got, nfsLike(t)) {
 		t.Fatalf("nfs preset: %v", err)
 	}
 	for in, tok := range map[string]string{

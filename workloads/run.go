@@ -73,16 +73,9 @@ func (e *RunError) Unwrap() error { return e.Err }
 // and waits for them. Cancelling ctx ends the run cleanly (drained, Stats.Interrupted); a
 // poller that fails ends the others too. The Result holds everything measured, also when err
 // is not nil: the first poller error, as a *RunError.
-//
-// The Drivers see the cancellation through an atomic flag, which their loops load once per
-// iteration: on the polling path a flag costs one load, a channel receive far more.
 func (r *Runner) Run(ctx context.Context) (Result, error) {
-	var stop atomic.Bool
-	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
-	var hurry atomic.Bool
-	if r.Hurry != nil {
-		defer context.AfterFunc(r.Hurry, func() { hurry.Store(true) })()
-	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	c, err := r.Config.Normalized()
 	if err != nil {
 		return Result{Config: r.Config}, err
@@ -111,7 +104,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 			fail := func(op string, err error) {
 				pr.Err = &RunError{Poller: i, Op: op, Err: err}
 				failed.Store(true)
-				stop.Store(true)
+				stop()
 			}
 			if err := lockAndPin(cpu, c.Poll); err != nil {
 				fail("pin", err)
@@ -146,12 +139,12 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 				return
 			}
 			d.Clock = r.Clock
-			d.Hurry = &hurry
+			d.Hurry = r.Hurry
 			<-startCh
 			if failed.Load() {
 				return
 			}
-			st, err := d.Run(&stop)
+			st, err := d.Run(ctx)
 			pr.Stats = st
 			if err != nil {
 				fail("run", err)

@@ -86,7 +86,7 @@ func TestSweepOverMixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Sweep{Thresholds: []int{1024, 4096}, Depths: []int{1, 8}, Mixes: [][]MixEntry{NFSLikeMix(), user}, Sizes: []int{64, 128}}
+	s := Sweep{Thresholds: []int{1024, 4096}, Depths: []int{1, 8}, Mixes: [][]MixEntry{nfsLike(t), user}, Sizes: []int{64, 128}}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)

@@ -172,7 +172,11 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Command != "fakerun" || cfg.Workload == nil || cfg.Workload.Pollers != 2 || len(cfg.Workload.Mix) != len(workloads.NFSLikeMix()) ||
+	nfsLike, err := workloads.ParseMix("nfs-like", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Command != "fakerun" || cfg.Workload == nil || cfg.Workload.Pollers != 2 || len(cfg.Workload.Mix) != len(nfsLike) ||
 		time.Duration(cfg.Workload.Warmup) != 50*time.Millisecond {
 		t.Fatalf("config %s", r.Config)
 	}

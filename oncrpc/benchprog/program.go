@@ -19,7 +19,30 @@ var Prog = &rpcproto.Program{
 		ProcSink:   {Name: "sink", Number: ProcSink, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
 		ProcSource: {Name: "source", Number: ProcSource, Payload: rpcproto.InReply, DDP: rpcproto.InReply},
 	},
+	Presets: map[string]string{
+		NFSLike: "null:5,echo/128:40,echo/8k:5,source/4k:15,source/32k:10,source/256k:5,sink/4k:10,sink/32k:7,sink/256k:3",
+	},
 }
+
+// NFSLike names Prog's preset mix shaped like an NFS client's traffic (the workloads'
+// default), so one run exercises all three message classes at the default inline threshold
+// of 4 KiB (and at RFC 8166's 1 KiB):
+//
+//	weight  procedure    size   stands for                         class at 4 KiB
+//	    5   NULL            -   NULL/ping, lease renewal           short
+//	   40   ECHO        128 B   GETATTR, LOOKUP, ACCESS            short
+//	    5   ECHO        8 KiB   READDIR, large GETACL (no DDP)     long
+//	   15   SOURCE      4 KiB   READ, small                        short or chunked
+//	   10   SOURCE     32 KiB   READ                               chunked (Write chunk)
+//	    5   SOURCE    256 KiB   READ, large                        chunked (Write chunk)
+//	   10   SINK        4 KiB   WRITE, small                       short or chunked
+//	    7   SINK       32 KiB   WRITE                              chunked (Read chunk)
+//	    3   SINK      256 KiB   WRITE, large                       chunked (Read chunk)
+//
+// Half the RPCs are small metadata calls, as in the SPEC SFS and published NFS workload
+// studies; reads outnumber writes 3:2. Whether a 4 KiB READ/WRITE goes inline depends on the
+// header overhead against the threshold, which is exactly what a threshold sweep shows.
+const NFSLike = "nfs-like"
 
 // ErrSourceTooBig: the responder refused a SOURCE larger than its limit.
 var ErrSourceTooBig = rpcproto.NewError("source_too_big", "SOURCE size exceeds the responder's limit")
