@@ -684,3 +684,45 @@ func TestTCPEarlyACKOtherProcess(t *testing.T) {
 		t.Fatalf("peer said %q, want CLEAN", sc.Text())
 	}
 }
+
+// A peer that stops reading while a large WRITE is being written and never answers: the
+// retry timeout fails the WRITE, and once its error completion is polled the provider no
+// longer reads its memory, so what the application writes there afterwards never reaches
+// the socket.
+func TestTCPRetryTimeoutLetsGoOfMemory(t *testing.T) {
+	p := dialRaw(t, Config{RetryTimeout: 20 * time.Millisecond})
+	p.nc.(*net.TCPConn).SetReadBuffer(64 << 10)
+	big, free, err := datapathtest.Alloc(bigWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { free() })
+	bmr, err := p.dev.Register(big, datapath.AccessLocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bmr.Close() })
+	mem, mr := p.localMem(t)
+	copy(mem, "AAAA")
+	if _, err := p.c.PostSend([]datapath.SendWR{
+		{ID: 1, Op: datapath.OpWrite, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: bmr.Addr(), Length: bigWrite, LKey: bmr.LKey()}},
+			RemoteAddr: 0x1000, RKey: 0x1ff},
+		{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The peer reads nothing and answers nothing until the WRITE has failed.
+	wc := p.pollN(t, 1)
+	if wc[0].ID != 1 || wc[0].Status != datapath.StatusRetryExceeded {
+		t.Fatalf("first completion %+v (%v), want the WRITE with %v", wc[0], wc[0].Status, datapath.StatusRetryExceeded)
+	}
+	for i := range big {
+		big[i] = 'Z'
+	}
+	copy(mem, "ZZZZ")
+	// Everything the soft end still sends, until it closes its direction.
+	rest, _ := io.ReadAll(p.br)
+	if i := strings.IndexByte(string(rest), 'Z'); i >= 0 {
+		t.Fatalf("byte %d of the %d sent after the WRITE's error completion comes from memory written after it", i, len(rest))
+	}
+}

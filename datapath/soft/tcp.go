@@ -494,8 +494,10 @@ func (c *conn) ackExpired() {
 }
 
 // failQueued fails the send queue entry i with st: the ones before it (handed to the
-// writer, not yet answered) are flushed first so completions stay in order.
+// writer, not yet answered) are flushed first so completions stay in order. The writer
+// lets go of their memory before any of them completes, as when the connection breaks.
 func (c *conn) failQueued(i int, st datapath.Status, reason string) {
+	c.link.quiesce()
 	for range i {
 		wr := c.sq.front().wr
 		c.sq.pop()
