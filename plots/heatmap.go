@@ -96,6 +96,12 @@ func Heatmap(runs []*results.Run, keep func(results.Params) bool) (*Chart, error
 	return heatmapChart(sel, "heatmap", "")
 }
 
+// sameUnlessOffer says whether a and b are one point but for the threshold offered.
+func sameUnlessOffer(a, b results.Params) bool {
+	a.OfferedInlineThreshold, b.OfferedInlineThreshold = 0, 0
+	return a == b
+}
+
 // heatmapChart draws the heatmap of sel, its title followed by suffix.
 func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 	var sizes, thrs []int
@@ -131,9 +137,10 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 		c, _ := slices.BinarySearch(sizes, size(f.p.Params))
 		r, _ := slices.BinarySearch(thrs, f.p.Params.InlineThreshold)
 		// The rounds of one repeated point (the same params in one run, or in repeated runs of
-		// one setup) share a cell.
-		if o := at[c][r]; o != nil && (o.group != f.group || o.p.Params != f.p.Params ||
-			o.run == f.run && (o.p.Round == 0 || f.p.Round == 0)) {
+		// one setup) share a cell, and so do points whose offers a peer capped to the same
+		// threshold: their connections were the same.
+		if o := at[c][r]; o != nil && (o.group != f.group || !sameUnlessOffer(o.p.Params, f.p.Params) ||
+			o.run == f.run && o.p.Params == f.p.Params && (o.p.Round == 0 || f.p.Round == 0)) {
 			return nil, fmt.Errorf("plots: %s: %s and %s fall in the same cell (inline %s, size %s): select one of them",
 				name, o.name(), f.name(), bytesLabel(thrs[r]), bytesLabel(sizes[c]))
 		}

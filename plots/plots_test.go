@@ -539,3 +539,19 @@ func TestHeatmapTakesTheRoundsOfAPoint(t *testing.T) {
 		t.Fatalf("two points in one cell: %v", err)
 	}
 }
+
+// A peer that caps an offer makes two points of one run with the same threshold in effect
+// (knfsd caps 16k to 4k): they measured one setup, and every chart takes them as its repeats.
+func TestCappedOfferSharesTheCell(t *testing.T) {
+	s, _ := testRuns(t)
+	r := clone(s)
+	p := r.Points[0]
+	p.Params.OfferedInlineThreshold = 4 * p.Params.InlineThreshold
+	r.Points = append(r.Points, p)
+	if _, err := Heatmap([]*results.Run{r}, nil); err != nil {
+		t.Fatalf("heatmap: %v", err)
+	}
+	if _, err := Render([]*results.Run{r}, t.TempDir()); err != nil {
+		t.Fatalf("render: %v", err)
+	}
+}
