@@ -33,7 +33,7 @@ const (
 )
 
 func main() {
-	os.Exit(MainIO(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(newCLI(builtinCommands()...).MainIO(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // env is what a command runs with: where it reads "-" from and where it writes, so tests
@@ -56,14 +56,19 @@ type command struct {
 	flags func(fs *pflag.FlagSet) func(e *env, args []string) int
 }
 
-// commands are the subcommands this binary has, all listed here: those that measure and
-// serve (with the transport engine's connectors), then those that work on results files and
-// describe the build.
-var commands = byName(append(engineCommands(openEngine, openServer),
-	reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand())...)
+// builtinCommands are the subcommands this binary has, all listed here: those that measure
+// and serve (with the transport engine's connectors), then those that work on results files
+// and describe the build.
+func builtinCommands() []*command {
+	return append(engineCommands(openEngine, openServer),
+		reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand())
+}
 
-func byName(cs ...*command) map[string]*command {
-	m := make(map[string]*command, len(cs))
+// cli is a set of commands by name: the binary's own in main, with fakes in tests.
+type cli map[string]*command
+
+func newCLI(cs ...*command) cli {
+	m := make(cli, len(cs))
 	for _, c := range cs {
 		m[c.name] = c
 	}
@@ -72,15 +77,15 @@ func byName(cs ...*command) map[string]*command {
 
 // Main runs the CLI with args (without the program name) and an empty standard input, and
 // returns the exit status.
-func Main(args []string, stdout, stderr io.Writer) int {
-	return MainIO(args, strings.NewReader(""), stdout, stderr)
+func (commands cli) Main(args []string, stdout, stderr io.Writer) int {
+	return commands.MainIO(args, strings.NewReader(""), stdout, stderr)
 }
 
 // MainIO is Main reading standard input from stdin (results named "-").
-func MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (commands cli) MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
-		usage(e.stderr)
+		commands.usage(e.stderr)
 		return exitUsage
 	}
 	name := args[0]
@@ -93,7 +98,7 @@ func MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(e.stderr, "rpcrdma-bench: unknown command %q\n", args[1])
 			return exitUsage
 		}
-		usage(e.stdout)
+		commands.usage(e.stdout)
 		return exitOK
 	}
 	c, ok := commands[name]
@@ -121,7 +126,7 @@ func runCommand(e *env, c *command, args []string) int {
 	return run(e, fs.Args())
 }
 
-func usage(w io.Writer) {
+func (commands cli) usage(w io.Writer) {
 	fmt.Fprintln(w, "rpcrdma-bench measures RPC-over-RDMA (RFC 8166) latency and throughput.")
 	fmt.Fprintln(w, "\nUsage:\n  rpcrdma-bench COMMAND [flags]\n\nCommands:")
 	names := make([]string, 0, len(commands))

@@ -27,7 +27,7 @@ import (
 // newlines. Tests that send signals run it that way, as a separate process.
 func TestMain(m *testing.M) {
 	if args, ok := os.LookupEnv("RPCRDMA_BENCH_MAIN"); ok {
-		os.Exit(Main(strings.Split(args, "\n"), os.Stdout, os.Stderr))
+		os.Exit(testCLI.Main(strings.Split(args, "\n"), os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -35,12 +35,12 @@ func TestMain(m *testing.M) {
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = Main(args, &o, &e)
+	code = testCLI.Main(args, &o, &e)
 	return code, o.String(), e.String()
 }
 
 func TestHelpForEveryCommand(t *testing.T) {
-	for name := range commands {
+	for name := range testCLI {
 		code, out, errOut := runMain(t, name, "--help")
 		if code != exitOK || !strings.Contains(out, "Examples:") || !strings.Contains(out, "rpcrdma-bench "+name) || errOut != "" {
 			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", name, code, out, errOut)
