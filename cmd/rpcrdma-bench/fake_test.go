@@ -61,21 +61,21 @@ func fakeCommands() []*command {
 	cs := []*command{measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open),
 		measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open),
 		measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
-			return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
-		}),
+			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
+				return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
+			}),
 		measureCommand("fakebreakrun", "a run whose connection breaks (tests only)", "[flags]", "  rpcrdma-bench fakebreakrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
-			return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
-		}),
+			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
+				return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
+			}),
 		measureCommand("fakeslowrun", "a run on slow fake clients (tests only)", "[flags]", "  rpcrdma-bench fakeslowrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
-			return fakeConnector{latency: time.Millisecond}, nil
-		}),
+			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
+				return fakeConnector{latency: time.Millisecond}, nil
+			}),
 		measureCommand("fakestallrun", "a run whose client never takes an RPC (tests only)", "[flags]", "  rpcrdma-bench fakestallrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
-			return stalledConnector{}, nil
-		})}
+			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
+				return stalledConnector{}, nil
+			})}
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
 	srv.name = "fakeserver"
 	return append(cs, srv, measureCommand("fakeclient", "a client of a fake server (tests only)", "--addr HOST:PORT [flags]", "  rpcrdma-bench fakeclient --addr h:1", false, addrRequired, open))

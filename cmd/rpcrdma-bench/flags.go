@@ -120,10 +120,19 @@ func (c cpusValue) String() string {
 func (c cpusValue) Set(x string) (err error) { *c.v, err = workloads.ParseCPUs(x); return err }
 func (cpusValue) Type() string               { return "cpus" }
 
-// pollValue is a --poll flag: busy, event, hybrid or hybrid:SPIN.
-type pollValue struct{ v *datapath.Poll }
+// pollValue is a --poll flag: busy, event, hybrid or hybrid:SPIN. providerDefault says the
+// zero value is not the default (the server's depends on the provider), so help shows none.
+type pollValue struct {
+	v               *datapath.Poll
+	providerDefault bool
+}
 
-func (p pollValue) String() string { return p.v.String() }
+func (p pollValue) String() string {
+	if p.providerDefault && *p.v == (datapath.Poll{}) {
+		return ""
+	}
+	return p.v.String()
+}
 func (p pollValue) Set(x string) error {
 	v, err := datapath.ParsePoll(x)
 	if err == nil {
@@ -258,7 +267,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")
 	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads; each polls one completion queue shared by its connections")
-	fs.Var(pollValue{&c.Poll}, "poll", "how a poller waits for completions: busy (default: spin, no wakeup on the measured path), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms)")
+	fs.Var(pollValue{v: &c.Poll}, "poll", "how a poller waits for completions: busy (default: spin, no wakeup on the measured path), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms)")
 	fs.Var(cpusValue{&c.CPUs}, "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
 	addTransportFlags(fs, &w.tr, true)
 	fs.DurationVar(&w.drain, "drain", 0, fmt.Sprintf("after the measured time, wait this long for outstanding RPCs before counting them lost (default: %d × the longest RTT seen, at least %v, which rides out link retransmissions)", workloads.DrainRTTs, workloads.MinDrain))
@@ -286,13 +295,25 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	if w.warmup == 0 {
 		c.Warmup = -1 // the flag's 0 means none; the Config's 0 means the default
 	}
-	if w.warmup < 0 || w.duration < 0 || w.interval < 0 || w.drain < 0 {
-		return c, usageErrorf("--warmup, --duration, --interval and --drain must not be negative")
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"warmup", w.warmup}, {"duration", w.duration}, {"interval", w.interval}, {"drain", w.drain}} {
+		if d.v < 0 {
+			return c, usageErrorf("--%s must not be negative (got %v)", d.name, d.v)
+		}
+	}
+	if w.duration == 0 && c.Count == 0 {
+		// The Config's 0 would mean the default: say so rather than run it.
+		return c, usageErrorf("--duration 0s: want a measured time above 0 (or --count N to end on a count)")
 	}
 	c.Drain = workloads.Duration(w.drain)
 	// A flag's zero must not quietly mean its default: say what is accepted.
 	if !w.sweep && c.Depth < 1 {
 		return c, usageErrorf("--depth %d: want at least 1 RPC outstanding per connection", c.Depth)
+	}
+	if c.Pollers < 1 {
+		return c, usageErrorf("--pollers %d: want at least 1 poller thread", c.Pollers)
 	}
 	if c.Connections < 1 {
 		return c, usageErrorf("--connections %d: want at least 1", c.Connections)

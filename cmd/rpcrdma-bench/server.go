@@ -100,7 +100,7 @@ func serverCommand(open newServer) *command {
 			fs.IntVar(&f.SinkBuffers, "sink-buffers", 0, "per poller, the most of those buffers the calls in flight hold at once (registered as needed; a call that finds none free waits); default one connection's worth at the full grant")
 			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads; connections are dealt to the least loaded and share its completion queue")
 			fs.Var(cpusValue{&f.CPUs}, "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
-			fs.Var(pollValue{&f.Poll}, "poll", "how idle pollers wait: busy (a CPU each, always), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms); default event on soft, hybrid on verbs")
+			fs.Var(pollValue{&f.Poll, true}, "poll", "how idle pollers wait: busy (a CPU each, always), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms); default event on soft, hybrid on verbs")
 			fs.IntVar(&f.MaxConnections, "max-connections", rpcrdma.DefaultMaxConnections, "connections served at once; more are rejected with a reason the client prints")
 			fs.DurationVar(&f.IdleTimeout, "idle-timeout", 10*time.Minute, "close a connection that did nothing for this long (0: never)")
 			fs.BoolVar(&f.Verify, "verify", false, "check every payload received")
@@ -122,16 +122,29 @@ func serverCommand(open newServer) *command {
 				if f.SinkBuffers < 0 {
 					return fail(e, "server", usageErrorf("--sink-buffers must not be negative (0: the default)"))
 				}
-				if f.Pollers < 1 || f.Credits < 0 || f.Credits > maxCredits {
-					return fail(e, "server", usageErrorf("--pollers must be at least 1 and --credits from 0 (the default) to %d", maxCredits))
+				if f.Pollers < 1 {
+					return fail(e, "server", usageErrorf("--pollers %d: want at least 1 poller thread", f.Pollers))
 				}
-				if f.MaxConnections < 1 || f.IdleTimeout < 0 {
-					return fail(e, "server", usageErrorf("--max-connections must be at least 1 and --idle-timeout not negative"))
+				if err := checkCredits(f.Credits); err != nil {
+					return fail(e, "server", err)
+				}
+				if f.MaxConnections < 1 {
+					return fail(e, "server", usageErrorf("--max-connections %d: want at least 1", f.MaxConnections))
+				}
+				if f.IdleTimeout < 0 {
+					return fail(e, "server", usageErrorf("--idle-timeout must not be negative (got %v; 0: never)", f.IdleTimeout))
+				}
+				if err := checkListen(f.Listen); err != nil {
+					return fail(e, "server", err)
 				}
 				if err := checkTransport(&f.Transport, false); err != nil {
 					return fail(e, "server", err)
 				}
 				if _, err := (workloads.Config{CPUs: f.CPUs}).Normalized(); err != nil {
+					return fail(e, "server", usageError{err.Error()})
+				}
+				if err := checkCPUs(f.CPUs); err != nil {
+					// Before listening: pinning would fail only once the first poller starts.
 					return fail(e, "server", usageError{err.Error()})
 				}
 				if f.Provider == "" {
@@ -245,7 +258,7 @@ func turnaroundLine(poller int, t *datapath.Turnaround) string {
 }
 
 // connEndLine is the line the server prints when a connection ends or a request fails: one
-// per refused, failed, broken or timed-out connection, with its cause. A connection the
+// per refused, failed, broken, timed-out or peer-closed connection, with its cause. A connection the
 // server closed because it stopped gets none.
 func connEndLine(c *rpcrdma.Conn, err error) string {
 	if err == nil {
@@ -258,9 +271,19 @@ func connEndLine(c *rpcrdma.Conn, err error) string {
 		}
 		return "failed connection request: " + err.Error()
 	}
-	served := c.Stats().Served
-	if errors.Is(err, rpcrdma.ErrIdleTimeout) {
-		return fmt.Sprintf("closed connection from %s: idle for longer than --idle-timeout (%d calls served)", c.RemoteAddr(), served)
+	return connEnd(c.RemoteAddr(), c.Stats().Served, err)
+}
+
+// connEnd is connEndLine of the connection from remote that served calls and ended with err.
+func connEnd(remote string, served uint64, err error) string {
+	var de *datapath.DisconnectError
+	switch {
+	case errors.Is(err, rpcrdma.ErrIdleTimeout):
+		return fmt.Sprintf("closed connection from %s: idle for longer than --idle-timeout (%d calls served)", remote, served)
+	case errors.As(err, &de) && de.Reason == "":
+		return fmt.Sprintf("connection from %s closed by the peer (%d calls served)", remote, served)
+	case errors.As(err, &de):
+		return fmt.Sprintf("connection from %s closed by the peer: %s (%d calls served)", remote, de.Reason, served)
 	}
-	return fmt.Sprintf("connection from %s ended: %v (%d calls served)", c.RemoteAddr(), err, served)
+	return fmt.Sprintf("connection from %s broken: %v (%d calls served)", remote, err, served)
 }

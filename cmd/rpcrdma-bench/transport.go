@@ -1,7 +1,7 @@
 package main
 
 import (
-	"strconv"
+	"errors"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
@@ -21,12 +21,7 @@ func (m memoryValue) String() string {
 }
 
 func (m memoryValue) Set(x string) error {
-	switch x {
-	case "preregistered":
-		*m.v = rpcrdma.MemoryPreregistered
-	case "windows":
-		*m.v = rpcrdma.MemoryWindows
-	default:
+	if x == "" || m.v.UnmarshalText([]byte(x)) != nil {
 		return usageErrorf("unknown memory mode %q (want preregistered or windows)", x)
 	}
 	return nil
@@ -69,7 +64,7 @@ func (s inlineSizeValue) Set(x string) error {
 	if err := (sizeValue{&n}).Set(x); err != nil {
 		return err
 	}
-	if n < rpcrdma.MinInline || n > rpcrdma.MaxInline || n%1024 != 0 {
+	if n == 0 || (rpcrdma.Config{SendSize: n}).Validate() != nil {
 		return usageErrorf("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
 	}
 	*s.v = n
@@ -97,10 +92,19 @@ func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) 
 	fs.Var(inlineSizeValue{&t.RecvSize}, "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")
 }
 
+// checkCredits is the engine's check of a --credits value (rpcrdma.Config.Validate).
+func checkCredits(n int) error {
+	var ce *rpcrdma.ConfigError
+	if err := (rpcrdma.Config{Credits: n}).Validate(); errors.As(err, &ce) {
+		return usageErrorf("--credits %d out of range: %s, or 0 for the default", n, ce.Reason)
+	}
+	return nil
+}
+
 // checkTransport reports knob combinations that cannot mean what they say.
 func checkTransport(t *session.Transport, requester bool) error {
-	if t.Credits < 0 || t.Credits > maxCredits {
-		return usageErrorf("--credits %d out of range [1, %s]", t.Credits, strconv.Itoa(maxCredits))
+	if err := checkCredits(t.Credits); err != nil {
+		return err
 	}
 	if requester && t.RemoteInvalidate && t.Memory != rpcrdma.MemoryWindows {
 		// The engine would silently clear the bit: in pre-registered mode every chunk shares
@@ -112,6 +116,3 @@ func checkTransport(t *session.Transport, requester bool) error {
 	}
 	return nil
 }
-
-// maxCredits is the engine's bound on a credit value (rpcrdma.Config.Credits).
-const maxCredits = 8192
