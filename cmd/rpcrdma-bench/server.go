@@ -175,18 +175,44 @@ func defaultServerPoll(provider string) datapath.Poll {
 	return datapath.Poll{Mode: datapath.PollHybrid}
 }
 
+// serverTally is what a server did, for its summary at stop.
+type serverTally struct {
+	conns                    int
+	calls, polls, emptyPolls uint64
+}
+
+func (t *serverTally) String() string {
+	empty := 0.0
+	if t.polls > 0 {
+		empty = 100 * float64(t.emptyPolls) / float64(t.polls)
+	}
+	return fmt.Sprintf("%d connection(s), %d calls served; pollers: %d polls, %.0f%% empty", t.conns, t.calls, t.polls, empty)
+}
+
 func serve(e *env, f *serverFlags, open newServer) int {
 	var mu sync.Mutex
+	var tally serverTally
 	f.connDone = func(c *rpcrdma.Conn, err error) {
 		line := connEndLine(c, err)
-		if line == "" {
-			return
-		}
 		mu.Lock()
-		fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+line)
-		mu.Unlock()
+		defer mu.Unlock()
+		if c != nil {
+			tally.conns++
+			tally.calls += c.Stats().Served
+		}
+		if line != "" {
+			fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+line)
+		}
 	}
-	f.pollerDone = printTurnarounds(e.stderr, &mu, "rpcrdma-bench server: ")
+	turnarounds := printTurnarounds(e.stderr, &mu, "rpcrdma-bench server: ")
+	f.pollerDone = func(i int, st datapath.PollerStats) {
+		mu.Lock()
+		tally.polls += st.Iterations
+		tally.emptyPolls += st.EmptyPolls
+		mu.Unlock()
+		turnarounds(i, st)
+	}
+	cpu0, cpuErr := results.ReadCPU()
 	srv, err := open(f)
 	if err != nil {
 		return fail(e, "server", err)
@@ -203,7 +229,15 @@ func serve(e *env, f *serverFlags, open newServer) int {
 	if err != nil {
 		return fail(e, "server", err)
 	}
-	fmt.Fprintf(e.stderr, "rpcrdma-bench server: stopped after %v\n", time.Since(start).Round(time.Millisecond))
+	cpu := "CPU unknown"
+	if cpu1, err := results.ReadCPU(); err == nil && cpuErr == nil {
+		d := cpu1.Sub(cpu0)
+		cpu = fmt.Sprintf("process CPU %v (user %v, system %v)", time.Duration(d.UserNs+d.SysNs).Round(time.Millisecond),
+			time.Duration(d.UserNs).Round(time.Millisecond), time.Duration(d.SysNs).Round(time.Millisecond))
+	}
+	mu.Lock()
+	fmt.Fprintf(e.stderr, "rpcrdma-bench server: stopped after %v: %v; %s\n", time.Since(start).Round(time.Millisecond), &tally, cpu)
+	mu.Unlock()
 	return exitOK
 }
 
