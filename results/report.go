@@ -193,7 +193,11 @@ func Capped(r *Run) []Cap {
 // connections.
 func pointLabel(p *Point) string {
 	q := &p.Params
-	return fmt.Sprintf("%s %d/%d B, threshold %d, depth %d × %d connection(s)", q.Procedure, q.CallBytes, q.ReplyBytes, q.InlineThreshold, q.Depth, q.Connections)
+	size := fmt.Sprintf("%d/%d B", q.CallBytes, q.ReplyBytes)
+	if strings.HasPrefix(q.Procedure, "MIX") && q.CallBytes == 0 && q.ReplyBytes == 0 {
+		size = "sizes per entry" // a mix's sizes vary by entry: not 0
+	}
+	return fmt.Sprintf("%s %s, threshold %d, depth %d × %d connection(s)", q.Procedure, size, q.InlineThreshold, q.Depth, q.Connections)
 }
 
 // csvHeader is the header row of WriteCSV.
