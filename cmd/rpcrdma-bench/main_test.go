@@ -346,7 +346,7 @@ func TestDevices(t *testing.T) {
 		"soft0  provider soft  node soft", "rxe0  provider verbs  node RNIC  fw 1.2.3",
 		"max_inline_data 256  max_sge 32  max_qp_wr 16384  max_qp_rd_atom 128", "max_mr_size 1T",
 		"port 1  ACTIVE  mtu 1024  link Ethernet", "gid[1] ::ffff:10.0.2.15  RoCE v2  eth0",
-		"stub: not available: stub: not supported",
+		"stub: not available: not supported",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("devices output lacks %q:\n%s", want, out)

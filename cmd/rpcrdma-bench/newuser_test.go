@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,3 +190,14 @@ func (s *polledServer) Serve(context.Context) error {
 	return nil
 }
 func (s *polledServer) Close() error { return nil }
+
+// A provider's error is not prefixed twice with its name.
+func TestProviderErrorSaysItsNameOnce(t *testing.T) {
+	withProviders(t, fakeProvider{name: "soft"}, fakeProvider{name: "verbs", err: fmt.Errorf("verbs: %w: built without it", datapath.ErrNotSupported)})
+	if _, _, errOut := runMain(t, "devices", "--provider", "verbs"); strings.Count(errOut, "verbs:") != 1 {
+		t.Errorf("devices --provider verbs: %q", errOut)
+	}
+	if _, out, _ := runMain(t, "version"); !strings.Contains(out, "verbs (unavailable: not supported: built without it)") {
+		t.Errorf("version: %q", out)
+	}
+}
