@@ -90,10 +90,11 @@ func WriteText(w io.Writer, runs ...*Run) error {
 			if rounds {
 				post = strconv.Itoa(p.Round) + "\t"
 			}
+			errs := strconv.FormatUint(nerr, 10)
 			row := func(class string, s *Summary, rate string) {
 				missing = missing || s.Count > 0 && (s.P50 == nil || s.P90 == nil || s.P99 == nil || s.P999 == nil)
-				fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", pre, class, s.Count,
-					micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max), rate, nerr, post)
+				fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", pre, class, s.Count,
+					micros(s.P50), micros(s.P90), micros(s.P99), micros(s.P999), micros(s.Max), rate, errs, post)
 			}
 			rate := fmt.Sprintf("%.0f\t%.3f", p.Throughput.RPCPerSec, p.Throughput.PayloadGbps)
 			// Classes that only carried calls or replies of RPCs attributed elsewhere have
@@ -111,9 +112,12 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				row(used[0].Class, &p.RTT, rate)
 			default:
 				for _, c := range used {
-					// Payload is counted per point, not per class: no Gb/s here.
+					// Payload and errors are counted per point, not per class: no Gb/s or
+					// errors here, only on the point's "all" row.
+					errs = "-"
 					row(c.Class, &c.RTT, fmt.Sprintf("%.0f\t", classRate(&p, c)))
 				}
+				errs = strconv.FormatUint(nerr, 10)
 				row("all", &p.RTT, rate)
 			}
 			// A mix's procedures, each on a row of its own: its RTTs, its rate and its
@@ -189,7 +193,11 @@ func Capped(r *Run) []Cap {
 // connections.
 func pointLabel(p *Point) string {
 	q := &p.Params
-	return fmt.Sprintf("%s %d/%d B, threshold %d, depth %d × %d connection(s)", q.Procedure, q.CallBytes, q.ReplyBytes, q.InlineThreshold, q.Depth, q.Connections)
+	size := fmt.Sprintf("%d/%d B", q.CallBytes, q.ReplyBytes)
+	if strings.HasPrefix(q.Procedure, "MIX") && q.CallBytes == 0 && q.ReplyBytes == 0 {
+		size = "sizes per entry" // a mix's sizes vary by entry: not 0
+	}
+	return fmt.Sprintf("%s %s, threshold %d, depth %d × %d connection(s)", q.Procedure, size, q.InlineThreshold, q.Depth, q.Connections)
 }
 
 // csvHeader is the header row of WriteCSV.

@@ -85,6 +85,23 @@ func TestWriteText(t *testing.T) {
 	if f := strings.Fields(lines[6]); f[6] != "chunked" || f[len(f)-2] == "0" || len(f) != 15 {
 		t.Errorf("the chunked class row of a mixed point has no RPC/s of its own: %q", lines[6])
 	}
+	// A point's errors are counted once, on its "all" row, not repeated on each class row.
+	r0 := goldenRun(t)
+	r0.Points = r0.Points[1:2]
+	r0.Points[0].Errors = []results.ErrorStats{{Kind: "timeout", Count: 3}}
+	b.Reset()
+	if err := results.WriteText(&b, r0); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 8 || (f[6] != "all" && f[6] != "short" && f[6] != "chunked" && f[6] != "long") {
+			continue
+		}
+		if want := map[bool]string{true: "3", false: "-"}[f[6] == "all"]; f[len(f)-1] != want {
+			t.Errorf("%s row shows errors %q, want %q:\n%s", f[6], f[len(f)-1], want, b.String())
+		}
+	}
 	// A mix shows its name, not sizes of 0.
 	r := goldenRun(t)
 	r.Points = r.Points[:1]

@@ -238,6 +238,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Validate reports the first field of c whose value no endpoint can use, as a *ConfigError
+// naming it; zero fields mean their defaults. Dial, Accept and Serve check the same.
+func (c Config) Validate() error { return c.withDefaults().validate() }
+
 func (c Config) validate() error {
 	for _, s := range []struct {
 		name string

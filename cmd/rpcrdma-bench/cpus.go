@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
-
-// cpuSetSize is the number of CPUs a unix.CPUSet holds (glibc's CPU_SETSIZE).
-const cpuSetSize = 1024
 
 // checkCPUs fails when a CPU of --cpus is not one this process may run on, before anything
 // is measured: pinning a poller to it would fail only once the run has started.
@@ -18,36 +16,33 @@ func checkCPUs(cpus []int) error {
 	if len(cpus) == 0 {
 		return nil
 	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
+	allowed, err := datapath.AllowedCPUs()
+	if err != nil {
 		// Not knowable here (not Linux, a sandbox): pinning will say.
 		return nil
 	}
 	for _, c := range cpus {
-		if c < 0 || !set.IsSet(c) {
-			return fmt.Errorf("--cpus: CPU %d is not available to this process (it may run on %s of %d CPUs)", c, cpuList(&set), runtime.NumCPU())
+		if !slices.Contains(allowed, c) {
+			return fmt.Errorf("--cpus: CPU %d is not available to this process (it may run on %s of %d CPUs)", c, cpuList(allowed), runtime.NumCPU())
 		}
 	}
 	return nil
 }
 
-// cpuList writes set as ranges: "0-3,6".
-func cpuList(set *unix.CPUSet) string {
+// cpuList writes ascending cpus as ranges: "0-3,6".
+func cpuList(cpus []int) string {
 	var parts []string
-	for c := 0; c < cpuSetSize; c++ {
-		if !set.IsSet(c) {
-			continue
+	for i := 0; i < len(cpus); i++ {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
 		}
-		e := c
-		for e+1 < cpuSetSize && set.IsSet(e+1) {
-			e++
+		p := strconv.Itoa(cpus[i])
+		if j > i {
+			p += "-" + strconv.Itoa(cpus[j])
 		}
-		if e == c {
-			parts = append(parts, strconv.Itoa(c))
-		} else {
-			parts = append(parts, strconv.Itoa(c)+"-"+strconv.Itoa(e))
-		}
-		c = e
+		parts = append(parts, p)
+		i = j
 	}
 	return strings.Join(parts, ",")
 }

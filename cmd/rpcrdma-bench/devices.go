@@ -54,15 +54,15 @@ func devices(e *env, provider, device string, asJSON bool) int {
 		if errors.Is(err, datapath.ErrNotSupported) {
 			if provider != "" {
 				// Asked for by name: its absence is the answer, and a failure.
-				fmt.Fprintf(e.stderr, "rpcrdma-bench devices: %s: not available: %v\n", p.Name(), err)
+				fmt.Fprintf(e.stderr, "rpcrdma-bench devices: %s: not available: %s\n", p.Name(), unprefixed(p.Name(), err))
 				failed = true
 			} else if !asJSON {
-				fmt.Fprintf(e.stdout, "%s: not available: %v\n", p.Name(), err)
+				fmt.Fprintf(e.stdout, "%s: not available: %s\n", p.Name(), unprefixed(p.Name(), err))
 			}
 			continue
 		}
 		if err != nil {
-			fmt.Fprintf(e.stderr, "rpcrdma-bench devices: %s: %v\n", p.Name(), err)
+			fmt.Fprintf(e.stderr, "rpcrdma-bench devices: %s: %s\n", p.Name(), unprefixed(p.Name(), err))
 			failed = true
 			continue
 		}
@@ -141,4 +141,10 @@ func fmtBytes(n uint64) string {
 		return fmt.Sprintf("%dM", n>>20)
 	}
 	return fmt.Sprint(n)
+}
+
+// unprefixed is err's text without the "NAME: " its provider put in front, which the line
+// printing it already says.
+func unprefixed(name string, err error) string {
+	return strings.TrimPrefix(err.Error(), name+": ")
 }

@@ -22,63 +22,6 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// The default run on the real engine over soft: every message class is used, and the file
-// holds what the connection negotiated and the RDMA operations it posted.
-func TestEngineRunUsesEveryClass(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "run.json")
-	code, _, stderr := runMain(t, "run", "--count", "3000", "--warmup", "0", "--depth", "4", "--out", out, "-q")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := r.Points[0]
-	used := map[string]uint64{}
-	for _, c := range p.Classes {
-		used[c.Class] = c.Calls + c.Replies
-	}
-	if used["short"] == 0 || used["chunked"] == 0 || used["long"] == 0 || p.Throughput.RPCs != 3000 {
-		t.Fatalf("classes %v, %d RPCs", used, p.Throughput.RPCs)
-	}
-	n := p.Negotiated
-	if n == nil || n.Role != "requester" || n.InlineSendBytes != 4096 || n.Peer == nil || !n.Peer.Valid || p.Ops.Send.Count == 0 {
-		t.Fatalf("negotiated %+v, ops %+v", n, p.Ops)
-	}
-}
-
-// A sweep of ECHO over thresholds 1k..64k and sizes 64 B..1 MiB changes class exactly where
-// the negotiated thresholds put it: a size T/4 goes inline under threshold T, a size T with
-// its headers does not (ECHO data is not DDP-eligible, so it goes long).
-func TestEngineSweepSwitchesAtThresholds(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "sweep.json")
-	code, _, stderr := runMain(t, "sweep", "--thresholds", "1k,4k,16k,64k", "--sizes", "64,256,1k,4k,16k,64k,256k,1m",
-		"--depth", "2", "--count", "20", "--warmup", "0", "--out", out, "-q")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := session.Switches(r)
-	if len(got) != 4 {
-		t.Fatalf("switches %+v, want one per threshold", got)
-	}
-	for i, th := range []int{1 << 10, 4 << 10, 16 << 10, 64 << 10} {
-		want := workloads.Switch{Threshold: th, Depth: 2, From: rpcproto.Short, To: rpcproto.Long, Below: th / 4, At: th}
-		if got[i] != want {
-			t.Errorf("switch %d = %+v, want %+v", i, got[i], want)
-		}
-	}
-	for _, p := range r.Points {
-		if p.Negotiated == nil || p.Negotiated.InlineSendBytes != p.Params.InlineThreshold {
-			t.Fatalf("point %+v negotiated %+v", p.Params, p.Negotiated)
-		}
-	}
-}
-
 // Killing the server mid-run (two processes, soft over TCP) leaves the client with exit 1, a
 // message naming the broken connection, and a results file holding the RPCs completed before
 // the break.

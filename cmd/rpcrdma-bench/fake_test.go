@@ -50,36 +50,35 @@ func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() sessi
 
 func (fakeConnector) Close() error { return nil }
 
-// register adds a test's command beside the binary's own (commands, in main.go).
-func register(c *command) { commands[c.name] = c }
+// testCLI is the binary's commands and the fake ones, which drive the CLI end to end
+// without the transport engine.
+var testCLI = newCLI(append(builtinCommands(), fakeCommands()...)...)
 
-// The fake commands drive the CLI end to end without the transport engine.
-func init() {
+func fakeCommands() []*command {
 	open := func(*workloadFlags, []workloads.Point) (session.Connector, error) {
 		return fakeConnector{latency: 20 * time.Microsecond}, nil
 	}
-	register(measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open))
-	register(measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open))
-	register(measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
-			return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
-		}))
-	register(measureCommand("fakebreakrun", "a run whose connection breaks (tests only)", "[flags]", "  rpcrdma-bench fakebreakrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
-			return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
-		}))
-	register(measureCommand("fakeslowrun", "a run on slow fake clients (tests only)", "[flags]", "  rpcrdma-bench fakeslowrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
-			return fakeConnector{latency: time.Millisecond}, nil
-		}))
-	register(measureCommand("fakestallrun", "a run whose client never takes an RPC (tests only)", "[flags]", "  rpcrdma-bench fakestallrun", false, addrNone,
-		func(*workloadFlags, []workloads.Point) (session.Connector, error) {
-			return stalledConnector{}, nil
-		}))
+	cs := []*command{measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open),
+		measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open),
+		measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
+			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
+				return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
+			}),
+		measureCommand("fakebreakrun", "a run whose connection breaks (tests only)", "[flags]", "  rpcrdma-bench fakebreakrun", false, addrNone,
+			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
+				return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
+			}),
+		measureCommand("fakeslowrun", "a run on slow fake clients (tests only)", "[flags]", "  rpcrdma-bench fakeslowrun", false, addrNone,
+			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
+				return fakeConnector{latency: time.Millisecond}, nil
+			}),
+		measureCommand("fakestallrun", "a run whose client never takes an RPC (tests only)", "[flags]", "  rpcrdma-bench fakestallrun", false, addrNone,
+			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
+				return stalledConnector{}, nil
+			})}
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
 	srv.name = "fakeserver"
-	register(srv)
-	register(measureCommand("fakeclient", "a client of a fake server (tests only)", "--addr HOST:PORT [flags]", "  rpcrdma-bench fakeclient --addr h:1", false, addrRequired, open))
+	return append(cs, srv, measureCommand("fakeclient", "a client of a fake server (tests only)", "--addr HOST:PORT [flags]", "  rpcrdma-bench fakeclient --addr h:1", false, addrRequired, open))
 }
 
 // fakeServer serves nothing: it waits for stop, as a responder does.

@@ -21,7 +21,7 @@ func TestOutStdoutPipesIntoReport(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	var js, log bytes.Buffer
-	code := MainIO([]string{"fakerun", "--count", "300", "--warmup", "0", "-q", "--out", "-"}, strings.NewReader(""), &js, &log)
+	code := testCLI.MainIO([]string{"fakerun", "--count", "300", "--warmup", "0", "-q", "--out", "-"}, strings.NewReader(""), &js, &log)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log.String())
 	}
@@ -37,7 +37,7 @@ func TestOutStdoutPipesIntoReport(t *testing.T) {
 	}
 	for _, args := range [][]string{{"report", "--format", "csv"}, {"report", "--format", "csv", "-"}} {
 		var out, errOut bytes.Buffer
-		if code := MainIO(args, bytes.NewReader(js.Bytes()), &out, &errOut); code != exitOK {
+		if code := testCLI.MainIO(args, bytes.NewReader(js.Bytes()), &out, &errOut); code != exitOK {
 			t.Fatalf("%q: exit %d: %s", args, code, errOut.String())
 		}
 		rows, err := csv.NewReader(&out).ReadAll()

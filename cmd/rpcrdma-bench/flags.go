@@ -21,20 +21,6 @@ import (
 // parsing with pflag's `invalid argument "4q" for "--sizes" flag: bad size "4q": ...`:
 // the flag and the token are both named.
 
-type sizeSpecValue struct{ v *workloads.Sizes }
-
-func (s sizeSpecValue) String() string {
-	if s.v == nil || s.v.IsZero() {
-		return ""
-	}
-	if s.v.Dist == "" || s.v.Dist == "list" {
-		return joinSizes(s.v.Values)
-	}
-	return s.v.Dist
-}
-func (s sizeSpecValue) Set(x string) (err error) { *s.v, err = workloads.ParseSizeSpec(x); return err }
-func (sizeSpecValue) Type() string               { return "sizes" }
-
 // programValue parses --program: nfs3 (or nfs) is NFS version 3 with its procedures, any
 // other PROG[:VERS] that program's NULL procedure.
 type programValue struct{ c *workloads.Config }
@@ -62,87 +48,87 @@ func (p programValue) Set(x string) (err error) {
 }
 func (programValue) Type() string { return "prog[:vers]" }
 
-type sizeValue struct{ v *int }
+// flagValue is a pflag.Value that parses with parse and shows with show; a zero value that
+// is not the default (the server's --poll) shows as "", so help states no default.
+type flagValue[T any] struct {
+	v     *T
+	typ   string
+	parse func(string) (T, error)
+	show  func(T) string
+}
 
-func (s sizeValue) String() string {
-	if s.v == nil {
+func (f flagValue[T]) String() string {
+	if f.v == nil {
 		return ""
 	}
-	return workloads.FormatSize(*s.v)
-}
-func (s sizeValue) Set(x string) (err error) { *s.v, err = workloads.ParseSize(x); return err }
-func (sizeValue) Type() string               { return "size" }
-
-type sizeListValue struct {
-	v    *[]int
-	kind string // "sizes" or "thresholds"
+	return f.show(*f.v)
 }
 
-func (s sizeListValue) String() string {
-	if s.v == nil {
-		return ""
-	}
-	return joinSizes(*s.v)
-}
-func (s sizeListValue) Set(x string) (err error) {
-	if s.kind == "thresholds" {
-		*s.v, err = workloads.ParseThresholds(x)
-	} else {
-		*s.v, err = workloads.ParseSizes(x)
+func (f flagValue[T]) Set(x string) error {
+	v, err := f.parse(x)
+	if err == nil {
+		*f.v = v
 	}
 	return err
 }
-func (s sizeListValue) Type() string { return s.kind }
 
-type depthsValue struct{ v *[]int }
+func (f flagValue[T]) Type() string { return f.typ }
 
-func (d depthsValue) String() string {
-	if d.v == nil {
-		return ""
-	}
-	s := make([]string, len(*d.v))
-	for i, n := range *d.v {
+func sizeFlag(v *int) flagValue[int] {
+	return flagValue[int]{v, "size", workloads.ParseSize, workloads.FormatSize}
+}
+
+func sizesFlag(v *[]int) flagValue[[]int] {
+	return flagValue[[]int]{v, "sizes", workloads.ParseSizes, joinSizes}
+}
+
+func thresholdsFlag(v *[]int) flagValue[[]int] {
+	return flagValue[[]int]{v, "thresholds", workloads.ParseThresholds, joinSizes}
+}
+
+func depthsFlag(v *[]int) flagValue[[]int] {
+	return flagValue[[]int]{v, "depths", workloads.ParseDepths, joinInts}
+}
+
+func cpusFlag(v *[]int) flagValue[[]int] {
+	return flagValue[[]int]{v, "cpus", workloads.ParseCPUs, joinInts}
+}
+
+func classFlag(v *rpcproto.Kind) flagValue[rpcproto.Kind] {
+	return flagValue[rpcproto.Kind]{v, "class", workloads.ParseClass, rpcproto.Kind.String}
+}
+
+// sizeSpecFlag is run's --sizes: a size distribution.
+func sizeSpecFlag(v *workloads.Sizes) flagValue[workloads.Sizes] {
+	return flagValue[workloads.Sizes]{v, "sizes", workloads.ParseSizeSpec, func(s workloads.Sizes) string {
+		switch {
+		case s.IsZero():
+			return ""
+		case s.Dist == "" || s.Dist == "list":
+			return joinSizes(s.Values)
+		}
+		return s.Dist
+	}}
+}
+
+// pollFlag is a --poll flag: busy, event, hybrid or hybrid:SPIN. providerDefault says the
+// zero value is not the default (the server's depends on the provider).
+func pollFlag(v *datapath.Poll, providerDefault bool) flagValue[datapath.Poll] {
+	return flagValue[datapath.Poll]{v, "mode", datapath.ParsePoll, func(p datapath.Poll) string {
+		if providerDefault && p == (datapath.Poll{}) {
+			return ""
+		}
+		return p.String()
+	}}
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ",")
 }
-func (d depthsValue) Set(x string) (err error) { *d.v, err = workloads.ParseDepths(x); return err }
-func (depthsValue) Type() string               { return "depths" }
-
-type cpusValue struct{ v *[]int }
-
-func (c cpusValue) String() string {
-	if c.v == nil {
-		return ""
-	}
-	return depthsValue(c).String()
-}
-func (c cpusValue) Set(x string) (err error) { *c.v, err = workloads.ParseCPUs(x); return err }
-func (cpusValue) Type() string               { return "cpus" }
-
-// pollValue is a --poll flag: busy, event, hybrid or hybrid:SPIN.
-type pollValue struct{ v *datapath.Poll }
-
-func (p pollValue) String() string { return p.v.String() }
-func (p pollValue) Set(x string) error {
-	v, err := datapath.ParsePoll(x)
-	if err == nil {
-		*p.v = v
-	}
-	return err
-}
-func (pollValue) Type() string { return "mode" }
-
-type classValue struct{ v *rpcproto.Kind }
-
-func (c classValue) String() string {
-	if c.v == nil {
-		return "auto"
-	}
-	return c.v.String()
-}
-func (c classValue) Set(x string) (err error) { *c.v, err = workloads.ParseClass(x); return err }
-func (classValue) Type() string               { return "class" }
 
 func joinSizes(v []int) string {
 	s := make([]string, len(v))
@@ -230,18 +216,18 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.StringVar(&w.device, "device", "", "device to open (default: the provider's first; see 'rpcrdma-bench devices')")
 	fs.StringVar(&w.out, "out", "", "write the results (JSON) to `FILE`, atomically, also on failure or interruption; - for standard output (the table then goes to standard error) (default rpcrdma-bench-COMMAND-TIME.json here; --out= for none)")
 	if sweep {
-		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline thresholds to sweep, advertised both ways (default 1k,4k,16k,64k)")
-		fs.Var(sizeListValue{&w.sizes, "sizes"}, "sizes", "payload sizes to sweep (default 64,256,1k,4k,16k,64k,256k,1m)")
-		fs.Var(depthsValue{&w.depths}, "depth", "queue depths to sweep, RPCs outstanding per connection (default 16)")
+		fs.Var(thresholdsFlag(&w.thresholds), "thresholds", "inline thresholds to sweep, advertised both ways (default 1k,4k,16k,64k)")
+		fs.Var(sizesFlag(&w.sizes), "sizes", "payload sizes to sweep (default 64,256,1k,4k,16k,64k,256k,1m)")
+		fs.Var(depthsFlag(&w.depths), "depth", "queue depths to sweep, RPCs outstanding per connection (default 16)")
 		fs.StringVar(&w.proc, "proc", "echo", "procedure every point runs: echo (short→long), sink or source (short→chunked)")
 		fs.StringArrayVar(&w.mixes, "mix", nil, "sweep mixes instead of sizes: thresholds × depths × mixes; repeat the flag, one mix PROC[/SIZE][:WEIGHT],... or nfs-like each (see 'Mixes' below)")
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultPointDuration, "measured time per point")
 		fs.Int64Var(&c.Count, "count", 0, "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
 	} else {
-		fs.Var(sizeListValue{&w.thresholds, "thresholds"}, "thresholds", "inline threshold to advertise, both ways (one value; default 4k)")
+		fs.Var(thresholdsFlag(&w.thresholds), "thresholds", "inline threshold to advertise, both ways (one value; default 4k)")
 		fs.StringVar(&w.mix, "mix", "", "procedure mix PROC[/SIZE][:WEIGHT],... or nfs-like (default nfs-like: see 'Mixes' below)")
-		fs.Var(sizeSpecValue{&c.Size}, "sizes", "payload size of mix entries without one: a list 64,4k (drawn uniformly), uniform:MIN-MAX or lognormal:MEDIAN[:SIGMA[:MIN-MAX]] (default 1k)")
+		fs.Var(sizeSpecFlag(&c.Size), "sizes", "payload size of mix entries without one: a list 64,4k (drawn uniformly), uniform:MIN-MAX or lognormal:MEDIAN[:SIGMA[:MIN-MAX]] (default 1k)")
 		fs.IntVar(&c.Depth, "depth", workloads.DefaultDepth, "RPCs outstanding per connection (in open loop: the most)")
 		fs.DurationVar(&w.duration, "duration", workloads.DefaultDuration, "measured time after the warm-up")
 		fs.Int64Var(&c.Count, "count", 0, "end after this many measured RPCs instead (with --duration: whichever comes first)")
@@ -254,12 +240,12 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.StringVar(&w.nfs.File, "nfs-file", "rpcrdma-bench.dat", "with --program nfs3: the file in the export that read and getattr name; with --verify it must hold the benchmark pattern (test/vm/nfsfile writes one)")
 	fs.IntVar(&w.nfs.MountdPort, "nfs-mountd", 0, "with --program nfs3: mountd's TCP port (default: ask the server's portmapper)")
 	fs.StringVar(&w.nfs.Scratch, "nfs-scratch", "rpcrdma-bench.scratch", "with --program nfs3: the file in the export that write and commit name (its content is overwritten)")
-	fs.Var(classValue{&c.Class}, "class", "force the message class: auto, short, chunked or long")
+	fs.Var(classFlag(&c.Class), "class", "force the message class: auto, short, chunked or long")
 	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")
 	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads; each polls one completion queue shared by its connections")
-	fs.Var(pollValue{&c.Poll}, "poll", "how a poller waits for completions: busy (default: spin, no wakeup on the measured path), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms)")
-	fs.Var(cpusValue{&c.CPUs}, "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
+	fs.Var(pollFlag(&c.Poll, false), "poll", "how a poller waits for completions: busy (default: spin, no wakeup on the measured path), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms)")
+	fs.Var(cpusFlag(&c.CPUs), "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
 	addTransportFlags(fs, &w.tr, true)
 	fs.DurationVar(&w.drain, "drain", 0, fmt.Sprintf("after the measured time, wait this long for outstanding RPCs before counting them lost (default: %d × the longest RTT seen, at least %v, which rides out link retransmissions)", workloads.DrainRTTs, workloads.MinDrain))
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
@@ -286,13 +272,25 @@ func (w *workloadFlags) config() (workloads.Config, error) {
 	if w.warmup == 0 {
 		c.Warmup = -1 // the flag's 0 means none; the Config's 0 means the default
 	}
-	if w.warmup < 0 || w.duration < 0 || w.interval < 0 || w.drain < 0 {
-		return c, usageErrorf("--warmup, --duration, --interval and --drain must not be negative")
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"warmup", w.warmup}, {"duration", w.duration}, {"interval", w.interval}, {"drain", w.drain}} {
+		if d.v < 0 {
+			return c, usageErrorf("--%s must not be negative (got %v)", d.name, d.v)
+		}
+	}
+	if w.duration == 0 && c.Count == 0 {
+		// The Config's 0 would mean the default: say so rather than run it.
+		return c, usageErrorf("--duration 0s: want a measured time above 0 (or --count N to end on a count)")
 	}
 	c.Drain = workloads.Duration(w.drain)
 	// A flag's zero must not quietly mean its default: say what is accepted.
 	if !w.sweep && c.Depth < 1 {
 		return c, usageErrorf("--depth %d: want at least 1 RPC outstanding per connection", c.Depth)
+	}
+	if c.Pollers < 1 {
+		return c, usageErrorf("--pollers %d: want at least 1 poller thread", c.Pollers)
 	}
 	if c.Connections < 1 {
 		return c, usageErrorf("--connections %d: want at least 1", c.Connections)

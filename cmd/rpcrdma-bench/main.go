@@ -33,7 +33,7 @@ const (
 )
 
 func main() {
-	os.Exit(MainIO(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(newCLI(builtinCommands()...).MainIO(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // env is what a command runs with: where it reads "-" from and where it writes, so tests
@@ -56,14 +56,19 @@ type command struct {
 	flags func(fs *pflag.FlagSet) func(e *env, args []string) int
 }
 
-// commands are the subcommands this binary has, all listed here: those that measure and
-// serve (with the transport engine's connectors), then those that work on results files and
-// describe the build.
-var commands = byName(append(engineCommands(openEngine, openServer),
-	reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand())...)
+// builtinCommands are the subcommands this binary has, all listed here: those that measure
+// and serve (with the transport engine's connectors), then those that work on results files
+// and describe the build.
+func builtinCommands() []*command {
+	return append(engineCommands(openEngine, openServer),
+		reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand())
+}
 
-func byName(cs ...*command) map[string]*command {
-	m := make(map[string]*command, len(cs))
+// cli is a set of commands by name: the binary's own in main, with fakes in tests.
+type cli map[string]*command
+
+func newCLI(cs ...*command) cli {
+	m := make(cli, len(cs))
 	for _, c := range cs {
 		m[c.name] = c
 	}
@@ -72,33 +77,35 @@ func byName(cs ...*command) map[string]*command {
 
 // Main runs the CLI with args (without the program name) and an empty standard input, and
 // returns the exit status.
-func Main(args []string, stdout, stderr io.Writer) int {
-	return MainIO(args, strings.NewReader(""), stdout, stderr)
+func (commands cli) Main(args []string, stdout, stderr io.Writer) int {
+	return commands.MainIO(args, strings.NewReader(""), stdout, stderr)
 }
 
 // MainIO is Main reading standard input from stdin (results named "-").
-func MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (commands cli) MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
-		usage(e.stderr)
+		commands.usage(e.stderr)
 		return exitUsage
 	}
 	name := args[0]
 	switch name {
+	case "--version":
+		name = "version"
 	case "help", "-h", "--help":
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
 				return runCommand(e, c, []string{"--help"})
 			}
-			fmt.Fprintf(e.stderr, "rpcrdma-bench: unknown command %q\n", args[1])
+			fmt.Fprintf(e.stderr, "rpcrdma-bench: unknown command %q%s\n", args[1], suggest(args[1], commands.names()))
 			return exitUsage
 		}
-		usage(e.stdout)
+		commands.usage(e.stdout)
 		return exitOK
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(e.stderr, "rpcrdma-bench: unknown command %q\nRun 'rpcrdma-bench help' for the list of commands.\n", name)
+		fmt.Fprintf(e.stderr, "rpcrdma-bench: unknown command %q%s\nRun 'rpcrdma-bench help' for the list of commands.\n", name, suggest(name, commands.names()))
 		return exitUsage
 	}
 	return runCommand(e, c, args[1:])
@@ -115,24 +122,19 @@ func runCommand(e *env, c *command, args []string) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\nRun 'rpcrdma-bench %s --help' for usage.\n", c.name, err, c.name)
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v%s\nRun 'rpcrdma-bench %s --help' for usage.\n", c.name, err, suggestFlag(err, fs), c.name)
 		return exitUsage
 	}
 	return run(e, fs.Args())
 }
 
-func usage(w io.Writer) {
+func (commands cli) usage(w io.Writer) {
 	fmt.Fprintln(w, "rpcrdma-bench measures RPC-over-RDMA (RFC 8166) latency and throughput.")
 	fmt.Fprintln(w, "\nUsage:\n  rpcrdma-bench COMMAND [flags]\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range commands.names() {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'rpcrdma-bench COMMAND --help' for a command's flags and examples.")
+	fmt.Fprintln(w, "\nRun 'rpcrdma-bench COMMAND --help' for a command's flags and examples; --version is 'version'.")
 	fmt.Fprintln(w, "Exit status: 0 ok; 1 run failed, interrupted or regression; 2 bad usage or input.")
 }
 
@@ -162,4 +164,69 @@ func fail(e *env, name string, err error) int {
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// names are the commands' names, sorted.
+func (commands cli) names() []string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// suggestFlag is suggest for the flag a pflag "unknown flag: --NAME" error names.
+func suggestFlag(err error, fs *pflag.FlagSet) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if s := closest(name, names); s != "" {
+		return "; did you mean --" + s + "?"
+	}
+	return ""
+}
+
+// suggest is "; did you mean NAME?" for the one of names closest to a mistyped word, "" when
+// none is close.
+func suggest(word string, names []string) string {
+	if s := closest(word, names); s != "" {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	return ""
+}
+
+// closest is the name within two edits of word (the first of the nearest), "" for none.
+func closest(word string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(word, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

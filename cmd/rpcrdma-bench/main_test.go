@@ -27,7 +27,7 @@ import (
 // newlines. Tests that send signals run it that way, as a separate process.
 func TestMain(m *testing.M) {
 	if args, ok := os.LookupEnv("RPCRDMA_BENCH_MAIN"); ok {
-		os.Exit(Main(strings.Split(args, "\n"), os.Stdout, os.Stderr))
+		os.Exit(testCLI.Main(strings.Split(args, "\n"), os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -35,12 +35,12 @@ func TestMain(m *testing.M) {
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = Main(args, &o, &e)
+	code = testCLI.Main(args, &o, &e)
 	return code, o.String(), e.String()
 }
 
 func TestHelpForEveryCommand(t *testing.T) {
-	for name := range commands {
+	for name := range testCLI {
 		code, out, errOut := runMain(t, name, "--help")
 		if code != exitOK || !strings.Contains(out, "Examples:") || !strings.Contains(out, "rpcrdma-bench "+name) || errOut != "" {
 			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", name, code, out, errOut)
@@ -350,7 +350,7 @@ func TestDevices(t *testing.T) {
 		"soft0  provider soft  node soft", "rxe0  provider verbs  node RNIC  fw 1.2.3",
 		"max_inline_data 256  max_sge 32  max_qp_wr 16384  max_qp_rd_atom 128", "max_mr_size 1T",
 		"port 1  ACTIVE  mtu 1024  link Ethernet", "gid[1] ::ffff:10.0.2.15  RoCE v2  eth0",
-		"stub: not available: stub: not supported",
+		"stub: not available: not supported",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("devices output lacks %q:\n%s", want, out)

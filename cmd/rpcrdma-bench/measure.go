@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,74 +91,76 @@ func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, err
 	return session.Engine(cfg, pts)
 }
 
-// nfsSetupTimeout bounds finding the files of --program nfs3 (mountd, LOOKUP, GETATTR).
-const nfsSetupTimeout = 30 * time.Second
-
 // programCodec is the codec of a program the session cannot make by itself, and the
-// credential its calls carry: NFS version 3 with AUTH_SYS and the handles of the files the
-// workload's procedures name, found on the server over TCP before measuring (nil and
-// AUTH_NONE: the benchmark program, or another program's NULL).
+// credential its calls carry: NFS version 3 (nfs3.Target) with the handles of the files the
+// workload's procedures name (nil and AUTH_NONE: the benchmark program, or another
+// program's NULL).
 func programCodec(w *workloadFlags, pts []workloads.Point) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
 	var none oncrpc.OpaqueAuth
 	if w.cfg.Prog != nfs3.Prog {
 		return nil, none, nil
 	}
-	mc := nfs3.MountConfig{MountdPort: w.nfs.MountdPort}
-	cred, err := mc.Credential()
-	if err != nil {
-		return nil, none, err
-	}
 	if w.addr == "" {
 		return nil, none, usageErrorf("--program nfs3 needs --addr: an NFS/RDMA server (the server in this process serves only the benchmark program)")
 	}
-	c := &nfs3.Codec{}
-	largestRead := -1
+	t := &nfs3.Target{Addr: w.addr, Export: w.nfs.Export, File: w.nfs.File, Scratch: w.nfs.Scratch,
+		Mount: nfs3.MountConfig{MountdPort: w.nfs.MountdPort}}
+	if _, _, err := t.ParseExport(); err != nil {
+		return nil, none, usageErrorf("--nfs-export %q: want HOST:/PATH", w.nfs.Export)
+	}
+	largestRead := -1 // no file named: NULL alone
 	for _, pt := range pts {
 		for _, e := range pt.Workload.Mix {
-			if e.Proc == "null" {
-				continue
+			if e.Proc != "null" {
+				largestRead = max(largestRead, 0)
 			}
-			largestRead = max(largestRead, 0)
 			if e.Proc == "read" {
 				largestRead = max(largestRead, e.Size.Largest())
 			}
 		}
 	}
-	if largestRead < 0 {
-		return c, cred, nil // NULL alone names no file
-	}
-	host, export, err := nfsExport(w)
+	c, cred, err := t.Codec(context.Background(), largestRead)
 	if err != nil {
 		return nil, none, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), nfsSetupTimeout)
-	defer cancel()
-	f, err := mc.Setup(ctx, host, export, w.nfs.File, w.nfs.Scratch)
-	if err != nil {
-		return nil, none, err
-	}
-	if uint64(largestRead) > f.Size {
-		return nil, none, fmt.Errorf("nfs %s:%s/%s: %d bytes, smaller than the largest read (%d): use a larger file or smaller reads",
-			host, export, w.nfs.File, f.Size, largestRead)
-	}
-	c.F = f
 	return c, cred, nil
 }
 
-// nfsExport is the host and path of --nfs-export, by default --addr's host and /.
-func nfsExport(w *workloadFlags) (host, path string, err error) {
-	if w.nfs.Export == "" {
-		h, _, err := net.SplitHostPort(w.addr)
-		if err != nil {
-			return "", "", usageErrorf("--addr %q: %v", w.addr, err)
-		}
-		return h, "/", nil
+// nfsRDMAPort is NFS/RDMA's IANA port (RFC 5666), the server's default: a client's --addr
+// HOST goes there.
+const nfsRDMAPort = "20049"
+
+// checkAddr checks the HOST:PORT of flag; withDefault supplies nfsRDMAPort when addr names
+// no port. It returns the address to use.
+func checkAddr(flag, addr string, withDefault bool) (string, error) {
+	_, port, err := net.SplitHostPort(addr)
+	var ae *net.AddrError
+	if withDefault && errors.As(err, &ae) && ae.Err == "missing port in address" {
+		addr = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"), nfsRDMAPort)
+		_, port, err = net.SplitHostPort(addr)
 	}
-	host, path, ok := strings.Cut(w.nfs.Export, ":")
-	if !ok || host == "" || !strings.HasPrefix(path, "/") {
-		return "", "", usageErrorf("--nfs-export %q: want HOST:/PATH", w.nfs.Export)
+	if err != nil {
+		return "", usageErrorf("--%s %q: want HOST:PORT: %v", flag, addr, unwrapAddr(err))
 	}
-	return host, path, nil
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", usageErrorf("--%s %q: port %s is not a number from 0 to 65535", flag, addr, port)
+	}
+	return addr, nil
+}
+
+// checkListen checks a server's --listen HOST:PORT.
+func checkListen(addr string) error {
+	_, err := checkAddr("listen", addr, false)
+	return err
+}
+
+// unwrapAddr is the reason of a *net.AddrError without the address, which the caller names.
+func unwrapAddr(err error) string {
+	var ae *net.AddrError
+	if errors.As(err, &ae) {
+		return ae.Err
+	}
+	return err.Error()
 }
 
 // addrMode is whether a measuring command talks to a server in another process.
@@ -181,9 +184,9 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 			w := addWorkloadFlags(fs, sweep)
 			switch addr {
 			case addrRequired:
-				fs.StringVar(&w.addr, "addr", "", "server address host:port (required; see 'rpcrdma-bench server')")
+				fs.StringVar(&w.addr, "addr", "", "server address HOST[:PORT], port 20049 (NFS/RDMA) by default (required; see 'rpcrdma-bench server')")
 			case addrOptional:
-				fs.StringVar(&w.addr, "addr", "", "server address host:port (default: a server in this process)")
+				fs.StringVar(&w.addr, "addr", "", "server address HOST[:PORT], port 20049 by default (default: a server in this process)")
 			}
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
@@ -191,6 +194,13 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 				}
 				if addr == addrRequired && w.addr == "" {
 					return fail(e, name, usageErrorf("--addr is required"))
+				}
+				if w.addr != "" {
+					a, err := checkAddr("addr", w.addr, true)
+					if err != nil {
+						return fail(e, name, err)
+					}
+					w.addr = a
 				}
 				return measure(e, name, w, open)
 			}
@@ -267,8 +277,14 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		sc.AfterRound = judge.afterRound()
 	}
 	if !w.quiet {
+		per, total, started := plannedTime(pts), len(pts)*max(w.repeat, 1), 0
+		if w.auto {
+			per = 0 // the rounds are not known in advance: no ETA
+		}
 		sc.Progress = func(label string, lives []*workloads.Live) func() {
+			started++
 			p := newProgress(e.stderr, label, lives, workloads.Now)
+			p.point, p.after = per, per*time.Duration(max(total-started, 0))
 			p.start()
 			return p.end
 		}
@@ -309,6 +325,19 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		}
 	}
 	return code
+}
+
+// plannedTime is the mean planned time of a point of pts, warm-up included, 0 when one ends
+// on a count (its time is not known in advance).
+func plannedTime(pts []workloads.Point) time.Duration {
+	var sum time.Duration
+	for _, pt := range pts {
+		if pt.Workload.Duration <= 0 {
+			return 0
+		}
+		sum += time.Duration(pt.Workload.Duration + max(pt.Workload.Warmup, 0))
+	}
+	return sum / time.Duration(max(len(pts), 1))
 }
 
 // printOutcome prints the table of a session's results (to standard error when the results

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -52,6 +54,13 @@ func plot(e *env, dir, formats string, files []string) int {
 	runs, err := readRuns(e, files)
 	if err != nil {
 		return fail(e, "plot", usageError{err.Error()})
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		// Said once here, not once per chart by Render.
+		return fail(e, "plot", usageErrorf("--out %s: %v", dir, unwrapPath(err)))
+	}
+	if err := checkOut(filepath.Join(dir, "chart")); err != nil {
+		return fail(e, "plot", usageErrorf("--out %s: cannot write charts into it: %v", dir, errors.Unwrap(err)))
 	}
 	paths, err := plots.Render(runs, dir, fs...)
 	for _, p := range paths {

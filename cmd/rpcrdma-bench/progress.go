@@ -35,6 +35,9 @@ type progress struct {
 	label string
 	lives []*workloads.Live
 	clock func() int64
+	// point is this point's planned time, after that of the points still to run once it
+	// ends: the ETA (0: not known).
+	point, after time.Duration
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -93,7 +96,7 @@ func (p *progress) line(now int64, n uint64, dt time.Duration, h *workloads.Live
 		b.WriteString(p.label)
 		b.WriteString("  ")
 	}
-	phase, since := "run", int64(0)
+	phase, since := "measure", int64(0)
 	if len(p.lives) > 0 {
 		begin, measure := p.lives[0].Begin.Load(), p.lives[0].Measure.Load()
 		since = now - begin
@@ -102,6 +105,10 @@ func (p *progress) line(now int64, n uint64, dt time.Duration, h *workloads.Live
 		}
 	}
 	fmt.Fprintf(&b, "%-7s %6.1fs", phase, time.Duration(since).Seconds())
+	if p.point > 0 {
+		left := max(p.point-time.Duration(since), 0) + p.after
+		fmt.Fprintf(&b, "  ETA %v", left.Round(time.Second))
+	}
 	rate := 0.0
 	if dt > 0 {
 		rate = float64(n) / dt.Seconds()

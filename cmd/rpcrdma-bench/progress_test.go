@@ -23,7 +23,12 @@ func TestProgressLine(t *testing.T) {
 	if !strings.HasPrefix(line, "[1/4]  warm-up    0.5s") || !strings.Contains(line, "4000 RPC/s") || !strings.HasSuffix(line, "p50 -") {
 		t.Fatalf("line %q", line)
 	}
-	if line := p.line(int64(2*time.Second), 0, time.Second, &h); !strings.Contains(line, "run") {
+	if line := p.line(int64(2*time.Second), 0, time.Second, &h); !strings.Contains(line, "measure") {
+		t.Fatalf("line %q", line)
+	}
+	// Three more points of 6 s after this one, 2 s into its 6: 4 s + 18 s to go.
+	p.point, p.after = 6*time.Second, 18*time.Second
+	if line := p.line(int64(2*time.Second), 0, time.Second, &h); !strings.Contains(line, "measure    2.0s  ETA 22s") {
 		t.Fatalf("line %q", line)
 	}
 }

@@ -137,7 +137,7 @@ func reportFiles(e *env, format, out string, files []string) int {
 	var f *os.File
 	if out != "" && out != stdio {
 		if f, err = os.Create(out); err != nil {
-			return fail(e, "report", err)
+			return fail(e, "report", usageErrorf("--out %s: %v", out, unwrapPath(err)))
 		}
 	}
 	var bw *bufio.Writer

@@ -93,14 +93,14 @@ func serverCommand(open newServer) *command {
 			fs.StringVar(&f.Provider, "provider", "", "RDMA provider: soft (default, pure Go over TCP between processes) or verbs")
 			fs.StringVar(&f.Device, "device", "", "device to open (default: the provider's first)")
 			fs.StringVar(&f.Listen, "listen", "127.0.0.1:20049", "address to listen on (port 0 picks one)")
-			fs.Var(sizeListValue{&thresholds, "thresholds"}, "thresholds", "inline threshold to offer, both ways (one value; default the engine's, 4k)")
+			fs.Var(thresholdsFlag(&thresholds), "thresholds", "inline threshold to offer, both ways (one value; default the engine's, 4k)")
 			fs.IntVar(&f.Credits, "credits", 0, "credits granted to each client (default the engine's)")
 			maxPayload := 1 << 20
-			fs.Var(sizeValue{&maxPayload}, "max-payload", "largest payload of one RPC: the size of the buffers Read chunks are pulled into and long replies built in")
+			fs.Var(sizeFlag(&maxPayload), "max-payload", "largest payload of one RPC: the size of the buffers Read chunks are pulled into and long replies built in")
 			fs.IntVar(&f.SinkBuffers, "sink-buffers", 0, "per poller, the most of those buffers the calls in flight hold at once (registered as needed; a call that finds none free waits); default one connection's worth at the full grant")
 			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads; connections are dealt to the least loaded and share its completion queue")
-			fs.Var(cpusValue{&f.CPUs}, "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
-			fs.Var(pollValue{&f.Poll}, "poll", "how idle pollers wait: busy (a CPU each, always), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms); default event on soft, hybrid on verbs")
+			fs.Var(cpusFlag(&f.CPUs), "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
+			fs.Var(pollFlag(&f.Poll, true), "poll", "how idle pollers wait: busy (a CPU each, always), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms); default event on soft, hybrid on verbs")
 			fs.IntVar(&f.MaxConnections, "max-connections", rpcrdma.DefaultMaxConnections, "connections served at once; more are rejected with a reason the client prints")
 			fs.DurationVar(&f.IdleTimeout, "idle-timeout", 10*time.Minute, "close a connection that did nothing for this long (0: never)")
 			fs.BoolVar(&f.Verify, "verify", false, "check every payload received")
@@ -122,16 +122,29 @@ func serverCommand(open newServer) *command {
 				if f.SinkBuffers < 0 {
 					return fail(e, "server", usageErrorf("--sink-buffers must not be negative (0: the default)"))
 				}
-				if f.Pollers < 1 || f.Credits < 0 || f.Credits > maxCredits {
-					return fail(e, "server", usageErrorf("--pollers must be at least 1 and --credits from 0 (the default) to %d", maxCredits))
+				if f.Pollers < 1 {
+					return fail(e, "server", usageErrorf("--pollers %d: want at least 1 poller thread", f.Pollers))
 				}
-				if f.MaxConnections < 1 || f.IdleTimeout < 0 {
-					return fail(e, "server", usageErrorf("--max-connections must be at least 1 and --idle-timeout not negative"))
+				if err := checkCredits(f.Credits); err != nil {
+					return fail(e, "server", err)
+				}
+				if f.MaxConnections < 1 {
+					return fail(e, "server", usageErrorf("--max-connections %d: want at least 1", f.MaxConnections))
+				}
+				if f.IdleTimeout < 0 {
+					return fail(e, "server", usageErrorf("--idle-timeout must not be negative (got %v; 0: never)", f.IdleTimeout))
+				}
+				if err := checkListen(f.Listen); err != nil {
+					return fail(e, "server", err)
 				}
 				if err := checkTransport(&f.Transport, false); err != nil {
 					return fail(e, "server", err)
 				}
 				if _, err := (workloads.Config{CPUs: f.CPUs}).Normalized(); err != nil {
+					return fail(e, "server", usageError{err.Error()})
+				}
+				if err := checkCPUs(f.CPUs); err != nil {
+					// Before listening: pinning would fail only once the first poller starts.
 					return fail(e, "server", usageError{err.Error()})
 				}
 				if f.Provider == "" {
@@ -162,18 +175,44 @@ func defaultServerPoll(provider string) datapath.Poll {
 	return datapath.Poll{Mode: datapath.PollHybrid}
 }
 
+// serverTally is what a server did, for its summary at stop.
+type serverTally struct {
+	conns                    int
+	calls, polls, emptyPolls uint64
+}
+
+func (t *serverTally) String() string {
+	empty := 0.0
+	if t.polls > 0 {
+		empty = 100 * float64(t.emptyPolls) / float64(t.polls)
+	}
+	return fmt.Sprintf("%d connection(s), %d calls served; pollers: %d polls, %.0f%% empty", t.conns, t.calls, t.polls, empty)
+}
+
 func serve(e *env, f *serverFlags, open newServer) int {
 	var mu sync.Mutex
+	var tally serverTally
 	f.connDone = func(c *rpcrdma.Conn, err error) {
 		line := connEndLine(c, err)
-		if line == "" {
-			return
-		}
 		mu.Lock()
-		fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+line)
-		mu.Unlock()
+		defer mu.Unlock()
+		if c != nil {
+			tally.conns++
+			tally.calls += c.Stats().Served
+		}
+		if line != "" {
+			fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+line)
+		}
 	}
-	f.pollerDone = printTurnarounds(e.stderr, &mu, "rpcrdma-bench server: ")
+	turnarounds := printTurnarounds(e.stderr, &mu, "rpcrdma-bench server: ")
+	f.pollerDone = func(i int, st datapath.PollerStats) {
+		mu.Lock()
+		tally.polls += st.Iterations
+		tally.emptyPolls += st.EmptyPolls
+		mu.Unlock()
+		turnarounds(i, st)
+	}
+	cpu0, cpuErr := results.ReadCPU()
 	srv, err := open(f)
 	if err != nil {
 		return fail(e, "server", err)
@@ -190,7 +229,15 @@ func serve(e *env, f *serverFlags, open newServer) int {
 	if err != nil {
 		return fail(e, "server", err)
 	}
-	fmt.Fprintf(e.stderr, "rpcrdma-bench server: stopped after %v\n", time.Since(start).Round(time.Millisecond))
+	cpu := "CPU unknown"
+	if cpu1, err := results.ReadCPU(); err == nil && cpuErr == nil {
+		d := cpu1.Sub(cpu0)
+		cpu = fmt.Sprintf("process CPU %v (user %v, system %v)", time.Duration(d.UserNs+d.SysNs).Round(time.Millisecond),
+			time.Duration(d.UserNs).Round(time.Millisecond), time.Duration(d.SysNs).Round(time.Millisecond))
+	}
+	mu.Lock()
+	fmt.Fprintf(e.stderr, "rpcrdma-bench server: stopped after %v: %v; %s\n", time.Since(start).Round(time.Millisecond), &tally, cpu)
+	mu.Unlock()
 	return exitOK
 }
 
@@ -245,7 +292,7 @@ func turnaroundLine(poller int, t *datapath.Turnaround) string {
 }
 
 // connEndLine is the line the server prints when a connection ends or a request fails: one
-// per refused, failed, broken or timed-out connection, with its cause. A connection the
+// per refused, failed, broken, timed-out or peer-closed connection, with its cause. A connection the
 // server closed because it stopped gets none.
 func connEndLine(c *rpcrdma.Conn, err error) string {
 	if err == nil {
@@ -258,9 +305,19 @@ func connEndLine(c *rpcrdma.Conn, err error) string {
 		}
 		return "failed connection request: " + err.Error()
 	}
-	served := c.Stats().Served
-	if errors.Is(err, rpcrdma.ErrIdleTimeout) {
-		return fmt.Sprintf("closed connection from %s: idle for longer than --idle-timeout (%d calls served)", c.RemoteAddr(), served)
+	return connEnd(c.RemoteAddr(), c.Stats().Served, err)
+}
+
+// connEnd is connEndLine of the connection from remote that served calls and ended with err.
+func connEnd(remote string, served uint64, err error) string {
+	var de *datapath.DisconnectError
+	switch {
+	case errors.Is(err, rpcrdma.ErrIdleTimeout):
+		return fmt.Sprintf("closed connection from %s: idle for longer than --idle-timeout (%d calls served)", remote, served)
+	case errors.As(err, &de) && de.Reason == "":
+		return fmt.Sprintf("connection from %s closed by the peer (%d calls served)", remote, served)
+	case errors.As(err, &de):
+		return fmt.Sprintf("connection from %s closed by the peer: %s (%d calls served)", remote, de.Reason, served)
 	}
-	return fmt.Sprintf("connection from %s ended: %v (%d calls served)", c.RemoteAddr(), err, served)
+	return fmt.Sprintf("connection from %s broken: %v (%d calls served)", remote, err, served)
 }

@@ -19,19 +19,16 @@ import (
 // The engine commands, made with fakes: every help text, flag set and input check
 // works before the engine does.
 func TestEngineCommandsWithFakes(t *testing.T) {
-	saved := map[string]*command{}
-	for k, v := range commands {
-		saved[k] = v
-	}
-	t.Cleanup(func() { commands = saved })
 	var got *serverFlags
 	errOpened := errors.New("opened") // ends the server command once its flags are seen
 	open := func(*workloadFlags, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil }
-	for _, c := range engineCommands(open, func(f *serverFlags) (server, error) {
+	c := newCLI(engineCommands(open, func(f *serverFlags) (server, error) {
 		got = f
 		return nil, errOpened
-	}) {
-		register(c)
+	})...)
+	runMain := func(t *testing.T, args ...string) (int, string, string) {
+		var o, e strings.Builder
+		return c.Main(args, &o, &e), o.String(), e.String()
 	}
 	for _, name := range []string{"run", "client", "sweep", "server"} {
 		code, out, _ := runMain(t, name, "--help")

@@ -26,8 +26,8 @@ type softSlowdown struct {
 func (s *softSlowdown) on() bool { return s.CompletionDelay > 0 || s.BandwidthBps > 0 }
 
 func addSlowdownFlags(fs *pflag.FlagSet, s *softSlowdown) {
-	fs.Var(delayValue{&s.CompletionDelay}, "soft-delay", "test instrument (soft provider): hold every completion back this long, a known slowdown for measuring a regression gate (default none)")
-	fs.Var(bandwidthValue{&s.BandwidthBps}, "soft-bandwidth", "test instrument (soft provider): pass every byte posted through one link of this rate, e.g. 1Gbit, 500Mbit or bits/s (default none)")
+	fs.Var(delayFlag(&s.CompletionDelay), "soft-delay", "test instrument (soft provider): hold every completion back this long, a known slowdown for measuring a regression gate (default none)")
+	fs.Var(bandwidthFlag(&s.BandwidthBps), "soft-bandwidth", "test instrument (soft provider): pass every byte posted through one link of this rate, e.g. 1Gbit, 500Mbit or bits/s (default none)")
 }
 
 // provider is p with the slowdown, when it is on; only the soft provider has one.
@@ -41,41 +41,29 @@ func (s *softSlowdown) provider(p datapath.Provider) (datapath.Provider, error) 
 	return soft.New(soft.Config{CompletionDelay: time.Duration(s.CompletionDelay), Bandwidth: s.BandwidthBps}), nil
 }
 
-type delayValue struct{ v *workloads.Duration }
+func delayFlag(v *workloads.Duration) flagValue[workloads.Duration] {
+	return flagValue[workloads.Duration]{v, "duration", func(x string) (workloads.Duration, error) {
+		v, err := time.ParseDuration(x)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("want a duration such as 20us, not negative")
+		}
+		return workloads.Duration(v), nil
+	}, func(d workloads.Duration) string {
+		if d == 0 {
+			return ""
+		}
+		return time.Duration(d).String()
+	}}
+}
 
-func (d delayValue) String() string {
-	if d.v == nil || *d.v == 0 {
-		return ""
-	}
-	return time.Duration(*d.v).String()
+func bandwidthFlag(v *float64) flagValue[float64] {
+	return flagValue[float64]{v, "rate", parseBandwidth, func(b float64) string {
+		if b == 0 {
+			return ""
+		}
+		return strconv.FormatFloat(b, 'g', -1, 64)
+	}}
 }
-func (d delayValue) Set(x string) error {
-	v, err := time.ParseDuration(x)
-	if err != nil || v < 0 {
-		return fmt.Errorf("want a duration such as 20us, not negative")
-	}
-	*d.v = workloads.Duration(v)
-	return nil
-}
-func (delayValue) Type() string { return "duration" }
-
-type bandwidthValue struct{ v *float64 }
-
-func (b bandwidthValue) String() string {
-	if b.v == nil || *b.v == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(*b.v, 'g', -1, 64)
-}
-func (b bandwidthValue) Set(x string) error {
-	v, err := parseBandwidth(x)
-	if err != nil {
-		return err
-	}
-	*b.v = v
-	return nil
-}
-func (bandwidthValue) Type() string { return "rate" }
 
 // parseBandwidth reads a rate in bits per second: a number with an optional k, M, G or T
 // (powers of 1000) and an optional "bit", "bit/s" or "bps": 1Gbit, 100Mbit/s, 2.5e9.

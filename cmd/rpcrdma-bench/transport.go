@@ -1,107 +1,85 @@
 package main
 
 import (
-	"strconv"
+	"errors"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// memoryValue parses --memory.
-type memoryValue struct{ v *rpcrdma.MemoryMode }
-
-func (m memoryValue) String() string {
-	if m.v == nil {
-		return rpcrdma.MemoryPreregistered.String()
-	}
-	return m.v.String()
+// memoryFlag is --memory.
+func memoryFlag(v *rpcrdma.MemoryMode) flagValue[rpcrdma.MemoryMode] {
+	return flagValue[rpcrdma.MemoryMode]{v, "mode", func(x string) (m rpcrdma.MemoryMode, err error) {
+		if x == "" || m.UnmarshalText([]byte(x)) != nil {
+			return m, usageErrorf("unknown memory mode %q (want preregistered or windows)", x)
+		}
+		return m, nil
+	}, rpcrdma.MemoryMode.String}
 }
 
-func (m memoryValue) Set(x string) error {
-	switch x {
-	case "preregistered":
-		*m.v = rpcrdma.MemoryPreregistered
-	case "windows":
-		*m.v = rpcrdma.MemoryWindows
-	default:
-		return usageErrorf("unknown memory mode %q (want preregistered or windows)", x)
-	}
-	return nil
+// inlineRuleFlag is --inline-rule.
+func inlineRuleFlag(v *rpcrdma.InlineRule) flagValue[rpcrdma.InlineRule] {
+	return flagValue[rpcrdma.InlineRule]{v, "rule", func(x string) (r rpcrdma.InlineRule, err error) {
+		if x == "" || r.UnmarshalText([]byte(x)) != nil {
+			return r, usageErrorf("unknown inline rule %q (want exact or linux)", x)
+		}
+		return r, nil
+	}, rpcrdma.InlineRule.String}
 }
 
-func (memoryValue) Type() string { return "mode" }
-
-// inlineRuleValue parses --inline-rule.
-type inlineRuleValue struct{ v *rpcrdma.InlineRule }
-
-func (r inlineRuleValue) String() string {
-	if r.v == nil {
-		return rpcrdma.InlineExact.String()
-	}
-	return r.v.String()
+// inlineSizeFlag is --send-size or --recv-size: an RFC 8797 inline size, a multiple of
+// 1 KiB from 1 KiB to 256 KiB (rpcrdma.Config.Validate).
+func inlineSizeFlag(v *int) flagValue[int] {
+	return flagValue[int]{v, "size", func(x string) (int, error) {
+		n, err := workloads.ParseSize(x)
+		if err == nil && (n == 0 || (rpcrdma.Config{SendSize: n}).Validate() != nil) {
+			err = usageErrorf("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
+		}
+		return n, err
+	}, func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return workloads.FormatSize(n)
+	}}
 }
-
-func (r inlineRuleValue) Set(x string) error {
-	if x == "" || r.v.UnmarshalText([]byte(x)) != nil {
-		return usageErrorf("unknown inline rule %q (want exact or linux)", x)
-	}
-	return nil
-}
-
-func (inlineRuleValue) Type() string { return "rule" }
-
-// inlineSizeValue parses --send-size and --recv-size: an RFC 8797 inline size, a multiple
-// of 1 KiB from 1 KiB to 256 KiB.
-type inlineSizeValue struct{ v *int }
-
-func (s inlineSizeValue) String() string {
-	if s.v == nil || *s.v == 0 {
-		return ""
-	}
-	return sizeValue(s).String()
-}
-
-func (s inlineSizeValue) Set(x string) error {
-	var n int
-	if err := (sizeValue{&n}).Set(x); err != nil {
-		return err
-	}
-	if n < wire.MinInline || n > wire.MaxInline || n%1024 != 0 {
-		return usageErrorf("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
-	}
-	*s.v = n
-	return nil
-}
-
-func (inlineSizeValue) Type() string { return "size" }
 
 // addTransportFlags declares the engine's knobs on fs. requester selects the requester's
 // wording (run, client, sweep) over the server's.
 func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) {
-	fs.Var(memoryValue{&t.Memory}, "memory", "chunk memory: preregistered (one registration per connection, zero-copy, no per-RPC work) or windows (a memory window bound and invalidated per chunk of each RPC, as Linux FRWR)")
+	fs.Var(memoryFlag(&t.Memory), "memory", "chunk memory: preregistered (one registration per connection, zero-copy, no per-RPC work) or windows (a memory window bound and invalidated per chunk of each RPC, as Linux FRWR)")
 	if requester {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "offer remote invalidation (RFC 8797 R bit): replies end the RPC's window by Send With Invalidate, saving a LOCAL_INV; needs --memory windows")
 		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer no Reply chunk: replies that would need one (long ECHO, --class long SOURCE) come back in a responder-provided Read chunk, pulled by RDMA Read and acknowledged with RDMA_DONE")
 		fs.BoolVar(&t.DoneInvalidate, "done-invalidate", false, "send RDMA_DONE by Send With Invalidate of the server's Read chunk key when both ends set the R bit (the reliable-reply draft's SHOULD); needs --remote-invalidate")
 		fs.IntVar(&t.Credits, "credits", 0, "credits to request, the most RPCs a connection may have outstanding (default: --depth)")
-		fs.Var(inlineRuleValue{&t.InlineRule}, "inline-rule", "when a call or reply leaves the Send for chunks: exact (when its exact header and message exceed the inline size) or linux (when the message exceeds the inline size less the Linux client's worst-case header) (default: linux with --program nfs3, else exact)")
+		fs.Var(inlineRuleFlag(&t.InlineRule), "inline-rule", "when a call or reply leaves the Send for chunks: exact (when its exact header and message exceed the inline size) or linux (when the message exceeds the inline size less the Linux client's worst-case header) (default: linux with --program nfs3, else exact)")
 	} else {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "set the R bit: reply with Send With Invalidate to clients that set it too (their windows memory)")
 		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer responder-provided Read chunks for replies too long for the client's reply resources (to clients that accept them)")
 		// The server's --credits is its own (serverFlags.Credits), declared with its flags.
 	}
-	fs.Var(inlineSizeValue{&t.SendSize}, "send-size", "inline send size to advertise instead of the threshold (asymmetric thresholds)")
-	fs.Var(inlineSizeValue{&t.RecvSize}, "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")
+	fs.Var(inlineSizeFlag(&t.SendSize), "send-size", "inline send size to advertise instead of the threshold (asymmetric thresholds)")
+	fs.Var(inlineSizeFlag(&t.RecvSize), "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")
+}
+
+// checkCredits is the engine's check of a --credits value (rpcrdma.Config.Validate).
+func checkCredits(n int) error {
+	var ce *rpcrdma.ConfigError
+	if err := (rpcrdma.Config{Credits: n}).Validate(); errors.As(err, &ce) {
+		return usageErrorf("--credits %d out of range: %s, or 0 for the default", n, ce.Reason)
+	}
+	return nil
 }
 
 // checkTransport reports knob combinations that cannot mean what they say.
 func checkTransport(t *session.Transport, requester bool) error {
-	if t.Credits < 0 || t.Credits > maxCredits {
-		return usageErrorf("--credits %d out of range [1, %s]", t.Credits, strconv.Itoa(maxCredits))
+	if err := checkCredits(t.Credits); err != nil {
+		return err
 	}
 	if requester && t.RemoteInvalidate && t.Memory != rpcrdma.MemoryWindows {
 		// The engine would silently clear the bit: in pre-registered mode every chunk shares
@@ -113,6 +91,3 @@ func checkTransport(t *session.Transport, requester bool) error {
 	}
 	return nil
 }
-
-// maxCredits is the engine's bound on a credit value (rpcrdma.Config.Credits).
-const maxCredits = 8192

@@ -32,7 +32,7 @@ func TestTransportFlagsBadValues(t *testing.T) {
 		{[]string{"fakerun", "--recv-size", "0"}, `"0" for "--recv-size"`},
 		{[]string{"fakesweep", "--send-size", "4k", "--recv-size", "4k", "--thresholds", "1k,4k"}, "leave --thresholds nothing to vary"},
 		{[]string{"fakeserver", "--memory", "mw"}, `"mw" for "--memory"`},
-		{[]string{"fakeserver", "--credits", "9000"}, "--credits from 0"},
+		{[]string{"fakeserver", "--credits", "9000"}, "--credits 9000 out of range"},
 		{[]string{"fakeserver", "--send-size", "3"}, `"3" for "--send-size"`},
 		{[]string{"fakerun", "--inline-rule", "fedora"}, `"fedora" for "--inline-rule" flag: unknown inline rule "fedora" (want exact or linux)`},
 		{[]string{"fakerun", "--turnarounds"}, "--turnarounds needs --provider verbs: the probe is in its completion queues' C code (provider soft has none)"},

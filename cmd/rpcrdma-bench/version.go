@@ -59,7 +59,7 @@ func versionText() string {
 	for _, p := range providers() {
 		fmt.Fprintf(&b, " %s", p.Name())
 		if _, err := p.Devices(); errors.Is(err, datapath.ErrNotSupported) {
-			fmt.Fprintf(&b, " (unavailable: %v)", err)
+			fmt.Fprintf(&b, " (unavailable: %s)", unprefixed(p.Name(), err))
 		}
 	}
 	if len(providers()) == 0 {
