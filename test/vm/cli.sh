@@ -1,4 +1,4 @@
-# The cli step of guest.sh (sourced there: uses its T, IP, DEV, B, R, ts, result, keep and
+# The cli step of guest.sh (sourced there: uses its T, IP, DEV, B, R, ts, result, keep, server_client and
 # check_results): the tool, cmd/rpcrdma-bench built with -tags verbs, run as users run it, on
 # rxe0.
 #   1. `server` and `client` as two processes, the client writing a results file;
@@ -10,25 +10,7 @@
 # 1. server and client in two processes.
 ts "=== cli: rpcrdma-bench server + client as two processes on $DEV"
 PORT=20050
-$B server --provider verbs --device $DEV --listen $IP:$PORT --once --credits 16 --max-payload 256k --verify >/tmp/server.out 2>&1 &
-spid=$!
-i=0
-while ! grep -q "listening on" /tmp/server.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-timeout 120 $B client --provider verbs --device $DEV --addr $IP:$PORT --depth 8 --duration 2s --warmup 500ms \
-	--verify -q --out $R/client-verbs.json
-crc=$?
-i=0 # --once: the server exits when the client's connection closes
-while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-kill $spid 2>/dev/null
-wait $spid
-src=$?
-sed 's/^/server: /' /tmp/server.out
-check_results $R/client-verbs.json short chunked long
-chk=$?
-echo "client rc=$crc server rc=$src check rc=$chk"
-[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $chk -eq 0 ]
-result cli-server-client $?
-keep $R/client-verbs.json
+server_client cli-server-client $DEV $IP $PORT 2s 500ms $R/client-verbs.json
 
 # 1b. the same in the event and hybrid poll modes (both ends blocking on the completion
 # channel when idle, or after a spin): every class, 0 errors.

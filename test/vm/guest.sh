@@ -33,6 +33,32 @@ keep() { # copies files or directories to the host's share, when mounted
 # a non-zero count for every CLASS given and zero errors on every class row. Columns are found by
 # their header (class and count; errors is the last column: the header's units, "p50 µs",
 # are words of their own), so a reordered table still reads right.
+# server_client STEP DEV IP PORT DURATION WARMUP OUT: `server --once` and `client` as two
+# processes on DEV, the client writing OUT; the step passes when both exit 0 and OUT re-renders
+# with RPCs in every class.
+server_client() {
+	$B server --provider verbs --device "$2" --listen "$3:$4" --once --credits 16 --max-payload 256k --verify \
+		>/tmp/server.out 2>&1 &
+	spid=$!
+	i=0
+	while ! grep -q "listening on" /tmp/server.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	timeout 120 $B client --provider verbs --device "$2" --addr "$3:$4" --depth 8 --duration "$5" --warmup "$6" \
+		--verify -q --out "$7"
+	crc=$?
+	i=0 # --once: the server exits when the client's connection closes
+	while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill $spid 2>/dev/null
+	wait $spid
+	src=$?
+	sed 's/^/server: /' /tmp/server.out
+	check_results "$7" short chunked long
+	chk=$?
+	echo "client rc=$crc server rc=$src check rc=$chk"
+	[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $chk -eq 0 ]
+	result "$1" $?
+	keep "$7"
+}
+
 check_results() {
 	f=$1
 	shift

@@ -42,26 +42,7 @@ keep $R/siw-sweep.json
 
 # 3. server and client in two processes.
 ts "=== siw: rpcrdma-bench server + client as two processes on $SDEV"
-$B server --provider verbs --device $SDEV --listen $SIP:20070 --once --credits 16 --max-payload 256k --verify \
-	>/tmp/server.out 2>&1 &
-spid=$!
-i=0
-while ! grep -q "listening on" /tmp/server.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-timeout 60 $B client --provider verbs --device $SDEV --addr $SIP:20070 --depth 8 --duration 1s --warmup 200ms \
-	--verify -q --out $R/siw-client.json
-crc=$?
-i=0 # --once: the server exits when the client's connection closes
-while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-kill $spid 2>/dev/null
-wait $spid
-src=$?
-sed 's/^/server: /' /tmp/server.out
-check_results $R/siw-client.json short chunked long
-chk=$?
-echo "client rc=$crc server rc=$src check rc=$chk"
-[ $crc -eq 0 ] && [ $src -eq 0 ] && [ $chk -eq 0 ]
-result siw-server-client $?
-keep $R/siw-client.json
+server_client siw-server-client $SDEV $SIP 20070 1s 200ms $R/siw-client.json
 
 # 4. knfsd over siw0: the interop test's NFSv3 NULL call, then the tool's NFSv3 calls.
 ts "=== siw: knfsd interop test on $SDEV"
