@@ -150,26 +150,6 @@ type device struct {
 	lingers []<-chan struct{}
 }
 
-// linger adds a closed connection's TCP teardown to those Close waits for, dropping those
-// already done.
-func (d *device) linger(done <-chan struct{}) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	live := d.lingers[:0]
-	for _, ch := range d.lingers {
-		select {
-		case <-ch:
-		default:
-			live = append(live, ch)
-		}
-	}
-	d.lingers = append(live, done)
-}
-
-// closeLinger bounds how long Close waits for the peers of closed TCP connections to read
-// their DISCONNECT (and its reason) and close their ends.
-const closeLinger = time.Second
-
 // pd is a protection domain: the regions, windows and queue pairs that may use each other.
 type pd struct {
 	dev *device
