@@ -22,9 +22,9 @@ import (
 // The requester keeps every posted send work request in its send queue until the responder
 // acknowledges it (ACK, NAK or the READ response), so completions, and their statuses, come
 // from the responder exactly as on RC hardware. A reader goroutine per connection executes
-// the peer's requests and the responses to ours; a writer goroutine sends frames queued on a
-// channel, so that neither the poster nor the reader ever blocks on the socket and two ends
-// that both send a lot cannot deadlock. The channel is sized for everything that can be in
+// the peer's requests and the responses to ours; a writer goroutine sends the frames of a
+// txQueue, so that neither the poster nor the reader ever blocks on the socket and two ends
+// that both send a lot cannot deadlock. The queue is bounded by everything that can be in
 // flight (our requests, possibly twice after an RNR rewind, and one response per request
 // the peer may have outstanding). Payloads go straight from the registered memory to the
 // socket and from the socket into the registered memory.
