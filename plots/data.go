@@ -149,11 +149,24 @@ type series struct {
 // group splits refs into series, sorted and labelled so that each label names only what
 // differs between the series (the inline threshold always).
 func group(refs []ref, runs []*results.Run) []series {
+	ss, v := split(refs, false, func(f ref) int { return size(f.p.Params) })
+	for i := range ss {
+		ss[i].label = v.label(ss[i].key, runs, ss[i].refs)
+	}
+	return ss
+}
+
+// split groups refs by their series key (without the threshold when noThreshold), sorts the
+// series and, in each, the refs by x; it returns what varies between the series' keys.
+func split(refs []ref, noThreshold bool, x func(ref) int) ([]series, vary) {
 	multi := distinctRuns(refs) > 1
 	idx := map[seriesKey]int{}
 	var ss []series
 	for _, f := range refs {
 		k := keyOf(f, multi)
+		if noThreshold {
+			k.threshold = 0
+		}
 		i, ok := idx[k]
 		if !ok {
 			i = len(ss)
@@ -166,15 +179,9 @@ func group(refs []ref, runs []*results.Run) []series {
 	keys := make([]seriesKey, len(ss))
 	for i := range ss {
 		keys[i] = ss[i].key
-		slices.SortStableFunc(ss[i].refs, func(a, b ref) int {
-			return cmp.Compare(size(a.p.Params), size(b.p.Params))
-		})
+		slices.SortStableFunc(ss[i].refs, func(a, b ref) int { return cmp.Compare(x(a), x(b)) })
 	}
-	v := varying(keys)
-	for i := range ss {
-		ss[i].label = v.label(ss[i].key, runs, ss[i].refs)
-	}
-	return ss
+	return ss, varying(keys)
 }
 
 // distinctRuns counts the groups of runs among refs: repeats of one setup count once.

@@ -2,7 +2,6 @@ package plots
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -90,29 +89,7 @@ func Threshold(runs []*results.Run, m ThresholdMetric) (*Chart, error) {
 // groupMixes splits mix points into the lines of a threshold chart: the threshold left out of
 // the key, each line labelled with what differs, its mix always.
 func groupMixes(refs []ref, runs []*results.Run) []series {
-	multi := distinctRuns(refs) > 1
-	idx := map[seriesKey]int{}
-	var ss []series
-	for _, f := range refs {
-		k := keyOf(f, multi)
-		k.threshold = 0
-		i, ok := idx[k]
-		if !ok {
-			i = len(ss)
-			idx[k] = i
-			ss = append(ss, series{key: k})
-		}
-		ss[i].refs = append(ss[i].refs, f)
-	}
-	slices.SortFunc(ss, func(a, b series) int { return compareKeys(a.key, b.key) })
-	keys := make([]seriesKey, len(ss))
-	for i := range ss {
-		keys[i] = ss[i].key
-		slices.SortStableFunc(ss[i].refs, func(a, b ref) int {
-			return a.p.Params.InlineThreshold - b.p.Params.InlineThreshold
-		})
-	}
-	v := varying(keys)
+	ss, v := split(refs, true, func(f ref) int { return f.p.Params.InlineThreshold })
 	v.procedure = true
 	for i := range ss {
 		ss[i].label = strings.Join(v.parts(ss[i].key, runs), " · ")
