@@ -54,7 +54,7 @@ type runConfig struct {
 	SoftSlowdown *softSlowdown `json:"soft_slowdown,omitempty"`
 	// Auto is the judgement the run made of itself (--baseline, --repeat auto), absent
 	// without one.
-	Auto *autoRecord `json:"auto,omitempty"`
+	Auto *session.AutoRecord `json:"auto,omitempty"`
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
@@ -255,7 +255,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		return fail(e, name, err)
 	}
 	if judge != nil {
-		cfg.Auto = &judge.rec
+		cfg.Auto = &judge.Record
 	}
 	if err := checkCPUs(w.cfg.CPUs); err != nil {
 		return fail(e, name, usageError{err.Error()})
@@ -274,7 +274,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	sc.Hurry = stop.hurry
 	sc.Rounds, sc.Shuffle, sc.Seed = w.repeat, w.shuffle, w.cfg.Seed
 	if judge != nil {
-		sc.AfterRound = judge.afterRound()
+		sc.AfterRound = judge.AfterRound()
 	}
 	if !w.quiet {
 		per, total, started := plannedTime(pts), len(pts)*max(w.repeat, 1), 0
@@ -306,7 +306,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	}
 	if w.sweep && len(o.Run.Points) > 0 {
 		switch {
-		case len(cfg.Sweep.Mixes) > 0 && (judge == nil || judge.base != nil):
+		case len(cfg.Sweep.Mixes) > 0 && (judge == nil || judge.AgainstBaseline()):
 			// A mix has no size axis to switch class along: the question is which
 			// threshold suits it.
 			fmt.Fprintln(te.stdout)
@@ -320,7 +320,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	if judge != nil && o.Run.Status.State == results.StateComplete {
 		// A failed or interrupted run keeps its exit status: its judgement would rest on
 		// what it did not measure.
-		if jc := judge.finish(e, te.stdout, name, o.Run); code == exitOK {
+		if jc := printVerdict(e, te.stdout, name, judge, w.auto, o.Run); code == exitOK {
 			code = jc
 		}
 	}
