@@ -80,3 +80,34 @@ func (r *Responder) Serve(ctx context.Context) error {
 func (r *Responder) Close() error {
 	return errors.Join(r.l.Close(), r.dev.Close())
 }
+
+// ConnEndLine is the line a responder prints when a connection ends or a request fails: one
+// per refused, failed, broken, timed-out or peer-closed connection, with its cause. A
+// connection the responder closed because it stopped gets none.
+func ConnEndLine(c *rpcrdma.Conn, err error) string {
+	if err == nil {
+		return ""
+	}
+	if c == nil {
+		var refused *rpcrdma.RefusedError
+		if errors.As(err, &refused) {
+			return fmt.Sprintf("refused connection from %s: %s", refused.Remote, refused.Reason)
+		}
+		return "failed connection request: " + err.Error()
+	}
+	return connEnd(c.RemoteAddr(), c.Stats().Served, err)
+}
+
+// connEnd is ConnEndLine of the connection from remote that served calls and ended with err.
+func connEnd(remote string, served uint64, err error) string {
+	var de *datapath.DisconnectError
+	switch {
+	case errors.Is(err, rpcrdma.ErrIdleTimeout):
+		return fmt.Sprintf("closed connection from %s: idle for longer than --idle-timeout (%d calls served)", remote, served)
+	case errors.As(err, &de) && de.Reason == "":
+		return fmt.Sprintf("connection from %s closed by the peer (%d calls served)", remote, served)
+	case errors.As(err, &de):
+		return fmt.Sprintf("connection from %s closed by the peer: %s (%d calls served)", remote, de.Reason, served)
+	}
+	return fmt.Sprintf("connection from %s broken: %v (%d calls served)", remote, err, served)
+}
