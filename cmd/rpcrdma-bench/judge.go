@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -72,12 +71,8 @@ func compareConfig(alpha float64, thresholds, metrics string) (results.CompareCo
 	}
 	cfg := results.CompareConfig{Alpha: alpha, Thresholds: th}
 	if metrics != "" {
-		for _, name := range strings.Split(metrics, ",") {
-			m, ok := metricByName(strings.TrimSpace(name))
-			if !ok {
-				return cfg, usageErrorf("--metrics: unknown metric %q (want p50, p90, p99, p99.9, mean, rps or gbps)", name)
-			}
-			cfg.Metrics = append(cfg.Metrics, m)
+		if cfg.Metrics, err = results.ParseMetrics(metrics); err != nil {
+			return cfg, usageError{"--metrics: " + err.Error()}
 		}
 	}
 	return cfg, nil
