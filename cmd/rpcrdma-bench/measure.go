@@ -108,22 +108,7 @@ func programCodec(w *workloadFlags, pts []workloads.Point) (rpcproto.Codec, oncr
 	if _, _, err := t.ParseExport(); err != nil {
 		return nil, none, usageErrorf("--nfs-export %q: want HOST:/PATH", w.nfs.Export)
 	}
-	largestRead := -1 // no file named: NULL alone
-	for _, pt := range pts {
-		for _, e := range pt.Workload.Mix {
-			if e.Proc != "null" {
-				largestRead = max(largestRead, 0)
-			}
-			if e.Proc == "read" {
-				largestRead = max(largestRead, e.Size.Largest())
-			}
-		}
-	}
-	c, cred, err := t.Codec(context.Background(), largestRead)
-	if err != nil {
-		return nil, none, err
-	}
-	return c, cred, nil
+	return session.NFSCodec(context.Background(), t, pts)
 }
 
 // nfsRDMAPort is NFS/RDMA's IANA port (RFC 5666), the server's default: a client's --addr
