@@ -185,9 +185,3 @@ func TestProviderErrorSaysItsNameOnce(t *testing.T) {
 		t.Errorf("version: %q", out)
 	}
 }
-
-func TestCPUList(t *testing.T) {
-	if got := cpuList([]int{0, 1, 2, 3, 6, 8, 9}); got != "0-3,6,8-9" {
-		t.Fatalf("got %q", got)
-	}
-}
