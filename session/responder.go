@@ -111,3 +111,16 @@ func connEnd(remote string, served uint64, err error) string {
 	}
 	return fmt.Sprintf("connection from %s broken: %v (%d calls served)", remote, err, served)
 }
+
+// ServerPoll is how a responder serving other processes waits unless told: neither way
+// costs a CPU while idle. On soft, completions come from goroutines of this process that read the
+// socket, and a poller spinning after its last completion holds the P and CPU they need next,
+// so it waits for them (two processes on two cores, NULL at depth 1: 33-48 µs p50 in event
+// mode, 89-121 µs in hybrid). On verbs the device makes them and hybrid answers a closed
+// loop without a wake-up (rxe: p50 as busy, event 5 times slower).
+func ServerPoll(provider string) datapath.Poll {
+	if provider == soft.Name {
+		return datapath.Poll{Mode: datapath.PollEvent}
+	}
+	return datapath.Poll{Mode: datapath.PollHybrid}
+}

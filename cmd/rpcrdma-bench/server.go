@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -153,25 +152,12 @@ func serverCommand(open newServer) *command {
 					return fail(e, "server", err)
 				}
 				if !fs.Changed("poll") {
-					f.Poll = defaultServerPoll(f.Provider)
+					f.Poll = session.ServerPoll(f.Provider)
 				}
 				return serve(e, f, open)
 			}
 		},
 	}
-}
-
-// defaultServerPoll is how a server's pollers wait unless --poll says: neither way costs a
-// CPU while idle. On soft, completions come from goroutines of this process that read the
-// socket, and a poller spinning after its last completion holds the P and CPU they need next,
-// so it waits for them (two processes on two cores, NULL at depth 1: 33-48 µs p50 in event
-// mode, 89-121 µs in hybrid). On verbs the device makes them and hybrid answers a closed
-// loop without a wake-up (rxe: p50 as busy, event 5 times slower).
-func defaultServerPoll(provider string) datapath.Poll {
-	if provider == soft.Name {
-		return datapath.Poll{Mode: datapath.PollEvent}
-	}
-	return datapath.Poll{Mode: datapath.PollHybrid}
 }
 
 // serverTally is what a server did, for its summary at stop.
