@@ -262,7 +262,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		sc.AfterRound = judge.AfterRound()
 	}
 	if !w.quiet {
-		per, total, started := plannedTime(pts), len(pts)*max(w.repeat, 1), 0
+		per, total, started := session.PlannedTime(pts), len(pts)*max(w.repeat, 1), 0
 		if w.auto {
 			per = 0 // the rounds are not known in advance: no ETA
 		}
@@ -310,19 +310,6 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		}
 	}
 	return code
-}
-
-// plannedTime is the mean planned time of a point of pts, warm-up included, 0 when one ends
-// on a count (its time is not known in advance).
-func plannedTime(pts []workloads.Point) time.Duration {
-	var sum time.Duration
-	for _, pt := range pts {
-		if pt.Workload.Duration <= 0 {
-			return 0
-		}
-		sum += time.Duration(pt.Workload.Duration + max(pt.Workload.Warmup, 0))
-	}
-	return sum / time.Duration(max(len(pts), 1))
 }
 
 // printOutcome prints the table of a session's results (to standard error when the results
