@@ -136,6 +136,24 @@ func ParseThresholds(s string) (Thresholds, error) {
 	return t, nil
 }
 
+// ParseMetrics parses a comma-separated list of metric names (p50, p90, p99, p99.9 or p999,
+// mean, rps, gbps), as Metric.String writes them. Errors name the bad token.
+func ParseMetrics(s string) ([]Metric, error) {
+	var ms []Metric
+	for _, tok := range strings.Split(s, ",") {
+		name := strings.TrimSpace(tok)
+		if name == "p999" {
+			name = "p99.9"
+		}
+		i := slices.Index(metricNames[:], name)
+		if i < 0 {
+			return nil, fmt.Errorf("unknown metric %q (want p50, p90, p99, p99.9, mean, rps or gbps)", tok)
+		}
+		ms = append(ms, Metric(i))
+	}
+	return ms, nil
+}
+
 // String writes t in the form ParseThresholds reads, metrics in order.
 func (t Thresholds) String() string {
 	var parts []string

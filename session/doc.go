@@ -6,7 +6,8 @@
 //
 // The Connector is where the transport comes in. Engine connects each point's pollers to a
 // server through the rpcrdma engine over a datapath provider, starting a responder in this
-// process when the session has no server address; tests use fakes (workloadstest).
+// process when the session has no server address; tests use fakes (workloadstest). The
+// server command serves other processes with the same Responder (Listen).
 //
 // A session can add rounds until a judgement of its results is conclusive (Config.AfterRound
 // with UntilConclusive): against a baseline (AgainstBaseline) or the best inline threshold

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -222,8 +221,7 @@ type engineConnector struct {
 
 // localServer is the responder of run and of sweep without --addr.
 type localServer struct {
-	dev    datapath.Device
-	l      datapath.Listener
+	r      *Responder
 	cancel context.CancelFunc
 	done   chan error
 	peer   *peerStats // its connections' counters, for the points' peer_ops
@@ -240,21 +238,6 @@ func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	sdev, err := p.Open(c.Device)
-	if err != nil {
-		dev.Close()
-		return nil, err
-	}
-	addr := localAddr(sdev.Info())
-	if p.Name() == soft.Name {
-		addr = fmt.Sprintf("%srpcrdma-bench-%d", soft.InprocPrefix, os.Getpid())
-	}
-	l, err := sdev.Listen(addr)
-	if err != nil {
-		sdev.Close()
-		dev.Close()
-		return nil, err
-	}
 	credits, payload := max(rpcrdma.DefaultCredits, c.Transport.Credits), 0
 	for _, pt := range pts {
 		credits = max(credits, pt.Workload.Depth)
@@ -268,17 +251,22 @@ func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
 		Memory: c.Transport.Memory, RemoteInvalidate: c.Transport.RemoteInvalidate, ResponderRead: c.Transport.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
 	poll := localPoll(c.Poll, p.Name())
-	ls := &localServer{dev: sdev, l: l, cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process", c.Log), poll: poll}
+	ls := &localServer{cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process", c.Log), poll: poll}
 	conns := 0
 	for _, pt := range pts {
 		conns = max(conns, pt.Workload.Connections)
 	}
-	go func() {
-		ls.done <- rpcrdma.Serve(ctx, sdev, l, rpcrdma.ServeConfig{Endpoint: scfg, Pollers: 1,
-			MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}, Done: ls.peer.done,
-			PollerDone: c.ResponderDone})
-	}()
-	return &engineConnector{dev: dev, addr: l.Addr(), cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport, local: ls}, nil
+	r, err := Listen(ResponderConfig{Provider: p, Device: c.Device, Serve: rpcrdma.ServeConfig{Endpoint: scfg, Pollers: 1,
+		MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}, Done: ls.peer.done,
+		PollerDone: c.ResponderDone}})
+	if err != nil {
+		cancel()
+		dev.Close()
+		return nil, err
+	}
+	ls.r = r
+	go func() { ls.done <- r.Serve(ctx) }()
+	return &engineConnector{dev: dev, addr: r.Addr(), cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport, local: ls}, nil
 }
 
 // localAddr is an address to listen on for a server in this process. RDMA-CM binds to an
@@ -491,7 +479,7 @@ func (c *engineConnector) Close() error {
 	var errs []error
 	if c.local != nil {
 		c.local.cancel()
-		errs = append(errs, <-c.local.done, c.local.l.Close(), c.local.dev.Close())
+		errs = append(errs, <-c.local.done, c.local.r.Close())
 	}
 	errs = append(errs, c.dev.Close())
 	return errors.Join(errs...)

@@ -447,6 +447,19 @@ func runLength(w workloads.Config) string {
 	return strings.Join(parts, " or ")
 }
 
+// PlannedTime is the mean planned time of a point of pts, warm-up included, 0 when one ends
+// on a count (its time is not known in advance).
+func PlannedTime(pts []workloads.Point) time.Duration {
+	var sum time.Duration
+	for _, pt := range pts {
+		if pt.Workload.Duration <= 0 {
+			return 0
+		}
+		sum += time.Duration(pt.Workload.Duration + max(pt.Workload.Warmup, 0))
+	}
+	return sum / time.Duration(max(len(pts), 1))
+}
+
 // save writes the results file as it stands, if one was asked for. Standard output is
 // written once, by finish.
 func (s *session) save() error {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -75,19 +74,9 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 	if !(alpha > 0 && alpha < 1) {
 		return fail(e, "compare", usageErrorf("--alpha %g is not in (0, 1)", alpha))
 	}
-	th, err := results.ParseThresholds(thresholds)
+	cfg, err := compareConfig(alpha, thresholds, metrics)
 	if err != nil {
-		return fail(e, "compare", usageError{"--threshold: " + err.Error()})
-	}
-	cfg := results.CompareConfig{Alpha: alpha, Thresholds: th}
-	if metrics != "" {
-		for _, name := range strings.Split(metrics, ",") {
-			m, ok := metricByName(strings.TrimSpace(name))
-			if !ok {
-				return fail(e, "compare", usageErrorf("--metrics: unknown metric %q (want p50, p90, p99, p99.9, mean, rps or gbps)", name))
-			}
-			cfg.Metrics = append(cfg.Metrics, m)
-		}
+		return fail(e, "compare", err)
 	}
 	if slices.Contains(base, stdio) && slices.Contains(cur, stdio) {
 		return fail(e, "compare", usageErrorf(`"-" (standard input) can be one side only`))
@@ -123,25 +112,4 @@ var compareFormats = map[string]func(io.Writer, *results.Comparison) error{
 	"markdown": results.WriteCompareMarkdown,
 	"json":     results.WriteCompareJSON,
 	"junit":    results.WriteCompareJUnit,
-}
-
-// metricByName finds a results metric by the name its String method writes (p999 is
-// accepted for p99.9).
-func metricByName(name string) (results.Metric, bool) {
-	if name == "p999" {
-		name = "p99.9"
-	}
-	i := slices.IndexFunc(allMetrics(), func(m results.Metric) bool { return m.String() == name })
-	if i < 0 {
-		return 0, false
-	}
-	return results.Metric(i), true
-}
-
-func allMetrics() []results.Metric {
-	ms := make([]results.Metric, results.NumMetrics)
-	for i := range ms {
-		ms[i] = results.Metric(i)
-	}
-	return ms
 }

@@ -131,7 +131,7 @@ func TestNFSProgramInputs(t *testing.T) {
 // offer kept beside it), and a warning says the server capped the offer.
 func TestEngineSweepLabelsTheNegotiatedThreshold(t *testing.T) {
 	srv, err := openServer(&serverFlags{Provider: "soft", Listen: "127.0.0.1:0", Threshold: 4096, MaxPayload: 1 << 20,
-		Pollers: 1, MaxConnections: 64, Poll: defaultServerPoll("soft")})
+		Pollers: 1, MaxConnections: 64, Poll: session.ServerPoll("soft")})
 	if err != nil {
 		t.Fatal(err)
 	}

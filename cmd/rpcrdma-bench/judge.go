@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -29,30 +28,8 @@ func addJudgeFlags(fs *pflag.FlagSet, j *judgeFlags) {
 	fs.Float64Var(&j.alpha, "alpha", 0.05, "family-wise error rate of the judgement (--baseline, or --repeat auto's best threshold), split over --repeat auto's looks")
 }
 
-// autoRecord is how a results file's config records the judgement a run made of itself.
-type autoRecord struct {
-	// Judge is "baseline" (against --baseline) or "thresholds" (the best inline threshold).
-	Judge string `json:"judge"`
-	// Budget is the most rounds; FirstLook the first round judged; Looks the rounds judged
-	// at most, each at LookAlpha, Alpha split evenly over them.
-	Budget    int     `json:"budget"`
-	FirstLook int     `json:"first_look"`
-	Looks     int     `json:"looks"`
-	Alpha     float64 `json:"alpha"`
-	LookAlpha float64 `json:"look_alpha"`
-}
-
-// judgement is the judgement a measuring command makes of its results, planned before it
-// measures.
-type judgement struct {
-	rec  autoRecord
-	base []*results.Run
-	cfg  results.CompareConfig // Alpha is the per-look alpha
-	auto bool
-}
-
 // planJudgement is the judgement the flags ask for, nil for none.
-func planJudgement(e *env, w *workloadFlags, pts []workloads.Point) (*judgement, error) {
+func planJudgement(e *env, w *workloadFlags, pts []workloads.Point) (*session.Judgement, error) {
 	f := &w.judge
 	if len(f.baseline) == 0 {
 		for _, n := range []string{"threshold", "metrics"} {
@@ -64,13 +41,8 @@ func planJudgement(e *env, w *workloadFlags, pts []workloads.Point) (*judgement,
 			return nil, nil
 		}
 	}
-	if !(f.alpha > 0 && f.alpha < 1) {
-		return nil, usageErrorf("--alpha %g is not in (0, 1)", f.alpha)
-	}
-	budget := max(w.repeat, 1)
-	j := &judgement{auto: w.auto, rec: autoRecord{Budget: budget, Alpha: f.alpha}}
-	judged := 0
-	if len(f.baseline) > 0 {
+	c := session.JudgeConfig{Compare: results.CompareConfig{Alpha: f.alpha}, Auto: w.auto, Budget: w.repeat, Points: pts, Sweep: w.sweep}
+	if len(f.baseline) > 0 && f.alpha > 0 && f.alpha < 1 { // a bad --alpha is named first
 		cfg, err := compareConfig(f.alpha, f.threshold, f.metrics)
 		if err != nil {
 			return nil, err
@@ -79,35 +51,15 @@ func planJudgement(e *env, w *workloadFlags, pts []workloads.Point) (*judgement,
 		if err != nil {
 			return nil, err
 		}
-		if j.base, err = readRuns(e, files); err != nil {
+		if c.Base, err = readRuns(e, files); err != nil {
 			return nil, usageErrorf("--baseline: %v", err)
 		}
-		self, err := results.Compare(j.base, j.base, cfg)
-		if err != nil {
-			return nil, usageErrorf("--baseline: %v", err)
-		}
-		j.rec.Judge, j.cfg, judged = "baseline", cfg, self.Judged
-	} else {
-		ths := map[int]bool{}
-		for _, p := range pts {
-			ths[p.Threshold] = true
-		}
-		if !w.sweep || len(ths) < 2 {
-			return nil, usageErrorf("--repeat auto repeats until a judgement is conclusive: give --baseline, or sweep two or more --thresholds (the best threshold is judged)")
-		}
-		j.rec.Judge = "thresholds"
-		judged = (len(pts) - len(pts)/len(ths)) * len(results.ThresholdMetrics)
+		c.Compare = cfg
 	}
-	first, looks, lookAlpha := session.Looks(budget, judged, f.alpha)
-	if !w.auto {
-		first, looks, lookAlpha = budget, 1, f.alpha
+	j, err := session.PlanJudgement(c)
+	if err != nil {
+		return nil, usageError{err.Error()}
 	}
-	if w.auto && first > budget {
-		return nil, usageErrorf("--repeat auto:%d: %d judgements at --alpha %g over the looks need %d rounds before any can be conclusive: raise the budget or judge fewer points or metrics",
-			budget, judged, f.alpha, first)
-	}
-	j.rec.FirstLook, j.rec.Looks, j.rec.LookAlpha = first, looks, lookAlpha
-	j.cfg.Alpha = lookAlpha
 	return j, nil
 }
 
@@ -119,12 +71,8 @@ func compareConfig(alpha float64, thresholds, metrics string) (results.CompareCo
 	}
 	cfg := results.CompareConfig{Alpha: alpha, Thresholds: th}
 	if metrics != "" {
-		for _, name := range strings.Split(metrics, ",") {
-			m, ok := metricByName(strings.TrimSpace(name))
-			if !ok {
-				return cfg, usageErrorf("--metrics: unknown metric %q (want p50, p90, p99, p99.9, mean, rps or gbps)", name)
-			}
-			cfg.Metrics = append(cfg.Metrics, m)
+		if cfg.Metrics, err = results.ParseMetrics(metrics); err != nil {
+			return cfg, usageError{"--metrics: " + err.Error()}
 		}
 	}
 	return cfg, nil
@@ -147,55 +95,33 @@ func baselineFiles(args []string) ([]string, error) {
 	return files, err
 }
 
-// afterRound is the session's hook that ends it once the judgement is conclusive.
-func (j *judgement) afterRound() func(*results.Run, int) bool {
-	if !j.auto {
-		return nil
-	}
-	if j.base != nil {
-		return session.UntilConclusive(j.rec.FirstLook, session.AgainstBaseline(j.base, j.cfg))
-	}
-	return session.UntilConclusive(j.rec.FirstLook, session.ThresholdsSettled(j.cfg.Alpha))
-}
-
-// finish prints the judgement of the complete run r to out (and its verdict to stderr) and
-// returns its exit status: compare's, or for the best threshold 0 when every row is settled,
-// exitInconclusive otherwise.
-func (j *judgement) finish(e *env, out io.Writer, name string, r *results.Run) int {
-	rounds := 0
-	for _, p := range r.Points {
-		rounds = max(rounds, p.Round, 1)
-	}
-	if j.auto {
+// printVerdict prints the judgement of the complete run r to out (and its verdict to
+// stderr) and returns its exit status; auto says the rounds were --repeat auto's.
+func printVerdict(e *env, out io.Writer, name string, j *session.Judgement, auto bool, r *results.Run) int {
+	v, err := j.Judge(r)
+	if rec := j.Record; auto {
 		fmt.Fprintf(out, "\nrepeat auto: %d of at most %d rounds; judged from round %d at alpha %g per look (%g over %d looks)\n",
-			rounds, j.rec.Budget, j.rec.FirstLook, j.rec.LookAlpha, j.rec.Alpha, j.rec.Looks)
+			v.Rounds, rec.Budget, rec.FirstLook, rec.LookAlpha, rec.Alpha, rec.Looks)
 	}
-	if j.base == nil {
-		cs := results.BestThresholds([]*results.Run{r}, j.cfg.Alpha)
-		fmt.Fprintln(out)
-		if err := results.WriteThresholds(out, cs); err != nil {
-			fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
-		}
-		for i := range cs {
-			if !session.Settled(&cs[i]) {
-				fmt.Fprintf(e.stderr, "rpcrdma-bench %s: best threshold not settled for every row (exit %d)\n", name, exitInconclusive)
-				return exitInconclusive
-			}
-		}
-		return exitOK
-	}
-	cmp, err := results.Compare(j.base, []*results.Run{r}, j.cfg)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: --baseline: %v\n", name, err)
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
 		return exitUsage
 	}
 	fmt.Fprintln(out)
-	if err := results.WriteCompareText(out, cmp); err != nil {
+	if v.Comparison == nil {
+		if err := results.WriteThresholds(out, v.Thresholds); err != nil {
+			fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
+		}
+		if v.Exit != exitOK {
+			fmt.Fprintf(e.stderr, "rpcrdma-bench %s: best threshold not settled for every row (exit %d)\n", name, v.Exit)
+		}
+		return v.Exit
+	}
+	if err := results.WriteCompareText(out, v.Comparison); err != nil {
 		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
 	}
-	code := cmp.ExitCode()
-	if code != exitOK {
-		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %s (exit %d)\n", name, cmp.Verdict, code)
+	if v.Exit != exitOK {
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %s (exit %d)\n", name, v.Comparison.Verdict, v.Exit)
 	}
-	return code
+	return v.Exit
 }

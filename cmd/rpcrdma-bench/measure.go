@@ -54,7 +54,7 @@ type runConfig struct {
 	SoftSlowdown *softSlowdown `json:"soft_slowdown,omitempty"`
 	// Auto is the judgement the run made of itself (--baseline, --repeat auto), absent
 	// without one.
-	Auto *autoRecord `json:"auto,omitempty"`
+	Auto *session.AutoRecord `json:"auto,omitempty"`
 }
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
@@ -108,22 +108,7 @@ func programCodec(w *workloadFlags, pts []workloads.Point) (rpcproto.Codec, oncr
 	if _, _, err := t.ParseExport(); err != nil {
 		return nil, none, usageErrorf("--nfs-export %q: want HOST:/PATH", w.nfs.Export)
 	}
-	largestRead := -1 // no file named: NULL alone
-	for _, pt := range pts {
-		for _, e := range pt.Workload.Mix {
-			if e.Proc != "null" {
-				largestRead = max(largestRead, 0)
-			}
-			if e.Proc == "read" {
-				largestRead = max(largestRead, e.Size.Largest())
-			}
-		}
-	}
-	c, cred, err := t.Codec(context.Background(), largestRead)
-	if err != nil {
-		return nil, none, err
-	}
-	return c, cred, nil
+	return session.NFSCodec(context.Background(), t, pts)
 }
 
 // nfsRDMAPort is NFS/RDMA's IANA port (RFC 5666), the server's default: a client's --addr
@@ -255,7 +240,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		return fail(e, name, err)
 	}
 	if judge != nil {
-		cfg.Auto = &judge.rec
+		cfg.Auto = &judge.Record
 	}
 	if err := checkCPUs(w.cfg.CPUs); err != nil {
 		return fail(e, name, usageError{err.Error()})
@@ -274,10 +259,10 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	sc.Hurry = stop.hurry
 	sc.Rounds, sc.Shuffle, sc.Seed = w.repeat, w.shuffle, w.cfg.Seed
 	if judge != nil {
-		sc.AfterRound = judge.afterRound()
+		sc.AfterRound = judge.AfterRound()
 	}
 	if !w.quiet {
-		per, total, started := plannedTime(pts), len(pts)*max(w.repeat, 1), 0
+		per, total, started := session.PlannedTime(pts), len(pts)*max(w.repeat, 1), 0
 		if w.auto {
 			per = 0 // the rounds are not known in advance: no ETA
 		}
@@ -306,7 +291,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	}
 	if w.sweep && len(o.Run.Points) > 0 {
 		switch {
-		case len(cfg.Sweep.Mixes) > 0 && (judge == nil || judge.base != nil):
+		case len(cfg.Sweep.Mixes) > 0 && (judge == nil || judge.AgainstBaseline()):
 			// A mix has no size axis to switch class along: the question is which
 			// threshold suits it.
 			fmt.Fprintln(te.stdout)
@@ -320,24 +305,11 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 	if judge != nil && o.Run.Status.State == results.StateComplete {
 		// A failed or interrupted run keeps its exit status: its judgement would rest on
 		// what it did not measure.
-		if jc := judge.finish(e, te.stdout, name, o.Run); code == exitOK {
+		if jc := printVerdict(e, te.stdout, name, judge, w.auto, o.Run); code == exitOK {
 			code = jc
 		}
 	}
 	return code
-}
-
-// plannedTime is the mean planned time of a point of pts, warm-up included, 0 when one ends
-// on a count (its time is not known in advance).
-func plannedTime(pts []workloads.Point) time.Duration {
-	var sum time.Duration
-	for _, pt := range pts {
-		if pt.Workload.Duration <= 0 {
-			return 0
-		}
-		sum += time.Duration(pt.Workload.Duration + max(pt.Workload.Warmup, 0))
-	}
-	return sum / time.Duration(max(len(pts), 1))
 }
 
 // printOutcome prints the table of a session's results (to standard error when the results

@@ -118,22 +118,6 @@ func TestServerPollHelpDefault(t *testing.T) {
 	}
 }
 
-// A peer's deliberate close is not a failure.
-func TestConnEndLineSaysClosedByPeer(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{&datapath.DisconnectError{}, "connection from 192.0.2.7:5000 closed by the peer (3 calls served)"},
-		{&datapath.DisconnectError{Reason: "done"}, "connection from 192.0.2.7:5000 closed by the peer: done (3 calls served)"},
-		{errors.New("rpcrdma: connection broken: recv: flushed"), "connection from 192.0.2.7:5000 broken: rpcrdma: connection broken: recv: flushed (3 calls served)"},
-	} {
-		if got := connEnd("192.0.2.7:5000", 3, tc.err); got != tc.want {
-			t.Errorf("connEnd(%v) = %q, want %q", tc.err, got, tc.want)
-		}
-	}
-}
-
 // --version is the version command; a mistyped command or flag gets a suggestion.
 func TestVersionFlagAndSuggestions(t *testing.T) {
 	_, want, _ := runMain(t, "version")
@@ -199,11 +183,5 @@ func TestProviderErrorSaysItsNameOnce(t *testing.T) {
 	}
 	if _, out, _ := runMain(t, "version"); !strings.Contains(out, "verbs (unavailable: not supported: built without it)") {
 		t.Errorf("version: %q", out)
-	}
-}
-
-func TestCPUList(t *testing.T) {
-	if got := cpuList([]int{0, 1, 2, 3, 6, 8, 9}); got != "0-3,6,8-9" {
-		t.Fatalf("got %q", got)
 	}
 }

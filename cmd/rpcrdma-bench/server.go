@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -154,25 +152,12 @@ func serverCommand(open newServer) *command {
 					return fail(e, "server", err)
 				}
 				if !fs.Changed("poll") {
-					f.Poll = defaultServerPoll(f.Provider)
+					f.Poll = session.ServerPoll(f.Provider)
 				}
 				return serve(e, f, open)
 			}
 		},
 	}
-}
-
-// defaultServerPoll is how a server's pollers wait unless --poll says: neither way costs a
-// CPU while idle. On soft, completions come from goroutines of this process that read the
-// socket, and a poller spinning after its last completion holds the P and CPU they need next,
-// so it waits for them (two processes on two cores, NULL at depth 1: 33-48 µs p50 in event
-// mode, 89-121 µs in hybrid). On verbs the device makes them and hybrid answers a closed
-// loop without a wake-up (rxe: p50 as busy, event 5 times slower).
-func defaultServerPoll(provider string) datapath.Poll {
-	if provider == soft.Name {
-		return datapath.Poll{Mode: datapath.PollEvent}
-	}
-	return datapath.Poll{Mode: datapath.PollHybrid}
 }
 
 // serverTally is what a server did, for its summary at stop.
@@ -193,7 +178,7 @@ func serve(e *env, f *serverFlags, open newServer) int {
 	var mu sync.Mutex
 	var tally serverTally
 	f.connDone = func(c *rpcrdma.Conn, err error) {
-		line := connEndLine(c, err)
+		line := session.ConnEndLine(c, err)
 		mu.Lock()
 		defer mu.Unlock()
 		if c != nil {
@@ -289,35 +274,4 @@ func printTurnarounds(w io.Writer, mu *sync.Mutex, prefix string) func(int, data
 func turnaroundLine(poller int, t *datapath.Turnaround) string {
 	return fmt.Sprintf("poller %d turnaround (its own time from a completion to the posts it caused, the connections' setup included), µs: %s",
 		poller, results.TurnaroundOf(t))
-}
-
-// connEndLine is the line the server prints when a connection ends or a request fails: one
-// per refused, failed, broken, timed-out or peer-closed connection, with its cause. A connection the
-// server closed because it stopped gets none.
-func connEndLine(c *rpcrdma.Conn, err error) string {
-	if err == nil {
-		return ""
-	}
-	if c == nil {
-		var refused *rpcrdma.RefusedError
-		if errors.As(err, &refused) {
-			return fmt.Sprintf("refused connection from %s: %s", refused.Remote, refused.Reason)
-		}
-		return "failed connection request: " + err.Error()
-	}
-	return connEnd(c.RemoteAddr(), c.Stats().Served, err)
-}
-
-// connEnd is connEndLine of the connection from remote that served calls and ended with err.
-func connEnd(remote string, served uint64, err error) string {
-	var de *datapath.DisconnectError
-	switch {
-	case errors.Is(err, rpcrdma.ErrIdleTimeout):
-		return fmt.Sprintf("closed connection from %s: idle for longer than --idle-timeout (%d calls served)", remote, served)
-	case errors.As(err, &de) && de.Reason == "":
-		return fmt.Sprintf("connection from %s closed by the peer (%d calls served)", remote, served)
-	case errors.As(err, &de):
-		return fmt.Sprintf("connection from %s closed by the peer: %s (%d calls served)", remote, de.Reason, served)
-	}
-	return fmt.Sprintf("connection from %s broken: %v (%d calls served)", remote, err, served)
 }

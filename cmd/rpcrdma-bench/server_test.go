@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -109,23 +108,6 @@ func TestServerStopsOnSignal(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil || !strings.Contains(log.String(), "stopped after") {
 		t.Fatalf("exit %v\n%s", err, log.String())
-	}
-}
-
-func TestConnEndLine(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{nil, ""},
-		{&rpcrdma.RefusedError{Remote: "192.0.2.7:5000", Reason: "server full: 2 connections (--max-connections)"},
-			"refused connection from 192.0.2.7:5000: server full: 2 connections (--max-connections)"},
-		{errors.New("connection from 192.0.2.7:5000: ibv_reg_mr: cannot allocate memory"),
-			"failed connection request: connection from 192.0.2.7:5000: ibv_reg_mr: cannot allocate memory"},
-	} {
-		if got := connEndLine(nil, tc.err); got != tc.want {
-			t.Errorf("connEndLine(nil, %v) = %q, want %q", tc.err, got, tc.want)
-		}
 	}
 }
 

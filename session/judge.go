@@ -1,0 +1,139 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// JudgeConfig is the judgement a measuring session makes of its own results: against Base
+// as results.Compare judges, or, without Base, the best of a sweep's inline thresholds.
+type JudgeConfig struct {
+	// Base is the baseline's runs; nil judges the best threshold.
+	Base []*results.Run
+	// Compare is how Base is judged; its Alpha is the family-wise error rate of the whole
+	// judgement, split over the looks.
+	Compare results.CompareConfig
+	// Auto adds rounds until the judgement is conclusive, at most Budget; without it the
+	// judgement looks once, after Budget rounds.
+	Auto   bool
+	Budget int
+	// Points is what the session measures; Sweep says they come from a sweep.
+	Points []workloads.Point
+	Sweep  bool
+}
+
+// AutoRecord is how a results file's config records the judgement a run made of itself.
+type AutoRecord struct {
+	// Judge is "baseline" (against a baseline) or "thresholds" (the best inline threshold).
+	Judge string `json:"judge"`
+	// Budget is the most rounds; FirstLook the first round judged; Looks the rounds judged
+	// at most, each at LookAlpha, Alpha split evenly over them.
+	Budget    int     `json:"budget"`
+	FirstLook int     `json:"first_look"`
+	Looks     int     `json:"looks"`
+	Alpha     float64 `json:"alpha"`
+	LookAlpha float64 `json:"look_alpha"`
+}
+
+// Judgement is a judgement planned before the session measures.
+type Judgement struct {
+	Record AutoRecord
+	base   []*results.Run
+	cfg    results.CompareConfig // Alpha is the per-look alpha
+	auto   bool
+}
+
+// PlanJudgement plans the judgement c asks for; its errors are bad input.
+func PlanJudgement(c JudgeConfig) (*Judgement, error) {
+	alpha := c.Compare.Alpha
+	if !(alpha > 0 && alpha < 1) {
+		return nil, fmt.Errorf("--alpha %g is not in (0, 1)", alpha)
+	}
+	budget := max(c.Budget, 1)
+	j := &Judgement{auto: c.Auto, Record: AutoRecord{Budget: budget, Alpha: alpha}}
+	judged := 0
+	if c.Base != nil {
+		self, err := results.Compare(c.Base, c.Base, c.Compare)
+		if err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+		j.base, j.cfg = c.Base, c.Compare
+		j.Record.Judge, judged = "baseline", self.Judged
+	} else {
+		ths := map[int]bool{}
+		for _, p := range c.Points {
+			ths[p.Threshold] = true
+		}
+		if !c.Sweep || len(ths) < 2 {
+			return nil, errors.New("--repeat auto repeats until a judgement is conclusive: give --baseline, or sweep two or more --thresholds (the best threshold is judged)")
+		}
+		j.Record.Judge = "thresholds"
+		judged = (len(c.Points) - len(c.Points)/len(ths)) * len(results.ThresholdMetrics)
+	}
+	first, looks, lookAlpha := Looks(budget, judged, alpha)
+	if !c.Auto {
+		first, looks, lookAlpha = budget, 1, alpha
+	}
+	if c.Auto && first > budget {
+		return nil, fmt.Errorf("--repeat auto:%d: %d judgements at --alpha %g over the looks need %d rounds before any can be conclusive: raise the budget or judge fewer points or metrics",
+			budget, judged, alpha, first)
+	}
+	j.Record.FirstLook, j.Record.Looks, j.Record.LookAlpha = first, looks, lookAlpha
+	j.cfg.Alpha = lookAlpha
+	return j, nil
+}
+
+// AgainstBaseline says the judgement is against a baseline, not of the best threshold.
+func (j *Judgement) AgainstBaseline() bool { return j.base != nil }
+
+// AfterRound is the Config.AfterRound that ends the session once the judgement is
+// conclusive, nil when it looks only once.
+func (j *Judgement) AfterRound() func(*results.Run, int) bool {
+	if !j.auto {
+		return nil
+	}
+	if j.base != nil {
+		return UntilConclusive(j.Record.FirstLook, AgainstBaseline(j.base, j.cfg))
+	}
+	return UntilConclusive(j.Record.FirstLook, ThresholdsSettled(j.cfg.Alpha))
+}
+
+// Verdict is a judgement of a complete run.
+type Verdict struct {
+	// Rounds is the rounds the run measured.
+	Rounds int
+	// Comparison is the judgement against the baseline; Thresholds the best threshold's.
+	Comparison *results.Comparison
+	Thresholds []results.ThresholdChoice
+	// Exit is the command's exit status: results.Comparison.ExitCode against a baseline;
+	// for the best threshold results.ExitOK when every choice is settled,
+	// results.ExitInconclusive otherwise.
+	Exit int
+}
+
+// Judge judges the complete run r; its error (the baseline has nothing in common with r) is
+// bad input.
+func (j *Judgement) Judge(r *results.Run) (Verdict, error) {
+	v := Verdict{}
+	for _, p := range r.Points {
+		v.Rounds = max(v.Rounds, p.Round, 1)
+	}
+	if j.base == nil {
+		v.Thresholds = results.BestThresholds([]*results.Run{r}, j.cfg.Alpha)
+		for i := range v.Thresholds {
+			if !Settled(&v.Thresholds[i]) {
+				v.Exit = results.ExitInconclusive
+			}
+		}
+		return v, nil
+	}
+	cmp, err := results.Compare(j.base, []*results.Run{r}, j.cfg)
+	if err != nil {
+		return v, fmt.Errorf("--baseline: %w", err)
+	}
+	v.Comparison, v.Exit = cmp, cmp.ExitCode()
+	return v, nil
+}
