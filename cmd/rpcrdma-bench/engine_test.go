@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -26,62 +25,11 @@ import (
 // message naming the broken connection, and a results file holding the RPCs completed before
 // the break.
 func TestEngineServerKilledMidRun(t *testing.T) {
-	srv := exec.Command(os.Args[0], "-test.run=^$")
-	srv.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN=server\n--listen\n127.0.0.1:0")
-	srvErr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Process.Kill()
-	sc := bufio.NewScanner(srvErr)
-	addr := ""
-	for sc.Scan() {
-		if _, a, ok := strings.Cut(sc.Text(), "listening on "); ok {
-			addr, _, _ = strings.Cut(a, " ")
-			break
-		}
-	}
-	if addr == "" {
-		t.Fatal("the server never said where it listens")
-	}
-	go io.Copy(io.Discard, srvErr)
-
 	out := filepath.Join(t.TempDir(), "client.json")
-	cl := exec.Command(os.Args[0], "-test.run=^$")
-	cl.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join([]string{"client", "--addr", addr, "--duration", "1h", "--warmup", "0", "--out", out}, "\n"))
-	clErr, err := cl.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Process.Kill()
-	csc := bufio.NewScanner(clErr)
-	var log strings.Builder
-	for csc.Scan() {
-		log.WriteString(csc.Text() + "\n")
-		if strings.HasPrefix(csc.Text(), "client point") {
-			break
-		}
-	}
-	time.Sleep(time.Second) // let it complete some RPCs; the file says how many
-	if err := srv.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	for csc.Scan() {
-		log.WriteString(csc.Text() + "\n")
-	}
-	err = cl.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
-		t.Fatalf("client exit: %v, want %d\n%s", err, exitFailed, log.String())
-	}
-	if !strings.Contains(log.String(), "broken") {
-		t.Fatalf("no clear message:\n%s", log.String())
+	// A second lets it complete some RPCs; the file says how many.
+	log := clientWhenServerStops(t, out, time.Second, (*os.Process).Kill)
+	if !strings.Contains(log, "broken") {
+		t.Fatalf("no clear message:\n%s", log)
 	}
 	r, err := results.ReadFile(out)
 	if err != nil {

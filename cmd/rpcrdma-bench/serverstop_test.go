@@ -20,6 +20,18 @@ import (
 // connections with a reason, and the client prints it: the server closed the connection,
 // because it is shutting down, not a generic broken connection.
 func TestClientSaysServerStopped(t *testing.T) {
+	log := clientWhenServerStops(t, filepath.Join(t.TempDir(), "client.json"), 500*time.Millisecond,
+		func(p *os.Process) error { return p.Signal(syscall.SIGTERM) })
+	if want := "the server closed the connection: server shutting down"; !strings.Contains(log, want) {
+		t.Fatalf("the client's output lacks %q:\n%s", want, log)
+	}
+}
+
+// clientWhenServerStops runs `server` and a `client` writing out as two processes (soft over
+// TCP), stops the server with stop once the client has measured for after, and returns the
+// client's output once it has exited with exitFailed (else the test fails).
+func clientWhenServerStops(t *testing.T, out string, after time.Duration, stop func(*os.Process) error) string {
+	t.Helper()
 	srv := exec.Command(os.Args[0], "-test.run=^$")
 	srv.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN=server\n--listen\n127.0.0.1:0")
 	srvErr, err := srv.StderrPipe()
@@ -43,7 +55,6 @@ func TestClientSaysServerStopped(t *testing.T) {
 	}
 	go io.Copy(io.Discard, srvErr)
 
-	out := filepath.Join(t.TempDir(), "client.json")
 	cl := exec.Command(os.Args[0], "-test.run=^$")
 	cl.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join([]string{"client", "--addr", addr, "--duration", "1h", "--warmup", "0", "--out", out}, "\n"))
 	clErr, err := cl.StderrPipe()
@@ -62,8 +73,8 @@ func TestClientSaysServerStopped(t *testing.T) {
 			break
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
-	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
+	time.Sleep(after)
+	if err := stop(srv.Process); err != nil {
 		t.Fatal(err)
 	}
 	for csc.Scan() {
@@ -74,9 +85,7 @@ func TestClientSaysServerStopped(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
 		t.Fatalf("client exit: %v, want %d\n%s", err, exitFailed, log.String())
 	}
-	if want := "the server closed the connection: server shutting down"; !strings.Contains(log.String(), want) {
-		t.Fatalf("the client's output lacks %q:\n%s", want, log.String())
-	}
+	return log.String()
 }
 
 // A server that closed the connection without a reason (verbs: rdma_disconnect carries
