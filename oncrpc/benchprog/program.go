@@ -50,7 +50,7 @@ var ErrSourceTooBig = rpcproto.NewError("source_too_big", "SOURCE size exceeds t
 // ErrSize: results that decode but do not carry the payload size the call asked for.
 var ErrSize = errors.New("data not the size asked for")
 
-var errResults = oncrpc.NewError("results", ErrSize)
+var errResults = oncrpc.NewXDRError("results", ErrSize)
 
 // Codec is the requester's half of the program: it marshals calls in place and checks
 // replies. It keeps no state, so one value serves every connection.
