@@ -45,7 +45,7 @@ var Prog = &rpcproto.Program{
 const NFSLike = "nfs-like"
 
 // ErrSourceTooBig: the responder refused a SOURCE larger than its limit.
-var ErrSourceTooBig = rpcproto.NewError("source_too_big", "SOURCE size exceeds the responder's limit")
+var ErrSourceTooBig = rpcproto.NewResultError("source_too_big", "SOURCE size exceeds the responder's limit")
 
 // ErrSize: results that decode but do not carry the payload size the call asked for.
 var ErrSize = errors.New("data not the size asked for")
