@@ -239,7 +239,7 @@ func mlockChild() int {
 	}
 	fmt.Print(err.Error())
 	var le *MemlockError
-	if !errors.As(err, &le) || !(errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM)) || le.Cur != childLimit || le.Size != 1<<20 {
+	if !errors.As(err, &le) || !(errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM)) || le.Cur != childLimit || le.Bytes != 1<<20 {
 		return 4
 	}
 	return 0

@@ -94,8 +94,8 @@ func unmap(mem []byte) error {
 
 // MemlockError is a failed mlock with what is needed to fix it.
 type MemlockError struct {
-	// Size is the number of bytes New tried to lock.
-	Size int
+	// Bytes is the number of bytes New tried to lock.
+	Bytes int
 	// Cur and Max are RLIMIT_MEMLOCK's soft and hard limits in bytes (math.MaxUint64 is
 	// unlimited).
 	Cur, Max uint64
@@ -109,7 +109,7 @@ func (e *MemlockError) Error() string {
 		"with `ulimit -l unlimited` (or a size in KiB), for logins with a line such as "+
 		"`* - memlock unlimited` in /etc/security/limits.conf, or for a systemd service with "+
 		"LimitMEMLOCK=infinity; processes with CAP_IPC_LOCK are not limited",
-		e.Size, e.Err, limitString(e.Cur), limitString(e.Max))
+		e.Bytes, e.Err, limitString(e.Cur), limitString(e.Max))
 }
 
 func (e *MemlockError) Unwrap() error { return e.Err }
@@ -126,7 +126,7 @@ func lock(mem []byte) error {
 	if err == nil {
 		return nil
 	}
-	le := &MemlockError{Size: len(mem), Err: err}
+	le := &MemlockError{Bytes: len(mem), Err: err}
 	var lim unix.Rlimit
 	if gerr := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); gerr == nil {
 		le.Cur, le.Max = lim.Cur, lim.Max
