@@ -12,7 +12,7 @@ import (
 
 // The requester's error, from what the provider delivered: our server's reason, or what is
 // known of another server's refusal.
-func TestRejectedErrorText(t *testing.T) {
+func TestRejectReasonErrorText(t *testing.T) {
 	var rfc8797 [wire.PrivateDataSize]byte
 	wire.PrivateData{SendSize: 4096, RecvSize: 1024}.Encode(rfc8797[:])
 	for _, tc := range []struct {
