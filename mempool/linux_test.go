@@ -196,7 +196,7 @@ func TestHugePageFallbackForced(t *testing.T) {
 
 func TestLock(t *testing.T) {
 	r, err := New(nil, Config{Lock: true, Pools: []PoolConfig{{Size: 4096, Count: 16}}})
-	var le *LockError
+	var le *MemlockError
 	if errors.As(err, &le) {
 		t.Skipf("this process may not lock 64 KiB (%v); run as root or raise `ulimit -l`", err)
 	}
@@ -238,8 +238,8 @@ func mlockChild() int {
 		return 3
 	}
 	fmt.Print(err.Error())
-	var le *LockError
-	if !errors.As(err, &le) || !(errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM)) || le.Cur != childLimit || le.Size != 1<<20 {
+	var le *MemlockError
+	if !errors.As(err, &le) || !(errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM)) || le.Cur != childLimit || le.Bytes != 1<<20 {
 		return 4
 	}
 	return 0
@@ -362,7 +362,7 @@ func TestRegisterFailureUnmaps(t *testing.T) {
 	cause := errors.New("ibv_reg_mr: cannot allocate memory")
 	dev := &fakeDevice{failReg: cause}
 	_, err := New(dev, onePool(4096, 4))
-	var e *Error
+	var e *OpError
 	if !errors.As(err, &e) || e.Op != "register" || !errors.Is(err, cause) {
 		t.Fatalf("New with a failing Register = %v", err)
 	}

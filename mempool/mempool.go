@@ -26,7 +26,7 @@ type Config struct {
 	HugePages bool
 
 	// Lock mlocks the region. Registration pins pages anyway, but locking here makes an
-	// RLIMIT_MEMLOCK shortfall fail early with an explanation (see LockError) and keeps
+	// RLIMIT_MEMLOCK shortfall fail early with an explanation (see MemlockError) and keeps
 	// memory the soft provider uses out of swap too.
 	Lock bool
 
@@ -106,14 +106,14 @@ var (
 	ErrNotOut = errors.New("mempool: buffer put twice")
 )
 
-// Error is a failed setup operation on a region: what was attempted and why.
-type Error struct {
+// OpError is a failed setup operation on a region: what was attempted and why.
+type OpError struct {
 	Op  string // "mmap", "mlock", "register", "config", ...
 	Err error
 }
 
-func (e *Error) Error() string { return "mempool: " + e.Op + ": " + e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
+func (e *OpError) Error() string { return "mempool: " + e.Op + ": " + e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }
 
 // LeakError is returned by Region.Close when buffers were still out.
 type LeakError struct {
@@ -192,7 +192,7 @@ type Registrar interface {
 func New(dev Registrar, cfg Config) (*Region, error) {
 	layout, size, err := plan(cfg)
 	if err != nil {
-		return nil, &Error{Op: "config", Err: err}
+		return nil, &OpError{Op: "config", Err: err}
 	}
 	lazy := false
 	for _, pc := range cfg.Pools {
@@ -239,7 +239,7 @@ func New(dev Registrar, cfg Config) (*Region, error) {
 		}
 		mr, err := dev.Register(r.mem, access)
 		if err != nil {
-			return fail(&Error{Op: "register", Err: err})
+			return fail(&OpError{Op: "register", Err: err})
 		}
 		r.mr = mr
 		r.info.Registered = true
@@ -358,7 +358,7 @@ func (r *Region) Info() Info { return r.info }
 // owner must be done before Close.
 func (r *Region) Close() error {
 	if r.closed {
-		return &Error{Op: "close", Err: datapath.ErrClosed}
+		return &OpError{Op: "close", Err: datapath.ErrClosed}
 	}
 	r.closed = true
 	var errs []error
@@ -378,7 +378,7 @@ func (r *Region) Close() error {
 	}
 	if r.mr != nil {
 		if err := r.mr.Close(); err != nil {
-			errs = append(errs, &Error{Op: "deregister", Err: err})
+			errs = append(errs, &OpError{Op: "deregister", Err: err})
 		}
 	}
 	if err := unmap(r.mem); err != nil {

@@ -53,7 +53,7 @@ func mapRegion(size int, huge, populateAll bool) (mapping, error) {
 		}
 		mem, err := mmapFunc(-1, 0, n, prot, fl)
 		if err != nil {
-			return mapping{}, &Error{Op: fmt.Sprintf("mmap %d bytes", n), Err: err}
+			return mapping{}, &OpError{Op: fmt.Sprintf("mmap %d bytes", n), Err: err}
 		}
 		m.mem, m.pageSize = mem, page
 		if huge {
@@ -67,7 +67,7 @@ func mapRegion(size int, huge, populateAll bool) (mapping, error) {
 	}
 	if err := unix.Madvise(m.mem, unix.MADV_DONTFORK); err != nil {
 		_ = unix.Munmap(m.mem)
-		return mapping{}, &Error{Op: "madvise MADV_DONTFORK", Err: err}
+		return mapping{}, &OpError{Op: "madvise MADV_DONTFORK", Err: err}
 	}
 	return m, nil
 }
@@ -87,15 +87,15 @@ func populate(mem []byte, page int) {
 
 func unmap(mem []byte) error {
 	if err := unix.Munmap(mem); err != nil {
-		return &Error{Op: "munmap", Err: err}
+		return &OpError{Op: "munmap", Err: err}
 	}
 	return nil
 }
 
-// LockError is a failed mlock with what is needed to fix it.
-type LockError struct {
-	// Size is the number of bytes New tried to lock.
-	Size int
+// MemlockError is a failed mlock with what is needed to fix it.
+type MemlockError struct {
+	// Bytes is the number of bytes New tried to lock.
+	Bytes int
 	// Cur and Max are RLIMIT_MEMLOCK's soft and hard limits in bytes (math.MaxUint64 is
 	// unlimited).
 	Cur, Max uint64
@@ -103,16 +103,16 @@ type LockError struct {
 	Err error
 }
 
-func (e *LockError) Error() string {
+func (e *MemlockError) Error() string {
 	return fmt.Sprintf("mempool: mlock %d bytes: %v: the locked-memory limit RLIMIT_MEMLOCK is %s "+
 		"(hard limit %s), counting memory this process has already locked; raise it for the shell "+
 		"with `ulimit -l unlimited` (or a size in KiB), for logins with a line such as "+
 		"`* - memlock unlimited` in /etc/security/limits.conf, or for a systemd service with "+
 		"LimitMEMLOCK=infinity; processes with CAP_IPC_LOCK are not limited",
-		e.Size, e.Err, limitString(e.Cur), limitString(e.Max))
+		e.Bytes, e.Err, limitString(e.Cur), limitString(e.Max))
 }
 
-func (e *LockError) Unwrap() error { return e.Err }
+func (e *MemlockError) Unwrap() error { return e.Err }
 
 func limitString(v uint64) string {
 	if v == unix.RLIM_INFINITY {
@@ -126,12 +126,12 @@ func lock(mem []byte) error {
 	if err == nil {
 		return nil
 	}
-	le := &LockError{Size: len(mem), Err: err}
+	le := &MemlockError{Bytes: len(mem), Err: err}
 	var lim unix.Rlimit
 	if gerr := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); gerr == nil {
 		le.Cur, le.Max = lim.Cur, lim.Max
 	} else {
-		return &Error{Op: "mlock", Err: errors.Join(err, gerr)}
+		return &OpError{Op: "mlock", Err: errors.Join(err, gerr)}
 	}
 	return le
 }

@@ -15,7 +15,7 @@ type OpaqueAuth struct {
 func (a OpaqueAuth) Size() int { return 8 + pad4(len(a.Body)) }
 
 // decodeAuth decodes an opaque_auth at off and returns the offset after it.
-func decodeAuth(b []byte, off int, a *OpaqueAuth, trunc, tooLong *Error) (int, error) {
+func decodeAuth(b []byte, off int, a *OpaqueAuth, trunc, tooLong *XDRError) (int, error) {
 	if len(b)-off < 8 {
 		return 0, trunc
 	}

@@ -6,7 +6,7 @@
 // results (reply) begin. Opaque bodies (credentials, verifiers, the AUTH_SYS machine name) are
 // sub-slices of the decoded buffer, never copies: they stay valid exactly as long as the
 // caller keeps that buffer unchanged (for a receive buffer, until it is reposted). Nothing
-// here allocates; errors are preallocated *Error values that wrap one of the sentinel kinds
+// here allocates; errors are preallocated *XDRError values that wrap one of the sentinel kinds
 // (ErrTruncated, ErrMsgType, ErrRPCVersion, ErrTooLong, ErrBadEnum, ErrShortBuffer), so
 // callers test them with errors.Is and the hot path formats nothing.
 //

@@ -2,7 +2,7 @@ package oncrpc
 
 import "errors"
 
-// The kinds of failure. Every error a function here returns is an *Error that wraps one of
+// The kinds of failure. Every error a function here returns is an *XDRError that wraps one of
 // these, so errors.Is(err, ErrTruncated) works and Error() names the field at fault.
 var (
 	// ErrTruncated: the input ends before the item being decoded (including its XDR pad).
@@ -34,42 +34,42 @@ var (
 	ErrChunk = errors.New("chunk length does not match the data item")
 )
 
-// Error is a decode or encode failure: which field and what kind of failure. Values are
+// XDRError is a decode or encode failure: which field and what kind of failure. Values are
 // preallocated so that returning one never allocates; treat them as read-only.
-type Error struct {
+type XDRError struct {
 	Field string // the XDR item at fault, as named in RFC 5531: "cred", "rpcvers", ...
 	Err   error  // one of the Err* kinds
 }
 
-func (e *Error) Error() string { return "oncrpc: " + e.Field + ": " + e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
+func (e *XDRError) Error() string { return "oncrpc: " + e.Field + ": " + e.Err.Error() }
+func (e *XDRError) Unwrap() error { return e.Err }
 
-// NewError is the error of kind about the XDR item field; programs built on this package
+// NewXDRError is the error of kind about the XDR item field; programs built on this package
 // (benchprog, nfs3) name their own items with it.
-func NewError(field string, kind error) *Error { return &Error{Field: field, Err: kind} }
+func NewXDRError(field string, kind error) *XDRError { return &XDRError{Field: field, Err: kind} }
 
 var (
-	errMsgTrunc      = NewError("rpc_msg", ErrTruncated)
-	errCallTrunc     = NewError("call header", ErrTruncated)
-	errReplyTrunc    = NewError("reply header", ErrTruncated)
-	errCredTrunc     = NewError("cred", ErrTruncated)
-	errVerfTrunc     = NewError("verf", ErrTruncated)
-	errCredTooLong   = NewError("cred body", ErrTooLong)
-	errVerfTooLong   = NewError("verf body", ErrTooLong)
-	errNotCall       = NewError("msg_type", ErrMsgType)
-	errNotReply      = NewError("msg_type", ErrMsgType)
-	errMsgTypeEnum   = NewError("msg_type", ErrBadEnum)
-	errRPCVers       = NewError("rpcvers", ErrRPCVersion)
-	errReplyStatEnum = NewError("reply_stat", ErrBadEnum)
-	errAcceptEnum    = NewError("accept_stat", ErrBadEnum)
-	errRejectEnum    = NewError("reject_stat", ErrBadEnum)
-	errAuthStatEnum  = NewError("auth_stat", ErrBadEnum)
-	errShortCall     = NewError("call header", ErrShortBuffer)
-	errShortReply    = NewError("reply header", ErrShortBuffer)
+	errMsgTrunc      = NewXDRError("rpc_msg", ErrTruncated)
+	errCallTrunc     = NewXDRError("call header", ErrTruncated)
+	errReplyTrunc    = NewXDRError("reply header", ErrTruncated)
+	errCredTrunc     = NewXDRError("cred", ErrTruncated)
+	errVerfTrunc     = NewXDRError("verf", ErrTruncated)
+	errCredTooLong   = NewXDRError("cred body", ErrTooLong)
+	errVerfTooLong   = NewXDRError("verf body", ErrTooLong)
+	errNotCall       = NewXDRError("msg_type", ErrMsgType)
+	errNotReply      = NewXDRError("msg_type", ErrMsgType)
+	errMsgTypeEnum   = NewXDRError("msg_type", ErrBadEnum)
+	errRPCVers       = NewXDRError("rpcvers", ErrRPCVersion)
+	errReplyStatEnum = NewXDRError("reply_stat", ErrBadEnum)
+	errAcceptEnum    = NewXDRError("accept_stat", ErrBadEnum)
+	errRejectEnum    = NewXDRError("reject_stat", ErrBadEnum)
+	errAuthStatEnum  = NewXDRError("auth_stat", ErrBadEnum)
+	errShortCall     = NewXDRError("call header", ErrShortBuffer)
+	errShortReply    = NewXDRError("reply header", ErrShortBuffer)
 
-	errSysTrunc       = NewError("authsys_parms", ErrTruncated)
-	errSysMachineLong = NewError("authsys_parms.machinename", ErrTooLong)
-	errSysGidsLong    = NewError("authsys_parms.gids", ErrTooLong)
-	errSysShort       = NewError("authsys_parms", ErrShortBuffer)
-	errSysTooLong     = NewError("authsys_parms", ErrTooLong)
+	errSysTrunc       = NewXDRError("authsys_parms", ErrTruncated)
+	errSysMachineLong = NewXDRError("authsys_parms.machinename", ErrTooLong)
+	errSysGidsLong    = NewXDRError("authsys_parms.gids", ErrTooLong)
+	errSysShort       = NewXDRError("authsys_parms", ErrShortBuffer)
+	errSysTooLong     = NewXDRError("authsys_parms", ErrTooLong)
 )

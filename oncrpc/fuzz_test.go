@@ -15,9 +15,9 @@ func zeroPad(b []byte, off, n int) { clear(b[off+n : off+pad4(n)]) }
 
 func checkErr(t *testing.T, err error) {
 	t.Helper()
-	var e *Error
+	var e *XDRError
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v is not *Error", err)
+		t.Fatalf("error %v is not *XDRError", err)
 	}
 }
 

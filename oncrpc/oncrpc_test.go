@@ -249,7 +249,7 @@ func TestDecodeErrors(t *testing.T) {
 				_, err = c.Decode(in)
 				xid = c.XID
 			}
-			var e *Error
+			var e *XDRError
 			if !errors.Is(err, tt.kind) || !errors.As(err, &e) || e.Field != tt.field {
 				t.Fatalf("err = %v, want %v on %q", err, tt.kind, tt.field)
 			}

@@ -101,25 +101,25 @@ type Codec interface {
 	DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error)
 }
 
-// Error is an RPC that came back well formed but failed by its program's or the
+// ResultError is an RPC that came back well formed but failed by its program's or the
 // benchmark's rules: a verification failure, or a status the program defines as failure
 // (NFS3ERR_NOENT). Kind names it in results files' per-kind error counts. Codecs return
 // preallocated values, so failing allocates nothing.
-type Error struct {
+type ResultError struct {
 	msg, kind string
 }
 
-// NewError returns an Error with the given message and kind (a short stable name such as
+// NewResultError returns a ResultError with the given message and kind (a short stable name such as
 // "verify" or "nfs3err_noent"). Call it once, at initialization.
-func NewError(kind, msg string) *Error { return &Error{msg: msg, kind: kind} }
+func NewResultError(kind, msg string) *ResultError { return &ResultError{msg: msg, kind: kind} }
 
-func (e *Error) Error() string { return e.msg }
+func (e *ResultError) Error() string { return e.msg }
 
 // Kind is the error's kind for results files.
-func (e *Error) Kind() string { return e.kind }
+func (e *ResultError) Kind() string { return e.kind }
 
 // ErrVerify: payload verification failed: the data received is not the pattern sent.
-var ErrVerify = NewError("verify", "payload verification failed")
+var ErrVerify = NewResultError("verify", "payload verification failed")
 
 // NullProgram is the program numbered prog, version vers, known only by its NULL procedure
 // (number 0, no arguments, no results): enough to measure any ONC RPC server's transport.

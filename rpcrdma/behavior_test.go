@@ -436,7 +436,7 @@ func TestVerifyDetectsCorruption(t *testing.T) {
 }
 
 // TestBrokenConnection: when the connection breaks, every outstanding RPC fails with a
-// *BrokenError and later calls are refused.
+// *ConnError and later calls are refused.
 func TestBrokenConnection(t *testing.T) {
 	p := newPair(t, testCfg(4096), testCfg(4096))
 	p.call(p.req, Call{Proc: benchprog.ProcNull})
@@ -455,7 +455,7 @@ func TestBrokenConnection(t *testing.T) {
 		n, err = p.req.Progress(done[:])
 		got = append(got, done[:n]...)
 	}
-	var be *BrokenError
+	var be *ConnError
 	if !errors.As(err, &be) || !errors.Is(err, datapath.ErrBroken) {
 		t.Fatalf("Progress: %v", err)
 	}

@@ -68,10 +68,10 @@ var (
 	ErrClosed = errors.New("rpcrdma: endpoint closed")
 )
 
-// BrokenError ends every RPC outstanding on a connection that broke: Op names what failed
+// ConnError ends every RPC outstanding on a connection that broke: Op names what failed
 // ("completion RECV", "post send", ...) and Err is the cause (a datapath.StatusError, a
 // provider error, ErrCreditOverrun). errors.Is(err, datapath.ErrBroken) holds.
-type BrokenError struct {
+type ConnError struct {
 	Op  string
 	Err error
 	// peer names the other end ("server", "client") for a peer that closed the connection.
@@ -82,7 +82,7 @@ type BrokenError struct {
 }
 
 // cause is Err, or the queue pair's later word that the peer closed the connection.
-func (e *BrokenError) cause() error {
+func (e *ConnError) cause() error {
 	if e.qp != nil {
 		var de *datapath.DisconnectError
 		if qerr := e.qp.Err(); errors.As(qerr, &de) {
@@ -92,7 +92,7 @@ func (e *BrokenError) cause() error {
 	return e.Err
 }
 
-func (e *BrokenError) Error() string {
+func (e *ConnError) Error() string {
 	var de *datapath.DisconnectError
 	if e.peer != "" && errors.As(e.cause(), &de) {
 		// The peer closed it: say so, with its reason where the provider carried one.
@@ -103,10 +103,10 @@ func (e *BrokenError) Error() string {
 	}
 	return "rpcrdma: connection broken: " + e.Op + ": " + e.Err.Error()
 }
-func (e *BrokenError) Unwrap() []error { return []error{datapath.ErrBroken, e.cause()} }
+func (e *ConnError) Unwrap() []error { return []error{datapath.ErrBroken, e.cause()} }
 
 // Kind names the failure in results files' per-kind error counts.
-func (e *BrokenError) Kind() string { return "broken" }
+func (e *ConnError) Kind() string { return "broken" }
 
 // kindError is a sentinel RPC failure that names its kind for results files' per-kind error
 // counts ("verify", "err_chunk", ...), so that no table elsewhere has to map errors to kinds.
@@ -227,7 +227,7 @@ const (
 	kindUnsignaled
 )
 
-// kindOps name the work request kinds in a *BrokenError.
+// kindOps name the work request kinds in a *ConnError.
 var kindOps = [...]string{
 	kindRecv:       "receive",
 	kindCallSend:   "call Send",
@@ -263,7 +263,7 @@ const maxSlots = 1 << 15
 // Params returns what connection setup negotiated.
 func (c *Conn) Params() Params { return c.params }
 
-// Err is nil while the connection works and the *BrokenError once it broke.
+// Err is nil while the connection works and the *ConnError once it broke.
 func (c *Conn) Err() error { return c.err }
 
 // Close disconnects and releases the endpoint. Outstanding RPCs are not reported.
@@ -327,7 +327,7 @@ func (c *Conn) closeQP() error {
 // Progress polls the connection's completion queue, handles every completion in place
 // (decoding headers, starting RDMA Reads and Writes, serving calls, sending replies), posts
 // receives and sends in batches, and copies the RPCs that finished into done. It returns how
-// many Results it wrote, and the *BrokenError once the connection broke (the RPCs that were
+// many Results it wrote, and the *ConnError once the connection broke (the RPCs that were
 // outstanding then are returned as Results carrying that error first).
 //
 // Result.Data views registered memory that stays valid until the caller's next call into
@@ -363,7 +363,7 @@ var errSharedCQ = errors.New("rpcrdma: Progress on a connection with a shared CQ
 
 // Handle processes completions polled by someone else (a datapath.Poller), skipping those
 // of other queue pairs, then posts what they caused, like Idle. Together with Idle it
-// implements datapath.Handler; it returns the *BrokenError once the connection broke.
+// implements datapath.Handler; it returns the *ConnError once the connection broke.
 func (c *Conn) Handle(wcs []datapath.Completion) error {
 	for i := range wcs {
 		if c.err != nil {
@@ -377,7 +377,7 @@ func (c *Conn) Handle(wcs []datapath.Completion) error {
 }
 
 // Idle expires responder-provided Read chunks whose RDMA_DONE is overdue and posts the
-// queued receives and sends. It returns the *BrokenError once the connection broke.
+// queued receives and sends. It returns the *ConnError once the connection broke.
 func (c *Conn) Idle() error {
 	if c.err == nil {
 		if c.sv.pendingDone > 0 {
@@ -390,7 +390,7 @@ func (c *Conn) Idle() error {
 	return c.err
 }
 
-// Results copies finished RPCs into done and returns how many, with the *BrokenError once
+// Results copies finished RPCs into done and returns how many, with the *ConnError once
 // the connection broke and every failed RPC was returned. Their Data stays valid until the
 // caller's next call into this Conn.
 func (c *Conn) Results(done []Result) (int, error) {
@@ -449,7 +449,7 @@ func (c *Conn) handle(wc *datapath.Completion) {
 				err = qerr
 			}
 			c.fail(op, err)
-			if be, ok := c.err.(*BrokenError); ok {
+			if be, ok := c.err.(*ConnError); ok {
 				be.qp = c.qp
 			}
 			return
@@ -650,7 +650,7 @@ func (c *Conn) flush() error {
 	return nil
 }
 
-// fail breaks the endpoint: every outstanding RPC ends with a *BrokenError.
+// fail breaks the endpoint: every outstanding RPC ends with a *ConnError.
 func (c *Conn) fail(op string, err error) {
 	if c.err != nil {
 		return
@@ -659,7 +659,7 @@ func (c *Conn) fail(op string, err error) {
 	if c.params.Role == RoleResponder {
 		peer = "client"
 	}
-	c.err = &BrokenError{Op: op, Err: err, peer: peer}
+	c.err = &ConnError{Op: op, Err: err, peer: peer}
 	var de *datapath.DisconnectError
 	if errors.As(err, &de) || errors.Is(err, datapath.StatusFlushed.Err()) {
 		// The peer closed the connection (a flush before any failure of ours is its

@@ -21,9 +21,9 @@
 //     set of pollers, each a Mux, until its context ends. ServeConfig.Done and PollerDone
 //     run on the pollers' goroutines and must not block for long. Requests beyond
 //     MaxConnections, or whose setup fails, are refused with the reason in the CM reject
-//     (wire.EncodeRejectReason); a requester sees it as a *RejectedError.
+//     (wire.EncodeRejectReason); a requester sees it as a *RejectReasonError.
 //
-// Errors: a connection that breaks fails every outstanding RPC with its *BrokenError; a
+// Errors: a connection that breaks fails every outstanding RPC with its *ConnError; a
 // reply that is wrong fails its RPC with a *ReplyError; neither panics, whatever the peer
 // sends.
 package rpcrdma

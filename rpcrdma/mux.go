@@ -19,7 +19,7 @@ type MuxConfig struct {
 	// so a connection may live up to a quarter longer.
 	IdleTimeout time.Duration
 	// Done is called on the poller's thread when a connection leaves the Mux, with the
-	// reason: its *BrokenError, ErrIdleTimeout, or nil when the Mux was closed. The
+	// reason: its *ConnError, ErrIdleTimeout, or nil when the Mux was closed. The
 	// connection is closed right after Done returns; its Stats are final.
 	Done func(c *Conn, err error)
 	// Clock returns monotonic nanoseconds (nil: the runtime's); tests replace it.

@@ -25,14 +25,14 @@ func refuse(req datapath.ConnRequest, err error) {
 	req.Reject(wire.EncodeRejectReason(reason))
 }
 
-// dialError turns the provider's error for a refused connection into a *RejectedError
+// dialError turns the provider's error for a refused connection into a *RejectReasonError
 // carrying what is known of the refusal.
 func dialError(err error) error {
 	var rej *datapath.RejectedError
 	if !errors.As(err, &rej) {
 		return err
 	}
-	e := &RejectedError{Status: rej.Status, Err: err}
+	e := &RejectReasonError{Status: rej.Status, Err: err}
 	if r, ok := wire.DecodeRejectReason(rej.PrivateData); ok {
 		e.Reason, e.Cut, e.Known = r.Text, r.Cut, true
 	} else if pd, ok := wire.FindPrivateData(rej.PrivateData); ok {
@@ -41,8 +41,9 @@ func dialError(err error) error {
 	return e
 }
 
-// RejectedError is a connection the peer refused, with what is known of why.
-type RejectedError struct {
+// RejectReasonError is a connection the peer refused: the provider's *datapath.RejectedError
+// with what is known of why.
+type RejectReasonError struct {
 	// Known: the peer is one of ours and gave Reason (see wire.EncodeRejectReason); Cut says
 	// the reason was cut short to fit (the peer's log has all of it).
 	Known  bool
@@ -56,7 +57,7 @@ type RejectedError struct {
 	Err  error // the provider's error, wrapping a *datapath.RejectedError
 }
 
-func (e *RejectedError) Error() string {
+func (e *RejectReasonError) Error() string {
 	if e.Known {
 		s := "server refused the connection: " + e.Reason
 		if e.Cut {
@@ -72,4 +73,4 @@ func (e *RejectedError) Error() string {
 	return s
 }
 
-func (e *RejectedError) Unwrap() error { return e.Err }
+func (e *RejectReasonError) Unwrap() error { return e.Err }

@@ -12,7 +12,7 @@ import (
 
 // The requester's error, from what the provider delivered: our server's reason, or what is
 // known of another server's refusal.
-func TestRejectedErrorText(t *testing.T) {
+func TestRejectReasonErrorText(t *testing.T) {
 	var rfc8797 [wire.PrivateDataSize]byte
 	wire.PrivateData{SendSize: 4096, RecvSize: 1024}.Encode(rfc8797[:])
 	for _, tc := range []struct {
@@ -33,10 +33,10 @@ func TestRejectedErrorText(t *testing.T) {
 			"(its private data holds an RFC 8797 message: send 4096, receive 1024; RFC 8797 defines no reject reason)"},
 	} {
 		err := dialError(&datapath.OpError{Op: "rdma_connect", Err: tc.rej})
-		var re *RejectedError
+		var re *RejectReasonError
 		var dre *datapath.RejectedError
 		if !errors.As(err, &re) || !errors.As(err, &dre) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v; want a RejectedError containing %q", tc.rej, err, tc.want)
+			t.Errorf("%+v: %v; want a RejectReasonError containing %q", tc.rej, err, tc.want)
 		}
 	}
 	if err := dialError(context.DeadlineExceeded); err != context.DeadlineExceeded {

@@ -28,7 +28,7 @@ type Call struct {
 type Result struct {
 	Tag uint64
 	// Err is nil on success; otherwise one of the Err* sentinels of this package, or the
-	// *BrokenError that ended the connection.
+	// *ConnError that ended the connection.
 	Err error
 	// CallClass and ReplyClass are how the call and its reply travelled (ReplyClass as it
 	// actually came back, which may differ from what the call offered: a responder may

@@ -26,7 +26,7 @@ type ServeConfig struct {
 	CPUs   *datapath.CPUPicker
 	// MaxConnections bounds the connections served at once (default
 	// DefaultMaxConnections); a request beyond it is rejected with a reason the requester's
-	// Dial reports (see RejectedError). It also sizes the pollers' CQs.
+	// Dial reports (see RejectReasonError). It also sizes the pollers' CQs.
 	MaxConnections int
 	// IdleTimeout closes a connection that did nothing for this long (0: never).
 	IdleTimeout time.Duration
@@ -37,7 +37,7 @@ type ServeConfig struct {
 	// free waits for one. Used where the device has memory windows (see Serve).
 	SinkBuffers int
 	// Done, if set, is called once per connection when it ends, with the connection (its
-	// Stats final) and the reason: nil when Serve's context ended, the *BrokenError when
+	// Stats final) and the reason: nil when Serve's context ended, the *ConnError when
 	// the peer went away or the connection failed, ErrIdleTimeout. A connection request
 	// that was refused (*RefusedError) or could not be set up is reported with a nil Conn.
 	// Done runs on the connection's poller thread (or, for requests, the accepting

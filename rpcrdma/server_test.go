@@ -290,10 +290,10 @@ func TestServeRefusesBeyondMaxConnections(t *testing.T) {
 			held = append(held, c)
 		}
 		_, err = Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
-		var rej *RejectedError
+		var rej *RejectReasonError
 		var drej *datapath.RejectedError
 		if !errors.As(err, &rej) || !errors.As(err, &drej) || !strings.Contains(rej.Reason, "2 connections") || !strings.Contains(err.Error(), "max-connections") {
-			t.Fatalf("tcp=%v: third connection: %v; want a RejectedError naming the limit", tcp, err)
+			t.Fatalf("tcp=%v: third connection: %v; want a RejectReasonError naming the limit", tcp, err)
 		}
 		// A served connection still works, and once one closes, a new one is taken.
 		if r := callServed(t, held[0], Call{Proc: benchprog.ProcNull}); r.Err != nil {

@@ -62,7 +62,7 @@ func (kindErr) Kind() string { return "custom" }
 
 func TestErrorKind(t *testing.T) {
 	// The transport's failures say their kind, also when wrapped; anything else is "rpc".
-	broken := &rpcrdma.BrokenError{Op: "receive", Err: errors.New("peer disconnected")}
+	broken := &rpcrdma.ConnError{Op: "receive", Err: errors.New("peer disconnected")}
 	for err, want := range map[error]string{
 		rpcrdma.ErrVerify: "verify", fmt.Errorf("rpc 7: %w", rpcrdma.ErrVerify): "verify",
 		rpcrdma.ErrChunkRejected: "err_chunk", rpcrdma.ErrVersionRejected: "err_vers", rpcrdma.ErrBadReply: "bad_reply",

@@ -27,10 +27,6 @@ func (e *CompletionError) Unwrap() []error {
 	return []error{datapath.ErrBroken, e.Status.Err()}
 }
 
-// RejectedError is what Device.Connect's error wraps when the listener rejected the request;
-// Status is the CM reject reason (28, consumer defined, for ConnRequest.Reject).
-type RejectedError = datapath.RejectedError
-
 // pinnedHint adds to ENOMEM from a call that pins memory (registration, queue and completion
 // queue buffers) the usual cause: the locked-memory limit, which is small by default (8 MiB
 // or less) and counts every registered byte on siw and most hardware.

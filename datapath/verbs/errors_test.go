@@ -23,7 +23,7 @@ func TestCompletionErrorMatchesBrokenAndStatus(t *testing.T) {
 }
 
 func TestRejectedError(t *testing.T) {
-	err := error(&datapath.OpError{Op: "rdma_connect", Err: &RejectedError{Status: 28, PrivateData: []byte("no")}})
+	err := error(&datapath.OpError{Op: "rdma_connect", Err: &datapath.RejectedError{Status: 28, PrivateData: []byte("no")}})
 	var rej *datapath.RejectedError
 	if !errors.As(err, &rej) || string(rej.PrivateData) != "no" || !strings.Contains(err.Error(), "CM status 28") {
 		t.Fatalf("%q", err)

@@ -267,7 +267,7 @@ func TestIntegrationReject(t *testing.T) {
 		}
 	}()
 	_, err = d.Connect(context.Background(), l.Addr(), datapath.QPConfig{SendCQ: cq, RecvCQ: cq}, []byte("hi"))
-	var rej *RejectedError
+	var rej *datapath.RejectedError
 	if !errors.As(err, &rej) || !bytes.HasPrefix(rej.PrivateData, []byte("go away")) {
 		t.Fatalf("Connect to a rejecting listener: %v", err)
 	}

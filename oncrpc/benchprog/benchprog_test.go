@@ -82,7 +82,7 @@ func TestDecodeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tt.v.Decode(testutil.Unhex(t, tt.in))
-			var e *oncrpc.Error
+			var e *oncrpc.XDRError
 			if !errors.Is(err, tt.kind) || !errors.As(err, &e) || e.Field != tt.field {
 				t.Fatalf("err = %v, want %v on %q", err, tt.kind, tt.field)
 			}

@@ -36,5 +36,5 @@
 //
 // Codecs follow the conventions of package oncrpc: encode into a caller-owned []byte, decode
 // into a caller-owned value whose Data is a sub-slice of the input, no allocations, errors are
-// preallocated *oncrpc.Error values. Pad bytes are written as zeros and ignored on decode.
+// preallocated *oncrpc.XDRError values. Pad bytes are written as zeros and ignored on decode.
 package benchprog

@@ -10,9 +10,9 @@ import (
 
 func checkErr(t *testing.T, err error) {
 	t.Helper()
-	var e *oncrpc.Error
+	var e *oncrpc.XDRError
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v is not *oncrpc.Error", err)
+		t.Fatalf("error %v is not *oncrpc.XDRError", err)
 	}
 }
 

@@ -45,12 +45,12 @@ var Prog = &rpcproto.Program{
 const NFSLike = "nfs-like"
 
 // ErrSourceTooBig: the responder refused a SOURCE larger than its limit.
-var ErrSourceTooBig = rpcproto.NewError("source_too_big", "SOURCE size exceeds the responder's limit")
+var ErrSourceTooBig = rpcproto.NewResultError("source_too_big", "SOURCE size exceeds the responder's limit")
 
 // ErrSize: results that decode but do not carry the payload size the call asked for.
 var ErrSize = errors.New("data not the size asked for")
 
-var errResults = oncrpc.NewError("results", ErrSize)
+var errResults = oncrpc.NewXDRError("results", ErrSize)
 
 // Codec is the requester's half of the program: it marshals calls in place and checks
 // replies. It keeps no state, so one value serves every connection.

@@ -48,7 +48,7 @@
 // bytes written; decoders fill a caller-owned value and return the offset consumed; opaque
 // data (file handles, names, READ data) are sub-slices of the input, valid as long as the
 // caller keeps it; nothing allocates (only Mount and Unmount, off the hot path, do); errors
-// are preallocated *oncrpc.Error values naming the RFC's XDR item and wrapping
+// are preallocated *oncrpc.XDRError values naming the RFC's XDR item and wrapping
 // oncrpc.ErrTruncated, ErrTooLong, ErrBadEnum, ErrShortBuffer, or this package's ErrChunk,
 // ErrCount, ErrProc, ErrNoDDP. Pad bytes are written as zeros and ignored on decode. A
 // result's nfsstat3 is data, not an error: a status other than NFS3_OK, including one RFC

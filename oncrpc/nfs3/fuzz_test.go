@@ -25,7 +25,7 @@ func seed(f *testing.F, v decodable, extra ...string) {
 }
 
 // fuzzDecode decodes in with a fresh value of T and checks the properties every decoder has:
-// no panic, errors are *oncrpc.Error, the offset lies within in and is a multiple of 4, the
+// no panic, errors are *oncrpc.XDRError, the offset lies within in and is a multiple of 4, the
 // same bytes decode the same into a value left dirty by another decode, the decoded prefix
 // alone decodes to the same offset and every shorter one is truncated.
 func fuzzDecode[T any, P interface {
@@ -35,9 +35,9 @@ func fuzzDecode[T any, P interface {
 	v := P(new(T))
 	n, err := v.Decode(in)
 	if err != nil {
-		var e *oncrpc.Error
+		var e *oncrpc.XDRError
 		if !errors.As(err, &e) {
-			t.Fatalf("error %v is not *oncrpc.Error", err)
+			t.Fatalf("error %v is not *oncrpc.XDRError", err)
 		}
 		return v, false
 	}
@@ -163,9 +163,9 @@ func FuzzWriteArgsDDP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		off, n, err := DDPData(ProcWrite, false, in)
 		if err != nil {
-			var e *oncrpc.Error
+			var e *oncrpc.XDRError
 			if !errors.As(err, &e) {
-				t.Fatalf("error %v is not *oncrpc.Error", err)
+				t.Fatalf("error %v is not *oncrpc.XDRError", err)
 			}
 			return
 		}

@@ -23,11 +23,11 @@ const (
 )
 
 var (
-	errPathLong       = oncrpc.NewError("dirpath", oncrpc.ErrTooLong)
-	errMountShort     = oncrpc.NewError("dirpath", oncrpc.ErrShortBuffer)
-	errMountTrunc     = oncrpc.NewError("mountres3", oncrpc.ErrTruncated)
-	errMountFHLong    = oncrpc.NewError("fhandle3", oncrpc.ErrTooLong)
-	errMountFlavsLong = oncrpc.NewError("mountres3_ok.auth_flavors", oncrpc.ErrTooLong)
+	errPathLong       = oncrpc.NewXDRError("dirpath", oncrpc.ErrTooLong)
+	errMountShort     = oncrpc.NewXDRError("dirpath", oncrpc.ErrShortBuffer)
+	errMountTrunc     = oncrpc.NewXDRError("mountres3", oncrpc.ErrTruncated)
+	errMountFHLong    = oncrpc.NewXDRError("fhandle3", oncrpc.ErrTooLong)
+	errMountFlavsLong = oncrpc.NewXDRError("mountres3_ok.auth_flavors", oncrpc.ErrTooLong)
 )
 
 // MountStat is mountstat3. As with Status, any value decodes. A MountStat is also an error,

@@ -136,7 +136,7 @@ func TestArgsErrors(t *testing.T) {
 
 func checkErr(t *testing.T, err, kind error, field string) {
 	t.Helper()
-	var e *oncrpc.Error
+	var e *oncrpc.XDRError
 	if !errors.Is(err, kind) || !errors.As(err, &e) || e.Field != field {
 		t.Fatalf("err = %v, want %v on %q", err, kind, field)
 	}
@@ -414,7 +414,7 @@ func TestDDPData(t *testing.T) {
 		{ProcWrite, false, "00000000 00000000 00000000 00000000 00000000 ffffffff", oncrpc.ErrTooLong, "WRITE3args.data"},
 	} {
 		_, _, err := DDPData(c.proc, c.reply, testutil.Unhex(t, c.body))
-		var e *oncrpc.Error
+		var e *oncrpc.XDRError
 		if !errors.Is(err, c.kind) || !errors.As(err, &e) || e.Field != c.field {
 			t.Errorf("proc %d reply %v %q: %v, want %v on %q", c.proc, c.reply, c.body, err, c.kind, c.field)
 		}

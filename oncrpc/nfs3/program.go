@@ -243,26 +243,26 @@ func (c *Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint6
 }
 
 var (
-	errShortRead  = rpcproto.NewError("nfs3_short_read", "NFS READ: fewer bytes than asked for (past the end of the file, or more than the server reads at once: its FSINFO rtmax)")
-	errShortWrite = rpcproto.NewError("nfs3_short_write", "NFS WRITE: the server wrote fewer bytes than sent")
+	errShortRead  = rpcproto.NewResultError("nfs3_short_read", "NFS READ: fewer bytes than asked for (past the end of the file, or more than the server reads at once: its FSINFO rtmax)")
+	errShortWrite = rpcproto.NewResultError("nfs3_short_write", "NFS WRITE: the server wrote fewer bytes than sent")
 	// RFC 1813 section 3.3.7: committed must be at least as stable as asked for.
-	errNotFileSync = rpcproto.NewError("nfs3_write_not_file_sync", "NFS WRITE: a FILE_SYNC write came back committed less stably")
+	errNotFileSync = rpcproto.NewResultError("nfs3_write_not_file_sync", "NFS WRITE: a FILE_SYNC write came back committed less stably")
 )
 
 // statusErrs are the failures of each procedure by status, made once: failing allocates
 // nothing.
-var statusErrs = func() map[[2]uint32]*rpcproto.Error {
-	m := map[[2]uint32]*rpcproto.Error{}
+var statusErrs = func() map[[2]uint32]*rpcproto.ResultError {
+	m := map[[2]uint32]*rpcproto.ResultError{}
 	for p := range Prog.Procs {
 		name := strings.ToUpper(Prog.Procs[p].Name)
 		for st := range statusNames {
-			m[[2]uint32{uint32(p), uint32(st)}] = rpcproto.NewError(strings.ToLower(st.String()), "NFS "+name+": "+st.String())
+			m[[2]uint32{uint32(p), uint32(st)}] = rpcproto.NewResultError(strings.ToLower(st.String()), "NFS "+name+": "+st.String())
 		}
 	}
 	return m
 }()
 
-var errStatusOther = rpcproto.NewError("nfs3err_other", "NFS: a status RFC 1813 does not define")
+var errStatusOther = rpcproto.NewResultError("nfs3err_other", "NFS: a status RFC 1813 does not define")
 
 func statusError(proc int, st Status) error {
 	if e, ok := statusErrs[[2]uint32{uint32(proc), uint32(st)}]; ok {

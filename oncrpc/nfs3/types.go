@@ -97,11 +97,11 @@ type WccData struct {
 type decoder struct {
 	b     []byte
 	off   int
-	err   *oncrpc.Error
-	trunc *oncrpc.Error
+	err   *oncrpc.XDRError
+	trunc *oncrpc.XDRError
 }
 
-func (d *decoder) fail(e *oncrpc.Error) {
+func (d *decoder) fail(e *oncrpc.XDRError) {
 	if d.err == nil {
 		d.err = e
 	}
@@ -139,7 +139,7 @@ func (d *decoder) u64() uint64 {
 
 // bool decodes an XDR bool; only 0 and 1 are legal (RFC 4506 section 4.4), anything else is
 // bad.
-func (d *decoder) bool(bad *oncrpc.Error) bool {
+func (d *decoder) bool(bad *oncrpc.XDRError) bool {
 	p, ok := d.take(4)
 	if !ok {
 		return false
@@ -162,7 +162,7 @@ func (d *decoder) verf(v *[VerfSize]byte) {
 }
 
 // length decodes the length word of an opaque, which may be at most max.
-func (d *decoder) length(max uint32, long *oncrpc.Error) int {
+func (d *decoder) length(max uint32, long *oncrpc.XDRError) int {
 	n := d.u32()
 	if n > max {
 		d.fail(long)
@@ -181,7 +181,7 @@ func (d *decoder) bytes(n int) []byte {
 }
 
 // opaque decodes a variable-length opaque of at most max bytes.
-func (d *decoder) opaque(max uint32, long *oncrpc.Error) []byte {
+func (d *decoder) opaque(max uint32, long *oncrpc.XDRError) []byte {
 	return d.bytes(d.length(max, long))
 }
 
