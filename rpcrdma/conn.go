@@ -76,7 +76,7 @@ type ConnError struct {
 	Err error
 	// peer names the other end ("server", "client") for a peer that closed the connection.
 	peer string
-	// qp, for a break seen as a flushed completion, is the queue pair whose Err may learn
+	// qp, for a break the provider saw (a flushed completion, a refused post), is the queue pair whose Err may learn
 	// the cause only later (verbs: the CM's DISCONNECTED event can follow the flushes).
 	qp datapath.Conn
 }
@@ -449,9 +449,6 @@ func (c *Conn) handle(wc *datapath.Completion) {
 				err = qerr
 			}
 			c.fail(op, err)
-			if be, ok := c.err.(*ConnError); ok {
-				be.qp = c.qp
-			}
 			return
 		}
 		c.fail(op, err)
@@ -659,7 +656,13 @@ func (c *Conn) fail(op string, err error) {
 	if c.params.Role == RoleResponder {
 		peer = "client"
 	}
-	c.err = &ConnError{Op: op, Err: err, peer: peer}
+	ce := &ConnError{Op: op, Err: err, peer: peer}
+	if errors.Is(err, datapath.ErrBroken) || errors.Is(err, datapath.StatusFlushed.Err()) {
+		// The provider saw the break (a flush, a post refused) perhaps before it learned
+		// the cause: the queue pair may name the peer's close later.
+		ce.qp = c.qp
+	}
+	c.err = ce
 	var de *datapath.DisconnectError
 	if errors.As(err, &de) || errors.Is(err, datapath.StatusFlushed.Err()) {
 		// The peer closed the connection (a flush before any failure of ours is its

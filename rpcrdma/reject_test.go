@@ -198,3 +198,40 @@ func TestServedCountsRepliesBeforeClose(t *testing.T) {
 		t.Fatalf("the responder's error: %v, want it to say the client closed the connection", err)
 	}
 }
+
+// lateCauseQP refuses every post as broken, and learns why (the peer's close) only once
+// told: a post can find the connection broken before the provider has read the peer's
+// DISCONNECT.
+type lateCauseQP struct {
+	datapath.Conn
+	cause error
+}
+
+func (q *lateCauseQP) PostSend([]datapath.SendWR) (int, error) {
+	return 0, fmt.Errorf("soft: post: %w", datapath.ErrBroken)
+}
+
+func (q *lateCauseQP) Err() error { return q.cause }
+
+// A break first seen as a refused post names the peer's close once the provider knows it,
+// as one first seen as a flush does.
+func TestRefusedPostNamesThePeersCloseLater(t *testing.T) {
+	p := newPair(t, testCfg(1024), testCfg(1024))
+	q := &lateCauseQP{Conn: p.req.qp}
+	p.req.qp = q
+	if err := p.req.Submit(Call{Proc: benchprog.ProcNull}); err != nil && !errors.Is(err, datapath.ErrBroken) {
+		t.Fatalf("Submit: %v", err)
+	}
+	var res [8]Result
+	for deadline := time.Now().Add(hangGuard); p.req.Err() == nil && time.Now().Before(deadline); {
+		p.req.Progress(res[:])
+	}
+	if p.req.Err() == nil {
+		t.Fatal("a refused post did not break the connection")
+	}
+	q.cause = &datapath.DisconnectError{Reason: "server shutting down"}
+	if err := p.req.Err(); !strings.Contains(err.Error(), "the server closed the connection: server shutting down") {
+		t.Errorf("%v; want the server's reason, learned after the refused post", err)
+	}
+	p.req.qp = q.Conn
+}
