@@ -509,6 +509,12 @@ func (p *peerStats) done(c *rpcrdma.Conn, err error) {
 		LogSetupError(p.log, p.who, err)
 		return
 	}
+	// A connection the responder itself ended (a protocol violation, a failed check) says why
+	// here, on its side; the provider's breaks are the requester's closes at a point's end.
+	var ce *rpcrdma.ConnError
+	if errors.As(err, &ce) && !errors.Is(ce.Err, datapath.ErrBroken) && !errors.Is(ce.Err, datapath.StatusFlushed.Err()) && p.log != nil {
+		fmt.Fprintf(p.log, "rpcrdma-bench %s: %s\n", p.who, ConnEndLine(c, err))
+	}
 	p.mu.Lock()
 	p.stats = append(p.stats, c.Stats())
 	p.mu.Unlock()
