@@ -381,10 +381,10 @@ func TestTCPCumulativeACK(t *testing.T) {
 // behind a WRITE of it stays unsent while the peer does not read.
 const bigWrite = 16 << 20
 
-// stalledSend posts a WRITE of bigWrite bytes and then a SEND of "AAAA" to a peer that reads
-// the WRITE's header and nothing more: the SEND stays in the writer. It returns both frames'
-// sequence numbers.
-func stalledSend(t *testing.T, p *rawPeer) (write, send uint32, sendMem []byte, sendMR datapath.MR) {
+// postWriteThenSend shrinks the peer's socket buffer and posts a WRITE of bigWrite bytes
+// (ID 1) and then a 4-byte SEND of "AAAA" (ID 2); it returns the WRITE's memory and the
+// SEND's memory and region.
+func postWriteThenSend(t *testing.T, p *rawPeer) (big, mem []byte, mr datapath.MR) {
 	t.Helper()
 	p.nc.(*net.TCPConn).SetReadBuffer(64 << 10)
 	big, free, err := datapathtest.Alloc(bigWrite)
@@ -397,7 +397,7 @@ func stalledSend(t *testing.T, p *rawPeer) (write, send uint32, sendMem []byte, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bmr.Close() })
-	mem, mr := p.localMem(t)
+	mem, mr = p.localMem(t)
 	copy(mem, "AAAA")
 	if _, err := p.c.PostSend([]datapath.SendWR{
 		{ID: 1, Op: datapath.OpWrite, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: bmr.Addr(), Length: bigWrite, LKey: bmr.LKey()}},
@@ -406,6 +406,15 @@ func stalledSend(t *testing.T, p *rawPeer) (write, send uint32, sendMem []byte, 
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return big, mem, mr
+}
+
+// stalledSend posts a WRITE of bigWrite bytes and then a SEND of "AAAA" to a peer that reads
+// the WRITE's header and nothing more: the SEND stays in the writer. It returns both frames'
+// sequence numbers.
+func stalledSend(t *testing.T, p *rawPeer) (write, send uint32, sendMem []byte, sendMR datapath.MR) {
+	t.Helper()
+	_, mem, mr := postWriteThenSend(t, p)
 	var b [headerLen]byte
 	if _, err := io.ReadFull(p.br, b[:]); err != nil {
 		t.Fatal(err)
@@ -691,26 +700,7 @@ func TestTCPEarlyACKOtherProcess(t *testing.T) {
 // the socket.
 func TestTCPRetryTimeoutLetsGoOfMemory(t *testing.T) {
 	p := dialRaw(t, Config{RetryTimeout: 20 * time.Millisecond})
-	p.nc.(*net.TCPConn).SetReadBuffer(64 << 10)
-	big, free, err := datapathtest.Alloc(bigWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { free() })
-	bmr, err := p.dev.Register(big, datapath.AccessLocalWrite)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bmr.Close() })
-	mem, mr := p.localMem(t)
-	copy(mem, "AAAA")
-	if _, err := p.c.PostSend([]datapath.SendWR{
-		{ID: 1, Op: datapath.OpWrite, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: bmr.Addr(), Length: bigWrite, LKey: bmr.LKey()}},
-			RemoteAddr: 0x1000, RKey: 0x1ff},
-		{ID: 2, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: mr.Addr(), Length: 4, LKey: mr.LKey()}}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	big, mem, _ := postWriteThenSend(t, p)
 	// The peer reads nothing and answers nothing until the WRITE has failed.
 	wc := p.pollN(t, 1)
 	if wc[0].ID != 1 || wc[0].Status != datapath.StatusRetryExceeded {
