@@ -37,6 +37,14 @@ func newPair(t testing.TB, reqCfg, rspCfg Config) *pair {
 // "127.0.0.1:0" for the TCP wire two processes would use.
 func newPairAt(t testing.TB, addr string, reqCfg, rspCfg Config) *pair {
 	t.Helper()
+	return newPairWith(t, addr, reqCfg, func(rdev datapath.Device, l datapath.Listener) (*Conn, error) {
+		return Accept(context.Background(), rdev, l, rspCfg)
+	})
+}
+
+// newPairWith is newPairAt with the responder's end made by accept.
+func newPairWith(t testing.TB, addr string, reqCfg Config, accept func(datapath.Device, datapath.Listener) (*Conn, error)) *pair {
+	t.Helper()
 	prov := soft.New(soft.Config{})
 	dev, err := prov.Open("")
 	if err != nil {
@@ -56,7 +64,7 @@ func newPairAt(t testing.TB, addr string, reqCfg, rspCfg Config) *pair {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		c, err := Accept(context.Background(), rdev, l, rspCfg)
+		c, err := accept(rdev, l)
 		ch <- res{c, err}
 	}()
 	req, err := Dial(context.Background(), dev, l.Addr(), reqCfg)

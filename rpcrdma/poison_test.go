@@ -62,49 +62,13 @@ func (c offsetCodec) DecodeResults(proc int, body, chunk []byte, size int, seed 
 // newLazyPair is newPair with a responder whose RDMA Writes can be made empty.
 func newLazyPair(t *testing.T, reqCfg, rspCfg Config) (*pair, *atomic.Bool) {
 	t.Helper()
-	prov := soft.New(soft.Config{})
-	dev, err := prov.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdev, err := prov.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := rdev.Listen(soft.InprocPrefix + "0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	lazy := new(atomic.Bool)
-	type res struct {
-		c   *Conn
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
+	p := newPairWith(t, soft.InprocPrefix+"0", reqCfg, func(rdev datapath.Device, l datapath.Listener) (*Conn, error) {
 		req, err := l.Accept(context.Background())
 		if err != nil {
-			ch <- res{nil, err}
-			return
+			return nil, err
 		}
-		c, err := AcceptRequest(rdev, lazyRequest{req, lazy}, rspCfg)
-		ch <- res{c, err}
-	}()
-	req, err := Dial(context.Background(), dev, l.Addr(), reqCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := <-ch
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	p := &pair{t: t, req: req, rsp: r.c}
-	t.Cleanup(func() {
-		p.req.Close()
-		p.rsp.Close()
-		l.Close()
-		dev.Close()
-		rdev.Close()
+		return AcceptRequest(rdev, lazyRequest{req, lazy}, rspCfg)
 	})
 	return p, lazy
 }
