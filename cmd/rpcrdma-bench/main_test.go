@@ -287,21 +287,7 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	for sc.Scan() {
-		log.WriteString(sc.Text() + "\n")
-	}
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
-		t.Fatalf("exit: %v, want status %d\n%s", err, exitFailed, log.String())
-	}
-	r, rerr := results.ReadFile(out)
-	if rerr != nil {
-		t.Fatalf("%v\n%s", rerr, log.String())
-	}
-	if r.Status.State != results.StateInterrupted || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
-		t.Fatalf("status %+v, points %d, %+v", r.Status, len(r.Points), r.Points)
-	}
+	wantInterrupted(t, cmd, sc, &log, out)
 	if !strings.Contains(log.String(), "interrupted: 1 point(s) kept") || !strings.Contains(stdout.String(), "MIX:nfs-like*") {
 		t.Fatalf("stderr:\n%s\nstdout:\n%s", log.String(), stdout.String())
 	}
@@ -551,21 +537,29 @@ func TestSecondInterruptKeepsThePoint(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for sc.Scan() {
-				log.WriteString(sc.Text() + "\n")
-			}
-			err = cmd.Wait()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
-				t.Fatalf("exit: %v, want status %d\n%s", err, exitFailed, log.String())
-			}
-			r, rerr := results.ReadFile(out)
-			if rerr != nil {
-				t.Fatalf("%v\n%s", rerr, log.String())
-			}
-			if r.Status.State != results.StateInterrupted || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
-				t.Fatalf("status %+v, points %d, %+v", r.Status, len(r.Points), r.Points)
-			}
+			wantInterrupted(t, cmd, sc, &log, out)
 		})
+	}
+}
+
+// wantInterrupted reads the rest of an interrupted run's output into log, and fails the test
+// unless the run exited with exitFailed and its file out holds one incomplete point with RPCs,
+// marked interrupted.
+func wantInterrupted(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, log *strings.Builder, out string) {
+	t.Helper()
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
+		t.Fatalf("exit: %v, want status %d\n%s", err, exitFailed, log.String())
+	}
+	r, rerr := results.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("%v\n%s", rerr, log.String())
+	}
+	if r.Status.State != results.StateInterrupted || len(r.Points) != 1 || r.Points[0].Complete || r.Points[0].Throughput.RPCs == 0 {
+		t.Fatalf("status %+v, points %d, %+v", r.Status, len(r.Points), r.Points)
 	}
 }
