@@ -340,8 +340,11 @@ func (d *device) claim(q *C.struct_vb_qp) error {
 	if len(d.slots) == 0 {
 		return errTooManyQPs
 	}
-	slot := d.slots[len(d.slots)-1]
-	d.slots = d.slots[:len(d.slots)-1]
+	// The slot freed longest ago: a completion left in a CQ by a destroyed queue pair names
+	// its slot, and must find it free or another's (vb_cq_poll drops it) even when the device
+	// has given the queue pair's number to a new one (siw reuses the lowest free number).
+	slot := d.slots[0]
+	d.slots = d.slots[1:]
 	q.slot = C.int(slot)
 	C.vb_dev_set(d.cdev, C.int(slot), q)
 	return nil

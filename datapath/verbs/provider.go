@@ -126,7 +126,7 @@ func (p *Provider) Open(name string) (datapath.Device, error) {
 		C.rdma_free_devices(list)
 		return nil, &datapath.OpError{Op: "verbs: open", Err: unix.ENOMEM}
 	}
-	for i := C.VB_MAX_QPS - 1; i >= 0; i-- {
+	for i := range C.VB_MAX_QPS {
 		d.slots = append(d.slots, i)
 	}
 	d.ip = deviceIP(info)

@@ -412,9 +412,6 @@ void vb_cq_flush(struct vb_cq *c)
 	}
 }
 
-// vb_cq_poll posts what is staged on c (vb_cq_flush), then moves up to max completions (at
-// most VB_CQ_BATCH) into out, trying up to spin more times while the CQ is empty. It returns
-// the count, or -1 when the CQ failed.
 uint64_t vb_now(void)
 {
 	struct timespec ts;
@@ -422,6 +419,9 @@ uint64_t vb_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+// vb_cq_poll posts what is staged on c (vb_cq_flush), then moves up to max completions (at
+// most VB_CQ_BATCH) into out, trying up to spin more times while the CQ is empty. It returns
+// the count, or -1 when the CQ failed. Completions of destroyed queue pairs are dropped.
 int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 {
 	struct vb_cq *c = (struct vb_cq *)cq;
@@ -464,24 +464,30 @@ int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 			return -1;
 	}
 	c->last_off = off;
-	if (c->probe && n > 0)
-		c->ret_ns = vb_now();
 	unsigned inv_flag = IBV_WC_WITH_INV | (c->rxe_inv_quirk ? VB_KERNEL_WC_WITH_INVALIDATE : 0);
+	int k = 0; // completions handed out; c->wc[off + k] stays the k-th one's (vendor_err)
 	for (int i = 0; i < n; i++) {
 		struct ibv_wc *w = &c->wc[off + i];
-		struct vb_wc *o = &out[i];
 		uint64_t wr_id = w->wr_id;
+		struct vb_qp *q = __atomic_load_n(&c->dev->slot[(wr_id >> VB_SLOT_SHIFT) & (VB_MAX_QPS - 1)], __ATOMIC_ACQUIRE);
+		// A completion of a destroyed queue pair (flushed by its destruction, or not polled
+		// before it): its slot is free or another's, and its number may already be a new
+		// queue pair's, which must not receive it.
+		if (!q || q->qp_num != w->qp_num)
+			continue;
+		struct vb_wc *o = &out[k];
+		if (k != i)
+			c->wc[off + k] = *w;
+		w = &c->wc[off + k];
+		k++;
 		o->id = wr_id & ((1ULL << VB_SLOT_SHIFT) - 1);
 		o->op = (uint8_t)(wr_id >> VB_OP_SHIFT);
-		struct vb_qp *q = __atomic_load_n(&c->dev->slot[(wr_id >> VB_SLOT_SHIFT) & (VB_MAX_QPS - 1)], __ATOMIC_ACQUIRE);
-		if (q && q->qp_num == w->qp_num) {
-			if (o->op == VB_OP_RECV) {
-				__atomic_store_n(&q->rq_done, q->rq_done + 1, __ATOMIC_RELEASE);
-			} else if (w->status == IBV_WC_SUCCESS &&
-				   q->sig_head < __atomic_load_n(&q->sig_tail, __ATOMIC_ACQUIRE)) {
-				uint64_t pos = q->sig[q->sig_head++ % q->send_cap];
-				__atomic_store_n(&q->sq_retired, pos + 1, __ATOMIC_RELEASE);
-			}
+		if (o->op == VB_OP_RECV) {
+			__atomic_store_n(&q->rq_done, q->rq_done + 1, __ATOMIC_RELEASE);
+		} else if (w->status == IBV_WC_SUCCESS &&
+			   q->sig_head < __atomic_load_n(&q->sig_tail, __ATOMIC_ACQUIRE)) {
+			uint64_t pos = q->sig[q->sig_head++ % q->send_cap];
+			__atomic_store_n(&q->sq_retired, pos + 1, __ATOMIC_RELEASE);
 		}
 		o->qpn = w->qp_num;
 		o->status = (uint8_t)vb_status(w->status);
@@ -494,7 +500,9 @@ int vb_cq_poll(uintptr_t cq, uintptr_t outp, int max, int spin)
 			o->inv_rkey = 0;
 		}
 	}
-	return n;
+	if (c->probe && k > 0)
+		c->ret_ns = vb_now();
+	return k;
 }
 
 // vb_cq_arm requests a notification and then polls once, so a completion that arrived before

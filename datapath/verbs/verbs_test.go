@@ -66,6 +66,12 @@ type env struct {
 
 func openDevice(t testing.TB, cfg Config) datapath.Device {
 	t.Helper()
+	return openNamed(t, cfg, "")
+}
+
+// openNamed opens the device name ("": the first).
+func openNamed(t testing.TB, cfg Config, name string) datapath.Device {
+	t.Helper()
 	p := New(cfg)
 	devs, err := p.Devices()
 	if err != nil {
@@ -74,9 +80,9 @@ func openDevice(t testing.TB, cfg Config) datapath.Device {
 	if len(devs) == 0 {
 		skipNoDevice(t)
 	}
-	d, err := p.Open("")
+	d, err := p.Open(name)
 	if err != nil {
-		t.Fatalf("Open: %v", err)
+		t.Fatalf("Open %q: %v", name, err)
 	}
 	return d
 }
@@ -103,7 +109,13 @@ func mmap(t testing.TB, n int) []byte {
 
 func newEnv(t testing.TB, cfg Config, qc datapath.QPConfig, cliPriv, srvPriv []byte) *env {
 	t.Helper()
-	e := &env{dev: openDevice(t, cfg)}
+	return newEnvOn(t, "", cfg, qc, cliPriv, srvPriv)
+}
+
+// newEnvOn is newEnv on the device name ("": the first).
+func newEnvOn(t testing.TB, name string, cfg Config, qc datapath.QPConfig, cliPriv, srvPriv []byte) *env {
+	t.Helper()
+	e := &env{dev: openNamed(t, cfg, name)}
 	t.Cleanup(func() {
 		if err := e.dev.Close(); err != nil {
 			t.Errorf("device Close: %v", err)
@@ -953,6 +965,68 @@ func TestIntegrationLateRecv(t *testing.T) {
 //
 // posts=deferred stages both posts for the poll to post (datapath.Deferrer): one C call per
 // round where posts=immediate takes three.
+// A device may give a destroyed queue pair's number to the next one at once (siw hands out
+// the lowest free number): the completions the old queue pair left in a shared CQ must
+// neither reach nor break the connection that now has its number.
+func TestIntegrationReusedQPNumber(t *testing.T) {
+	devs, err := New(Config{}).Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) == 0 {
+		skipNoDevice(t)
+	}
+	for _, di := range devs {
+		t.Run(di.Name, func(t *testing.T) {
+			e := newEnvOn(t, di.Name, Config{}, datapath.QPConfig{}, nil, nil)
+			base, lkey := e.mr.Addr(), e.mr.LKey()
+			const n = 8
+			recvs := make([]datapath.RecvWR, n)
+			for i := range recvs {
+				recvs[i] = datapath.RecvWR{ID: uint64(100 + i), SGL: []datapath.SGE{{Addr: base + uint64(i)*64, Length: 64, LKey: lkey}}}
+			}
+			if _, err := e.cli.PostRecv(recvs); err != nil {
+				t.Fatal(err)
+			}
+			old := e.cli.QPN()
+			e.cli.Close()
+			time.Sleep(200 * time.Millisecond) // the flushes land in the CQ, unpolled
+			e.dev.(*device).reap(func(*zombie) bool { return true })
+
+			cli, srv := connectPair(t, e.dev, datapath.QPConfig{SendCQ: e.cq, RecvCQ: e.cq}, nil, nil)
+			t.Logf("closed qp %#x; new qps %#x and %#x", old, cli.QPN(), srv.QPN())
+			if _, err := srv.PostRecv([]datapath.RecvWR{{ID: 7, SGL: []datapath.SGE{{Addr: base + 4096, Length: 64, LKey: lkey}}}}); err != nil {
+				t.Fatalf("new connection's PostRecv: %v", err)
+			}
+			if _, err := cli.PostSend([]datapath.SendWR{{ID: 1, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: []datapath.SGE{{Addr: base, Length: 16, LKey: lkey}}}}); err != nil {
+				t.Fatalf("new connection's PostSend: %v", err)
+			}
+			var got []datapath.Completion
+			buf := make([]datapath.Completion, 16)
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+				k, err := e.cq.Poll(buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range buf[:k] {
+					if w.QPN == cli.QPN() || w.QPN == srv.QPN() {
+						got = append(got, w)
+					}
+				}
+				if k == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if len(got) != 2 || byID(got, 1).Status != datapath.StatusSuccess || byID(got, 7).Status != datapath.StatusSuccess {
+				t.Errorf("the new connections' completions: %+v, want the SEND (1) and its receive (7), both successful", got)
+			}
+			if cli.Err() != nil || srv.Err() != nil {
+				t.Errorf("new connections broken: %v / %v", cli.Err(), srv.Err())
+			}
+		})
+	}
+}
+
 func BenchmarkPostPoll(b *testing.B) {
 	for _, deferred := range []bool{true, false} {
 		name := map[bool]string{true: "posts=deferred", false: "posts=immediate"}[deferred]
