@@ -1,6 +1,7 @@
 package datapath
 
 import (
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -38,15 +39,65 @@ func TestSelfThreadUsageCountsBusyTime(t *testing.T) {
 	}
 }
 
-func TestParsePressure(t *testing.T) {
+func TestParseStall(t *testing.T) {
 	good := "some avg10=12.50 avg60=3.01 avg300=0.80 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-	if p, err := parsePressure([]byte(good)); err != nil || p != 12.5 {
-		t.Fatalf("parsePressure = %v, %v; want 12.5", p, err)
+	if v, err := parseStall([]byte(good)); err != nil || v != 123456 {
+		t.Fatalf("parseStall = %v, %v; want 123456", v, err)
 	}
-	for _, bad := range []string{"", "full avg10=1.00\n", "some avg60=1.00\n", "some avg10=x\n", "some avg10=-1\n", "some avg10=101\n", "some avg10=\n"} {
-		if p, err := parsePressure([]byte(bad)); err == nil {
-			t.Errorf("parsePressure(%q) = %v, nil; want an error", bad, p)
+	for _, bad := range []string{"", "full total=1\n", "some avg10=1.00\n", "some total=x\n", "some total=-1\n", "some total=\n"} {
+		if v, err := parseStall([]byte(bad)); err == nil {
+			t.Errorf("parseStall(%q) = %v, nil; want an error", bad, v)
 		}
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	// user nice system idle iowait irq softirq steal guest guest_nice
+	good := "cpu  100 5 20 800 50 3 2 10 40 0\ncpu0 50 2 10 400 25 1 1 5 20 0\n"
+	h, err := parseStat([]byte(good))
+	if err != nil || h.BusyTicks != 140 || h.TotalTicks != 990 {
+		t.Fatalf("parseStat = %+v, %v; want busy 140 (guest inside user), total 990", h, err)
+	}
+	for _, bad := range []string{"", "cpu0 1 2 3 4\n", "cpu 1 2 3\n", "cpu 1 x 3 4 5\n", "intr 1 2 3 4 5\ncpu 1 2 3 4 5\n"} {
+		if h, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("parseStat(%q) = %+v, nil; want an error", bad, h)
+		}
+	}
+}
+
+func TestHostCPUSince(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	a := HostCPU{BusyTicks: 1000, TotalTicks: 5000, StallUs: 1e6, HasStall: true, SelfNs: 0, Wall: t0}
+	// One second on 2 CPUs: 200 ticks, 150 of them busy; this process used 1 s of CPU
+	// (100 ticks), so others took 50 ticks: 25% of the host. Some task waited 300 ms: 30%.
+	b := HostCPU{BusyTicks: 1150, TotalTicks: 5200, StallUs: 1.3e6, HasStall: true, SelfNs: 1e9, Wall: t0.Add(time.Second)}
+	p, ok, other := b.Since(a)
+	if !ok || math.Abs(p-30) > 1e-9 || math.Abs(other-25) > 1e-9 {
+		t.Fatalf("Since = %v %v %v; want pressure 30, other 25", p, ok, other)
+	}
+	// Self time counted beyond the ticks (rounding) is no negative share; no stall data, no pressure.
+	b.SelfNs, b.HasStall = 5e9, false
+	if p, ok, other := b.Since(a); ok || p != 0 || other != 0 {
+		t.Fatalf("Since = %v %v %v; want no pressure, other 0", p, ok, other)
+	}
+}
+
+func TestReadHostCPU(t *testing.T) {
+	a, err := ReadHostCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(50 * time.Millisecond); time.Now().Before(deadline); {
+	}
+	b, err := ReadHostCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.TotalTicks < a.TotalTicks || b.BusyTicks < a.BusyTicks || b.SelfNs <= a.SelfNs || !b.Wall.After(a.Wall) {
+		t.Fatalf("two readings 50 ms of spinning apart: %+v then %+v", a, b)
+	}
+	if _, _, other := b.Since(a); other < 0 || other > 100 {
+		t.Fatalf("other processes' share %v%%", other)
 	}
 }
 

@@ -10,7 +10,15 @@ func SelfThreadUsage() (ThreadUsage, error) {
 // Gettid is Linux only; elsewhere it returns -1.
 func Gettid() int { return -1 }
 
-// HostCPUPressure needs Linux's pressure stall information.
-func HostCPUPressure() (float64, error) {
-	return 0, &OpError{Op: "read /proc/pressure/cpu", Err: ErrNotSupported}
+// HostCPU is a reading of the host's CPU accounting (Linux only).
+type HostCPU struct{}
+
+// ReadHostCPU needs Linux's /proc/stat.
+func ReadHostCPU() (HostCPU, error) {
+	return HostCPU{}, &OpError{Op: "read /proc/stat", Err: ErrNotSupported}
+}
+
+// Since has nothing to say without Linux's accounting.
+func (h HostCPU) Since(earlier HostCPU) (pressure float64, ok bool, other float64) {
+	return 0, false, 0
 }

@@ -505,16 +505,16 @@ func TestCappedThresholdNoted(t *testing.T) {
 
 // The page says how good the data is, and names a threshold winner only beyond noise: five
 // runs of a sweep whose 4 KiB ECHOs are short at 16 KiB and chunked at 1 KiB, one of them
-// taken under host CPU pressure.
+// taken while other processes took the CPUs.
 func TestDataQualityAndWinner(t *testing.T) {
 	var runs []*results.Run
 	for i := range 5 {
 		runs = append(runs, resultstest.Sweep{Seed: uint64(i + 1), Thresholds: []int{1024, 16384}, Sizes: []int{4096}, RPCs: 2000}.Run(t))
 	}
-	pressure := 64.0
+	other := 64.0
 	for i := range runs[0].Points {
-		runs[0].Points[i].HostCPUPressure = &pressure
-		runs[0].Points[i].Disturbed = []string{"host CPU pressure 64%: tasks waited for a CPU"}
+		runs[0].Points[i].HostOtherCPU = &other
+		runs[0].Points[i].Disturbed = results.Disturbances(nil, 0, 2, &other)
 	}
 	h, m, err := Write(runs, t.TempDir(), Config{NoCharts: true})
 	if err != nil {
@@ -525,7 +525,7 @@ func TestDataQualityAndWinner(t *testing.T) {
 		text   []byte
 		winner string
 	}{{read(t, h), "<td>16k, beyond noise</td>"}, {read(t, m), "| 16k, beyond noise |"}} {
-		for _, want := range []string{"data quality: 2 of 10 point(s) disturbed: host CPU pressure above 20% (2); host CPU pressure up to 64%", page.winner} {
+		for _, want := range []string{"data quality: 2 of 10 point(s) disturbed: other processes used more than 10% of the CPUs (2); other processes used up to 64% of the host CPU time", page.winner} {
 			if !bytes.Contains(page.text, []byte(want)) {
 				t.Errorf("page lacks %q", want)
 			}

@@ -311,10 +311,18 @@ func (c *Comparison) ExitCode() int {
 // ErrNothingToCompare is wrapped by Compare's error when the inputs have nothing in common.
 var ErrNothingToCompare = errors.New("nothing to compare")
 
-// Disturbed reports whether p's numbers may be the scheduler's rather than the transport's:
-// it records a disturbance, or host CPU pressure above MaxHostPressure.
+// Disturbed reports whether something outside the configuration under test may have set p's
+// numbers: a neighbour took CPU time, a garbage collection ran (see Disturbances). Reasons
+// that belong to the configuration itself (its pollers outnumber the CPUs, or share a CPU
+// with the tool's other threads) hold for every run of it alike: they are noted, but leaving
+// such runs out would leave nothing to judge.
 func Disturbed(p *Point) bool {
-	return len(p.Disturbed) > 0 || p.HostCPUPressure != nil && *p.HostCPUPressure > MaxHostPressure
+	for _, d := range p.Disturbed {
+		if !configurational(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // sample is one run's value of a metric at a point.

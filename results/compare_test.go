@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -256,12 +255,10 @@ func TestCompareStraddles(t *testing.T) {
 	}
 }
 
-func disturb(r *results.Run, pressure float64) {
+func disturb(r *results.Run, other float64) {
 	for i := range r.Points {
-		r.Points[i].HostCPUPressure = &pressure
-		if pressure > results.MaxHostPressure {
-			r.Points[i].Disturbed = []string{fmt.Sprintf("host CPU pressure %.0f%%: tasks waited for a CPU", pressure)}
-		}
+		r.Points[i].HostOtherCPU = &other
+		r.Points[i].Disturbed = results.Disturbances(nil, 0, 2, &other)
 	}
 }
 
@@ -284,8 +281,8 @@ func TestCompareDisturbed(t *testing.T) {
 		t.Errorf("one disturbed run: %v excluded %d disturbed %d n %d\n%s", c.Verdict, r.Excluded, r.Disturbed, len(r.Current), compareText(c))
 	}
 	notes := strings.Join(c.Notes, "\n")
-	for _, want := range []string{"9 judgement(s) left disturbed runs out", "current data quality: 3 of 18 point(s) disturbed: host CPU pressure above 20% (3); host CPU pressure up to 75%",
-		"base data quality: 0 of 18 point(s) disturbed; host CPU pressure up to 2%"} {
+	for _, want := range []string{"9 judgement(s) left disturbed runs out", "current data quality: 3 of 18 point(s) disturbed: other processes used more than 10% of the CPUs (3); other processes used up to 75% of the host CPU time",
+		"base data quality: 0 of 18 point(s) disturbed; other processes used up to 2% of the host CPU time"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
@@ -299,6 +296,38 @@ func TestCompareDisturbed(t *testing.T) {
 	if r.Disturbed != 12 || r.Excluded != 0 || !strings.Contains(compareText(c), "rests on 12 disturbed run(s)") ||
 		!strings.Contains(strings.Join(c.Notes, "\n"), "9 verdict(s) rest on disturbed runs") {
 		t.Errorf("all disturbed: disturbed %d excluded %d\n%s", r.Disturbed, r.Excluded, compareText(c))
+	}
+}
+
+// Reasons that belong to the configuration (its busy poller shares a CPU with the tool's own
+// threads) hold for every run alike: they are noted, and no run is left out for them; a
+// neighbour's run still is.
+func TestCompareConfigurationalNotExcluded(t *testing.T) {
+	base, cur := runs(t, 1, 6, 1), runs(t, 2, 6, 1)
+	lost := results.Disturbances([]results.PollerUsage{{Poll: "busy", CPU: -1, WallNs: 1e9, CPUNs: 6e8, Involuntary: 300}}, 0, 2, nil)
+	for _, r := range append(base, cur...) {
+		for i := range r.Points {
+			r.Points[i].Disturbed = lost
+		}
+	}
+	cur[0] = makeRun(t, 77, 3, 2000, 1)
+	disturb(cur[0], 75)
+	c, err := results.Compare(base, cur, results.CompareConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Points[0].Metrics[0]
+	if c.Verdict != results.OK || r.Excluded != 1 || r.Disturbed != 0 || len(r.Current) != 5 || strings.Contains(compareText(c), "rests on") {
+		t.Errorf("verdict %v excluded %d disturbed %d n %d\n%s", c.Verdict, r.Excluded, r.Disturbed, len(r.Current), compareText(c))
+	}
+	notes := strings.Join(c.Notes, "\n")
+	for _, want := range []string{
+		"base data quality: 0 of 18 point(s) disturbed; in 18 point(s) the configuration's own threads competed for CPUs: a busy poller lost its CPU (18)",
+		"current data quality: 3 of 18 point(s) disturbed: other processes used more than 10% of the CPUs (3); in 15 point(s) the configuration's own threads competed for CPUs: a busy poller lost its CPU (15); other processes used up to 75% of the host CPU time",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
 	}
 }
 

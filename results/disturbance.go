@@ -18,18 +18,20 @@ const (
 	// MaxInvoluntaryPerSec is the rate of involuntary context switches a busy poller may
 	// take (interrupts and kernel threads take a few).
 	MaxInvoluntaryPerSec = 500.0
-	// MaxHostPressure is the host CPU pressure (percent) beyond which tasks waited for a CPU
-	// often enough to say so.
-	MaxHostPressure = 20.0
+	// MaxOtherCPU is the share of the host CPU time (percent) other processes may use
+	// during a point: beyond it, a neighbour competed for the CPUs. Host CPU pressure is
+	// no such sign: it counts the tool's own threads waiting for each other.
+	MaxOtherCPU = 10.0
 )
 
 // Disturbances says why a point's latencies may be the scheduler's rather than the
 // transport's: busy pollers that outnumbered the CPUs they could run on (spinning counts the
 // in-process responder's poller, extraSpinning), a busy poller that got clearly less than a
-// whole CPU or was switched out often, high host CPU pressure. A hybrid poller that never
+// whole CPU or was switched out often, other processes that used more than MaxOtherCPU of
+// the host (otherCPU, percent, nil when unknown). A hybrid poller that never
 // blocked (no voluntary switch) spun all along and is judged as busy. Nil when nothing
 // suggests a disturbance.
-func Disturbances(pollers []PollerUsage, extraSpinning, cpus int, pressure *float64) []string {
+func Disturbances(pollers []PollerUsage, extraSpinning, cpus int, otherCPU *float64) []string {
 	var out []string
 	spinning := extraSpinning
 	for _, p := range pollers {
@@ -55,8 +57,8 @@ func Disturbances(pollers []PollerUsage, extraSpinning, cpus int, pressure *floa
 				p.Poller, where, 100*share, p.Involuntary, rate))
 		}
 	}
-	if pressure != nil && *pressure > MaxHostPressure {
-		out = append(out, fmt.Sprintf("host CPU pressure %.0f%%: tasks waited for a CPU", *pressure))
+	if otherCPU != nil && *otherCPU > MaxOtherCPU {
+		out = append(out, fmt.Sprintf("other processes used %.0f%% of the host CPU time", *otherCPU))
 	}
 	return out
 }
@@ -66,67 +68,86 @@ func spins(p PollerUsage) bool {
 }
 
 // Quality is a data-quality note on runs for reports and comparisons: how many of their
-// points were disturbed (see Disturbed), why, and the highest host CPU pressure recorded;
-// "" when no point says anything about it.
+// points were disturbed (see Disturbed) and why, in how many the configuration's own threads
+// competed for CPUs, and the most of the host's CPU time other processes took; "" when no
+// point says anything about it.
 func Quality(runs []*Run) string {
-	var total, disturbed int
-	var maxPressure float64
-	pressure := false
+	var total, disturbed, competed int
+	var maxOther float64
+	other := false
 	why := map[string]int{}
-	var order []string
+	var env, self []string
 	for _, r := range runs {
 		for i := range r.Points {
 			p := &r.Points[i]
 			total++
-			if p.HostCPUPressure != nil {
-				pressure = true
-				maxPressure = max(maxPressure, *p.HostCPUPressure)
+			if p.HostOtherCPU != nil {
+				other = true
+				maxOther = max(maxOther, *p.HostOtherCPU)
 			}
-			if !Disturbed(p) {
-				continue
+			if Disturbed(p) {
+				disturbed++
 			}
-			disturbed++
-			kinds := map[string]bool{}
+			kinds, byConfig := map[string]bool{}, false
 			for _, d := range p.Disturbed {
-				kinds[disturbanceKind(d)] = true
+				kinds[disturbanceKind(d)] = configurational(d)
+				byConfig = byConfig || configurational(d)
 			}
-			if len(p.Disturbed) == 0 {
-				kinds[disturbanceKind("host CPU pressure")] = true
+			if byConfig {
+				competed++
 			}
-			for k := range kinds {
+			for k, c := range kinds {
 				if why[k] == 0 {
-					order = append(order, k)
+					if c {
+						self = append(self, k)
+					} else {
+						env = append(env, k)
+					}
 				}
 				why[k]++
 			}
 		}
 	}
-	if disturbed == 0 && !pressure {
+	if disturbed == 0 && competed == 0 && !other {
 		return ""
+	}
+	list := func(kinds []string) string {
+		slices.Sort(kinds)
+		var parts []string
+		for _, k := range kinds {
+			parts = append(parts, fmt.Sprintf("%s (%d)", k, why[k]))
+		}
+		return strings.Join(parts, ", ")
 	}
 	s := fmt.Sprintf("data quality: %d of %d point(s) disturbed", disturbed, total)
 	if disturbed > 0 {
-		slices.Sort(order)
-		var parts []string
-		for _, k := range order {
-			parts = append(parts, fmt.Sprintf("%s (%d)", k, why[k]))
-		}
-		s += ": " + strings.Join(parts, ", ")
+		s += ": " + list(env)
 	}
-	if pressure {
-		s += fmt.Sprintf("; host CPU pressure up to %.0f%%", maxPressure)
+	if competed > 0 {
+		s += fmt.Sprintf("; in %d point(s) the configuration's own threads competed for CPUs: %s", competed, list(self))
 	}
-	if disturbed > 0 {
+	if other {
+		s += fmt.Sprintf("; other processes used up to %.0f%% of the host CPU time", maxOther)
+	}
+	if disturbed > 0 || competed > 0 {
 		s += "; the scheduler, not the transport, may have set their numbers"
 	}
 	return s
 }
 
+// configurational reports whether a Disturbances reason belongs to the configuration under
+// test (its pollers and the CPUs they share) rather than to its surroundings.
+func configurational(reason string) bool {
+	return strings.Contains(reason, "spinning pollers") || strings.Contains(reason, "busy poller")
+}
+
 // disturbanceKind groups a Disturbances reason by its cause, without its numbers.
 func disturbanceKind(reason string) string {
 	switch {
-	case strings.Contains(reason, "host CPU pressure"):
-		return fmt.Sprintf("host CPU pressure above %.0f%%", MaxHostPressure)
+	case strings.Contains(reason, "host CPU pressure"): // files before schema version 5
+		return "host CPU pressure above 20%"
+	case strings.Contains(reason, "other processes used"):
+		return fmt.Sprintf("other processes used more than %.0f%% of the CPUs", MaxOtherCPU)
 	case strings.Contains(reason, "spinning pollers"):
 		return "spinning pollers outnumber the CPUs"
 	case strings.Contains(reason, "busy poller"):

@@ -16,7 +16,7 @@ func TestDisturbances(t *testing.T) {
 		pollers []PollerUsage
 		extra   int
 		cpus    int
-		press   *float64
+		other   *float64
 		want    []string // substrings, one per reason, in order
 	}{
 		{"a quiet busy poller", []PollerUsage{busy(sec*99/100, 3)}, 1, 2, p(1), nil},
@@ -29,10 +29,11 @@ func TestDisturbances(t *testing.T) {
 		{"a hybrid poller that never slept spins", []PollerUsage{{Poll: "hybrid:50µs", CPU: -1, WallNs: sec, CPUNs: sec / 2}}, 1, 1, nil,
 			[]string{"2 spinning pollers for 1 CPUs", "busy poller 0 (unpinned) ran 50%"}},
 		{"a hybrid poller that slept", []PollerUsage{{Poll: "hybrid:50µs", WallNs: sec, CPUNs: sec / 2, Voluntary: 10}}, 0, 1, nil, nil},
-		{"host pressure", nil, 0, 2, p(35), []string{"host CPU pressure 35%"}},
+		{"a neighbour", nil, 0, 2, p(35), []string{"other processes used 35% of the host CPU time"}},
+		{"a quiet neighbour", nil, 0, 2, p(9), nil},
 		{"no wall time", []PollerUsage{{Poll: "busy"}}, 0, 2, nil, nil},
 	} {
-		got := Disturbances(tc.pollers, tc.extra, tc.cpus, tc.press)
+		got := Disturbances(tc.pollers, tc.extra, tc.cpus, tc.other)
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: %q, want %d reasons %q", tc.name, got, len(tc.want), tc.want)
 			continue

@@ -15,8 +15,10 @@ import (
 //
 // Version 2 added Point.PeerOps, Point.Pollers, Point.HostCPUPressure, Point.Disturbed,
 // Negotiated.RegisteredBytesPerConnection, Interval.Classes and
-// Point.PeerOpsInferred; version 3 added Point.GC.
-const SchemaVersion = 4
+// Point.PeerOpsInferred; version 3 added Point.GC; version 4 Pollers[].Turnaround; version 5
+// added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
+// Point.HostCPUPressure over the point instead of the 10 s before its end.
+const SchemaVersion = 5
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -128,10 +130,14 @@ type Point struct {
 	// Pollers are the measuring pollers' threads over the measured interval; absent where
 	// not read (not Linux).
 	Pollers []PollerUsage `json:"pollers,omitempty"`
-	// HostCPUPressure is the host's CPU pressure at the end of the point: the share of the
-	// last 10 s in which some runnable task waited for a CPU (Linux PSI "some avg10", in
-	// percent); absent where the kernel has none.
+	// HostCPUPressure is the share of the point (warm-up included) in which some runnable
+	// task on the host waited for a CPU (Linux PSI "some", percent; before schema version 5,
+	// "some avg10" at the point's end); absent where the kernel has none. It counts this
+	// process's own threads waiting for each other.
 	HostCPUPressure *float64 `json:"host_cpu_pressure,omitempty"`
+	// HostOtherCPU is the share of the host CPU time that other processes used during the
+	// point (warm-up included), percent; absent where not read (not Linux, older files).
+	HostOtherCPU *float64 `json:"host_other_cpu,omitempty"`
 	// Disturbed says why the scheduler, not the transport, may have set this point's
 	// latencies (see Disturbances); absent when nothing suggests it.
 	Disturbed []string `json:"disturbed,omitempty"`

@@ -79,7 +79,7 @@ func TestBestThresholdsDisturbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "16k, beyond noise (rests on 10 disturbed run(s))") ||
-		!strings.Contains(b.String(), "data quality: 20 of 20 point(s) disturbed: host CPU pressure above 20% (20); host CPU pressure up to 60%") {
+		!strings.Contains(b.String(), "data quality: 20 of 20 point(s) disturbed: other processes used more than 10% of the CPUs (20); other processes used up to 60% of the host CPU time") {
 		t.Errorf("all disturbed:\n%s", b.String())
 	}
 	runs = append(runs, thresholdRuns(t, 5)...) // 5 clean runs more: enough alone

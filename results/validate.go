@@ -66,6 +66,16 @@ func (r *Run) Validate() error {
 		if r.SchemaVersion < 3 && r.Points[i].GC != nil {
 			return fieldErr(fmt.Sprintf("points[%d].gc", i), "not in schema_version %d (added in 3)", r.SchemaVersion)
 		}
+		if pt := &r.Points[i]; r.SchemaVersion < 5 {
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{{"round", pt.Round != 0}, {"params.offered_inline_threshold_bytes", pt.Params.OfferedInlineThreshold != 0}, {"host_other_cpu", pt.HostOtherCPU != nil}} {
+				if f.set {
+					return fieldErr(fmt.Sprintf("points[%d].%s", i, f.name), "not in schema_version %d (added in 5)", r.SchemaVersion)
+				}
+			}
+		}
 		for j, u := range r.Points[i].Pollers {
 			if r.SchemaVersion < 4 && u.Turnaround != nil {
 				return fieldErr(fmt.Sprintf("points[%d].pollers[%d].turnaround", i, j), "not in schema_version %d (added in 4)", r.SchemaVersion)
@@ -105,6 +115,9 @@ func (p *Point) validate(f string) error {
 	}
 	if v := p.HostCPUPressure; v != nil && (*v < 0 || *v > 100) {
 		return fieldErr(f+"host_cpu_pressure", "%v is not a percentage", *v)
+	}
+	if v := p.HostOtherCPU; v != nil && (*v < 0 || *v > 100) {
+		return fieldErr(f+"host_other_cpu", "%v is not a percentage", *v)
 	}
 	if p.Negotiated != nil && p.Negotiated.RegisteredBytesPerConnection < 0 {
 		return fieldErr(f+"negotiated.registered_bytes_per_connection", "negative")

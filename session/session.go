@@ -352,7 +352,9 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	}
 	gc := pauseGC()
 	cpu0, cpuErr := results.ReadCPU()
+	host0, hostErr := datapath.ReadHostCPU()
 	res, err := r.Run(s.ctx)
+	host1, hostErr1 := datapath.ReadHostCPU()
 	cpu1, cpuErr1 := results.ReadCPU()
 	gcStats := gc.end()
 	if endProgress != nil {
@@ -397,6 +399,13 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 			fmt.Fprintf(s.c.Log, "rpcrdma-bench %s: warning: %s: the peer capped the inline threshold: offered %s, in effect %s (the point is filed under %s)\n",
 				s.c.Command, strings.TrimSpace("point "+label), workloads.FormatSize(pt.Threshold), workloads.FormatSize(pr.Threshold), workloads.FormatSize(pr.Threshold))
 		}
+	}
+	if hostErr == nil && hostErr1 == nil {
+		pressure, ok, other := host1.Since(host0)
+		if ok {
+			rp.HostCPUPressure = &pressure
+		}
+		rp.HostOtherCPU = &other
 	}
 	markDisturbance(&rp, &res, w, pr.SpinningPeers)
 	rp.GC = gcStats
@@ -619,8 +628,8 @@ func Switches(r *results.Run) []workloads.Switch {
 	return workloads.Switches(obs)
 }
 
-// markDisturbance records the measuring pollers' thread usage over the measured interval and
-// the host's CPU pressure in the point, and marks it when they say the scheduler, not the
+// markDisturbance records the measuring pollers' thread usage over the measured interval in
+// the point, and marks it when they say the scheduler, not the
 // transport, set its latencies (results.Disturbances). spinningPeers are pollers of a
 // responder in this process that spin beside the measuring ones.
 func markDisturbance(rp *results.Point, res *workloads.Result, w workloads.Config, spinningPeers int) {
@@ -636,12 +645,9 @@ func markDisturbance(rp *results.Point, res *workloads.Result, w workloads.Confi
 		}
 		rp.Pollers = append(rp.Pollers, u)
 	}
-	if v, err := datapath.HostCPUPressure(); err == nil {
-		rp.HostCPUPressure = &v
-	}
 	cpus := 0
 	if set, err := datapath.AllowedCPUs(); err == nil {
 		cpus = len(set)
 	}
-	rp.Disturbed = results.Disturbances(rp.Pollers, spinningPeers, cpus, rp.HostCPUPressure)
+	rp.Disturbed = results.Disturbances(rp.Pollers, spinningPeers, cpus, rp.HostOtherCPU)
 }
