@@ -89,7 +89,9 @@ type ConnRequest interface {
 	// RemoteAddr is the requester's address ("host:port").
 	RemoteAddr() string
 	// Accept creates a queue pair as cfg says and accepts with privateData (at most
-	// MaxAcceptPrivateData bytes). The Conn is established when Accept returns.
+	// MaxAcceptPrivateData bytes). The Conn is established when Accept returns. An Accept
+	// that fails before answering the requester (bad private data, no queue pair) leaves the
+	// request undecided: Reject it then, so that the requester learns why.
 	Accept(cfg QPConfig, privateData []byte) (Conn, error)
 	// Reject refuses the connection, passing privateData (at most MaxRejectPrivateData
 	// bytes) to the requester, whose Connect fails with an error wrapping a *RejectedError

@@ -70,6 +70,53 @@ func TestRefusalCarriesSetupCause(t *testing.T) {
 	}
 }
 
+// failQPListener hands out requests whose queue pair cannot be created, as a device out of
+// queue pairs or memory refuses one: Accept fails before answering the requester.
+type failQPListener struct{ datapath.Listener }
+
+var errNoQP = &datapath.OpError{Op: "rdma_create_qp", Err: errors.New("send 160×2, recv 160×2, inline 0: cannot allocate memory")}
+
+func (l failQPListener) Accept(ctx context.Context) (datapath.ConnRequest, error) {
+	r, err := l.Listener.Accept(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return failQPRequest{r}, nil
+}
+
+type failQPRequest struct{ datapath.ConnRequest }
+
+func (failQPRequest) Accept(datapath.QPConfig, []byte) (datapath.Conn, error) { return nil, errNoQP }
+
+// A queue pair that cannot be created is a refusal with its cause too, not a requester left
+// waiting for an answer until its timeout.
+func TestFailedAcceptCarriesCause(t *testing.T) {
+	for _, addr := range []string{soft.InprocPrefix + "0", "127.0.0.1:0"} {
+		prov := soft.New(soft.Config{})
+		cdev, _ := prov.Open("")
+		sdev, _ := prov.Open("")
+		l, err := sdev.Listen(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			if c, err := Accept(context.Background(), sdev, failQPListener{l}, testCfg(4096)); err == nil {
+				c.Close()
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = Dial(ctx, cdev, l.Addr(), testCfg(4096))
+		cancel()
+		var rej *RejectReasonError
+		if !errors.As(err, &rej) || !strings.Contains(rej.Reason, "rdma_create_qp") || !strings.Contains(rej.Reason, "cannot allocate memory") {
+			t.Errorf("%s: Dial: %v; want a refusal naming rdma_create_qp and its cause", addr, err)
+		}
+		l.Close()
+		cdev.Close()
+		sdev.Close()
+	}
+}
+
 // The same with the server in another process.
 func TestProcessRefusalCarriesSetupCause(t *testing.T) {
 	if testing.Short() {

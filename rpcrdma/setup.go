@@ -144,8 +144,10 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, sh
 	}
 	qp, err := req.Accept(qpc, pd[:n])
 	if err != nil {
+		err = &SetupError{"accept", err}
+		refuse(req, err) // a failed Accept leaves the request undecided when it could not answer
 		c.Close()
-		return nil, &SetupError{"accept", err}
+		return nil, err
 	}
 	c.qp = qp
 	c.qpn = qp.QPN()

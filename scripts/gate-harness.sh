@@ -7,7 +7,7 @@
 # recipe does (MODE=auto), or alternates RUNS single-round runs of base and current and
 # compares them (MODE=fixed). Everything is set by environment variables:
 #   SAME=40 POWER=10         trials: same-configuration, and per power scenario
-#   DURATION=2s WARMUP=1s    per point (the recipe: --duration 2s, default warm-up)
+#   DURATION=500ms WARMUP=200ms  per point (the recipe: --duration 500ms --warmup 200ms)
 #   BASE_ROUNDS=10 BUDGET=10 MODE=auto: the baseline's rounds, the current side's auto budget
 #   RUNS=10                  MODE=fixed: runs per side, base and current alternated
 #   SCENARIOS="same slow20 credits1 windows onecpu"
@@ -18,8 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SAME=${SAME:-40}
 POWER=${POWER:-10}
-DURATION=${DURATION:-2s}
-WARMUP=${WARMUP:-1s}
+DURATION=${DURATION:-500ms}
+WARMUP=${WARMUP:-200ms}
 BASE_ROUNDS=${BASE_ROUNDS:-10}
 BUDGET=${BUDGET:-10}
 MODE=${MODE:-auto}

@@ -33,6 +33,7 @@ var cases = []tcase{
 	{"PrivateDataLimits", pdLimitsActive, pdLimitsPassive},
 	{"Reject", rejectActive, rejectPassive},
 	{"RejectLimits", rejectLimitsActive, rejectLimitsPassive},
+	{"RejectAfterFailedAccept", rejectActive, rejectAfterFailedAcceptPassive},
 	{"SendRecv", sendRecvActive, sendRecvPassive},
 	{"Unsignaled", unsignaledActive, unsignaledPassive},
 	{"Inline", inlineActive, inlinePassive},
@@ -156,6 +157,17 @@ func rejectActive(h *half) {
 
 func rejectPassive(h *half) {
 	h.must(h.request().Reject(rejectPD), "Reject")
+}
+
+// An Accept that fails before answering (here: no CQs, so no queue pair) leaves the request
+// undecided, so that the responder can still refuse it with its reason.
+func rejectAfterFailedAcceptPassive(h *half) {
+	req := h.request()
+	if c, err := req.Accept(datapath.QPConfig{}, nil); err == nil {
+		c.Close()
+		h.fatalf("Accept with no CQs succeeded")
+	}
+	h.must(req.Reject(rejectPD), "Reject after a failed Accept")
 }
 
 // A reject carries MaxRejectPrivateData bytes whole (the room a reason has: IB's REJ), and a

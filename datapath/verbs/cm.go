@@ -315,32 +315,33 @@ func (r *request) Accept(cfg datapath.QPConfig, privateData []byte) (datapath.Co
 	if len(privateData) > datapath.MaxAcceptPrivateData {
 		return nil, &datapath.OpError{Op: "rdma_accept", Err: fmt.Errorf("%d bytes of private data, at most %d", len(privateData), datapath.MaxAcceptPrivateData)}
 	}
-	r.decided = true
 	d := r.l.d
-	fail := func(op string, err error) (datapath.Conn, error) {
-		C.rdma_reject(r.id, nil, 0)
-		C.rdma_destroy_id(r.id)
-		return nil, &datapath.OpError{Op: op, Err: err}
-	}
+	// Until rdma_accept the requester has no answer: a failure leaves the request undecided,
+	// for the caller to Reject with its reason.
 	if err := d.checkDevice(r.id, r.l.addr); err != nil {
-		return fail("rdma_accept", err)
+		return nil, &datapath.OpError{Op: "rdma_accept", Err: err}
 	}
 	ec, err := newEvchan()
 	if err != nil {
-		return fail("rdma_accept", err)
+		return nil, err
 	}
 	// The connection's events go to its own channel from now on.
 	if rc, err := C.rdma_migrate_id(r.id, ec.ch); rc != 0 {
 		ec.destroy()
-		return fail("rdma_migrate_id", err)
+		return nil, &datapath.OpError{Op: "rdma_migrate_id", Err: err}
 	}
 	c, err := d.newConn(r.id, ec, cfg)
 	if err != nil {
-		C.rdma_reject(r.id, nil, 0)
-		C.rdma_destroy_id(r.id)
+		if rc, _ := C.rdma_migrate_id(r.id, r.l.ec.ch); rc != 0 {
+			// The id cannot go back to the listener's channel: refuse without a reason.
+			C.rdma_reject(r.id, nil, 0)
+			C.rdma_destroy_id(r.id)
+			r.decided = true
+		}
 		ec.destroy()
 		return nil, err
 	}
+	r.decided = true
 	pd := C.CBytes(privateData)
 	defer C.free(pd)
 	rd := c.caps.RDMAReadDepth
