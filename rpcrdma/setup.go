@@ -5,6 +5,8 @@ package rpcrdma
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
@@ -340,6 +342,9 @@ func (c *Conn) start() error {
 	c.recvCap = min(c.recvCap, c.qp.Caps().MaxRecvWR)
 	c.setRecvTarget(c.sv.granted)
 	if err := c.flush(); err != nil { // posts the first receives
+		if cause := c.qp.Err(); cause != nil && errors.Is(err, datapath.ErrBroken) {
+			err = fmt.Errorf("%w: %w", err, cause) // what broke it, not only that it is
+		}
 		return &SetupError{"post receives", err}
 	}
 	if !c.sharedCQ {
