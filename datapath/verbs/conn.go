@@ -550,12 +550,12 @@ func (c *conn) destroy() {
 	}
 	c.scq.detach(c)
 	c.rcq.detach(c)
+	c.d.zmu.Lock()
+	c.d.release(c.q) // before the queue pair goes, as in reap
+	c.d.zmu.Unlock()
 	C.rdma_destroy_qp(c.id)
 	C.rdma_destroy_id(c.id)
 	c.ec.destroy()
-	c.d.zmu.Lock()
-	c.d.release(c.q)
-	c.d.zmu.Unlock()
 	c.q, c.h = nil, 0
 	c.d.track(&c.d.nconn, -1)
 }

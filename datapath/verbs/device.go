@@ -389,8 +389,11 @@ func (d *device) reap(dead func(*zombie) bool) {
 	kept := d.zombies[:0]
 	for _, z := range d.zombies {
 		if dead(z) {
-			C.ibv_destroy_qp(z.qp)
+			// The slot first: a completion the destruction flushes, polled meanwhile on
+			// another thread, must find it free (vb_cq_poll drops it), not the queue pair
+			// whose number the device may give to the next one.
 			d.release(z.q)
+			C.ibv_destroy_qp(z.qp)
 		} else {
 			kept = append(kept, z)
 		}
