@@ -72,21 +72,27 @@ func ReadHostCPU() (HostCPU, error) {
 }
 
 // Since returns, between earlier and h, the share of wall time in which some task on the host
-// waited for a CPU (percent; ok false without pressure stall information) and the share of
-// the host CPU time that other processes used (percent). The first counts this process's
-// own threads waiting for each other; the second is what a neighbour took.
-func (h HostCPU) Since(earlier HostCPU) (pressure float64, ok bool, other float64) {
+// waited for a CPU (percent; pressureOK false without pressure stall information) and the
+// share of the host's CPU time that other processes used (percent; otherOK false over less
+// than minTicks of CPU time, where tick sampling would decide it). The first counts this
+// process's own threads waiting for each other; the second is what a neighbour took.
+func (h HostCPU) Since(earlier HostCPU) (pressure float64, pressureOK bool, other float64, otherOK bool) {
 	if wall := h.Wall.Sub(earlier.Wall); h.HasStall && earlier.HasStall && wall > 0 && h.StallUs >= earlier.StallUs {
-		pressure, ok = min(100, 100*float64(h.StallUs-earlier.StallUs)*1e3/float64(wall)), true
+		pressure, pressureOK = min(100, 100*float64(h.StallUs-earlier.StallUs)*1e3/float64(wall)), true
 	}
-	if h.TotalTicks > earlier.TotalTicks && h.BusyTicks >= earlier.BusyTicks {
+	if h.TotalTicks >= earlier.TotalTicks+minTicks && h.BusyTicks >= earlier.BusyTicks {
 		tick := float64(time.Second / userHZ)
 		busy := float64(h.BusyTicks-earlier.BusyTicks) * tick
 		self := float64(h.SelfNs - earlier.SelfNs)
-		other = min(100, max(0, 100*(busy-self)/(float64(h.TotalTicks-earlier.TotalTicks)*tick)))
+		other, otherOK = min(100, max(0, 100*(busy-self)/(float64(h.TotalTicks-earlier.TotalTicks)*tick))), true
 	}
-	return pressure, ok, other
+	return pressure, pressureOK, other, otherOK
 }
+
+// minTicks is the least CPU time (in USER_HZ ticks, summed over the CPUs) over which Since
+// tells other processes' share: /proc/stat samples a tick at a time, so a few ticks more or
+// less would move a shorter span's share by tens of percent.
+const minTicks = 50
 
 // parseStat reads the aggregate "cpu user nice system idle iowait irq softirq steal guest
 // guest_nice" line of /proc/stat.

@@ -71,14 +71,19 @@ func TestHostCPUSince(t *testing.T) {
 	// One second on 2 CPUs: 200 ticks, 150 of them busy; this process used 1 s of CPU
 	// (100 ticks), so others took 50 ticks: 25% of the host. Some task waited 300 ms: 30%.
 	b := HostCPU{BusyTicks: 1150, TotalTicks: 5200, StallUs: 1.3e6, HasStall: true, SelfNs: 1e9, Wall: t0.Add(time.Second)}
-	p, ok, other := b.Since(a)
-	if !ok || math.Abs(p-30) > 1e-9 || math.Abs(other-25) > 1e-9 {
-		t.Fatalf("Since = %v %v %v; want pressure 30, other 25", p, ok, other)
+	p, pok, other, ook := b.Since(a)
+	if !pok || !ook || math.Abs(p-30) > 1e-9 || math.Abs(other-25) > 1e-9 {
+		t.Fatalf("Since = %v %v %v %v; want pressure 30, other 25", p, pok, other, ook)
 	}
 	// Self time counted beyond the ticks (rounding) is no negative share; no stall data, no pressure.
 	b.SelfNs, b.HasStall = 5e9, false
-	if p, ok, other := b.Since(a); ok || p != 0 || other != 0 {
-		t.Fatalf("Since = %v %v %v; want no pressure, other 0", p, ok, other)
+	if p, pok, other, ook := b.Since(a); pok || p != 0 || !ook || other != 0 {
+		t.Fatalf("Since = %v %v %v %v; want no pressure, other 0", p, pok, other, ook)
+	}
+	// 40 ms on 2 CPUs is 8 ticks: one tick more or less is 12%, so no share is told.
+	short := HostCPU{BusyTicks: 1006, TotalTicks: 5008, SelfNs: 30e6, Wall: t0.Add(40 * time.Millisecond)}
+	if _, _, other, ook := short.Since(a); ook {
+		t.Fatalf("Since over 8 ticks = other %v, told; want it untold", other)
 	}
 }
 
@@ -96,7 +101,7 @@ func TestReadHostCPU(t *testing.T) {
 	if b.TotalTicks < a.TotalTicks || b.BusyTicks < a.BusyTicks || b.SelfNs <= a.SelfNs || !b.Wall.After(a.Wall) {
 		t.Fatalf("two readings 50 ms of spinning apart: %+v then %+v", a, b)
 	}
-	if _, _, other := b.Since(a); other < 0 || other > 100 {
+	if _, _, other, _ := b.Since(a); other < 0 || other > 100 {
 		t.Fatalf("other processes' share %v%%", other)
 	}
 }

@@ -19,6 +19,6 @@ func ReadHostCPU() (HostCPU, error) {
 }
 
 // Since has nothing to say without Linux's accounting.
-func (h HostCPU) Since(earlier HostCPU) (pressure float64, ok bool, other float64) {
-	return 0, false, 0
+func (h HostCPU) Since(earlier HostCPU) (pressure float64, pressureOK bool, other float64, otherOK bool) {
+	return 0, false, 0, false
 }

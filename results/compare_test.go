@@ -299,6 +299,28 @@ func TestCompareDisturbed(t *testing.T) {
 	}
 }
 
+// No verdict rests on a neighbour's load: with every run disturbed, a change well within the
+// tolerance and one far beyond it are both inconclusive, and say what they would have been.
+func TestCompareAllDisturbedDecidesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		scale float64
+		would string
+	}{{1, "it would be ok, but rests on 12 disturbed run(s)"}, {3, "it would be regressed, but rests on 12 disturbed run(s)"}} {
+		base, cur := runs(t, 1, 6, 1), runs(t, 2, 6, tc.scale)
+		for _, r := range append(base, cur...) {
+			disturb(r, 40)
+		}
+		c, err := results.Compare(base, cur, results.CompareConfig{Metrics: []results.Metric{results.MetricP50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.Points[0].Metrics[0]
+		if c.Verdict != results.Inconclusive || c.ExitCode() != results.ExitInconclusive || !strings.Contains(r.Reason, tc.would) {
+			t.Errorf("scale %v: verdict %v (%q), want inconclusive saying %q\n%s", tc.scale, c.Verdict, r.Reason, tc.would, compareText(c))
+		}
+	}
+}
+
 // Reasons that belong to the configuration (its busy poller shares a CPU with the tool's own
 // threads) hold for every run alike: they are noted, and no run is left out for them; a
 // neighbour's run still is.

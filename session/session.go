@@ -34,6 +34,13 @@ type Connector interface {
 	Close() error
 }
 
+// HostReader is a Connector that says how to read the host it measures on, at each point's
+// edges for its disturbance (fake clients in tests: a quiet one); others use
+// datapath.ReadHostCPU.
+type HostReader interface {
+	HostCPU() (datapath.HostCPU, error)
+}
+
 // PointReport is what a Connector learned from a point's connections.
 type PointReport struct {
 	// Negotiated are the first connection's parameters (all of a point's connections offer
@@ -352,9 +359,13 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	}
 	gc := pauseGC()
 	cpu0, cpuErr := results.ReadCPU()
-	host0, hostErr := datapath.ReadHostCPU()
+	readHost := datapath.ReadHostCPU
+	if hr, ok := s.c.Connector.(HostReader); ok {
+		readHost = hr.HostCPU
+	}
+	host0, hostErr := readHost()
 	res, err := r.Run(s.ctx)
-	host1, hostErr1 := datapath.ReadHostCPU()
+	host1, hostErr1 := readHost()
 	cpu1, cpuErr1 := results.ReadCPU()
 	gcStats := gc.end()
 	if endProgress != nil {
@@ -401,11 +412,13 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 		}
 	}
 	if hostErr == nil && hostErr1 == nil {
-		pressure, ok, other := host1.Since(host0)
-		if ok {
+		pressure, pok, other, ook := host1.Since(host0)
+		if pok {
 			rp.HostCPUPressure = &pressure
 		}
-		rp.HostOtherCPU = &other
+		if ook {
+			rp.HostOtherCPU = &other
+		}
 	}
 	markDisturbance(&rp, &res, w, pr.SpinningPeers)
 	rp.GC = gcStats

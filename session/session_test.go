@@ -32,6 +32,9 @@ type fakeConnector struct {
 	slowAt    int           // a threshold whose RPCs take 2 ms (0: none)
 }
 
+// HostCPU is a quiet host: the verdicts of tests must not depend on the machine's load.
+func (*fakeConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
+
 var errFakeRPC = errors.New("fake: reply checksum mismatch")
 
 func (*fakeConnector) Device() *datapath.DeviceInfo {
@@ -379,5 +382,35 @@ func TestAfterRoundEndsTheSession(t *testing.T) {
 	}
 	if !slices.Equal(seen, []int{1, 2, 2, 4}) || len(o.Run.Points) != 4 || o.Run.Status.State != results.StateComplete {
 		t.Fatalf("hook saw %v; %d points, status %+v", seen, len(o.Run.Points), o.Run.Status)
+	}
+}
+
+// noisyConnector runs on a host where, over each point, other processes take a quarter of
+// the CPU time: 150 of 200 ticks busy, 100 of them this process's.
+type noisyConnector struct {
+	fakeConnector
+	reads int
+}
+
+func (c *noisyConnector) HostCPU() (datapath.HostCPU, error) {
+	c.reads++
+	if c.reads%2 == 1 {
+		return datapath.HostCPU{}, nil
+	}
+	return datapath.HostCPU{BusyTicks: 150, TotalTicks: 200, SelfNs: 1e9}, nil
+}
+
+// A point during which other processes took more than MaxOtherCPU of the host's CPU time
+// records their share and is disturbed: compare leaves it out or decides nothing on it.
+func TestNeighbourDisturbsPoint(t *testing.T) {
+	o, err := Run(context.Background(), config(t, &noisyConnector{}, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range o.Run.Points {
+		if p.HostOtherCPU == nil || *p.HostOtherCPU != 25 || !results.Disturbed(&p) ||
+			!strings.Contains(strings.Join(p.Disturbed, "; "), "other processes used 25% of the host CPU time") {
+			t.Errorf("point %s: other %v, disturbed %q", p.Params.Key(), p.HostOtherCPU, p.Disturbed)
+		}
 	}
 }

@@ -21,6 +21,14 @@ type fakeConnector struct {
 	breakAt   int // the connection breaks after this many RPCs (0: never)
 }
 
+// HostCPU is a quiet host: fake clients' verdicts must not depend on the machine's load.
+func (fakeConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
+
+// quietConnector is a real connector on a quiet host.
+type quietConnector struct{ session.Connector }
+
+func (quietConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
+
 var errFakeBroken = errors.New("fake: connection broken: peer vanished")
 
 var errFakeRPC = errors.New("fake: reply checksum mismatch")
@@ -76,6 +84,20 @@ func fakeCommands() []*command {
 			func(*workloadFlags, []workloads.Point) (session.Connector, error) {
 				return stalledConnector{}, nil
 			})}
+	// quietsweep is sweep as if the host had nothing else to do: the verdicts of tests must
+	// not depend on the machine's load.
+	for _, c := range engineCommands(func(w *workloadFlags, pts []workloads.Point) (session.Connector, error) {
+		conn, err := openEngine(w, pts)
+		if err != nil {
+			return nil, err
+		}
+		return quietConnector{conn}, nil
+	}, openServer) {
+		if c.name == "sweep" {
+			c.name = "quietsweep"
+			cs = append(cs, c)
+		}
+	}
 	srv := serverCommand(func(f *serverFlags) (server, error) { return &fakeServer{addr: f.Listen}, nil })
 	srv.name = "fakeserver"
 	return append(cs, srv, measureCommand("fakeclient", "a client of a fake server (tests only)", "--addr HOST:PORT [flags]", "  rpcrdma-bench fakeclient --addr h:1", false, addrRequired, open))

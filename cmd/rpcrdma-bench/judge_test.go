@@ -30,7 +30,7 @@ func autoRounds(t *testing.T, out string) int {
 func TestRepeatAutoAgainstBaseline(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
-	point := []string{"sweep", "--thresholds", "4k", "--sizes", "64", "--depth", "1", "--count", "100", "--warmup", "0", "-q"}
+	point := []string{"quietsweep", "--thresholds", "4k", "--sizes", "64", "--depth", "1", "--count", "100", "--warmup", "0", "-q"}
 	if code, _, stderr := runMain(t, append(point, "--repeat", "6", "--out", base)...); code != exitOK {
 		t.Fatalf("baseline: exit %d: %s", code, stderr)
 	}
