@@ -49,11 +49,11 @@ p50at64() {
 # 20%, then halving the bracket geometrically; 3 rounds per try, at most 8 tries.
 calibrate() {
 	local base lo=0 hi=0 d e i
-	"$BIN" "${recipe[@]}" --repeat 3 --out "$WORK/cal-base.json" >/dev/null 2>&1
+	"$BIN" "${recipe[@]}" --repeat 5 --out "$WORK/cal-base.json" >/dev/null 2>&1
 	base=$(p50at64 "$WORK/cal-base.json")
 	d=$((base / 10))
 	for i in $(seq 8); do
-		"$BIN" "${recipe[@]}" --repeat 3 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1
+		"$BIN" "${recipe[@]}" --repeat 5 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1
 		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
 		echo "calibration: 64 B p50 ${base} ns; --soft-delay ${d}ns: $e" >&2
 		DELAY="${d}ns" EFFECT=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
@@ -140,7 +140,9 @@ for s in $SCENARIOS; do
 		echo "$s trial $n: exit $code, $rounds round(s) ($WORK/$s-$n)" >&2
 	done
 	wall=$(($(date +%s) - start))
-	rows+=("| $s | $(desc "$s") | $trials | $e0 | $e1 | $e3 | $other | $(awk -v s="$rsum" -v n="$trials" 'BEGIN{printf "%.1f", s/n}') | ${wall}s |")
+	# The share of the scenario's points that other processes disturbed (host_other_cpu > 10).
+	dist=$(jq -s '[.[].points[] | select(.host_other_cpu != null) | (.host_other_cpu > 10)] | if length == 0 then "-" else ((map(select(.)) | length) * 100 / length | floor | tostring) + "%" end' -r "$WORK/$s"-*/base/*.json "$WORK/$s"-*/cur/*.json 2>/dev/null || echo "?")
+	rows+=("| $s | $(desc "$s") | $trials | $e0 | $e1 | $e3 | $other | $(awk -v s="$rsum" -v n="$trials" 'BEGIN{printf "%.1f", s/n}') | $dist | ${wall}s |")
 done
 {
 	echo "# CI gate: false alarms and power"
@@ -153,8 +155,8 @@ done
 	fi
 	echo "recipe \`${recipe[*]}\`${DELAY:+; 20% slowdown = \`--soft-delay $DELAY\` (calibration measured $EFFECT on the 64 B p50)}; total $(($(date +%s) - total_start))s."
 	echo
-	echo "| scenario | current side's change | trials | exit 0 ok | exit 1 regressed | exit 3 inconclusive | other | mean rounds (current) | wall time |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| scenario | current side's change | trials | exit 0 ok | exit 1 regressed | exit 3 inconclusive | other | mean rounds (current) | points disturbed by other processes | wall time |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 	echo
 	echo "Targets: same, at most 5% exit 1; every other scenario at least 90% exit 1 and none exit 0."
