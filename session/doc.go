@@ -15,6 +15,6 @@
 // (Looks).
 //
 // The package prints nothing of its own beyond one line per point and write failures, to
-// Config.Log: the caller shows progress (Config.Progress) and prints the table and the
-// status from the returned Outcome.
+// Config.Log: the caller shows progress (Config.Progress, which NewProgress's line serves)
+// and prints the table and the status from the returned Outcome.
 package session

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // stdio is the name that stands for standard input (report, plot, compare) or standard
@@ -61,7 +62,7 @@ func defaultInput(e *env, args []string) []string {
 	if len(args) > 0 || e.stdin == nil {
 		return args
 	}
-	if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
+	if f, ok := e.stdin.(*os.File); ok && session.IsTerminal(f) {
 		return args
 	}
 	if r, ok := e.stdin.(interface{ Len() int }); ok && r.Len() == 0 {

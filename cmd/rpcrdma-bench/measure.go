@@ -268,10 +268,10 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 		}
 		sc.Progress = func(label string, lives []*workloads.Live) func() {
 			started++
-			p := newProgress(e.stderr, label, lives, workloads.Now)
-			p.point, p.after = per, per*time.Duration(max(total-started, 0))
-			p.start()
-			return p.end
+			p := session.NewProgress(e.stderr, label, lives, workloads.Now)
+			p.Point, p.After = per, per*time.Duration(max(total-started, 0))
+			p.Start()
+			return p.End
 		}
 	}
 	o, err := session.Run(stop.ctx, sc)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
@@ -67,27 +65,18 @@ func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) 
 	fs.Var(inlineSizeFlag(&t.RecvSize), "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")
 }
 
-// checkCredits is the engine's check of a --credits value (rpcrdma.Config.Validate).
+// checkCredits is session.CheckCredits as a usage error (exit 2).
 func checkCredits(n int) error {
-	var ce *rpcrdma.ConfigError
-	if err := (rpcrdma.Config{Credits: n}).Validate(); errors.As(err, &ce) {
-		return usageErrorf("--credits %d out of range: %s, or 0 for the default", n, ce.Reason)
+	if err := session.CheckCredits(n); err != nil {
+		return usageErrorf("%v", err)
 	}
 	return nil
 }
 
-// checkTransport reports knob combinations that cannot mean what they say.
+// checkTransport is session.Transport.Validate as a usage error (exit 2).
 func checkTransport(t *session.Transport, requester bool) error {
-	if err := checkCredits(t.Credits); err != nil {
-		return err
-	}
-	if requester && t.RemoteInvalidate && t.Memory != rpcrdma.MemoryWindows {
-		// The engine would silently clear the bit: in pre-registered mode every chunk shares
-		// the connection's key, and invalidating it would end the connection.
-		return usageErrorf("--remote-invalidate needs --memory windows: pre-registered chunks share the connection's key, which a Send With Invalidate would destroy")
-	}
-	if requester && t.DoneInvalidate && !t.RemoteInvalidate {
-		return usageErrorf("--done-invalidate needs --remote-invalidate: Send With Invalidate is used only when both ends set the R bit")
+	if err := t.Validate(requester); err != nil {
+		return usageErrorf("%v", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"fmt"
@@ -13,8 +13,8 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// isTerminal reports whether w is a terminal (a TCGETS ioctl succeeds on it).
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal (a TCGETS ioctl succeeds on it).
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -23,28 +23,30 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-// progress shows a running point: elapsed time, RPC/s and p50 over the last interval. On a
+// Progress shows a running point: elapsed time, RPC/s and p50 over the last interval. On a
 // terminal it rewrites one line in place several times a second; elsewhere (a CI log, a
 // pipe) it prints a plain line every few seconds, so logs stay readable. It reads only the
 // pollers' Live counters, never their Recorders, so it costs the hot path nothing but the
 // atomic adds Live already does. It writes to stderr, keeping stdout for results.
-type progress struct {
+type Progress struct {
 	w     io.Writer
 	tty   bool
 	every time.Duration
 	label string
 	lives []*workloads.Live
 	clock func() int64
-	// point is this point's planned time, after that of the points still to run once it
-	// ends: the ETA (0: not known).
-	point, after time.Duration
+	// Point is this point's planned time, After that of the points still to run once it
+	// ends: the ETA (Point 0: not known).
+	Point, After time.Duration
 
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
 
-func newProgress(w io.Writer, label string, lives []*workloads.Live, clock func() int64) *progress {
-	p := &progress{w: w, tty: isTerminal(w), label: label, lives: lives, clock: clock, stop: make(chan struct{})}
+// NewProgress is a Progress for the point label whose pollers count in lives, timed by clock
+// (workloads.Now); Start shows it, End erases the line and returns once it is no longer written.
+func NewProgress(w io.Writer, label string, lives []*workloads.Live, clock func() int64) *Progress {
+	p := &Progress{w: w, tty: IsTerminal(w), label: label, lives: lives, clock: clock, stop: make(chan struct{})}
 	p.every = 5 * time.Second
 	if p.tty {
 		p.every = 250 * time.Millisecond
@@ -52,7 +54,7 @@ func newProgress(w io.Writer, label string, lives []*workloads.Live, clock func(
 	return p
 }
 
-func (p *progress) start() {
+func (p *Progress) Start() {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -90,7 +92,7 @@ func (p *progress) start() {
 }
 
 // line formats one progress report for n RPCs finished over interval dt.
-func (p *progress) line(now int64, n uint64, dt time.Duration, h *workloads.LiveHist) string {
+func (p *Progress) line(now int64, n uint64, dt time.Duration, h *workloads.LiveHist) string {
 	var b strings.Builder
 	if p.label != "" {
 		b.WriteString(p.label)
@@ -105,8 +107,8 @@ func (p *progress) line(now int64, n uint64, dt time.Duration, h *workloads.Live
 		}
 	}
 	fmt.Fprintf(&b, "%-7s %6.1fs", phase, time.Duration(since).Seconds())
-	if p.point > 0 {
-		left := max(p.point-time.Duration(since), 0) + p.after
+	if p.Point > 0 {
+		left := max(p.Point-time.Duration(since), 0) + p.After
 		fmt.Fprintf(&b, "  ETA %v", left.Round(time.Second))
 	}
 	rate := 0.0
@@ -122,7 +124,7 @@ func (p *progress) line(now int64, n uint64, dt time.Duration, h *workloads.Live
 	return b.String()
 }
 
-func (p *progress) end() {
+func (p *Progress) End() {
 	close(p.stop)
 	p.wg.Wait()
 }

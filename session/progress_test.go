@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ func TestProgressLine(t *testing.T) {
 	var l workloads.Live
 	l.Begin.Store(0)
 	l.Measure.Store(int64(time.Second))
-	p := newProgress(&bytes.Buffer{}, "[1/4]", []*workloads.Live{&l}, nil)
+	p := NewProgress(&bytes.Buffer{}, "[1/4]", []*workloads.Live{&l}, nil)
 	if p.tty {
 		t.Fatal("a buffer is not a terminal")
 	}
@@ -27,13 +27,13 @@ func TestProgressLine(t *testing.T) {
 		t.Fatalf("line %q", line)
 	}
 	// Three more points of 6 s after this one, 2 s into its 6: 4 s + 18 s to go.
-	p.point, p.after = 6*time.Second, 18*time.Second
+	p.Point, p.After = 6*time.Second, 18*time.Second
 	if line := p.line(int64(2*time.Second), 0, time.Second, &h); !strings.Contains(line, "measure    2.0s  ETA 22s") {
 		t.Fatalf("line %q", line)
 	}
 }
 
-// isTerminal tells a pseudo-terminal from a pipe.
+// IsTerminal tells a pseudo-terminal from a pipe.
 func TestIsTerminal(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -41,7 +41,7 @@ func TestIsTerminal(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	if isTerminal(w) || isTerminal(&bytes.Buffer{}) {
+	if IsTerminal(w) || IsTerminal(&bytes.Buffer{}) {
 		t.Fatal("a pipe or a buffer taken for a terminal")
 	}
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
@@ -49,7 +49,7 @@ func TestIsTerminal(t *testing.T) {
 		t.Skipf("no pseudo-terminals here: %v", err)
 	}
 	defer ptmx.Close()
-	if !isTerminal(ptmx) {
+	if !IsTerminal(ptmx) {
 		t.Fatal("the pty master is not taken for a terminal")
 	}
 }
