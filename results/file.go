@@ -215,16 +215,6 @@ func jsonError(b []byte, err error) error {
 	return err
 }
 
-// ReadFiles reads several results files (ReadFile each), for Compare and reports; the first
-// error stops it.
-func ReadFiles(paths ...string) ([]*Run, error) {
-	runs := make([]*Run, 0, len(paths))
-	for _, p := range paths {
-		r, err := ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
-}
+// ReadFiles reads several results files (ReadInputs, "-" being standard input), for Compare
+// and reports; the first error stops it.
+func ReadFiles(paths ...string) ([]*Run, error) { return ReadInputs(os.Stdin, paths) }

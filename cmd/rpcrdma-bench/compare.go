@@ -30,8 +30,9 @@ ok or regressed has probability at most --alpha over the whole invocation: more 
 metrics need more runs (5 a side cover up to 12 judgements, 6 up to 46). Judged: --metrics,
 else the metrics --threshold names, else p50, p99 and rps; a metric without a --threshold
 value has its default tolerance (p50 +10%, p90 +15%, p99 +20%, p99.9 +30%, mean +10%,
-rps -10%, gbps -10%). Disturbed runs (the results' disturbed, host CPU pressure above 20%)
-are left out while enough others remain; a verdict that rests on them says so.
+rps -10%, gbps -10%). Disturbed runs (other processes took more than 10% of the host's CPU
+time, or a collection ran) are left out while enough others remain; with too few left, the
+metric is inconclusive and says what it would have been.
 
 Exit status: 0 ok, 1 regressed (or a base point missing in current), 2 bad usage or input,
 3 inconclusive (no regression, but not everything judged could be decided: add runs).`,

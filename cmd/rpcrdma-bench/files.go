@@ -10,50 +10,20 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
-// stdio is the name that stands for standard input (report, plot, compare) or standard
-// output (--out of run, client and sweep), as vegeta and most Unix tools read it.
-const stdio = "-"
+// stdio is the name that stands for standard input or output (results.Stdio).
+const stdio = results.Stdio
 
-// stdinName is how outputs name results read from standard input.
-const stdinName = "(stdin)"
-
-// readRuns reads the results files named by files, "-" being standard input (read once:
-// naming it twice is bad input, as the second read would see nothing).
+// readRuns reads the results files named by files (results.ReadInputs).
 func readRuns(e *env, files []string) ([]*results.Run, error) {
-	runs := make([]*results.Run, 0, len(files))
-	seenStdin := false
-	for _, f := range files {
-		if f != stdio {
-			r, err := results.ReadFile(f)
-			if err != nil {
-				return nil, err
-			}
-			runs = append(runs, r)
-			continue
-		}
-		if seenStdin {
-			return nil, errors.New(`"-" (standard input) given twice`)
-		}
-		seenStdin = true
-		r, err := results.Read(e.stdin)
-		if err != nil {
-			var fe *results.FileError
-			if errors.As(err, &fe) {
-				fe.Path = stdinName
-			}
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
+	return results.ReadInputs(e.stdin, files)
 }
 
-// sourceName is how outputs name the results file f.
-func sourceName(f string) string {
-	if f == stdio {
-		return stdinName
+// expandDirs is results.ExpandDirs; a directory without results files is bad usage.
+func expandDirs(args []string) (files, dirs []string, err error) {
+	if files, dirs, err = results.ExpandDirs(args); err != nil {
+		err = usageError{err.Error()}
 	}
-	return f
+	return files, dirs, err
 }
 
 // defaultInput is the argument list of a reading command given none: standard input when it

@@ -44,8 +44,8 @@ func TestOutStdoutPipesIntoReport(t *testing.T) {
 		if err != nil || len(rows) < 2 {
 			t.Fatalf("%q: csv %v: %q", args, err, out.String())
 		}
-		if got := rows[1][0]; got != stdinName {
-			t.Errorf("%q: source column %q, want %q", args, got, stdinName)
+		if got := rows[1][0]; got != results.StdinName {
+			t.Errorf("%q: source column %q, want %q", args, got, results.StdinName)
 		}
 	}
 	if len(r.Points) != 1 || r.Points[0].Throughput.RPCs == 0 {

@@ -299,7 +299,7 @@ func measure(e *env, name string, w *workloadFlags, open newConnector) int {
 				fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
 			}
 		case len(cfg.Sweep.Mixes) == 0:
-			printSwitches(te, o.Run)
+			session.WriteSwitches(te.stdout, o.Run)
 		}
 	}
 	if judge != nil && o.Run.Status.State == results.StateComplete {
@@ -376,17 +376,4 @@ func hint(err error) string {
 // defaultOut is the results file of a command run at t without --out.
 func defaultOut(name string, t time.Time) string {
 	return "rpcrdma-bench-" + name + "-" + t.UTC().Format("20060102T150405Z") + ".json"
-}
-
-// printSwitches prints where each size changed message class, per threshold and depth.
-func printSwitches(e *env, r *results.Run) {
-	sw := session.Switches(r)
-	fmt.Fprintln(e.stdout, "\nclass switches (size in (below, at]):")
-	if len(sw) == 0 {
-		fmt.Fprintln(e.stdout, "  none")
-	}
-	for _, s := range sw {
-		fmt.Fprintf(e.stdout, "  thr %-5s depth %-3d %-7s -> %-7s between %s and %s\n", workloads.FormatSize(s.Threshold), s.Depth,
-			s.From, s.To, workloads.FormatSize(s.Below), workloads.FormatSize(s.At))
-	}
 }

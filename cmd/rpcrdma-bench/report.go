@@ -3,15 +3,13 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"sort"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/report"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // reportCommand is the report subcommand.
@@ -62,31 +60,6 @@ argument, when standard input is not a terminal) for a results file on standard 
 	}
 }
 
-// expandDirs replaces each directory among args by the *.json files in it, sorted by name
-// (results files, by convention; a directory of a report page holds no other JSON), and
-// returns the directories found. Other arguments pass through unchanged: reading them says
-// what is wrong with them.
-func expandDirs(args []string) (files, dirs []string, err error) {
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil || !st.IsDir() {
-			files = append(files, a)
-			continue
-		}
-		m, err := filepath.Glob(filepath.Join(a, "*.json"))
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(m) == 0 {
-			return nil, nil, usageErrorf("%s: no *.json results files in this directory", a)
-		}
-		sort.Strings(m)
-		files = append(files, m...)
-		dirs = append(dirs, a)
-	}
-	return files, dirs, nil
-}
-
 // reportPage writes the HTML and Markdown report of files into dir.
 func reportPage(e *env, dir string, cfg report.Config, files []string) int {
 	if len(files) == 0 {
@@ -97,7 +70,7 @@ func reportPage(e *env, dir string, cfg report.Config, files []string) int {
 		return fail(e, "report", usageError{err.Error()})
 	}
 	for _, f := range files {
-		cfg.Sources = append(cfg.Sources, sourceName(f))
+		cfg.Sources = append(cfg.Sources, results.SourceName(f))
 	}
 	html, md, err := report.Write(runs, dir, cfg)
 	for _, p := range []string{html, md} {
@@ -131,7 +104,7 @@ func reportFiles(e *env, format, out string, files []string) int {
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = sourceName(f)
+		names[i] = results.SourceName(f)
 	}
 	w := e.stdout
 	var f *os.File
@@ -145,7 +118,7 @@ func reportFiles(e *env, format, out string, files []string) int {
 		bw = bufio.NewWriter(f)
 		w = bw
 	}
-	err = render(w, format, runs, names)
+	err = session.Render(w, format, runs, names)
 	if bw != nil {
 		if ferr := bw.Flush(); err == nil {
 			err = ferr
@@ -158,42 +131,4 @@ func reportFiles(e *env, format, out string, files []string) int {
 		return fail(e, "report", err)
 	}
 	return exitOK
-}
-
-// render writes runs, read from the files names, in format.
-func render(w io.Writer, format string, runs []*results.Run, names []string) error {
-	switch format {
-	case "csv":
-		return results.WriteCSVSources(w, names, runs...)
-	case "hlog":
-		return results.WriteHlog(w, runs[0])
-	case "bench":
-		return results.WriteBench(w, runs...)
-	case "thresholds":
-		return results.WriteThresholdsOf(w, runs, 0)
-	case "switches":
-		for i, r := range runs {
-			if len(runs) > 1 {
-				fmt.Fprintf(w, "\n== %s ==", names[i])
-			}
-			printSwitches(&env{stdout: w}, r)
-		}
-		return nil
-	}
-	for i, r := range runs {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if len(runs) > 1 {
-			// Several blocks look alike: say which file each one is.
-			fmt.Fprintf(w, "== %s ==\n", names[i])
-		}
-		if err := results.WriteText(w, r); err != nil {
-			return err
-		}
-	}
-	if q := results.Quality(runs); q != "" {
-		fmt.Fprintln(w, q)
-	}
-	return nil
 }
