@@ -43,10 +43,8 @@ cat /tmp/siw-sweep.err
 check_results $R/siw-sweep.json short long
 chk=$?
 echo "sweep rc=$src check rc=$chk"
-# A known siw problem, not yet fixed: in some runs (more under host load) a point's new
-# connection breaks at once, right after the previous point's connection closed: the new
-# queue pair, which siw gave the number of one just destroyed, is flushed or disconnected
-# while its peer is still up. A sweep that stopped part-way is reported apart (KNOWN, not
+# A known siw problem, not yet fixed: in some runs (more under host load) a new connection
+# breaks at once, right after an earlier one closed (test/vm/README.md). A sweep that stopped part-way is reported apart (KNOWN, not
 # counted) only when the points before the stop measured every class they should, with no
 # error: one that fails at its first point (an address, a device) still fails.
 if [ $src -ne 0 ] && [ $chk -eq 0 ] && grep -q 'failed: ' /tmp/siw-sweep.err; then
