@@ -92,6 +92,8 @@ func (commands cli) MainIO(args []string, stdin io.Reader, stdout, stderr io.Wri
 	switch name {
 	case "--version":
 		name = "version"
+	case "completion":
+		return commands.completion(e, args[1:])
 	case "help", "-h", "--help":
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
@@ -134,6 +136,7 @@ func (commands cli) usage(w io.Writer) {
 	for _, n := range commands.names() {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-9s %s\n", "completion", "Print a shell completion script: bash, zsh or fish")
 	fmt.Fprintln(w, "\nRun 'rpcrdma-bench COMMAND --help' for a command's flags and examples; --version is 'version'.")
 	fmt.Fprintln(w, "Exit status: 0 ok; 1 run failed, interrupted or regression; 2 bad usage or input.")
 }
