@@ -508,7 +508,11 @@ func judge(r *MetricResult, base, cur []sample, tail float64, judged int, alpha 
 	case r.Disturbed > 0 && (regressed || within):
 		// A neighbour's load moves a round by more than any tolerance (a busy poller
 		// that loses its CPU serves an order of magnitude slower): no verdict either way.
-		r.Reason = fmt.Sprintf("it would be %s, but rests on %d disturbed run(s): measure again on a quieter machine", map[bool]string{true: "regressed", false: "ok"}[regressed], r.Disturbed)
+		would := OK
+		if regressed {
+			would = Regressed
+		}
+		r.Reason = fmt.Sprintf("it would be %s, but rests on %d disturbed run(s): measure again on a quieter machine", would, r.Disturbed)
 	case regressed:
 		r.Verdict = Regressed
 	case within:

@@ -38,35 +38,48 @@ func (failRegPD) Register([]byte, datapath.Access) (datapath.MR, error) {
 	return nil, &datapath.OpError{Op: "ibv_reg_mr", Err: errMemlock}
 }
 
+// refusedDial dials a soft server at addr (in process or over TCP) whose device and listener
+// are wrapped as given, and returns the requester's error and the server's Accept error.
+func refusedDial(t *testing.T, addr string, dev func(datapath.Device) datapath.Device, lis func(datapath.Listener) datapath.Listener) (dialErr, acceptErr error) {
+	t.Helper()
+	prov := soft.New(soft.Config{})
+	cdev, _ := prov.Open("")
+	sdev, _ := prov.Open("")
+	defer sdev.Close()
+	defer cdev.Close()
+	l, err := sdev.Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	acc := make(chan error, 1)
+	go func() {
+		c, err := Accept(context.Background(), dev(sdev), lis(l), testCfg(4096))
+		if c != nil {
+			c.Close()
+		}
+		acc <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, dialErr = Dial(ctx, cdev, l.Addr(), testCfg(4096))
+	return dialErr, <-acc
+}
+
+func sameDevice(d datapath.Device) datapath.Device       { return d }
+func sameListener(l datapath.Listener) datapath.Listener { return l }
+
 // A server that cannot set a connection up refuses it with the cause, and the requester's
 // error carries that cause: in process and over TCP.
 func TestRefusalCarriesSetupCause(t *testing.T) {
 	for _, addr := range []string{soft.InprocPrefix + "0", "127.0.0.1:0"} {
-		prov := soft.New(soft.Config{})
-		cdev, _ := prov.Open("")
-		sdev, _ := prov.Open("")
-		l, err := sdev.Listen(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		acc := make(chan error, 1)
-		go func() {
-			c, err := Accept(context.Background(), failRegDev{sdev}, l, testCfg(4096))
-			if c != nil {
-				c.Close()
-			}
-			acc <- err
-		}()
-		_, err = Dial(context.Background(), cdev, l.Addr(), testCfg(4096))
-		if serr := <-acc; serr == nil || !strings.Contains(serr.Error(), errMemlock.Error()) {
+		err, serr := refusedDial(t, addr, func(d datapath.Device) datapath.Device { return failRegDev{d} }, sameListener)
+		if serr == nil || !strings.Contains(serr.Error(), errMemlock.Error()) {
 			t.Errorf("%s: the server's Accept: %v, want its cause", addr, serr)
 		}
 		if err == nil || !strings.Contains(err.Error(), "RLIMIT_MEMLOCK is 8 MiB") {
 			t.Errorf("%s: Dial: %v; want the server's cause (RLIMIT_MEMLOCK is 8 MiB)", addr, err)
 		}
-		l.Close()
-		cdev.Close()
-		sdev.Close()
 	}
 }
 
@@ -92,28 +105,11 @@ func (failQPRequest) Accept(datapath.QPConfig, []byte) (datapath.Conn, error) { 
 // waiting for an answer until its timeout.
 func TestFailedAcceptCarriesCause(t *testing.T) {
 	for _, addr := range []string{soft.InprocPrefix + "0", "127.0.0.1:0"} {
-		prov := soft.New(soft.Config{})
-		cdev, _ := prov.Open("")
-		sdev, _ := prov.Open("")
-		l, err := sdev.Listen(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			if c, err := Accept(context.Background(), sdev, failQPListener{l}, testCfg(4096)); err == nil {
-				c.Close()
-			}
-		}()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = Dial(ctx, cdev, l.Addr(), testCfg(4096))
-		cancel()
+		err, _ := refusedDial(t, addr, sameDevice, func(l datapath.Listener) datapath.Listener { return failQPListener{l} })
 		var rej *RejectReasonError
 		if !errors.As(err, &rej) || !strings.Contains(rej.Reason, "rdma_create_qp") || !strings.Contains(rej.Reason, "cannot allocate memory") {
 			t.Errorf("%s: Dial: %v; want a refusal naming rdma_create_qp and its cause", addr, err)
 		}
-		l.Close()
-		cdev.Close()
-		sdev.Close()
 	}
 }
 
