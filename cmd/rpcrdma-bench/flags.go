@@ -244,7 +244,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
 	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")
 	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads; each polls one completion queue shared by its connections")
-	fs.Var(pollFlag(&c.Poll, false), "poll", "how a poller waits for completions: busy (default: spin, no wakeup on the measured path), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms)")
+	fs.Var(pollFlag(&c.Poll, true), "poll", "how a poller waits for completions: busy (spin: no wakeup on the measured path, a CPU each), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms); default event on soft, busy on verbs")
 	fs.Var(cpusFlag(&c.CPUs), "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
 	addTransportFlags(fs, &w.tr, true)
 	fs.DurationVar(&w.drain, "drain", 0, fmt.Sprintf("after the measured time, wait this long for outstanding RPCs before counting them lost (default: %d × the longest RTT seen, at least %v, which rides out link retransmissions)", workloads.DrainRTTs, workloads.MinDrain))
@@ -263,6 +263,9 @@ const turnaroundsHelp = "record each poller's turnaround, its own time from a co
 
 // config returns the single-run workload the flags describe, normalized.
 func (w *workloadFlags) config() (workloads.Config, error) {
+	if !w.fs.Changed("poll") {
+		w.cfg.Poll = session.MeasuringPoll(w.provider) // the responder in this process follows it
+	}
 	c := w.cfg
 	c.Duration = workloads.Duration(w.duration)
 	if c.Count > 0 && !w.fs.Changed("duration") {

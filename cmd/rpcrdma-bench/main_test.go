@@ -182,6 +182,36 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	}
 }
 
+// The measuring side's pollers block on soft unless --poll says otherwise: there the
+// process's own threads make the completions, and spinning pollers would compete with them.
+func TestMeasuringPollDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want datapath.PollMode
+	}{
+		{nil, datapath.PollEvent},
+		{[]string{"--poll", "busy"}, datapath.PollBusy},
+		{[]string{"--provider", "soft", "--poll", "hybrid"}, datapath.PollHybrid},
+	} {
+		out := filepath.Join(t.TempDir(), "run.json")
+		args := append([]string{"fakerun", "--count", "1000", "--warmup", "0s", "--out", out, "-q"}, tc.args...)
+		if code, _, stderr := runMain(t, args...); code != exitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		r, err := results.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg runConfig
+		if err := json.Unmarshal(r.Config, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Workload == nil || cfg.Workload.Poll.Mode != tc.want {
+			t.Errorf("%q: config %s, want poll %v", tc.args, r.Config, tc.want)
+		}
+	}
+}
+
 // The sweep's class switches, read back from its results file, sit where the (fake's)
 // thresholds put them.
 func TestSweepRecordsClassSwitches(t *testing.T) {
