@@ -90,8 +90,9 @@ type ConnRequest interface {
 	RemoteAddr() string
 	// Accept creates a queue pair as cfg says and accepts with privateData (at most
 	// MaxAcceptPrivateData bytes). The Conn is established when Accept returns. An Accept
-	// that fails before answering the requester (bad private data, no queue pair) leaves the
-	// request undecided: Reject it then, so that the requester learns why.
+	// that fails before answering the requester leaves the request undecided (bad private
+	// data, no queue pair, a failed cfg.Prepare): Reject it then, so that the requester
+	// learns why.
 	Accept(cfg QPConfig, privateData []byte) (Conn, error)
 	// Reject refuses the connection, passing privateData (at most MaxRejectPrivateData
 	// bytes) to the requester, whose Connect fails with an error wrapping a *RejectedError
@@ -119,6 +120,13 @@ type QPConfig struct {
 	// RDMAReadDepth bounds the RDMA READs outstanding in each direction (initiator depth and
 	// responder resources; default 4), clamped to the device's max_qp_rd_atom.
 	RDMAReadDepth int
+	// Prepare, when set, is called with the new queue pair before the connection exists:
+	// Accept calls it before answering the requester, Connect before sending the request. It
+	// posts the receives the peer's first messages need, since the peer may send the moment
+	// the connection is established and iWARP has no receiver-not-ready retry: a Send that
+	// finds no receive ends the connection. An error fails Accept (the request stays
+	// undecided) or Connect, and the queue pair is destroyed.
+	Prepare func(Conn) error
 }
 
 // Defaults for zero QPConfig fields.

@@ -263,22 +263,11 @@ func (s *serveState) serve(req datapath.ConnRequest) {
 // it to m's poller. The returned Conn belongs to that poller: use it only from there.
 func AcceptOn(dev datapath.Device, req datapath.ConnRequest, cfg Config, m *Mux) (*Conn, error) {
 	cfg.CQ = m.cq
-	c, err := acceptRequest(dev, req, cfg, m.share)
+	c, err := acceptRequest(dev, req, cfg, m)
 	if err != nil {
 		return nil, err
 	}
-	// The lock is held from posting the receives until the hand-over: a completion the
-	// poller sees for this queue pair before it knows the connection makes it take the lock,
-	// and so wait for the hand-over.
-	m.mu.Lock()
-	err = c.start()
-	if err == nil {
-		m.hand(c)
-	}
-	m.mu.Unlock()
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
+	m.hand(c)
+	m.mu.Unlock() // taken by acceptRequest when it posted the receives
 	return c, nil
 }

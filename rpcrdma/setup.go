@@ -78,21 +78,18 @@ func Accept(ctx context.Context, dev datapath.Device, l datapath.Listener, cfg C
 
 // AcceptRequest sets up a responder endpoint for a pending connection request.
 func AcceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config) (*Conn, error) {
-	c, err := acceptRequest(dev, req, cfg, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.start(); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
+	return acceptRequest(dev, req, cfg, nil)
 }
 
-// acceptRequest does AcceptRequest's work up to start: the connection is established and
-// nothing is posted yet. With sh, the connection is one of a Serve poller's: in its
-// protection domain, with its sink pool.
-func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, sh *share) (*Conn, error) {
+// acceptRequest does AcceptRequest's work: the connection is established with its receives
+// posted. With m, the connection is one of m's poller's (on its CQ, in the protection domain
+// and with the sink pool of a Serve poller), and it returns with m.mu held, for the caller
+// to hand the connection over (see AcceptOn).
+func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, m *Mux) (*Conn, error) {
+	var sh *share
+	if m != nil {
+		sh = m.share
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		refuse(req, err)
@@ -136,23 +133,38 @@ func acceptRequest(dev datapath.Device, req datapath.ConnRequest, cfg Config, sh
 		c.Close()
 		return nil, err
 	}
-	// Memory is set up before accepting, so that the receives are posted the moment the
-	// connection exists: the requester may send its first call as soon as it is
-	// established, and a Send that finds no receive is only retried for so long (RNR).
+	// The receives are posted before the requester hears the answer (QPConfig.Prepare): it
+	// may send its first call the moment the connection is established, and a Send that
+	// finds no receive is retried only for so long on InfiniBand and RoCE (RNR), and not at
+	// all on iWARP, where it ends the connection.
 	if err := c.prepare(peer, ok, pext, reverse, cfg.Credits); err != nil {
 		refuse(req, err)
 		c.Close()
 		return nil, err
 	}
+	locked := false
+	qpc.Prepare = func(qp datapath.Conn) error {
+		if m != nil {
+			// Held from posting the receives until the hand-over (AcceptOn): a completion
+			// the poller sees for this queue pair before then makes it wait for the lock.
+			m.mu.Lock()
+			locked = true
+		}
+		c.qp = qp
+		return c.start()
+	}
 	qp, err := req.Accept(qpc, pd[:n])
 	if err != nil {
+		if locked {
+			m.mu.Unlock()
+		}
+		c.qp = nil // Accept destroyed it
 		err = &SetupError{"accept", err}
 		refuse(req, err) // a failed Accept leaves the request undecided when it could not answer
 		c.Close()
 		return nil, err
 	}
-	c.qp = qp
-	c.qpn = qp.QPN()
+	c.qp = qp // the provider's, or what a wrapper around the request made of it
 	return c, nil
 }
 

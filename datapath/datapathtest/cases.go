@@ -35,6 +35,7 @@ var cases = []tcase{
 	{"RejectLimits", rejectLimitsActive, rejectLimitsPassive},
 	{"RejectAfterFailedAccept", rejectActive, rejectAfterFailedAcceptPassive},
 	{"SendRecv", sendRecvActive, sendRecvPassive},
+	{"PrepareBeforeConnected", prepareActive, preparePassive},
 	{"Unsignaled", unsignaledActive, unsignaledPassive},
 	{"Inline", inlineActive, inlinePassive},
 	{"CQWait", cqWaitActive, cqWaitPassive},
@@ -159,15 +160,73 @@ func rejectPassive(h *half) {
 	h.must(h.request().Reject(rejectPD), "Reject")
 }
 
-// An Accept that fails before answering (here: no CQs, so no queue pair) leaves the request
-// undecided, so that the responder can still refuse it with its reason.
+// An Accept that fails before answering (here: no CQs, so no queue pair; then a Prepare
+// that fails) leaves the request undecided, so that the responder can still refuse it with
+// its reason.
 func rejectAfterFailedAcceptPassive(h *half) {
 	req := h.request()
 	if c, err := req.Accept(datapath.QPConfig{}, nil); err == nil {
 		c.Close()
 		h.fatalf("Accept with no CQs succeeded")
 	}
+	cfg, _ := h.qp(0, 0)
+	cfg.Prepare = func(datapath.Conn) error { return errPrepare }
+	if c, err := req.Accept(cfg, nil); !errors.Is(err, errPrepare) {
+		if err == nil {
+			c.Close()
+		}
+		h.fatalf("Accept whose Prepare failed: %v, want its error", err)
+	}
 	h.must(req.Reject(rejectPD), "Reject after a failed Accept")
+}
+
+var errPrepare = errors.New("no receive buffers")
+
+// QPConfig.Prepare runs on the new queue pair before the peer can send on the connection:
+// each end posts its receive there and sends the moment it is connected, with no sync, and
+// each SEND finds the peer's receive. Prepare gets the queue pair that is returned.
+func prepareActive(h *half) {
+	cfg, cq := h.qp(0, 0)
+	dst := h.reg(64, rw, 0)
+	var prepared datapath.Conn
+	cfg.Prepare = func(c datapath.Conn) error {
+		prepared = c
+		_, err := c.PostRecv([]datapath.RecvWR{{ID: 100, SGL: []datapath.SGE{sge(dst, 0, 64)}}})
+		return err
+	}
+	c := h.connect(cfg, nil)
+	if prepared == nil || prepared.QPN() != c.QPN() {
+		h.fatalf("Connect returned QP %#x; Prepare ran on %v", c.QPN(), prepared)
+	}
+	src := h.reg(16, 0, 12)
+	h.postSend(c, datapath.SendWR{ID: 1, Op: send, Flags: sig, SGL: []datapath.SGE{sge(src, 0, 16)}})
+	wcs := h.byID(cq, 2)
+	h.check(wcs[1], c, 1, send, ok)
+	h.check(wcs[100], c, 100, recv, ok)
+	h.equal(dst.Bytes()[:16], pattern(16, 13), "the passive half's first SEND")
+	h.sync()
+}
+
+func preparePassive(h *half) {
+	cfg, cq := h.qp(0, 0)
+	dst := h.reg(64, rw, 0)
+	var prepared datapath.Conn
+	cfg.Prepare = func(c datapath.Conn) error {
+		prepared = c
+		_, err := c.PostRecv([]datapath.RecvWR{{ID: 200, SGL: []datapath.SGE{sge(dst, 0, 64)}}})
+		return err
+	}
+	c, _ := h.accept(cfg, nil)
+	if prepared == nil || prepared.QPN() != c.QPN() {
+		h.fatalf("Accept returned QP %#x; Prepare ran on %v", c.QPN(), prepared)
+	}
+	src := h.reg(16, 0, 13)
+	h.postSend(c, datapath.SendWR{ID: 2, Op: send, Flags: sig, SGL: []datapath.SGE{sge(src, 0, 16)}})
+	wcs := h.byID(cq, 2)
+	h.check(wcs[2], c, 2, send, ok)
+	h.check(wcs[200], c, 200, recv, ok)
+	h.equal(dst.Bytes()[:16], pattern(16, 12), "the active half's first SEND")
+	h.sync()
 }
 
 // A reject carries MaxRejectPrivateData bytes whole (the room a reason has: IB's REJ), and a

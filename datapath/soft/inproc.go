@@ -156,6 +156,9 @@ func (r *ipReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := prepare(s, cfg); err != nil {
+		return nil, err
+	}
 	if err := r.decide(s, pd); err != nil {
 		return nil, &datapath.OpError{Op: op, Err: err}
 	}
@@ -185,6 +188,9 @@ func connectInproc(ctx context.Context, d *device, name string, cfg datapath.QPC
 	op := "soft: connect " + InprocPrefix + name
 	c, err := newConn(d, cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := prepare(c, cfg); err != nil {
 		return nil, err
 	}
 	inproc.mu.Lock()

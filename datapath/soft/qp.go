@@ -145,6 +145,16 @@ func (r *ring[T]) pop() {
 }
 
 // newConn creates the queue pair cfg describes, validated and clamped like ibv_create_qp.
+// prepare runs cfg.Prepare on a new queue pair that is not yet connected. Its error is the
+// caller's own, returned as it is; the queue pair is not counted among the device's objects
+// yet, so on failure it is simply dropped.
+func prepare(c *conn, cfg datapath.QPConfig) error {
+	if cfg.Prepare == nil {
+		return nil
+	}
+	return cfg.Prepare(c)
+}
+
 func newConn(d *device, cfg datapath.QPConfig) (*conn, error) {
 	const op = "soft: create QP"
 	scq, ok1 := cfg.SendCQ.(*cq)

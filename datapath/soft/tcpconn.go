@@ -155,6 +155,9 @@ func (r *tcpReq) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := prepare(c, cfg); err != nil {
+		return nil, err
+	}
 	if err := r.decide(); err != nil {
 		return nil, &datapath.OpError{Op: op, Err: err}
 	}
@@ -189,6 +192,9 @@ func connectTCP(ctx context.Context, d *device, addr string, cfg datapath.QPConf
 	op := "soft: connect " + addr
 	c, err := newConn(d, cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := prepare(c, cfg); err != nil {
 		return nil, err
 	}
 	var dialer net.Dialer

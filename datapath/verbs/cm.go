@@ -331,6 +331,11 @@ func (r *request) Accept(cfg datapath.QPConfig, privateData []byte) (datapath.Co
 		return nil, &datapath.OpError{Op: "rdma_migrate_id", Err: err}
 	}
 	c, err := d.newConn(r.id, ec, cfg)
+	if err == nil && cfg.Prepare != nil {
+		if err = cfg.Prepare(c); err != nil {
+			c.destroyQP()
+		}
+	}
 	if err != nil {
 		if rc, _ := C.rdma_migrate_id(r.id, r.l.ec.ch); rc != 0 {
 			// The id cannot go back to the listener's channel: refuse without a reason.
@@ -445,6 +450,12 @@ func (d *device) Connect(ctx context.Context, addr string, cfg datapath.QPConfig
 	c, err := d.newConn(id, ec, cfg)
 	if err != nil {
 		return fail(err)
+	}
+	if cfg.Prepare != nil {
+		if err := cfg.Prepare(c); err != nil {
+			c.destroy()
+			return nil, err
+		}
 	}
 	var pd unsafe.Pointer
 	if len(privateData) > 0 {

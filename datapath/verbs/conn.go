@@ -548,14 +548,20 @@ func (c *conn) destroy() {
 		c.ec.wake()
 		<-c.done
 	}
+	c.destroyQP()
+	C.rdma_destroy_id(c.id)
+	c.ec.destroy()
+}
+
+// destroyQP undoes newConn, leaving the CM id and its channel: an Accept whose Prepare
+// failed still answers the request with them.
+func (c *conn) destroyQP() {
 	c.scq.detach(c)
 	c.rcq.detach(c)
 	c.d.zmu.Lock()
 	c.d.release(c.q) // before the queue pair goes, as in reap
 	c.d.zmu.Unlock()
 	C.rdma_destroy_qp(c.id)
-	C.rdma_destroy_id(c.id)
-	c.ec.destroy()
 	c.q, c.h = nil, 0
 	c.d.track(&c.d.nconn, -1)
 }
