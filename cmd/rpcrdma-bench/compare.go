@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // compareCommand is the compare subcommand.
@@ -56,7 +57,7 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 	case len(args) == 2:
 		base, cur = args[:1], args[1:]
 	default:
-		return fail(e, "compare", usageErrorf("want BASE CURRENT, or BASE... -- CURRENT... (got %d files and no --)", len(args)))
+		return fail(e, "compare", session.Usagef("want BASE CURRENT, or BASE... -- CURRENT... (got %d files and no --)", len(args)))
 	}
 	var err error
 	if base, _, err = expandDirs(base); err != nil {
@@ -66,33 +67,33 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 		return fail(e, "compare", err)
 	}
 	if len(base) == 0 || len(cur) == 0 {
-		return fail(e, "compare", usageErrorf("need at least one base and one current results file"))
+		return fail(e, "compare", session.Usagef("need at least one base and one current results file"))
 	}
 	write, ok := compareFormats[format]
 	if !ok {
-		return fail(e, "compare", usageErrorf("unknown --format %q (want text, markdown, json or junit)", format))
+		return fail(e, "compare", session.Usagef("unknown --format %q (want text, markdown, json or junit)", format))
 	}
 	if !(alpha > 0 && alpha < 1) {
-		return fail(e, "compare", usageErrorf("--alpha %g is not in (0, 1)", alpha))
+		return fail(e, "compare", session.Usagef("--alpha %g is not in (0, 1)", alpha))
 	}
-	cfg, err := compareConfig(alpha, thresholds, metrics)
+	cfg, err := session.CompareConfig(alpha, thresholds, metrics)
 	if err != nil {
 		return fail(e, "compare", err)
 	}
 	if slices.Contains(base, stdio) && slices.Contains(cur, stdio) {
-		return fail(e, "compare", usageErrorf(`"-" (standard input) can be one side only`))
+		return fail(e, "compare", session.Usagef(`"-" (standard input) can be one side only`))
 	}
 	b, err := readRuns(e, base)
 	if err != nil {
-		return fail(e, "compare", usageError{err.Error()})
+		return fail(e, "compare", session.UsageError{Msg: err.Error()})
 	}
 	c, err := readRuns(e, cur)
 	if err != nil {
-		return fail(e, "compare", usageError{err.Error()})
+		return fail(e, "compare", session.UsageError{Msg: err.Error()})
 	}
 	cmp, err := results.Compare(b, c, cfg)
 	if err != nil {
-		return fail(e, "compare", usageError{err.Error()})
+		return fail(e, "compare", session.UsageError{Msg: err.Error()})
 	}
 	if err := write(e.stdout, cmp); err != nil {
 		return fail(e, "compare", err)

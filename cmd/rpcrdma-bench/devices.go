@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // devicesCommand is the devices subcommand.
@@ -26,7 +27,7 @@ func devicesCommand() *command {
 			asJSON := fs.Bool("json", false, "print the attributes as JSON (datapath.DeviceInfo)")
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, "devices", usageErrorf("takes no arguments, got %q", args))
+					return fail(e, "devices", session.Usagef("takes no arguments, got %q", args))
 				}
 				return devices(e, *provider, *device, *asJSON)
 			}

@@ -22,10 +22,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+
 	"github.com/spf13/pflag"
 )
 
-// Exit codes.
+// Exit codes; bad usage is a session.UsageError.
 const (
 	exitOK     = 0
 	exitFailed = 1 // a run failed or was interrupted, a regression was found
@@ -151,18 +153,10 @@ func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {
 	}
 }
 
-// usageError is bad input found after flag parsing (a flag combination, a file's contents):
-// the command prints it and exits with exitUsage.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usageErrorf(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
-
 // fail reports err for command name and returns the exit status it calls for.
 func fail(e *env, name string, err error) int {
 	fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
-	var ue usageError
+	var ue session.UsageError
 	if errors.As(err, &ue) {
 		return exitUsage
 	}

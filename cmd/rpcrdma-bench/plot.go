@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/plots"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // plotCommand is the plot subcommand.
@@ -41,26 +42,26 @@ func plot(e *env, dir, formats string, files []string) int {
 		return fail(e, "plot", err)
 	}
 	if len(files) == 0 {
-		return fail(e, "plot", usageErrorf("no results file given"))
+		return fail(e, "plot", session.Usagef("no results file given"))
 	}
 	var fs []string
 	for _, f := range strings.Split(formats, ",") {
 		f = strings.ToLower(strings.TrimSpace(f))
 		if f != "png" && f != "svg" {
-			return fail(e, "plot", usageErrorf("unknown --format %q (want png, svg or both)", f))
+			return fail(e, "plot", session.Usagef("unknown --format %q (want png, svg or both)", f))
 		}
 		fs = append(fs, f)
 	}
 	runs, err := readRuns(e, files)
 	if err != nil {
-		return fail(e, "plot", usageError{err.Error()})
+		return fail(e, "plot", session.UsageError{Msg: err.Error()})
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		// Said once here, not once per chart by Render.
-		return fail(e, "plot", usageErrorf("--out %s: %v", dir, unwrapPath(err)))
+		return fail(e, "plot", session.Usagef("--out %s: %v", dir, session.UnwrapPath(err)))
 	}
-	if err := checkOut(filepath.Join(dir, "chart")); err != nil {
-		return fail(e, "plot", usageErrorf("--out %s: cannot write charts into it: %v", dir, errors.Unwrap(err)))
+	if err := session.CheckOut(filepath.Join(dir, "chart")); err != nil {
+		return fail(e, "plot", session.Usagef("--out %s: cannot write charts into it: %v", dir, errors.Unwrap(err)))
 	}
 	paths, err := plots.Render(runs, dir, fs...)
 	for _, p := range paths {
@@ -68,7 +69,7 @@ func plot(e *env, dir, formats string, files []string) int {
 	}
 	switch {
 	case errors.Is(err, plots.ErrNoData):
-		return fail(e, "plot", usageError{err.Error()})
+		return fail(e, "plot", session.UsageError{Msg: err.Error()})
 	case err != nil:
 		// Render wrote what it could; say what it could not.
 		return fail(e, "plot", err)

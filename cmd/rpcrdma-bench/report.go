@@ -47,7 +47,7 @@ argument, when standard input is not a terminal) for a results file on standard 
 				}
 				if *format == "html" {
 					if fs.Changed("out") {
-						return fail(e, "report", usageErrorf("--format html writes a directory: use --dir"))
+						return fail(e, "report", session.Usagef("--format html writes a directory: use --dir"))
 					}
 					if !fs.Changed("dir") && len(dirs) == 1 {
 						*dir = dirs[0]
@@ -63,11 +63,11 @@ argument, when standard input is not a terminal) for a results file on standard 
 // reportPage writes the HTML and Markdown report of files into dir.
 func reportPage(e *env, dir string, cfg report.Config, files []string) int {
 	if len(files) == 0 {
-		return fail(e, "report", usageErrorf("no results file given"))
+		return fail(e, "report", session.Usagef("no results file given"))
 	}
 	runs, err := readRuns(e, files)
 	if err != nil {
-		return fail(e, "report", usageError{err.Error()})
+		return fail(e, "report", session.UsageError{Msg: err.Error()})
 	}
 	for _, f := range files {
 		cfg.Sources = append(cfg.Sources, results.SourceName(f))
@@ -86,21 +86,21 @@ func reportPage(e *env, dir string, cfg report.Config, files []string) int {
 
 func reportFiles(e *env, format, out string, files []string) int {
 	if len(files) == 0 {
-		return fail(e, "report", usageErrorf("no results file given"))
+		return fail(e, "report", session.Usagef("no results file given"))
 	}
 	switch format {
 	case "text", "csv", "bench", "switches", "thresholds":
 	case "hlog":
 		if len(files) != 1 {
-			return fail(e, "report", usageErrorf("--format hlog writes one run; got %d files", len(files)))
+			return fail(e, "report", session.Usagef("--format hlog writes one run; got %d files", len(files)))
 		}
 	default:
-		return fail(e, "report", usageErrorf("unknown --format %q (want text, csv, hlog, bench, switches, thresholds or html)", format))
+		return fail(e, "report", session.Usagef("unknown --format %q (want text, csv, hlog, bench, switches, thresholds or html)", format))
 	}
 	runs, err := readRuns(e, files)
 	if err != nil {
 		// A file that is not a valid results file is bad input.
-		return fail(e, "report", usageError{err.Error()})
+		return fail(e, "report", session.UsageError{Msg: err.Error()})
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
@@ -110,7 +110,7 @@ func reportFiles(e *env, format, out string, files []string) int {
 	var f *os.File
 	if out != "" && out != stdio {
 		if f, err = os.Create(out); err != nil {
-			return fail(e, "report", usageErrorf("--out %s: %v", out, unwrapPath(err)))
+			return fail(e, "report", session.Usagef("--out %s: %v", out, session.UnwrapPath(err)))
 		}
 	}
 	var bw *bufio.Writer

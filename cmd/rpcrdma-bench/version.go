@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // versionCommand is the version subcommand.
@@ -22,7 +23,7 @@ func versionCommand() *command {
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, "version", usageErrorf("takes no arguments, got %q", args))
+					return fail(e, "version", session.Usagef("takes no arguments, got %q", args))
 				}
 				fmt.Fprint(e.stdout, versionText())
 				return exitOK
