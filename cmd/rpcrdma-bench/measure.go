@@ -101,7 +101,7 @@ func measure(e *env, w *workloadFlags, open newConnector) int {
 		code = max(code, exitFailed)
 	}
 	out := e.stdout
-	if w.Out == stdio {
+	if w.Out == session.Stdout {
 		out = e.stderr
 	}
 	jc, err := m.Conclude(out, e.stderr, o.Run)
@@ -135,7 +135,7 @@ func printOutcome(e *env, name, out string, o *session.Outcome) int {
 		}
 	}
 	table := e.stdout
-	if out == stdio {
+	if out == session.Stdout {
 		table = e.stderr
 	}
 	measured := false
