@@ -138,7 +138,7 @@ func joinSizes(v []int) string {
 }
 
 // repeatValue is --repeat: a number of rounds, at least 1, or auto[:BUDGET] (rounds until
-// the judgement asked for is conclusive, at most BUDGET, default session.DefaultAutoBudget).
+// the judgement asked for is conclusive, at most BUDGET: session.ParseRepeat).
 type repeatValue struct {
 	v    *int
 	auto *bool
@@ -154,27 +154,19 @@ func (r repeatValue) String() string {
 	return strconv.Itoa(*r.v)
 }
 func (r repeatValue) Set(x string) error {
-	auto := x == "auto" || strings.HasPrefix(x, "auto:")
-	n := session.DefaultAutoBudget
-	if b, ok := strings.CutPrefix(x, "auto:"); ok || !auto {
-		var err error
-		if n, err = strconv.Atoi(b); err != nil || n < 1 {
-			return fmt.Errorf("want a number of rounds, at least 1, or auto[:BUDGET] with BUDGET rounds at least 1")
-		}
+	n, auto, err := session.ParseRepeat(x)
+	if err == nil {
+		*r.v, *r.auto = n, auto
 	}
-	*r.v, *r.auto = n, auto
-	return nil
+	return err
 }
 func (repeatValue) Type() string { return "N" }
 
-// workloadFlags are a measuring command's flags, parsed into the session's RunConfig.
-type workloadFlags struct {
-	fs *pflag.FlagSet
-	session.RunConfig
-}
+// workloadFlags are a measuring command's flags, parsed into the session's settings.
+type workloadFlags = session.RunConfig
 
 func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
-	w := &workloadFlags{fs: fs, RunConfig: session.RunConfig{Sweep: sweep}}
+	w := &workloadFlags{Sweep: sweep}
 	c := &w.Workload
 	fs.StringVar(&w.Provider, "provider", "", "RDMA provider: soft (default, pure Go) or verbs (libibverbs; build with -tags verbs)")
 	fs.StringVar(&w.Device, "device", "", "device to open (default: the provider's first; see 'rpcrdma-bench devices')")
