@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -319,7 +320,7 @@ func (c *RunConfig) programCodec(pts []workloads.Point) (rpcproto.Codec, oncrpc.
 // the Ps they need (datapath.SizeRuntime); elsewhere the runtime's default stays, with a P
 // more when spinning pollers would take every one (datapath.EnsureProcs).
 func SizeRuntime(provider string, polls []datapath.Poll) {
-	if provider == "soft" {
+	if provider == soft.Name {
 		datapath.SizeRuntime(polls)
 	} else {
 		datapath.EnsureProcs(polls)

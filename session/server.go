@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -89,7 +90,7 @@ func (c *ServeConfig) Validate() error {
 		return err
 	}
 	if c.Provider == "" {
-		c.Provider = "soft"
+		c.Provider = soft.Name
 	}
 	return CheckTurnarounds(c.Turnarounds, c.Provider)
 }
