@@ -21,6 +21,6 @@
 // and Compare work on results files. Bad settings are a UsageError naming the flag.
 //
 // A session prints one line per point and write failures to Config.Log: the caller shows
-// progress (Config.Progress, which NewProgress's line serves) and prints the table and the
-// status from the returned Outcome.
+// progress (Config.Progress, which NewProgress's line serves) and prints the table and how
+// the session ended from the returned Outcome (Outcome.Print).
 package session

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"syscall"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 
@@ -95,7 +90,10 @@ func measure(e *env, w *workloadFlags, open newConnector) int {
 		conn.Close()
 		return fail(e, name, err)
 	}
-	code := printOutcome(e, name, w.Out, o)
+	code := exitOK
+	if !o.Print(e.stdout, e.stderr, name, w.Out) {
+		code = exitFailed
+	}
 	if err := conn.Close(); err != nil {
 		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: close: %v\n", name, err)
 		code = max(code, exitFailed)
@@ -112,67 +110,6 @@ func measure(e *env, w *workloadFlags, open newConnector) int {
 		code = jc
 	}
 	return code
-}
-
-// printOutcome prints the table of a session's results (to standard error when the results
-// themselves go to standard output) and how it ended, and returns the exit status.
-func printOutcome(e *env, name, out string, o *session.Outcome) int {
-	code := exitOK
-	if o.Run.Status.State != results.StateComplete {
-		code = exitFailed
-	}
-	if o.WriteErr != nil {
-		// Never lose a measurement, never claim a write that did not happen.
-		code = exitFailed
-		if !o.WriteErrLogged {
-			fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, o.WriteErr)
-		}
-		switch {
-		case o.Rescued:
-			fmt.Fprintf(e.stderr, "results written to %s instead\n", o.Written)
-		case o.RescueErr != nil:
-			fmt.Fprintf(e.stderr, "results NOT written: the fallback failed too: %v\n", o.RescueErr)
-		}
-	}
-	table := e.stdout
-	if out == session.Stdout {
-		table = e.stderr
-	}
-	measured := false
-	for _, p := range o.Run.Points {
-		measured = measured || p.RTT.Count > 0 || p.Throughput.RPCs > 0
-	}
-	if measured {
-		// A table of nothing would only repeat the failure printed below.
-		if werr := results.WriteText(table, o.Run); werr != nil {
-			fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, werr)
-		}
-	}
-	switch o.Run.Status.State {
-	case results.StateFailed:
-		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: failed: %s%s\n", name, o.Run.Status.Message, hint(o.Err))
-	case results.StateInterrupted:
-		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: interrupted: %d point(s) kept\n", name, len(o.Run.Points))
-	}
-	if o.Written != "" && !o.Rescued {
-		fmt.Fprintf(e.stderr, "results written to %s\n", o.Written)
-	}
-	return code
-}
-
-// hint is advice for a failure whose cause is commonly a setup mistake, "" for others.
-func hint(err error) string {
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
-		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same --provider?)"
-	}
-	var de *datapath.DisconnectError
-	if errors.As(err, &de) && de.Reason == "" {
-		return "\n  (it gave no reason: on verbs rdma_disconnect carries none; the server's log says why)"
-	}
-	return ""
 }
 
 // defaultOut is the results file of a command run at t without --out.
