@@ -1,11 +1,28 @@
 package session
 
 import (
+	"errors"
+	"strconv"
+	"strings"
+
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 // DefaultAutoBudget is the most rounds --repeat auto measures when no budget is given.
 const DefaultAutoBudget = 10
+
+// ParseRepeat parses --repeat: a number of rounds, at least 1, or auto[:BUDGET] (rounds
+// until the judgement is conclusive, at most BUDGET, default DefaultAutoBudget).
+func ParseRepeat(x string) (rounds int, auto bool, err error) {
+	auto = x == "auto" || strings.HasPrefix(x, "auto:")
+	rounds = DefaultAutoBudget
+	if b, ok := strings.CutPrefix(x, "auto:"); ok || !auto {
+		if rounds, err = strconv.Atoi(b); err != nil || rounds < 1 {
+			return 0, false, errors.New("want a number of rounds, at least 1, or auto[:BUDGET] with BUDGET rounds at least 1")
+		}
+	}
+	return rounds, auto, nil
+}
 
 // Looks plans a session that adds rounds until a judgement of judged things at family-wise
 // error rate alpha is conclusive, with at most budget rounds. Every look at the data is a

@@ -14,7 +14,13 @@
 // (ThresholdsSettled), from the first round a look can decide, alpha split over the looks
 // (Looks).
 //
-// The package prints nothing of its own beyond one line per point and write failures, to
-// Config.Log: the caller shows progress (Config.Progress, which NewProgress's line serves)
-// and prints the table and the status from the returned Outcome.
+// The commands come in as plain settings: RunConfig (run, client, sweep), checked and
+// planned by Prepare into a Measurement, which runs the session and concludes it (a sweep's
+// class switches or best thresholds, the judgement's verdict); ServeConfig (server), run by
+// StartServing with a line per abnormal connection end and a summary at stop; Report, Plot
+// and Compare work on results files. Bad settings are a UsageError naming the flag.
+//
+// A session prints one line per point and write failures to Config.Log: the caller shows
+// progress (Config.Progress, which NewProgress's line serves) and prints the table and how
+// the session ended from the returned Outcome (Outcome.Print).
 package session

@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"slices"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // compareCommand is the compare subcommand.
@@ -42,59 +41,23 @@ Exit status: 0 ok, 1 regressed (or a base point missing in current), 2 bad usage
 			metrics := fs.String("metrics", "", "judge these metrics, comma-separated (default: those --threshold names, else p50,p99,rps)")
 			format := fs.String("format", "text", "output: text, markdown, json or junit")
 			return func(e *env, args []string) int {
-				return compare(e, fs, *thresholds, *alpha, *metrics, *format, args)
+				return compare(e, fs, session.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format}, args)
 			}
 		},
 	}
 }
 
-func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metrics, format string, args []string) int {
-	var base, cur []string
+func compare(e *env, fs *pflag.FlagSet, c session.CompareFiles, args []string) int {
 	switch dash := fs.ArgsLenAtDash(); {
 	case dash >= 0:
-		base, cur = args[:dash], args[dash:]
+		c.Base, c.Current = args[:dash], args[dash:]
 	case len(args) == 2:
-		base, cur = args[:1], args[1:]
+		c.Base, c.Current = args[:1], args[1:]
 	default:
-		return fail(e, "compare", usageErrorf("want BASE CURRENT, or BASE... -- CURRENT... (got %d files and no --)", len(args)))
+		return fail(e, "compare", session.Usagef("want BASE CURRENT, or BASE... -- CURRENT... (got %d files and no --)", len(args)))
 	}
-	var err error
-	if base, _, err = expandDirs(base); err != nil {
-		return fail(e, "compare", err)
-	}
-	if cur, _, err = expandDirs(cur); err != nil {
-		return fail(e, "compare", err)
-	}
-	if len(base) == 0 || len(cur) == 0 {
-		return fail(e, "compare", usageErrorf("need at least one base and one current results file"))
-	}
-	write, ok := compareFormats[format]
-	if !ok {
-		return fail(e, "compare", usageErrorf("unknown --format %q (want text, markdown, json or junit)", format))
-	}
-	if !(alpha > 0 && alpha < 1) {
-		return fail(e, "compare", usageErrorf("--alpha %g is not in (0, 1)", alpha))
-	}
-	cfg, err := compareConfig(alpha, thresholds, metrics)
+	cmp, err := session.Compare(e.stdin, e.stdout, c)
 	if err != nil {
-		return fail(e, "compare", err)
-	}
-	if slices.Contains(base, stdio) && slices.Contains(cur, stdio) {
-		return fail(e, "compare", usageErrorf(`"-" (standard input) can be one side only`))
-	}
-	b, err := readRuns(e, base)
-	if err != nil {
-		return fail(e, "compare", usageError{err.Error()})
-	}
-	c, err := readRuns(e, cur)
-	if err != nil {
-		return fail(e, "compare", usageError{err.Error()})
-	}
-	cmp, err := results.Compare(b, c, cfg)
-	if err != nil {
-		return fail(e, "compare", usageError{err.Error()})
-	}
-	if err := write(e.stdout, cmp); err != nil {
 		return fail(e, "compare", err)
 	}
 	if code := cmp.ExitCode(); code != exitOK {
@@ -106,11 +69,3 @@ func compare(e *env, fs *pflag.FlagSet, thresholds string, alpha float64, metric
 
 // exitInconclusive is compare's exit status when it could not decide everything it judged.
 const exitInconclusive = results.ExitInconclusive
-
-// compareFormats are compare's --format values.
-var compareFormats = map[string]func(io.Writer, *results.Comparison) error{
-	"text":     results.WriteCompareText,
-	"markdown": results.WriteCompareMarkdown,
-	"json":     results.WriteCompareJSON,
-	"junit":    results.WriteCompareJUnit,
-}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/completion"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // completionValues are the fixed values of the flags that take one, for shell completion.
@@ -54,7 +55,7 @@ func (commands cli) completion(e *env, args []string) int {
 		c.Commands = append(c.Commands, completion.Command{Name: n, Summary: commands[n].summary, Flags: fs})
 	}
 	if err := completion.Write(e.stdout, args[0], c); err != nil {
-		return fail(e, "completion", usageError{err.Error()})
+		return fail(e, "completion", session.UsageError{Msg: err.Error()})
 	}
 	return exitOK
 }

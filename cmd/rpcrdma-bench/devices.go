@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // devicesCommand is the devices subcommand.
@@ -26,7 +22,7 @@ func devicesCommand() *command {
 			asJSON := fs.Bool("json", false, "print the attributes as JSON (datapath.DeviceInfo)")
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, "devices", usageErrorf("takes no arguments, got %q", args))
+					return fail(e, "devices", session.Usagef("takes no arguments, got %q", args))
 				}
 				return devices(e, *provider, *device, *asJSON)
 			}
@@ -43,64 +39,12 @@ func devices(e *env, provider, device string, asJSON bool) int {
 		}
 		ps = []datapath.Provider{p}
 	}
-	var (
-		all    = []datapath.DeviceInfo{}
-		failed bool
-		found  bool
-	)
-	for _, p := range ps {
-		infos, err := p.Devices()
-		if errors.Is(err, datapath.ErrNotSupported) {
-			if provider != "" {
-				// Asked for by name: its absence is the answer, and a failure.
-				fmt.Fprintf(e.stderr, "rpcrdma-bench devices: %s: not available: %s\n", p.Name(), unprefixed(p.Name(), err))
-				failed = true
-			} else if !asJSON {
-				fmt.Fprintf(e.stdout, "%s: not available: %s\n", p.Name(), unprefixed(p.Name(), err))
-			}
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "rpcrdma-bench devices: %s: %s\n", p.Name(), unprefixed(p.Name(), err))
-			failed = true
-			continue
-		}
-		for _, d := range infos {
-			if device != "" && d.Name != device {
-				continue
-			}
-			found = true
-			if d.Provider == "" {
-				d.Provider = p.Name()
-			}
-			all = append(all, d)
-			if !asJSON {
-				d.WriteText(e.stdout)
-			}
-		}
-		if len(infos) == 0 && device == "" && !asJSON {
-			fmt.Fprintf(e.stdout, "%s: no devices\n", p.Name())
-		}
-	}
-	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(all); err != nil {
-			return fail(e, "devices", err)
-		}
-	}
-	if device != "" && !found {
-		fmt.Fprintf(e.stderr, "rpcrdma-bench devices: no device %q\n", device)
-		return exitFailed
-	}
-	if failed {
+	failed, err := session.Devices(e.stdout, e.stderr, ps, provider != "", device, asJSON)
+	switch {
+	case err != nil:
+		return fail(e, "devices", err)
+	case failed:
 		return exitFailed
 	}
 	return exitOK
-}
-
-// unprefixed is err's text without the "NAME: " its provider put in front, which the line
-// printing it already says.
-func unprefixed(name string, err error) string {
-	return strings.TrimPrefix(err.Error(), name+": ")
 }

@@ -3,16 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // --out - writes the results to standard output (the table to standard error), and report
@@ -71,38 +67,5 @@ func TestOutUnwritableFailsBeforeMeasuring(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("probe files left behind: %v", entries)
-	}
-}
-
-// A refused connection says what to check; other failures get no advice.
-func TestHintForRefusedConnection(t *testing.T) {
-	refused := fmt.Errorf("poller 0: open: rpcrdma: connect: %w", &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED})
-	if h := hint(refused); !strings.Contains(h, "is 'rpcrdma-bench server' running") {
-		t.Errorf("hint %q", h)
-	}
-	if h := hint(errors.New("checksum mismatch")); h != "" {
-		t.Errorf("hint for another error: %q", h)
-	}
-}
-
-// A results file that could not be written is reported with the rescue file's name, never as
-// written where it was not, and fails the run.
-func TestPrintOutcomeRescued(t *testing.T) {
-	var out, errb strings.Builder
-	e := &env{stdout: &out, stderr: &errb}
-	run := &results.Run{Status: results.Status{State: results.StateComplete}}
-	o := &session.Outcome{Run: run, WriteErr: errors.New("write x.json: no space left on device"), Written: "/tmp/rescued.json", Rescued: true}
-	if code := printOutcome(e, "run", "x.json", o); code != exitFailed {
-		t.Fatalf("exit %d", code)
-	}
-	s := errb.String()
-	if !strings.Contains(s, "no space left on device") || !strings.Contains(s, "results written to /tmp/rescued.json instead") || strings.Contains(s, "results written to x.json") {
-		t.Fatalf("stderr:\n%s", s)
-	}
-	errb.Reset()
-	o.WriteErrLogged, o.Rescued, o.Written, o.RescueErr = true, false, "", errors.New("read-only file system")
-	printOutcome(e, "run", "x.json", o)
-	if s := errb.String(); strings.Contains(s, "no space") || !strings.Contains(s, "results NOT written: the fallback failed too: read-only file system") {
-		t.Fatalf("stderr:\n%s", s)
 	}
 }

@@ -22,10 +22,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/completion"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+
 	"github.com/spf13/pflag"
 )
 
-// Exit codes.
+// Exit codes; bad usage is a session.UsageError.
 const (
 	exitOK     = 0
 	exitFailed = 1 // a run failed or was interrupted, a regression was found
@@ -151,18 +154,10 @@ func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {
 	}
 }
 
-// usageError is bad input found after flag parsing (a flag combination, a file's contents):
-// the command prints it and exits with exitUsage.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usageErrorf(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
-
 // fail reports err for command name and returns the exit status it calls for.
 func fail(e *env, name string, err error) int {
 	fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
-	var ue usageError
+	var ue session.UsageError
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
@@ -187,7 +182,7 @@ func suggestFlag(err error, fs *pflag.FlagSet) string {
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	if s := closest(name, names); s != "" {
+	if s := completion.Closest(name, names); s != "" {
 		return "; did you mean --" + s + "?"
 	}
 	return ""
@@ -196,40 +191,8 @@ func suggestFlag(err error, fs *pflag.FlagSet) string {
 // suggest is "; did you mean NAME?" for the one of names closest to a mistyped word, "" when
 // none is close.
 func suggest(word string, names []string) string {
-	if s := closest(word, names); s != "" {
+	if s := completion.Closest(word, names); s != "" {
 		return fmt.Sprintf("; did you mean %q?", s)
 	}
 	return ""
-}
-
-// closest is the name within two edits of word (the first of the nearest), "" for none.
-func closest(word string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(word, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

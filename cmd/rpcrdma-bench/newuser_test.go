@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -151,29 +150,6 @@ func TestDefaultResultsAreGitIgnored(t *testing.T) {
 	}
 	t.Fatalf(".gitignore has no pattern for %s", name)
 }
-
-// A server says at stop what it served and what its pollers and the process spent.
-func TestServerSummaryAtStop(t *testing.T) {
-	c := newCLI(engineCommands(func(*workloadFlags, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil },
-		func(f *serverFlags) (server, error) { return &polledServer{f: f}, nil })...)
-	var o, e strings.Builder
-	if code := c.Main([]string{"server"}, &o, &e); code != exitOK {
-		t.Fatalf("exit %d: %s", code, e.String())
-	}
-	if !strings.Contains(e.String(), "0 connection(s), 0 calls served; pollers: 40 polls, 25% empty; process CPU ") {
-		t.Fatalf("stderr %q", e.String())
-	}
-}
-
-// polledServer's one poller polls 40 times, 10 of them empty, and stops.
-type polledServer struct{ f *serverFlags }
-
-func (s *polledServer) Addr() string { return "127.0.0.1:0" }
-func (s *polledServer) Serve(context.Context) error {
-	s.f.pollerDone(0, datapath.PollerStats{Iterations: 40, EmptyPolls: 10})
-	return nil
-}
-func (s *polledServer) Close() error { return nil }
 
 // A provider's error is not prefixed twice with its name.
 func TestProviderErrorSaysItsNameOnce(t *testing.T) {

@@ -1,15 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-
 	"github.com/spf13/pflag"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/plots"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // plotCommand is the plot subcommand.
@@ -29,49 +23,11 @@ func plotCommand() *command {
 			_ = fs.MarkHidden("dir")
 			formats := fs.String("format", "png,svg", "chart formats, comma-separated: png, svg")
 			return func(e *env, args []string) int {
-				return plot(e, *dir, *formats, args)
+				if err := session.Plot(e.stdin, e.stdout, *dir, *formats, args); err != nil {
+					return fail(e, "plot", err)
+				}
+				return exitOK
 			}
 		},
 	}
-}
-
-func plot(e *env, dir, formats string, files []string) int {
-	files, _, err := expandDirs(defaultInput(e, files))
-	if err != nil {
-		return fail(e, "plot", err)
-	}
-	if len(files) == 0 {
-		return fail(e, "plot", usageErrorf("no results file given"))
-	}
-	var fs []string
-	for _, f := range strings.Split(formats, ",") {
-		f = strings.ToLower(strings.TrimSpace(f))
-		if f != "png" && f != "svg" {
-			return fail(e, "plot", usageErrorf("unknown --format %q (want png, svg or both)", f))
-		}
-		fs = append(fs, f)
-	}
-	runs, err := readRuns(e, files)
-	if err != nil {
-		return fail(e, "plot", usageError{err.Error()})
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		// Said once here, not once per chart by Render.
-		return fail(e, "plot", usageErrorf("--out %s: %v", dir, unwrapPath(err)))
-	}
-	if err := checkOut(filepath.Join(dir, "chart")); err != nil {
-		return fail(e, "plot", usageErrorf("--out %s: cannot write charts into it: %v", dir, errors.Unwrap(err)))
-	}
-	paths, err := plots.Render(runs, dir, fs...)
-	for _, p := range paths {
-		fmt.Fprintln(e.stdout, p)
-	}
-	switch {
-	case errors.Is(err, plots.ErrNoData):
-		return fail(e, "plot", usageError{err.Error()})
-	case err != nil:
-		// Render wrote what it could; say what it could not.
-		return fail(e, "plot", err)
-	}
-	return exitOK
 }

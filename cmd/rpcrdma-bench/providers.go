@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
@@ -18,34 +21,25 @@ var builtin = []datapath.Provider{soft.New(soft.Config{}), verbs.New(verbs.Confi
 // providers returns the compiled-in providers.
 func providers() []datapath.Provider { return builtin }
 
-// checkTurnarounds refuses --turnarounds on a provider without the probe.
-func checkTurnarounds(on bool, provider string) error {
-	if on && provider != "verbs" {
-		if provider == "" {
-			provider = builtin[0].Name()
+// openProvider is the provider named ("" the default), with the soft provider's slowdown
+// and the turnaround probe when asked for (session.CheckTurnarounds passed).
+func openProvider(name string, slow session.SoftSlowdown, turnarounds bool) (datapath.Provider, error) {
+	p, err := lookupProvider(name)
+	if err != nil {
+		return nil, err
+	}
+	if slow.On() {
+		if p.Name() != soft.Name {
+			return nil, session.Usagef("--soft-delay and --soft-bandwidth slow the soft provider only (provider %s)", p.Name())
 		}
-		return usageErrorf("--turnarounds needs --provider verbs: the probe is in its completion queues' C code (provider %s has none)", provider)
+		p = soft.New(soft.Config{CompletionDelay: time.Duration(slow.CompletionDelay), Bandwidth: slow.BandwidthBps})
 	}
-	return nil
-}
-
-// withTurnarounds is p with the turnaround probe switched on (checkTurnarounds passed).
-func withTurnarounds(p datapath.Provider) datapath.Provider {
-	if _, ok := p.(*verbs.Provider); ok {
-		return verbs.New(verbs.Config{Turnarounds: true})
+	if turnarounds {
+		if _, ok := p.(*verbs.Provider); ok {
+			p = verbs.New(verbs.Config{Turnarounds: true})
+		}
 	}
-	return p
-}
-
-// sizeRuntime sizes the Go runtime for the pollers polls of provider: soft's get exactly the
-// Ps they need (datapath.SizeRuntime); elsewhere the runtime's default stays, with a P more
-// when spinning pollers would take every one (datapath.EnsureProcs).
-func sizeRuntime(provider string, polls []datapath.Poll) {
-	if provider == soft.Name {
-		datapath.SizeRuntime(polls)
-	} else {
-		datapath.EnsureProcs(polls)
-	}
+	return p, nil
 }
 
 // lookupProvider finds a provider by its CLI name ("" is the default, the first).
@@ -67,5 +61,5 @@ func lookupProvider(name string) (datapath.Provider, error) {
 	if len(names) == 0 {
 		names = []string{"none"}
 	}
-	return nil, usageErrorf("unknown provider %q (have %s)", name, strings.Join(names, ", "))
+	return nil, session.Usagef("unknown provider %q (have %s)", name, strings.Join(names, ", "))
 }

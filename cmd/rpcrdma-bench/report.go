@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-
 	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/report"
-	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
@@ -33,102 +28,20 @@ A directory argument stands for the *.json results files in it, in name order; "
 argument, when standard input is not a terminal) for a results file on standard input. With
 --format html and no --dir, a single directory argument also receives the page.`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			format := fs.String("format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes), thresholds (the best inline threshold per size or mix, beyond noise or not) or html (a page with charts, and its Markdown twin)")
-			out := fs.String("out", "", "write to `FILE` instead of stdout (not for html)")
-			var page report.Config
-			dir := fs.String("dir", "report", "html: directory for report.html, report.md and the charts (default: the one directory given, else report)")
-			fs.StringVar(&page.Title, "title", "", "html: the page's title (default \""+report.DefaultTitle+"\")")
-			fs.BoolVar(&page.PNG, "png", false, "html: embed charts as PNG rather than SVG")
-			fs.BoolVar(&page.NoCharts, "no-charts", false, "html: tables only")
+			var c session.ReportConfig
+			fs.StringVar(&c.Format, "format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes), thresholds (the best inline threshold per size or mix, beyond noise or not) or html (a page with charts, and its Markdown twin)")
+			fs.StringVar(&c.Out, "out", "", "write to `FILE` instead of stdout (not for html)")
+			fs.StringVar(&c.Dir, "dir", "report", "html: directory for report.html, report.md and the charts (default: the one directory given, else report)")
+			fs.StringVar(&c.Page.Title, "title", "", "html: the page's title (default \""+report.DefaultTitle+"\")")
+			fs.BoolVar(&c.Page.PNG, "png", false, "html: embed charts as PNG rather than SVG")
+			fs.BoolVar(&c.Page.NoCharts, "no-charts", false, "html: tables only")
 			return func(e *env, args []string) int {
-				files, dirs, err := expandDirs(defaultInput(e, args))
-				if err != nil {
+				c.OutGiven, c.DirGiven = fs.Changed("out"), fs.Changed("dir")
+				if err := session.Report(e.stdin, e.stdout, c, args); err != nil {
 					return fail(e, "report", err)
 				}
-				if *format == "html" {
-					if fs.Changed("out") {
-						return fail(e, "report", usageErrorf("--format html writes a directory: use --dir"))
-					}
-					if !fs.Changed("dir") && len(dirs) == 1 {
-						*dir = dirs[0]
-					}
-					return reportPage(e, *dir, page, files)
-				}
-				return reportFiles(e, *format, *out, files)
+				return exitOK
 			}
 		},
 	}
-}
-
-// reportPage writes the HTML and Markdown report of files into dir.
-func reportPage(e *env, dir string, cfg report.Config, files []string) int {
-	if len(files) == 0 {
-		return fail(e, "report", usageErrorf("no results file given"))
-	}
-	runs, err := readRuns(e, files)
-	if err != nil {
-		return fail(e, "report", usageError{err.Error()})
-	}
-	for _, f := range files {
-		cfg.Sources = append(cfg.Sources, results.SourceName(f))
-	}
-	html, md, err := report.Write(runs, dir, cfg)
-	for _, p := range []string{html, md} {
-		if p != "" {
-			fmt.Fprintln(e.stdout, p)
-		}
-	}
-	if err != nil {
-		return fail(e, "report", err)
-	}
-	return exitOK
-}
-
-func reportFiles(e *env, format, out string, files []string) int {
-	if len(files) == 0 {
-		return fail(e, "report", usageErrorf("no results file given"))
-	}
-	switch format {
-	case "text", "csv", "bench", "switches", "thresholds":
-	case "hlog":
-		if len(files) != 1 {
-			return fail(e, "report", usageErrorf("--format hlog writes one run; got %d files", len(files)))
-		}
-	default:
-		return fail(e, "report", usageErrorf("unknown --format %q (want text, csv, hlog, bench, switches, thresholds or html)", format))
-	}
-	runs, err := readRuns(e, files)
-	if err != nil {
-		// A file that is not a valid results file is bad input.
-		return fail(e, "report", usageError{err.Error()})
-	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = results.SourceName(f)
-	}
-	w := e.stdout
-	var f *os.File
-	if out != "" && out != stdio {
-		if f, err = os.Create(out); err != nil {
-			return fail(e, "report", usageErrorf("--out %s: %v", out, unwrapPath(err)))
-		}
-	}
-	var bw *bufio.Writer
-	if f != nil {
-		bw = bufio.NewWriter(f)
-		w = bw
-	}
-	err = session.Render(w, format, runs, names)
-	if bw != nil {
-		if ferr := bw.Flush(); err == nil {
-			err = ferr
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return fail(e, "report", err)
-	}
-	return exitOK
 }

@@ -1,80 +1,36 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"sync"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 
 	"github.com/spf13/pflag"
-
-	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// serverFlags are the responder's settings.
-type serverFlags struct {
-	Provider string `json:"provider"`
-	Device   string `json:"device,omitempty"`
-	// Listen is the address to listen on (host:port; port 0 picks one).
-	Listen string `json:"listen"`
-	// Threshold is the inline threshold offered in the accept private data (0: the engine's
-	// default).
-	Threshold int `json:"threshold,omitempty"`
-	// Credits is the credit window granted to each requester (0: the engine's default).
-	Credits int `json:"credits,omitempty"`
-	// MaxPayload is the largest payload a call or reply may carry: it sizes the large
-	// buffers the pollers share among their connections.
-	MaxPayload int `json:"max_payload"`
-	// SinkBuffers bounds each poller's shared pool of those buffers (0: one connection's
-	// worth at the full grant).
-	SinkBuffers int `json:"sink_buffers,omitempty"`
-	// Pollers and CPUs place the responder's polling threads as workloads.Config does;
-	// connections are dealt to the least loaded poller and share its CQ.
-	Pollers int   `json:"pollers"`
-	CPUs    []int `json:"cpus,omitempty"`
-	// Poll is how the pollers wait when idle.
-	Poll datapath.Poll `json:"poll"`
-	// MaxConnections bounds the connections served at once; more are rejected with a reason.
-	MaxConnections int `json:"max_connections"`
-	// IdleTimeout closes connections that did nothing for this long (0: never).
-	IdleTimeout time.Duration `json:"idle_timeout_ns"`
-	// connDone reports each connection's end (set by serve).
-	connDone func(c *rpcrdma.Conn, err error)
-	// Verify checks every payload received against the benchmark pattern.
-	Verify bool `json:"verify,omitempty"`
-	// Once makes the server exit after its first connection closes.
-	Once bool `json:"once,omitempty"`
-	// Turnarounds switches the pollers' turnaround probe on; each poller prints what it
-	// measured when the server stops.
-	Turnarounds bool `json:"turnarounds,omitempty"`
-	// pollerDone reports each poller's end (set by serve).
-	pollerDone func(poller int, st datapath.PollerStats)
-	// Transport is the engine's knobs (its Credits unused: see Credits above).
-	Transport session.Transport `json:"transport"`
-	// Slowdown is the soft provider's calibrated slowdown (--soft-delay, --soft-bandwidth).
-	Slowdown softSlowdown `json:"soft_slowdown"`
-}
+// serverFlags are the server command's flags, parsed into the session's ServeConfig.
+type serverFlags = session.ServeConfig
 
-// server is the responder side of the engine: it listens, accepts connections (negotiating
-// each one's private data afresh) and serves the benchmark program on its pollers.
-type server interface {
-	// Addr is the address actually listened on.
-	Addr() string
-	// Serve runs until ctx is done (then it closes the connections and returns nil), Once's
-	// connection ends, or a fatal error.
-	Serve(ctx context.Context) error
-	Close() error
-}
+// server is a responder, the server command's or a test's fake.
+type server = session.Server
 
 // newServer starts listening as f says.
 type newServer func(f *serverFlags) (server, error)
+
+// openServer is the server command's responder, listening as f says.
+func openServer(f *serverFlags) (server, error) {
+	p, err := openProvider(f.Provider, f.Slowdown, f.Turnarounds)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.Open(p)
+	if err != nil {
+		return nil, err // not a nil *Responder in a non-nil server
+	}
+	return r, nil
+}
 
 func serverCommand(open newServer) *command {
 	return &command{
@@ -93,8 +49,8 @@ func serverCommand(open newServer) *command {
 			fs.StringVar(&f.Listen, "listen", "127.0.0.1:20049", "address to listen on (port 0 picks one)")
 			fs.Var(thresholdsFlag(&thresholds), "thresholds", "inline threshold to offer, both ways (one value; default the engine's, 4k)")
 			fs.IntVar(&f.Credits, "credits", 0, "credits granted to each client (default the engine's)")
-			maxPayload := 1 << 20
-			fs.Var(sizeFlag(&maxPayload), "max-payload", "largest payload of one RPC: the size of the buffers Read chunks are pulled into and long replies built in")
+			f.MaxPayload = 1 << 20
+			fs.Var(sizeFlag(&f.MaxPayload), "max-payload", "largest payload of one RPC: the size of the buffers Read chunks are pulled into and long replies built in")
 			fs.IntVar(&f.SinkBuffers, "sink-buffers", 0, "per poller, the most of those buffers the calls in flight hold at once (registered as needed; a call that finds none free waits); default one connection's worth at the full grant")
 			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads; connections are dealt to the least loaded and share its completion queue")
 			fs.Var(cpusFlag(&f.CPUs), "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
@@ -108,47 +64,15 @@ func serverCommand(open newServer) *command {
 			addSlowdownFlags(fs, &f.Slowdown)
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, "server", usageErrorf("unexpected arguments %q", args))
+					return fail(e, "server", session.Usagef("unexpected arguments %q", args))
 				}
 				if len(thresholds) > 1 {
-					return fail(e, "server", usageErrorf("--thresholds takes one value (%d given)", len(thresholds)))
+					return fail(e, "server", session.Usagef("--thresholds takes one value (%d given)", len(thresholds)))
 				}
 				if len(thresholds) == 1 {
 					f.Threshold = thresholds[0]
 				}
-				f.MaxPayload = maxPayload
-				if f.SinkBuffers < 0 {
-					return fail(e, "server", usageErrorf("--sink-buffers must not be negative (0: the default)"))
-				}
-				if f.Pollers < 1 {
-					return fail(e, "server", usageErrorf("--pollers %d: want at least 1 poller thread", f.Pollers))
-				}
-				if err := checkCredits(f.Credits); err != nil {
-					return fail(e, "server", err)
-				}
-				if f.MaxConnections < 1 {
-					return fail(e, "server", usageErrorf("--max-connections %d: want at least 1", f.MaxConnections))
-				}
-				if f.IdleTimeout < 0 {
-					return fail(e, "server", usageErrorf("--idle-timeout must not be negative (got %v; 0: never)", f.IdleTimeout))
-				}
-				if err := checkListen(f.Listen); err != nil {
-					return fail(e, "server", err)
-				}
-				if err := checkTransport(&f.Transport, false); err != nil {
-					return fail(e, "server", err)
-				}
-				if _, err := (workloads.Config{CPUs: f.CPUs}).Normalized(); err != nil {
-					return fail(e, "server", usageError{err.Error()})
-				}
-				if err := checkCPUs(f.CPUs); err != nil {
-					// Before listening: pinning would fail only once the first poller starts.
-					return fail(e, "server", usageError{err.Error()})
-				}
-				if f.Provider == "" {
-					f.Provider = "soft"
-				}
-				if err := checkTurnarounds(f.Turnarounds, f.Provider); err != nil {
+				if err := f.Validate(); err != nil {
 					return fail(e, "server", err)
 				}
 				if !fs.Changed("poll") {
@@ -160,69 +84,16 @@ func serverCommand(open newServer) *command {
 	}
 }
 
-// serverTally is what a server did, for its summary at stop.
-type serverTally struct {
-	conns                    int
-	calls, polls, emptyPolls uint64
-}
-
-func (t *serverTally) String() string {
-	empty := 0.0
-	if t.polls > 0 {
-		empty = 100 * float64(t.emptyPolls) / float64(t.polls)
-	}
-	return fmt.Sprintf("%d connection(s), %d calls served; pollers: %d polls, %.0f%% empty", t.conns, t.calls, t.polls, empty)
-}
-
 func serve(e *env, f *serverFlags, open newServer) int {
-	var mu sync.Mutex
-	var tally serverTally
-	f.connDone = func(c *rpcrdma.Conn, err error) {
-		line := session.ConnEndLine(c, err)
-		mu.Lock()
-		defer mu.Unlock()
-		if c != nil {
-			tally.conns++
-			tally.calls += c.Stats().Served
-		}
-		if line != "" {
-			fmt.Fprintln(e.stderr, "rpcrdma-bench server: "+line)
-		}
-	}
-	turnarounds := printTurnarounds(e.stderr, &mu, "rpcrdma-bench server: ")
-	f.pollerDone = func(i int, st datapath.PollerStats) {
-		mu.Lock()
-		tally.polls += st.Iterations
-		tally.emptyPolls += st.EmptyPolls
-		mu.Unlock()
-		turnarounds(i, st)
-	}
-	cpu0, cpuErr := results.ReadCPU()
-	srv, err := open(f)
+	stop := newStopper(e, false) // before it says it listens
+	defer stop.release()
+	srv, err := session.StartServing(f, open, e.stderr)
 	if err != nil {
 		return fail(e, "server", err)
 	}
-	stop := newStopper(e, false)
-	fmt.Fprintf(e.stderr, "rpcrdma-bench server: listening on %s (provider %s, %d poller(s), poll %s, at most %d connections)\n",
-		srv.Addr(), f.Provider, f.Pollers, f.Poll, f.MaxConnections)
-	start := time.Now()
-	err = srv.Serve(stop.ctx)
-	stop.release()
-	if cerr := srv.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := srv.Serve(stop.ctx); err != nil {
 		return fail(e, "server", err)
 	}
-	cpu := "CPU unknown"
-	if cpu1, err := results.ReadCPU(); err == nil && cpuErr == nil {
-		d := cpu1.Sub(cpu0)
-		cpu = fmt.Sprintf("process CPU %v (user %v, system %v)", time.Duration(d.UserNs+d.SysNs).Round(time.Millisecond),
-			time.Duration(d.UserNs).Round(time.Millisecond), time.Duration(d.SysNs).Round(time.Millisecond))
-	}
-	mu.Lock()
-	fmt.Fprintf(e.stderr, "rpcrdma-bench server: stopped after %v: %v; %s\n", time.Since(start).Round(time.Millisecond), &tally, cpu)
-	mu.Unlock()
 	return exitOK
 }
 
@@ -254,24 +125,4 @@ func engineCommands(open newConnector, srv newServer) []*command {
   rpcrdma-bench sweep --thresholds 4k --sizes 64,4k,64k --duration 2s --repeat auto:10 --shuffle --baseline baseline/
                                                                       # the CI gate: exit 0 ok, 1 regressed, 3 inconclusive`, true, addrOptional, open)
 	return []*command{run, client, sweep, serverCommand(srv)}
-}
-
-// printTurnarounds is a PollerDone (rpcrdma.ServeConfig's, session.EngineConfig's
-// ResponderDone) that prints to w, after prefix, the turnarounds of each poller that measured
-// any, a line at a time under mu.
-func printTurnarounds(w io.Writer, mu *sync.Mutex, prefix string) func(int, datapath.PollerStats) {
-	return func(i int, st datapath.PollerStats) {
-		if !st.HasTurnaround {
-			return
-		}
-		mu.Lock()
-		fmt.Fprintln(w, prefix+turnaroundLine(i, &st.Turnaround))
-		mu.Unlock()
-	}
-}
-
-// turnaroundLine is what a server's poller prints of its turnaround probe when it stops.
-func turnaroundLine(poller int, t *datapath.Turnaround) string {
-	return fmt.Sprintf("poller %d turnaround (its own time from a completion to the posts it caused, the connections' setup included), µs: %s",
-		poller, results.TurnaroundOf(t))
 }

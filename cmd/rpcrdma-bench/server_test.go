@@ -8,9 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -108,19 +106,5 @@ func TestServerStopsOnSignal(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil || !strings.Contains(log.String(), "stopped after") {
 		t.Fatalf("exit %v\n%s", err, log.String())
-	}
-}
-
-func TestTurnaroundLine(t *testing.T) {
-	var ta datapath.Turnaround
-	ta.Count, ta.Total, ta.Post = 4, 10*time.Microsecond, 2*time.Microsecond
-	ta.Hist[14], ta.Hist[19], ta.Hist[29], ta.Hist[39] = 1, 1, 1, 1
-	ta.Hist[datapath.TurnaroundBuckets-1] = 1 // one of 25.5 µs or more: the open bucket
-	ta.Count++
-	ta.Total += 30 * time.Microsecond
-	got := turnaroundLine(1, &ta)
-	want := "poller 1 turnaround (its own time from a completion to the posts it caused, the connections' setup included), µs: p50 3.0  p90 >25.5  p99 >25.5  mean 8.00  posts 0.40  (5)"
-	if got != want {
-		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }

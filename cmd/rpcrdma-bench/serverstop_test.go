@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
 // A server stopped with SIGTERM mid-run (two processes, soft over TCP) closes its
@@ -86,16 +83,4 @@ func clientWhenServerStops(t *testing.T, out string, after time.Duration, stop f
 		t.Fatalf("client exit: %v, want %d\n%s", err, exitFailed, log.String())
 	}
 	return log.String()
-}
-
-// A server that closed the connection without a reason (verbs: rdma_disconnect carries
-// none) is named as such, with where the reason is; one that gave its reason needs no hint.
-func TestHintForReasonlessClose(t *testing.T) {
-	wrap := func(err error) error { return fmt.Errorf("poller 0: run: %w", err) }
-	if h := hint(wrap(&datapath.DisconnectError{})); !strings.Contains(h, "the server's log says why") {
-		t.Errorf("hint for a close without a reason: %q", h)
-	}
-	if h := hint(wrap(&datapath.DisconnectError{Reason: "server shutting down"})); h != "" {
-		t.Errorf("hint for a close with a reason: %q, want none", h)
-	}
 }

@@ -13,7 +13,7 @@ import (
 func memoryFlag(v *rpcrdma.MemoryMode) flagValue[rpcrdma.MemoryMode] {
 	return flagValue[rpcrdma.MemoryMode]{v, "mode", func(x string) (m rpcrdma.MemoryMode, err error) {
 		if x == "" || m.UnmarshalText([]byte(x)) != nil {
-			return m, usageErrorf("unknown memory mode %q (want preregistered or windows)", x)
+			return m, session.Usagef("unknown memory mode %q (want preregistered or windows)", x)
 		}
 		return m, nil
 	}, rpcrdma.MemoryMode.String}
@@ -23,7 +23,7 @@ func memoryFlag(v *rpcrdma.MemoryMode) flagValue[rpcrdma.MemoryMode] {
 func inlineRuleFlag(v *rpcrdma.InlineRule) flagValue[rpcrdma.InlineRule] {
 	return flagValue[rpcrdma.InlineRule]{v, "rule", func(x string) (r rpcrdma.InlineRule, err error) {
 		if x == "" || r.UnmarshalText([]byte(x)) != nil {
-			return r, usageErrorf("unknown inline rule %q (want exact or linux)", x)
+			return r, session.Usagef("unknown inline rule %q (want exact or linux)", x)
 		}
 		return r, nil
 	}, rpcrdma.InlineRule.String}
@@ -35,7 +35,7 @@ func inlineSizeFlag(v *int) flagValue[int] {
 	return flagValue[int]{v, "size", func(x string) (int, error) {
 		n, err := workloads.ParseSize(x)
 		if err == nil && (n == 0 || (rpcrdma.Config{SendSize: n}).Validate() != nil) {
-			err = usageErrorf("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
+			err = session.Usagef("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
 		}
 		return n, err
 	}, func(n int) string {
@@ -63,20 +63,4 @@ func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) 
 	}
 	fs.Var(inlineSizeFlag(&t.SendSize), "send-size", "inline send size to advertise instead of the threshold (asymmetric thresholds)")
 	fs.Var(inlineSizeFlag(&t.RecvSize), "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")
-}
-
-// checkCredits is session.CheckCredits as a usage error (exit 2).
-func checkCredits(n int) error {
-	if err := session.CheckCredits(n); err != nil {
-		return usageErrorf("%v", err)
-	}
-	return nil
-}
-
-// checkTransport is session.Transport.Validate as a usage error (exit 2).
-func checkTransport(t *session.Transport, requester bool) error {
-	if err := t.Validate(requester); err != nil {
-		return usageErrorf("%v", err)
-	}
-	return nil
 }

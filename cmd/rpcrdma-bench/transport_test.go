@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
-	"github.com/spf13/pflag"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
@@ -183,31 +182,5 @@ func TestEnginePeerOps(t *testing.T) {
 	// Every RPC: the call's Position Zero Read chunk read, the reply written to the Reply chunk.
 	if q.Read.Count < 300 || q.Write.Count < 300 || q.Read.Bytes < 300*64<<10 || q.Recv.Count != o.Send.Count || q.Send.Count != o.Recv.Count {
 		t.Errorf("responder ops %+v, requester %+v", q, o)
-	}
-}
-
-// The inline rule defaults to Linux's for NFS, so that its results predict what a Linux
-// client sees, and to the exact header for the benchmark program; the flag overrides both.
-func TestInlineRuleDefault(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want rpcrdma.InlineRule
-	}{
-		{nil, rpcrdma.InlineExact},
-		{[]string{"--inline-rule", "linux"}, rpcrdma.InlineLinux},
-		{[]string{"--program", "nfs3", "--mix", "read/4k"}, rpcrdma.InlineLinux},
-		{[]string{"--program", "nfs3", "--mix", "read/4k", "--inline-rule", "exact"}, rpcrdma.InlineExact},
-	} {
-		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		w := addWorkloadFlags(fs, false)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.config(); err != nil {
-			t.Fatalf("%q: %v", tc.args, err)
-		}
-		if w.tr.InlineRule != tc.want {
-			t.Errorf("%q: inline rule %v, want %v", tc.args, w.tr.InlineRule, tc.want)
-		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package completion writes shell completion scripts for a program whose subcommands take
 // pflag flags: bash, zsh (through its bash compatibility) and fish. The scripts complete the
-// subcommand, its long flags, and the values of flags that take one of a fixed set.
+// subcommand, its long flags, and the values of flags that take one of a fixed set. Closest
+// names the command or flag a mistyped word was meant to be.
 package completion
 
 import (

@@ -98,3 +98,12 @@ func TestZshAndFish(t *testing.T) {
 		t.Errorf("tcsh: %v", err)
 	}
 }
+
+func TestClosest(t *testing.T) {
+	names := []string{"run", "report", "sweep", "server"}
+	for word, want := range map[string]string{"rnu": "run", "sweeep": "sweep", "serevr": "server", "compare": "", "": ""} {
+		if got := Closest(word, names); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", word, got, want)
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package session
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/plots"
+	"github.com/rpcrdma-bench/rpcrdma-bench/report"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+)
+
+// The commands that read results files (report, plot, compare): their inputs are results
+// files, directories standing for their *.json and "-" for standard input; a file that is
+// not a results file is bad input (UsageError).
+
+// Inputs expands a reading command's arguments into files (and the directories named);
+// without arguments it reads standard input, unless that is a terminal or empty in memory.
+func Inputs(stdin io.Reader, args []string) (files, dirs []string, err error) {
+	if len(args) == 0 && stdin != nil && !noInput(stdin) {
+		args = []string{results.Stdio} // rpcrdma-bench run --out - | rpcrdma-bench report
+	}
+	if files, dirs, err = results.ExpandDirs(args); err != nil {
+		err = UsageError{err.Error()}
+	}
+	return files, dirs, err
+}
+
+// noInput says stdin is a terminal, or an empty in-memory input (tests).
+func noInput(stdin io.Reader) bool {
+	if f, ok := stdin.(*os.File); ok && IsTerminal(f) {
+		return true
+	}
+	r, ok := stdin.(interface{ Len() int })
+	return ok && r.Len() == 0
+}
+
+// readInputs is results.ReadInputs, its errors bad input.
+func readInputs(stdin io.Reader, files []string) ([]*results.Run, error) {
+	runs, err := results.ReadInputs(stdin, files)
+	if err != nil {
+		return nil, UsageError{err.Error()}
+	}
+	return runs, nil
+}
+
+// ReportConfig is the report command's settings.
+type ReportConfig struct {
+	// Format is text, csv, hlog, bench, switches, thresholds or html.
+	Format string
+	// Out is the file to write (""/"-": standard output); not for html.
+	Out      string
+	OutGiven bool
+	// Dir is html's directory; without DirGiven, a single directory argument is used.
+	Dir      string
+	DirGiven bool
+	// Page is html's page.
+	Page report.Config
+}
+
+// Report renders the results files args name as c says, to stdout or c's files (html: the
+// paths written, to stdout).
+func Report(stdin io.Reader, stdout io.Writer, c ReportConfig, args []string) error {
+	files, dirs, err := Inputs(stdin, args)
+	if err != nil {
+		return err
+	}
+	if c.Format == "html" {
+		if c.OutGiven {
+			return Usagef("--format html writes a directory: use --dir")
+		}
+		if !c.DirGiven && len(dirs) == 1 {
+			c.Dir = dirs[0]
+		}
+		return reportPage(stdin, stdout, c.Dir, c.Page, files)
+	}
+	if len(files) == 0 {
+		return Usagef("no results file given")
+	}
+	switch c.Format {
+	case "text", "csv", "bench", "switches", "thresholds":
+	case "hlog":
+		if len(files) != 1 {
+			return Usagef("--format hlog writes one run; got %d files", len(files))
+		}
+	default:
+		return Usagef("unknown --format %q (want text, csv, hlog, bench, switches, thresholds or html)", c.Format)
+	}
+	runs, err := readInputs(stdin, files)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = results.SourceName(f)
+	}
+	if c.Out == "" || c.Out == results.Stdio {
+		return Render(stdout, c.Format, runs, names)
+	}
+	f, err := os.Create(c.Out)
+	if err != nil {
+		return Usagef("--out %s: %v", c.Out, UnwrapPath(err))
+	}
+	bw := bufio.NewWriter(f)
+	err = Render(bw, c.Format, runs, names)
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// reportPage writes the HTML and Markdown report of files into dir.
+func reportPage(stdin io.Reader, stdout io.Writer, dir string, cfg report.Config, files []string) error {
+	if len(files) == 0 {
+		return Usagef("no results file given")
+	}
+	runs, err := readInputs(stdin, files)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		cfg.Sources = append(cfg.Sources, results.SourceName(f))
+	}
+	html, md, err := report.Write(runs, dir, cfg)
+	for _, p := range []string{html, md} {
+		if p != "" {
+			fmt.Fprintln(stdout, p)
+		}
+	}
+	return err
+}
+
+// Plot draws the charts of the results files args name into dir, in formats (png, svg,
+// comma-separated), and lists the files written to stdout.
+func Plot(stdin io.Reader, stdout io.Writer, dir, formats string, args []string) error {
+	files, _, err := Inputs(stdin, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return Usagef("no results file given")
+	}
+	var fs []string
+	for _, f := range strings.Split(formats, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f != "png" && f != "svg" {
+			return Usagef("unknown --format %q (want png, svg or both)", f)
+		}
+		fs = append(fs, f)
+	}
+	runs, err := readInputs(stdin, files)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		// Said once here, not once per chart by Render.
+		return Usagef("--out %s: %v", dir, UnwrapPath(err))
+	}
+	if err := CheckOut(filepath.Join(dir, "chart")); err != nil {
+		return Usagef("--out %s: cannot write charts into it: %v", dir, errors.Unwrap(err))
+	}
+	paths, err := plots.Render(runs, dir, fs...)
+	for _, p := range paths {
+		fmt.Fprintln(stdout, p)
+	}
+	if errors.Is(err, plots.ErrNoData) {
+		return UsageError{err.Error()}
+	}
+	return err // Render wrote what it could; err says what it could not
+}
+
+// CompareFiles is the compare command's settings: the base and current results files
+// (arguments as Inputs takes them), how to judge and the output format.
+type CompareFiles struct {
+	Base, Current       []string
+	Alpha               float64
+	Thresholds, Metrics string
+	// Format is text, markdown, json or junit.
+	Format string
+}
+
+// compareFormats are compare's formats.
+var compareFormats = map[string]func(io.Writer, *results.Comparison) error{
+	"text":     results.WriteCompareText,
+	"markdown": results.WriteCompareMarkdown,
+	"json":     results.WriteCompareJSON,
+	"junit":    results.WriteCompareJUnit,
+}
+
+// Compare judges c's current results against its base ones and writes the comparison to
+// stdout in c's format.
+func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Comparison, error) {
+	base, _, err := results.ExpandDirs(c.Base)
+	if err != nil {
+		return nil, UsageError{err.Error()}
+	}
+	cur, _, err := results.ExpandDirs(c.Current)
+	if err != nil {
+		return nil, UsageError{err.Error()}
+	}
+	if len(base) == 0 || len(cur) == 0 {
+		return nil, Usagef("need at least one base and one current results file")
+	}
+	write, ok := compareFormats[c.Format]
+	if !ok {
+		return nil, Usagef("unknown --format %q (want text, markdown, json or junit)", c.Format)
+	}
+	if !(c.Alpha > 0 && c.Alpha < 1) {
+		return nil, Usagef("--alpha %g is not in (0, 1)", c.Alpha)
+	}
+	cfg, err := CompareConfig(c.Alpha, c.Thresholds, c.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(base, results.Stdio) && slices.Contains(cur, results.Stdio) {
+		return nil, Usagef(`"-" (standard input) can be one side only`)
+	}
+	b, err := readInputs(stdin, base)
+	if err != nil {
+		return nil, err
+	}
+	cr, err := readInputs(stdin, cur)
+	if err != nil {
+		return nil, err
+	}
+	cmp, err := results.Compare(b, cr, cfg)
+	if err != nil {
+		return nil, UsageError{err.Error()}
+	}
+	return cmp, write(stdout, cmp)
+}
