@@ -43,16 +43,8 @@ cat /tmp/siw-sweep.err
 check_results $R/siw-sweep.json short long
 chk=$?
 echo "sweep rc=$src check rc=$chk"
-# A known siw problem, not yet fixed: in some runs (more under host load) a new connection
-# breaks at once, right after an earlier one closed (test/vm/README.md). A sweep that stopped part-way is reported apart (KNOWN, not
-# counted) only when the points before the stop measured every class they should, with no
-# error: one that fails at its first point (an address, a device) still fails.
-if [ $src -ne 0 ] && [ $chk -eq 0 ] && grep -q 'failed: ' /tmp/siw-sweep.err; then
-	echo "VMTEST: KNOWN siw-sweep (stopped after a point change: $(grep -m1 "failed: " /tmp/siw-sweep.err); test/vm/README.md)"
-else
-	[ $src -eq 0 ] && [ $chk -eq 0 ]
-	result siw-sweep $?
-fi
+[ $src -eq 0 ] && [ $chk -eq 0 ]
+result siw-sweep $?
 keep $R/siw-sweep.json
 
 # 3. server and client in two processes.
