@@ -78,7 +78,7 @@ func TestNFSProgramInputs(t *testing.T) {
 // ran at 4 KiB, so the table, the switches, the threshold answer and the file say 4096 (the
 // offer kept beside it), and a warning says the server capped the offer.
 func TestEngineSweepLabelsTheNegotiatedThreshold(t *testing.T) {
-	srv, err := openServer(&serverFlags{Provider: "soft", Listen: "127.0.0.1:0", Threshold: 4096, MaxPayload: 1 << 20,
+	srv, err := openServer(&session.ServeConfig{Provider: "soft", Listen: "127.0.0.1:0", Threshold: 4096, MaxPayload: 1 << 20,
 		Pollers: 1, MaxConnections: 64, Poll: session.ServerPoll("soft")})
 	if err != nil {
 		t.Fatal(err)

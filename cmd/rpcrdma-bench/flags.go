@@ -162,11 +162,10 @@ func (r repeatValue) Set(x string) error {
 }
 func (repeatValue) Type() string { return "N" }
 
-// workloadFlags are a measuring command's flags, parsed into the session's settings.
-type workloadFlags = session.RunConfig
-
-func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *workloadFlags {
-	w := &workloadFlags{Sweep: sweep}
+// addWorkloadFlags registers a measuring command's flags on fs, parsed into the settings it
+// returns.
+func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *session.RunConfig {
+	w := &session.RunConfig{Sweep: sweep}
 	c := &w.Workload
 	fs.StringVar(&w.Provider, "provider", "", "RDMA provider: soft (default, pure Go) or verbs (libibverbs; build with -tags verbs)")
 	fs.StringVar(&w.Device, "device", "", "device to open (default: the provider's first; see 'rpcrdma-bench devices')")

@@ -168,7 +168,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if !strings.Contains(stdout, "MIX") || !strings.Contains(stdout, "chunked") {
 		t.Fatalf("table:\n%s", stdout)
 	}
-	var cfg runConfig
+	var cfg session.RunRecord
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestMeasuringPollDefault(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cfg runConfig
+		var cfg session.RunRecord
 		if err := json.Unmarshal(r.Config, &cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -466,7 +466,7 @@ func TestProgramFlagMeansNull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg runConfig
+	var cfg session.RunRecord
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -11,17 +11,14 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runConfig is the "config" object of a results file.
-type runConfig = session.RunRecord
-
 // newConnector opens the connector a command's flags ask for, for the points it will run
 // (so that a server in this process can be sized for all of them); its error is reported as
 // the command's failure.
-type newConnector func(w *workloadFlags, pts []workloads.Point) (session.Connector, error)
+type newConnector func(w *session.RunConfig, pts []workloads.Point) (session.Connector, error)
 
 // openEngine is the commands' connector: the transport engine over the provider the flags
 // name, to --addr or to a responder in this process.
-func openEngine(w *workloadFlags, pts []workloads.Point) (session.Connector, error) {
+func openEngine(w *session.RunConfig, pts []workloads.Point) (session.Connector, error) {
 	p, err := openProvider(w.Provider, w.Slowdown, w.Turnarounds)
 	if err != nil {
 		return nil, err
@@ -73,7 +70,7 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 	}
 }
 
-func measure(e *env, w *workloadFlags, open newConnector) int {
+func measure(e *env, w *session.RunConfig, open newConnector) int {
 	name := w.Command
 	m, err := w.Prepare(e.stdin)
 	if err != nil {

@@ -10,17 +10,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// serverFlags are the server command's flags, parsed into the session's ServeConfig.
-type serverFlags = session.ServeConfig
-
-// server is a responder, the server command's or a test's fake.
-type server = session.Server
-
 // newServer starts listening as f says.
-type newServer func(f *serverFlags) (server, error)
+type newServer func(f *session.ServeConfig) (session.Server, error)
 
 // openServer is the server command's responder, listening as f says.
-func openServer(f *serverFlags) (server, error) {
+func openServer(f *session.ServeConfig) (session.Server, error) {
 	p, err := openProvider(f.Provider, f.Slowdown, f.Turnarounds)
 	if err != nil {
 		return nil, err
@@ -42,7 +36,7 @@ func serverCommand(open newServer) *command {
   rpcrdma-bench server --thresholds 16k --cpus 3 --verify   # offer 16 KiB inline, pin the poller
   rpcrdma-bench server --remote-invalidate --responder-read # Send With Invalidate, responder Read chunks`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			f := &serverFlags{}
+			f := &session.ServeConfig{}
 			var thresholds []int
 			fs.StringVar(&f.Provider, "provider", "", "RDMA provider: soft (default, pure Go over TCP between processes) or verbs")
 			fs.StringVar(&f.Device, "device", "", "device to open (default: the provider's first)")
@@ -84,7 +78,7 @@ func serverCommand(open newServer) *command {
 	}
 }
 
-func serve(e *env, f *serverFlags, open newServer) int {
+func serve(e *env, f *session.ServeConfig, open newServer) int {
 	stop := newStopper(e, false) // before it says it listens
 	defer stop.release()
 	srv, err := session.StartServing(f, open, e.stderr)

@@ -16,10 +16,10 @@ import (
 // The engine commands, made with fakes: every help text, flag set and input check
 // works before the engine does.
 func TestEngineCommandsWithFakes(t *testing.T) {
-	var got *serverFlags
+	var got *session.ServeConfig
 	errOpened := errors.New("opened") // ends the server command once its flags are seen
-	open := func(*workloadFlags, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil }
-	c := newCLI(engineCommands(open, func(f *serverFlags) (server, error) {
+	open := func(*session.RunConfig, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil }
+	c := newCLI(engineCommands(open, func(f *session.ServeConfig) (session.Server, error) {
 		got = f
 		return nil, errOpened
 	})...)

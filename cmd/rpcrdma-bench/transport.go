@@ -59,7 +59,7 @@ func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) 
 	} else {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "set the R bit: reply with Send With Invalidate to clients that set it too (their windows memory)")
 		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer responder-provided Read chunks for replies too long for the client's reply resources (to clients that accept them)")
-		// The server's --credits is its own (serverFlags.Credits), declared with its flags.
+		// The server's --credits is its own (session.ServeConfig.Credits), declared with its flags.
 	}
 	fs.Var(inlineSizeFlag(&t.SendSize), "send-size", "inline send size to advertise instead of the threshold (asymmetric thresholds)")
 	fs.Var(inlineSizeFlag(&t.RecvSize), "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")

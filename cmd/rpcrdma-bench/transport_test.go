@@ -60,7 +60,7 @@ func TestTransportFlagsInConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cfg runConfig
+		var cfg session.RunRecord
 		if err := json.Unmarshal(r.Config, &cfg); err != nil {
 			t.Fatal(err)
 		}
