@@ -1,0 +1,291 @@
+package fanin_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
+)
+
+// fakeServer is a server rank that listens nowhere: the fake clients need no server.
+type fakeServer struct{ addr string }
+
+func (s fakeServer) Addr() string { return s.addr }
+func (s fakeServer) Serve(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
+}
+func (s fakeServer) Close() error { return nil }
+
+// fakeConnector connects every point to in-memory fake Clients; openErr fails every open.
+type fakeConnector struct {
+	openErr error
+}
+
+func (*fakeConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
+func (*fakeConnector) Device() *datapath.DeviceInfo {
+	return &datapath.DeviceInfo{Name: "fake0", Provider: "fake", Ports: []datapath.PortInfo{{Num: 1}}}
+}
+func (*fakeConnector) Close() error { return nil }
+func (f *fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() session.PointReport, error) {
+	open := func(poller, conns int) (workloads.Client, error) {
+		if f.openErr != nil {
+			return nil, f.openErr
+		}
+		c := workloadstest.New(pt.Workload.Depth * conns)
+		c.Latency, c.Threshold = 20*time.Microsecond, pt.Threshold
+		return c, nil
+	}
+	rep := func() session.PointReport {
+		return session.PointReport{Negotiated: &results.Negotiated{Role: "requester", InlineSendBytes: pt.Threshold}}
+	}
+	return open, rep, nil
+}
+
+// job runs every rank of a local job with the Config cfg gives each, and returns rank 0's
+// results and every rank's error; a rank whose goroutine exits without returning (Goexit,
+// a "killed" rank) has errDied.
+var errDied = errors.New("rank died")
+
+func job(t *testing.T, n int, cfg func(rank int) fanin.Config) (*results.Run, []error) {
+	t.Helper()
+	comms := fanin.NewLocal(n, "localhost")
+	errs := make([]error, n)
+	var r0 *results.Run
+	var wg sync.WaitGroup
+	for i, comm := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = errDied
+			c := cfg(i)
+			c.Comm = comm
+			r, err := fanin.Run(context.Background(), c)
+			errs[i] = err
+			if i == 0 {
+				r0 = r
+			}
+		}()
+	}
+	wg.Wait()
+	return r0, errs
+}
+
+// config measures with fake clients for d (a warm-up of 20 ms first), ECHO of 64 B at depth 4.
+func config(t *testing.T, out string, d time.Duration, conn func(rank int) session.Connector) func(rank int) fanin.Config {
+	return func(rank int) fanin.Config {
+		w := workloads.Config{Mix: []workloads.MixEntry{{Proc: "echo", Weight: 1, Size: workloads.Sizes{Values: []int{64}}}},
+			Depth: 4, Connections: 2, Pollers: 1, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond)}
+		w, err := w.Normalized()
+		if err != nil {
+			t.Error(err)
+		}
+		pts := []workloads.Point{{Threshold: 4096, Size: 64, Depth: 4, Workload: w}}
+		return fanin.Config{
+			Out:       out,
+			RunConfig: map[string]string{"command": "fanin"},
+			Serve:     func() (fanin.Server, error) { return fakeServer{fmt.Sprintf("0.0.0.0:%d", 20000+rank)}, nil },
+			Measure: func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+				o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, Provider: "fake", Connector: wrap(conn(rank))})
+				if err != nil {
+					return nil, err
+				}
+				return o.Run, o.Err
+			},
+		}
+	}
+}
+
+func plain(int) session.Connector { return &fakeConnector{} }
+
+// One server rank and three client ranks: rank 0 writes one file whose point merges the
+// three ranks' points exactly, and whose ranks measured together.
+func TestFanInMergesRanks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fanin.json")
+	r, errs := job(t, 4, config(t, out, time.Second, plain))
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", i, err)
+		}
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Status.State != results.StateComplete || len(f.Points) != 1 || r == nil || len(r.Points) != 1 {
+		t.Fatalf("status %+v, %d points", f.Status, len(f.Points))
+	}
+	p := f.Points[0]
+	fi := p.FanIn
+	if fi == nil || len(fi.Ranks) != 3 || len(fi.ServerRanks) != 1 || fi.ServerRanks[0].Rank != 0 {
+		t.Fatalf("fanin %+v", fi)
+	}
+	var sum uint64
+	var rate float64
+	for i, rp := range fi.Ranks {
+		if rp.Rank != i+1 || rp.Host != "localhost" || rp.Server != "localhost:20000" || rp.Device != "fake0" || rp.Point.RTT.Count == 0 {
+			t.Errorf("rank entry %d: rank %d host %q server %q device %q count %d", i, rp.Rank, rp.Host, rp.Server, rp.Device, rp.Point.RTT.Count)
+		}
+		sum += rp.Point.RTT.Count
+		rate += rp.Point.Throughput.RPCPerSec
+	}
+	h, err := results.DecodeHistogram(p.Histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.RTT.Count != sum || uint64(h.TotalCount()) != sum || p.Throughput.RPCPerSec != rate || p.Params.Connections != 6 {
+		t.Errorf("merged count %d, histogram %d, rate %v, connections %d; ranks' sum %d, rate %v", p.RTT.Count, h.TotalCount(), p.Throughput.RPCPerSec, p.Params.Connections, sum, rate)
+	}
+	for _, rp := range fi.Ranks {
+		t.Logf("rank %d: %v .. %v (start clock %v)", rp.Rank, rp.Point.Start.Format("05.000000"), rp.Point.End.Format("05.000000"), rp.StartClock.Format("05.000000"))
+	}
+	if fi.Overlap < 0.95 {
+		t.Errorf("the ranks' intervals overlap %.3f, want >= 0.95", fi.Overlap)
+	}
+	if fi.Jain <= 0 || fi.Jain > 1 || fi.SlowestRank < 1 || fi.P50Spread == nil || fi.P50Spread[0] > fi.P50Spread[1] {
+		t.Errorf("fairness: jain %v slowest %d p50 %v", fi.Jain, fi.SlowestRank, fi.P50Spread)
+	}
+}
+
+// Pairs: rank 2k serves rank 2k+1 only.
+func TestFanInPairs(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "pairs.json")
+	c := config(t, out, 100*time.Millisecond, plain)
+	_, errs := job(t, 4, func(rank int) fanin.Config {
+		cf := c(rank)
+		cf.Pairs = true
+		return cf
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", i, err)
+		}
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi := f.Points[0].FanIn
+	if len(fi.Ranks) != 2 || fi.Ranks[0].Server != "localhost:20000" || fi.Ranks[1].Server != "localhost:20002" || len(fi.ServerRanks) != 2 {
+		t.Fatalf("pairs: %+v", fi)
+	}
+}
+
+// A client rank that cannot connect fails the run with its rank, host and cause; the others
+// stop without measuring and rank 0 still writes the file.
+func TestFanInConnectFailure(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fail.json")
+	refused := errors.New("connect: connection refused")
+	_, errs := job(t, 4, config(t, out, 100*time.Millisecond, func(rank int) session.Connector {
+		if rank == 2 {
+			return &fakeConnector{openErr: refused}
+		}
+		return &fakeConnector{}
+	}))
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "rank 2 (host localhost)") || !strings.Contains(errs[0].Error(), "connection refused") {
+		t.Fatalf("rank 0: %v, want rank 2's failure", errs[0])
+	}
+	if errs[2] == nil || errs[1] != nil || errs[3] != nil {
+		t.Errorf("ranks' errors %v: want rank 2's own only", errs)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Status.State != results.StateFailed || !strings.Contains(f.Status.Message, "rank 2 (host localhost)") {
+		t.Errorf("status %+v", f.Status)
+	}
+}
+
+// A client rank that dies mid-run fails the run naming it; the others stop cleanly and
+// rank 0 keeps what they measured, the point marked incomplete.
+func TestFanInRankDies(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "died.json")
+	c := config(t, out, 5*time.Second, plain)
+	start := time.Now()
+	_, errs := job(t, 4, func(rank int) fanin.Config {
+		cf := c(rank)
+		if rank == 3 {
+			measure := cf.Measure
+			cf.Measure = func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+				go func() { measure(ctx, addr, wrap) }()
+				time.Sleep(300 * time.Millisecond)
+				runtime.Goexit() // the rank's process is gone: its connections close
+				return nil, nil
+			}
+		}
+		return cf
+	})
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("the others ran on for %v after a rank died", took)
+	}
+	if errs[3] != errDied || errs[0] == nil || !strings.Contains(errs[0].Error(), "rank 3 (host localhost)") {
+		t.Fatalf("errors %v, want rank 0 to name rank 3", errs)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Status.State != results.StateFailed || len(f.Points) != 1 {
+		t.Fatalf("status %+v, %d points", f.Status, len(f.Points))
+	}
+	p := f.Points[0]
+	if p.Complete || len(p.FanIn.Ranks) != 2 || len(p.FanIn.Failed) != 1 || p.FanIn.Failed[0].Rank != 3 || p.RTT.Count == 0 {
+		t.Errorf("point complete %v, ranks %d, failed %+v, count %d", p.Complete, len(p.FanIn.Ranks), p.FanIn.Failed, p.RTT.Count)
+	}
+}
+
+func TestLayout(t *testing.T) {
+	l, err := fanin.NewLayout(5, []int{0, 3}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(l.Servers(), l.Clients(), l.ServerOf(1), l.ServerOf(2), l.ServerOf(4)); got != "[0 3] [1 2 4] 0 3 0" {
+		t.Errorf("layout %s", got)
+	}
+	for _, c := range []struct {
+		size    int
+		servers []int
+		pairs   bool
+		want    string
+	}{
+		{1, nil, false, "at least 2 ranks"},
+		{3, nil, true, "odd number"},
+		{4, []int{4}, false, "rank 4 is not in the job"},
+		{2, []int{0, 1}, false, "none is left"},
+		{4, []int{1}, true, "takes no --server-ranks"},
+	} {
+		if _, err := fanin.NewLayout(c.size, c.servers, c.pairs); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewLayout(%d, %v, %v): %v, want %q", c.size, c.servers, c.pairs, err, c.want)
+		}
+	}
+}
+
+// Launched as several ranks by a binary without MPI: a clear error saying how to build it.
+func TestNoMPI(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if err := fanin.NoMPI(env(map[string]string{"OMPI_COMM_WORLD_SIZE": "4"})); !errors.Is(err, fanin.ErrNoMPI) || !strings.Contains(err.Error(), "-tags mpi") || !strings.Contains(err.Error(), "4 ranks") {
+		t.Errorf("4 ranks: %v", err)
+	}
+	if err := fanin.NoMPI(env(map[string]string{"SLURM_NTASKS": "1"})); err != nil {
+		t.Errorf("1 rank: %v", err)
+	}
+	if err := fanin.NoMPI(env(map[string]string{"PMI_SIZE": "x"})); err == nil || !strings.Contains(err.Error(), `PMI_SIZE="x"`) {
+		t.Errorf("bad size: %v", err)
+	}
+	if err := fanin.NoMPI(env(nil)); err != nil {
+		t.Errorf("no launcher: %v", err)
+	}
+}

@@ -1,0 +1,103 @@
+package fanin
+
+import (
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// gate starts each point of a client rank together with the other ranks': the rank votes
+// once all its pollers have connected (or one failed), and its pollers start when the
+// coordinator's verdict says every rank is ready.
+type gate struct {
+	l      *link
+	mu     sync.Mutex
+	next   int
+	starts []time.Time
+}
+
+// vote votes for the next point and returns the verdict (nil: start), recording this rank's
+// wall clock as the verdict arrived.
+func (g *gate) vote(cause error) error {
+	g.mu.Lock()
+	k := g.next
+	g.next++
+	g.mu.Unlock()
+	err := g.l.vote(k, cause)
+	now := time.Now().UTC()
+	g.mu.Lock()
+	g.starts = append(g.starts, now)
+	g.mu.Unlock()
+	return err
+}
+
+// Starts are the wall clocks read as each point's verdict arrived.
+func (g *gate) Starts() []time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]time.Time(nil), g.starts...)
+}
+
+// connector wraps a session.Connector so that each point's pollers pass through the gate.
+func (g *gate) connector(c session.Connector) session.Connector {
+	return gatedConnector{Connector: c, g: g}
+}
+
+type gatedConnector struct {
+	session.Connector
+	g *gate
+}
+
+func (c gatedConnector) Point(pt workloads.Point) (workloads.Opener, func() session.PointReport, error) {
+	open, report, err := c.Connector.Point(pt)
+	if err != nil {
+		// The others are waiting for this rank's vote: tell them why it will not come.
+		c.g.vote(err)
+		return nil, nil, err
+	}
+	w, err := pt.Workload.Normalized()
+	if err != nil {
+		c.g.vote(err)
+		return nil, nil, err
+	}
+	var (
+		mu       sync.Mutex
+		arrived  int
+		first    error
+		verdict  error
+		decided  = make(chan struct{})
+		pollers  = w.Pollers
+		voteOnce sync.Once
+	)
+	gated := func(poller, conns int) (workloads.Client, error) {
+		cl, err := open(poller, conns)
+		mu.Lock()
+		arrived++
+		if err != nil && first == nil {
+			first = err
+		}
+		last := arrived == pollers
+		mu.Unlock()
+		if last {
+			voteOnce.Do(func() {
+				verdict = c.g.vote(first)
+				close(decided)
+			})
+		}
+		<-decided
+		if err != nil {
+			return nil, err
+		}
+		if verdict != nil {
+			if cl, ok := cl.(io.Closer); ok {
+				cl.Close()
+			}
+			return nil, verdict
+		}
+		return cl, nil
+	}
+	return gated, report, nil
+}

@@ -1,0 +1,161 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// FanIn is a point measured by many client ranks at once (rpcrdma-bench fanin under mpirun):
+// the Point that holds it is their merge (its rtt_histogram the ranks' histograms merged
+// exactly, its throughput their sum), and FanIn holds every rank's own point and how evenly
+// and how much in step they ran.
+type FanIn struct {
+	// Ranks are the client ranks' own points, by rank: every rank that reported one.
+	Ranks []RankPoint `json:"ranks"`
+	// ServerRanks are the ranks that served (none: an outside server).
+	ServerRanks []RankHost `json:"server_ranks"`
+	// Failed are the ranks that failed (could not connect, died, ended in an error), by
+	// rank; a point with a failed rank is not complete.
+	Failed []RankFailure `json:"failed,omitempty"`
+	// SkewNs is the spread (latest minus earliest) of the ranks' wall clocks read just after
+	// the point's start signal: the clock offsets between hosts plus the start's own jitter.
+	SkewNs int64 `json:"skew_ns"`
+	// BarrierNs is what one barrier of all the ranks took at rank 0 (the median of several
+	// at wire-up): the launcher's own synchronisation cost.
+	BarrierNs int64 `json:"barrier_ns"`
+	// Overlap is the share of the longest rank's measured interval during which every rank
+	// was measuring (0 to 1; 1 for one rank), by each rank's own clock.
+	Overlap float64 `json:"overlap"`
+	// Jain is Jain's fairness index over the ranks' RPC rates, (Σx)²/(n·Σx²): 1 when all are
+	// equal, 1/n when one rank did everything.
+	Jain float64 `json:"jain_index"`
+	// SlowestRank is the rank with the lowest RPC rate.
+	SlowestRank int `json:"slowest_rank"`
+	// P50Spread and P99Spread are the smallest and largest of the ranks' p50 and p99 (null:
+	// a rank's count does not support the percentile).
+	P50Spread *[2]int64 `json:"p50_spread_ns"`
+	P99Spread *[2]int64 `json:"p99_spread_ns"`
+}
+
+// RankHost names a rank and where it ran.
+type RankHost struct {
+	Rank int    `json:"rank"`
+	Host string `json:"host"`
+}
+
+// RankFailure is a rank that failed and why.
+type RankFailure struct {
+	Rank  int    `json:"rank"`
+	Host  string `json:"host"`
+	Cause string `json:"cause"`
+}
+
+// RankPoint is one client rank's own point of a fan-in.
+type RankPoint struct {
+	Rank int    `json:"rank"`
+	Host string `json:"host"`
+	// Device is the device the rank opened ("" for none); CPUs the CPUs it could run on.
+	Device string `json:"device"`
+	CPUs   []int  `json:"cpus"`
+	// Server is the address the rank drove.
+	Server string `json:"server"`
+	// StartClock is the rank's wall clock just after the point's start signal.
+	StartClock time.Time `json:"start_clock"`
+	// Point is the rank's point as its own results file would hold it (connections, interval,
+	// summary, histogram, throughput, errors).
+	Point Point `json:"point"`
+}
+
+func (f *FanIn) validate(fp string) error {
+	for i := range f.Ranks {
+		r := &f.Ranks[i]
+		rf := fmt.Sprintf("%sranks[%d].", fp, i)
+		if i > 0 && r.Rank <= f.Ranks[i-1].Rank {
+			return fieldErr(rf+"rank", "%d out of order or repeated", r.Rank)
+		}
+		if r.Point.FanIn != nil {
+			return fieldErr(rf+"point.fanin", "a rank's point cannot be a fan-in itself")
+		}
+		if err := r.Point.validate(rf + "point."); err != nil {
+			return err
+		}
+	}
+	if f.SkewNs < 0 || f.BarrierNs < 0 {
+		return fieldErr(fp+"skew_ns", "negative skew (%d) or barrier (%d)", f.SkewNs, f.BarrierNs)
+	}
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"overlap", f.Overlap}, {"jain_index", f.Jain}} {
+		if x.v < 0 || x.v > 1 || math.IsNaN(x.v) {
+			return fieldErr(fp+x.name, "%v is not between 0 and 1", x.v)
+		}
+	}
+	for _, s := range []struct {
+		name string
+		v    *[2]int64
+	}{{"p50_spread_ns", f.P50Spread}, {"p99_spread_ns", f.P99Spread}} {
+		if s.v != nil && s.v[0] > s.v[1] {
+			return fieldErr(fp+s.name, "smallest %d above largest %d", s.v[0], s.v[1])
+		}
+	}
+	return nil
+}
+
+// MergeSummaries merges the summaries of disjoint sets of round trips with their histograms
+// (rtt_histogram strings, one per summary): the histograms are added exactly (never an
+// average of percentiles), the percentiles read from the sum, the extremes exact, the mean
+// and standard deviation pooled from the parts' (each rounded to 1 ns). It returns the merged
+// Summary and histogram.
+func MergeSummaries(sums []Summary, hists []string) (Summary, string, error) {
+	if len(sums) != len(hists) {
+		return Summary{}, "", fmt.Errorf("merge: %d summaries, %d histograms", len(sums), len(hists))
+	}
+	h := NewHistogram()
+	var m Summary
+	var sum, sq float64
+	for i, s := range sums {
+		part, err := DecodeHistogram(hists[i])
+		if err != nil {
+			return Summary{}, "", fmt.Errorf("merge part %d: %w", i, err)
+		}
+		if uint64(part.TotalCount()) != s.Count {
+			return Summary{}, "", fmt.Errorf("merge part %d: histogram holds %d samples, count is %d", i, part.TotalCount(), s.Count)
+		}
+		if dropped := h.Merge(part); dropped != 0 {
+			return Summary{}, "", fmt.Errorf("merge part %d: %d samples out of range", i, dropped)
+		}
+		if s.Count == 0 {
+			continue
+		}
+		if m.Count == 0 || *s.Min < *m.Min {
+			m.Min = ptr(*s.Min)
+		}
+		if m.Count == 0 || *s.Max > *m.Max {
+			m.Max = ptr(*s.Max)
+		}
+		n, mean := float64(s.Count), float64(*s.Mean)
+		sum += n * mean
+		sq += n * mean * mean
+		if s.Stdev != nil {
+			sq += (n - 1) * float64(*s.Stdev) * float64(*s.Stdev)
+		}
+		m.Count += s.Count
+	}
+	if m.Count > 0 {
+		n := float64(m.Count)
+		mean := sum / n
+		m.Mean = ptr(int64(math.Round(mean)))
+		if m.Count >= 2 {
+			m.Stdev = ptr(int64(math.Round(math.Sqrt(max(0, (sq-n*mean*mean)/(n-1))))))
+		}
+		for i, p := range percentiles {
+			if v, ok := Percentile(h, p); ok {
+				*m.percentile(i) = ptr(v)
+			}
+		}
+	}
+	enc, err := EncodeHistogram(h)
+	return m, enc, err
+}
