@@ -345,6 +345,7 @@ func (c Config) merged(layout Layout, col *collected, barrier int64, final bool)
 			return nil, fmt.Errorf("point %d: %w", k+1, err)
 		}
 		r.Points = append(r.Points, p)
+		r.End = maxTime(r.End, p.End)
 	}
 	switch {
 	case len(col.failed) > 0:
