@@ -1,10 +1,12 @@
 package fanin_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -46,12 +48,21 @@ func (f *fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() sess
 		}
 		c := workloadstest.New(pt.Workload.Depth * conns)
 		c.Latency, c.Threshold = 20*time.Microsecond, pt.Threshold
-		return c, nil
+		return sleepy{c}, nil
 	}
 	rep := func() session.PointReport {
 		return session.PointReport{Negotiated: &results.Negotiated{Role: "requester", InlineSendBytes: pt.Threshold}}
 	}
 	return open, rep, nil
+}
+
+// sleepy is a fake Client whose event poller sleeps while it waits: ranks in one process
+// must not spin each other off the CPUs.
+type sleepy struct{ *workloadstest.Fake }
+
+func (sleepy) Wait(d time.Duration) error {
+	time.Sleep(min(d, 20*time.Microsecond))
+	return nil
 }
 
 // job runs every rank of a local job with the Config cfg gives each, and returns rank 0's
@@ -87,7 +98,7 @@ func job(t *testing.T, n int, cfg func(rank int) fanin.Config) (*results.Run, []
 func config(t *testing.T, out string, d time.Duration, conn func(rank int) session.Connector) func(rank int) fanin.Config {
 	return func(rank int) fanin.Config {
 		w := workloads.Config{Mix: []workloads.MixEntry{{Proc: "echo", Weight: 1, Size: workloads.Sizes{Values: []int{64}}}},
-			Depth: 4, Connections: 2, Pollers: 1, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond)}
+			Depth: 4, Connections: 2, Pollers: 1, Poll: datapath.Poll{Mode: datapath.PollEvent}, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond)}
 		w, err := w.Normalized()
 		if err != nil {
 			t.Error(err)
@@ -153,6 +164,15 @@ func TestFanInMergesRanks(t *testing.T) {
 	}
 	if fi.Overlap < 0.95 {
 		t.Errorf("the ranks' intervals overlap %.3f, want >= 0.95", fi.Overlap)
+	}
+	var text bytes.Buffer
+	if err := results.WriteText(&text, f); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`fan-in ECHO.*: 3 client rank\(s\), server rank\(s\) 0; skew `, `\n +rank +host +server +conns`, `\n +3 +localhost +localhost:20000 +2 `} {
+		if !regexp.MustCompile(want).MatchString(text.String()) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
 	}
 	if fi.Jain <= 0 || fi.Jain > 1 || fi.SlowestRank < 1 || fi.P50Spread == nil || fi.P50Spread[0] > fi.P50Spread[1] {
 		t.Errorf("fairness: jain %v slowest %d p50 %v", fi.Jain, fi.SlowestRank, fi.P50Spread)
@@ -240,6 +260,13 @@ func TestFanInRankDies(t *testing.T) {
 	}
 	if f.Status.State != results.StateFailed || len(f.Points) != 1 {
 		t.Fatalf("status %+v, %d points", f.Status, len(f.Points))
+	}
+	var text bytes.Buffer
+	if err := results.WriteText(&text, f); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "  failed: rank 3 (host localhost): ") || !regexp.MustCompile(`\n +1\* +localhost `).MatchString(text.String()) {
+		t.Errorf("text report lacks rank 3's failure or rank 1's incomplete row:\n%s", text.String())
 	}
 	p := f.Points[0]
 	if p.Complete || len(p.FanIn.Ranks) != 2 || len(p.FanIn.Failed) != 1 || p.FanIn.Failed[0].Rank != 3 || p.RTT.Count == 0 {

@@ -2,7 +2,11 @@ package results
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -158,4 +162,47 @@ func MergeSummaries(sums []Summary, hists []string) (Summary, string, error) {
 	}
 	enc, err := EncodeHistogram(h)
 	return m, enc, err
+}
+
+// writeFanIn prints a fan-in point's ranks under the table: how in step and how fair they
+// were, then a row per client rank and its failures.
+func writeFanIn(w io.Writer, p *Point) error {
+	f := p.FanIn
+	if f == nil {
+		return nil
+	}
+	servers := make([]string, len(f.ServerRanks))
+	for i, s := range f.ServerRanks {
+		servers[i] = strconv.Itoa(s.Rank)
+	}
+	spread := func(s *[2]int64) string {
+		if s == nil {
+			return "-"
+		}
+		return micros(&s[0]) + ".." + micros(&s[1])
+	}
+	fmt.Fprintf(w, "fan-in %s: %d client rank(s), server rank(s) %s; skew %s µs, overlap %.1f%%, barrier %s µs; Jain %.4f, slowest rank %d; p50 %s µs, p99 %s µs\n",
+		pointLabel(p), len(f.Ranks), strings.Join(servers, ","), micros(&f.SkewNs), 100*f.Overlap, micros(&f.BarrierNs), f.Jain, f.SlowestRank, spread(f.P50Spread), spread(f.P99Spread))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  rank\thost\tserver\tconns\tcount\tRTT p50 µs\tp99 µs\tmax µs\tRPC/s\terrors\t")
+	for _, r := range f.Ranks {
+		q := &r.Point
+		var nerr uint64
+		for _, e := range q.Errors {
+			nerr += e.Count
+		}
+		rank := strconv.Itoa(r.Rank)
+		if !q.Complete {
+			rank += "*"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%.0f\t%d\t\n", rank, r.Host, r.Server, q.Params.Connections, q.RTT.Count,
+			micros(q.RTT.P50), micros(q.RTT.P99), micros(q.RTT.Max), q.Throughput.RPCPerSec, nerr)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, x := range f.Failed {
+		fmt.Fprintf(w, "  failed: rank %d (host %s): %s\n", x.Rank, x.Host, x.Cause)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin/mpi"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -68,6 +69,16 @@ func runFanIn(e *env, w *workloadFlags, servers []int, pairs bool, listen string
 	if err := checkListen(listen); err != nil {
 		return fail(e, "fanin", err)
 	}
+	switch {
+	case w.auto || len(w.judge.baseline) > 0:
+		return fail(e, "fanin", usageErrorf("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N"))
+	case c.Prog == nfs3.Prog:
+		return fail(e, "fanin", usageErrorf("--program nfs3: a fan-in drives its own server ranks, which serve the benchmark program only"))
+	}
+	if err := checkCPUs(c.CPUs); err != nil {
+		return fail(e, "fanin", usageError{err.Error()})
+	}
+
 	th := w.threshold()
 	pts := []workloads.Point{{Threshold: th, Depth: c.Depth, Workload: c}}
 	if len(c.Mix) == 1 && len(c.Mix[0].Size.Values) == 1 {
@@ -78,11 +89,26 @@ func runFanIn(e *env, w *workloadFlags, servers []int, pairs bool, listen string
 		return fail(e, "fanin", err)
 	}
 	defer comm.Close()
+	if comm.Rank() == 0 {
+		if err := checkOut(w.out); err != nil {
+			// Before anything is measured; the other ranks wait in the wire-up: end them.
+			code := fail(e, "fanin", usageError{err.Error()})
+			comm.Abort(code)
+			return code
+		}
+	}
 	if w.provider == "" {
 		w.provider = "soft"
 	}
-	cfg := faninConfig{runConfig: runConfig{Command: "fanin", Provider: w.provider, Device: w.device, Threshold: th, Workload: &c, Transport: w.tr},
+	cfg := faninConfig{runConfig: runConfig{Command: "fanin", Provider: w.provider, Device: w.device, Threshold: th, Workload: &c, Transport: w.tr,
+		Turnarounds: w.turnarounds, Shuffle: w.shuffle},
 		FanIn: faninLayout{Ranks: comm.Size(), ServerRanks: servers, Pairs: pairs}}
+	if w.repeat > 1 {
+		cfg.Repeat = w.repeat
+	}
+	if w.slowdown.on() {
+		cfg.SoftSlowdown = &w.slowdown
+	}
 	stop := newStopper(e, true)
 	defer stop.release()
 	out := w.out
@@ -105,7 +131,7 @@ func runFanIn(e *env, w *workloadFlags, servers []int, pairs bool, listen string
 			}
 			defer conn.Close()
 			o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, RunConfig: cfg, Provider: w.provider,
-				Connector: wrap(conn), Log: e.stderr, Hurry: stop.hurry})
+				Connector: wrap(conn), Log: e.stderr, Hurry: stop.hurry, Interval: w.interval, Rounds: w.repeat, Shuffle: w.shuffle, Seed: c.Seed})
 			if err != nil {
 				return nil, err
 			}
