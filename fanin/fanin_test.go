@@ -119,13 +119,9 @@ func config(t *testing.T, out string, d time.Duration, conn func(rank int) sessi
 	}
 }
 
-func plain(int) session.Connector { return &fakeConnector{} }
-
-// One server rank and three client ranks: rank 0 writes one file whose point merges the
-// three ranks' points exactly, and whose ranks measured together.
-func TestFanInMergesRanks(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "fanin.json")
-	r, errs := job(t, 4, config(t, out, time.Second, plain))
+// succeeded checks that no rank failed and returns rank 0's file.
+func succeeded(t *testing.T, errs []error, out string) *results.Run {
+	t.Helper()
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", i, err)
@@ -135,6 +131,17 @@ func TestFanInMergesRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+func plain(int) session.Connector { return &fakeConnector{} }
+
+// One server rank and three client ranks: rank 0 writes one file whose point merges the
+// three ranks' points exactly, and whose ranks measured together.
+func TestFanInMergesRanks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fanin.json")
+	r, errs := job(t, 4, config(t, out, time.Second, plain))
+	f := succeeded(t, errs, out)
 	if f.Status.State != results.StateComplete || len(f.Points) != 1 || r == nil || len(r.Points) != 1 {
 		t.Fatalf("status %+v, %d points", f.Status, len(f.Points))
 	}
@@ -188,16 +195,7 @@ func TestFanInPairs(t *testing.T) {
 		cf.Pairs = true
 		return cf
 	})
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("rank %d: %v", i, err)
-		}
-	}
-	f, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi := f.Points[0].FanIn
+	fi := succeeded(t, errs, out).Points[0].FanIn
 	if len(fi.Ranks) != 2 || fi.Ranks[0].Server != "localhost:20000" || fi.Ranks[1].Server != "localhost:20002" || len(fi.ServerRanks) != 2 {
 		t.Fatalf("pairs: %+v", fi)
 	}

@@ -1,6 +1,7 @@
 package fanin
 
 import (
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -8,6 +9,9 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
+
+// openWait bounds the wait for the last of a rank's pollers to open its connections.
+const openWait = 2 * time.Minute
 
 // gate starts each point of a client rank together with the other ranks': the rank votes
 // once all its pollers have connected (or one failed), and its pollers start when the
@@ -79,13 +83,30 @@ func (c gatedConnector) Point(pt workloads.Point) (workloads.Opener, func() sess
 		if err != nil && first == nil {
 			first = err
 		}
-		last := arrived == pollers
+		last, firstIn := arrived == pollers, arrived == 1
 		mu.Unlock()
-		if last {
+		vote := func(cause error) {
 			voteOnce.Do(func() {
-				verdict = c.g.vote(first)
+				verdict = c.g.vote(cause)
 				close(decided)
 			})
+		}
+		if firstIn && !last {
+			// A poller that failed before its Open (pinning) never arrives: vote without it
+			// rather than keep every rank waiting.
+			t := time.AfterFunc(openWait, func() {
+				mu.Lock()
+				n := arrived
+				mu.Unlock()
+				vote(fmt.Errorf("only %d of %d pollers opened their connections within %v", n, pollers, openWait))
+			})
+			defer t.Stop()
+		}
+		if last {
+			mu.Lock()
+			cause := first
+			mu.Unlock()
+			vote(cause)
 		}
 		<-decided
 		if err != nil {
