@@ -203,6 +203,9 @@ func (co *coordinator) handle(ev event) {
 		}
 	}
 	switch ev.m.Kind {
+	case msgClock:
+		s.c.send(msg{Kind: msgClock, T0: ev.m.T0, T1: time.Now().UnixNano()})
+		return
 	case msgVote:
 		if ev.m.Err != "" {
 			co.fail(ev.rank, s.host, ev.m.Err)
@@ -301,6 +304,7 @@ func (c *collected) failures() string {
 type link struct {
 	c        *conn
 	verdicts chan msg
+	clocks   chan msg
 	lost     chan struct{}
 	lostErr  error
 }
@@ -312,7 +316,7 @@ func dialCoordinator(addr string, rank int, host string, role Role, onStop func(
 	if err != nil {
 		return nil, fmt.Errorf("connect to the coordinator (rank 0) at %s: %w", addr, err)
 	}
-	l := &link{c: newConn(nc), verdicts: make(chan msg, 1), lost: make(chan struct{})}
+	l := &link{c: newConn(nc), verdicts: make(chan msg, 1), clocks: make(chan msg, 1), lost: make(chan struct{})}
 	if err := l.c.send(msg{Kind: msgHello, Rank: rank, Host: host, Role: string(role)}); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("coordinator (rank 0) at %s: %w", addr, err)
@@ -336,6 +340,8 @@ func dialCoordinator(addr string, rank int, host string, role Role, onStop func(
 			switch m.Kind {
 			case msgVerdict:
 				l.verdicts <- m
+			case msgClock:
+				l.clocks <- m
 			case msgStop:
 				stop(m.Err)
 			}
@@ -363,6 +369,33 @@ func (l *link) vote(k int, cause error) error {
 	case <-l.lost:
 		return l.lostErr
 	}
+}
+
+// clockExchanges is how many exchanges clockOffset makes; the quickest one counts.
+const clockExchanges = 8
+
+// clockOffset estimates rank 0's wall clock minus this rank's as NTP does: rank 0's reading
+// is taken to lie halfway through the exchange, so the exchange with the shortest round trip
+// bounds the error best, by half its round trip (the second result).
+func (l *link) clockOffset() (offset, bound int64, err error) {
+	bound = -1
+	for range clockExchanges {
+		t0 := time.Now()
+		if err := l.c.send(msg{Kind: msgClock, T0: t0.UnixNano()}); err != nil {
+			return 0, 0, err
+		}
+		var m msg
+		select {
+		case m = <-l.clocks:
+		case <-l.lost:
+			return 0, 0, l.lostErr
+		}
+		rtt := int64(time.Since(t0))
+		if bound < 0 || rtt/2 < bound {
+			offset, bound = m.T1-(t0.UnixNano()+rtt/2), rtt/2
+		}
+	}
+	return offset, bound, nil
 }
 
 func (l *link) report(res *rankResult) error { return l.c.send(msg{Kind: msgResult, Result: res}) }

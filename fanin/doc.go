@@ -14,7 +14,9 @@
 //
 //   - each point starts when every client rank has connected all its pollers (a vote; a
 //     rank that cannot connect votes its cause and no rank starts);
-//   - each rank reads its wall clock as the start arrives (the skew between ranks);
+//   - each rank estimates its clock's offset to rank 0's once (the quickest of 8 exchanges,
+//     as NTP does) and reads its wall clock as each start arrives: the skew between ranks
+//     and their intervals' overlap are reckoned in rank 0's clock;
 //   - each client rank reports its session (points with their histograms) at its end;
 //   - a rank whose connection ends before it reported has died: the coordinator names it
 //     (rank, host, cause) and tells the others to stop, which end their point cleanly

@@ -257,7 +257,9 @@ func measure(ctx context.Context, c Config, w wireup, server int, l *link, why *
 	var err error
 	res := &rankResult{CPUs: cpuSet(), Server: w.Servers[server]}
 	var run *results.Run
-	if res.Server == "" {
+	if res.ClockOffsetNs, res.ClockErrorNs, err = l.clockOffset(); err != nil {
+		err = fmt.Errorf("clock offset: %w", err)
+	} else if res.Server == "" {
 		err = fmt.Errorf("its server, rank %d, is not listening: %s", server, w.Failed[server])
 	} else {
 		g := &gate{l: l}
@@ -331,7 +333,7 @@ func (c Config) merged(layout Layout, col *collected, barrier int64, final bool)
 				continue
 			}
 			rp := results.RankPoint{Rank: rk, Host: col.hosts[rk], Device: res.Device, CPUs: res.CPUs,
-				Server: res.Server, Point: res.Run.Points[k]}
+				Server: res.Server, ClockOffsetNs: res.ClockOffsetNs, ClockErrorNs: res.ClockErrorNs, Point: res.Run.Points[k]}
 			if k < len(res.Starts) {
 				rp.StartClock = res.Starts[k]
 			}

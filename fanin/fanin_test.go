@@ -156,6 +156,10 @@ func TestFanInMergesRanks(t *testing.T) {
 		if rp.Rank != i+1 || rp.Host != "localhost" || rp.Server != "localhost:20000" || rp.Device != "fake0" || rp.Point.RTT.Count == 0 {
 			t.Errorf("rank entry %d: rank %d host %q server %q device %q count %d", i, rp.Rank, rp.Host, rp.Server, rp.Device, rp.Point.RTT.Count)
 		}
+		if rp.ClockErrorNs <= 0 || rp.ClockOffsetNs < -rp.ClockErrorNs || rp.ClockOffsetNs > rp.ClockErrorNs {
+			// One host, one clock: the true offset is 0, within the estimate's bound.
+			t.Errorf("rank %d: clock offset %d ns, error bound %d ns: 0 is not within", rp.Rank, rp.ClockOffsetNs, rp.ClockErrorNs)
+		}
 		sum += rp.Point.RTT.Count
 		rate += rp.Point.Throughput.RPCPerSec
 	}

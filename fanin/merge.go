@@ -21,7 +21,7 @@ func mergePoint(rps []results.RankPoint, fi results.FanIn) (results.Point, error
 	p := results.Point{Params: first.Params, Complete: true, Negotiated: first.Negotiated, Round: first.Round,
 		Classes: []results.ClassStats{}, Errors: []results.ErrorStats{}, Intervals: []results.Interval{}}
 	p.Params.Connections = 0
-	p.Start, p.End = first.Start, first.End
+	p.Start, p.End = rank0(&rps[0], first.Start), rank0(&rps[0], first.End)
 	sums, hists := make([]results.Summary, len(rps)), make([]string, len(rps))
 	peer := true
 	var peerOps results.Ops
@@ -29,7 +29,7 @@ func mergePoint(rps []results.RankPoint, fi results.FanIn) (results.Point, error
 		q := &rps[i].Point
 		p.Params.Connections += q.Params.Connections
 		p.Complete = p.Complete && q.Complete
-		p.Start, p.End = minTime(p.Start, q.Start), maxTime(p.End, q.End)
+		p.Start, p.End = minTime(p.Start, rank0(&rps[i], q.Start)), maxTime(p.End, rank0(&rps[i], q.End))
 		sums[i], hists[i] = q.RTT, q.Histogram
 		addOps(&p.Ops, &q.Ops)
 		if q.PeerOps == nil {
@@ -74,6 +74,11 @@ func mergePoint(rps []results.RankPoint, fi results.FanIn) (results.Point, error
 	fi.SkewNs = skew(rps)
 	p.FanIn = &fi
 	return p, nil
+}
+
+// rank0 is rp's clock reading t in rank 0's clock.
+func rank0(rp *results.RankPoint, t time.Time) time.Time {
+	return t.Add(time.Duration(rp.ClockOffsetNs))
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -145,13 +150,14 @@ func mergeClasses(rps []results.RankPoint) ([]results.ClassStats, error) {
 	return out, nil
 }
 
-// overlap is the share of the longest measured interval during which every rank measured.
+// overlap is the share of the longest measured interval during which every rank measured,
+// in rank 0's clock.
 func overlap(rps []results.RankPoint) float64 {
-	start, end := rps[0].Point.Start, rps[0].Point.End
+	start, end := rank0(&rps[0], rps[0].Point.Start), rank0(&rps[0], rps[0].Point.End)
 	var longest time.Duration
 	for i := range rps {
 		q := &rps[i].Point
-		start, end = maxTime(start, q.Start), minTime(end, q.End)
+		start, end = maxTime(start, rank0(&rps[i], q.Start)), minTime(end, rank0(&rps[i], q.End))
 		longest = max(longest, q.End.Sub(q.Start))
 	}
 	if longest <= 0 {
@@ -197,11 +203,14 @@ func spread(rps []results.RankPoint, pct func(*results.Summary) *int64) *[2]int6
 	return &s
 }
 
-// skew is the spread of the ranks' clocks read as the point's start verdict arrived.
+// skew is the spread of the ranks' clocks read as the point's start verdict arrived, in
+// rank 0's clock.
 func skew(rps []results.RankPoint) int64 {
-	lo, hi := rps[0].StartClock, rps[0].StartClock
+	lo := rank0(&rps[0], rps[0].StartClock)
+	hi := lo
 	for i := range rps {
-		lo, hi = minTime(lo, rps[i].StartClock), maxTime(hi, rps[i].StartClock)
+		t := rank0(&rps[i], rps[i].StartClock)
+		lo, hi = minTime(lo, t), maxTime(hi, t)
 	}
 	return int64(hi.Sub(lo))
 }

@@ -22,6 +22,7 @@ const (
 	msgVerdict = "verdict" // coordinator → client: start point Point (Err: do not, why)
 	msgResult  = "result"  // client → coordinator: the rank's results, last message
 	msgStop    = "stop"    // coordinator → rank: stop measuring (Err: why); servers: stop serving
+	msgClock   = "clock"   // rank → coordinator: T0, the rank's clock; back: T0 and T1, rank 0's
 )
 
 // maxMsg bounds one message: a rank's results with every point's histograms.
@@ -35,6 +36,8 @@ type msg struct {
 	Point  int         `json:"point,omitempty"`
 	Err    string      `json:"err,omitempty"`
 	Result *rankResult `json:"result,omitempty"`
+	T0     int64       `json:"t0,omitempty"`
+	T1     int64       `json:"t1,omitempty"`
 }
 
 // rankResult is everything a client rank reports at its end.
@@ -42,6 +45,9 @@ type rankResult struct {
 	Device string `json:"device"`
 	CPUs   []int  `json:"cpus"`
 	Server string `json:"server"`
+	// ClockOffsetNs is rank 0's wall clock minus this rank's, ClockErrorNs its bound.
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
+	ClockErrorNs  int64 `json:"clock_error_ns"`
 	// Starts are the rank's wall clock just after each point's start verdict.
 	Starts []time.Time `json:"starts"`
 	// Run is the rank's session, nil if it never started.

@@ -23,13 +23,14 @@ type FanIn struct {
 	// rank; a point with a failed rank is not complete.
 	Failed []RankFailure `json:"failed,omitempty"`
 	// SkewNs is the spread (latest minus earliest) of the ranks' wall clocks read just after
-	// the point's start signal: the clock offsets between hosts plus the start's own jitter.
+	// the point's start signal, each corrected by its ClockOffsetNs: how far apart the
+	// ranks started.
 	SkewNs int64 `json:"skew_ns"`
 	// BarrierNs is what one barrier of all the ranks took at rank 0 (the median of several
 	// at wire-up): the launcher's own synchronisation cost.
 	BarrierNs int64 `json:"barrier_ns"`
 	// Overlap is the share of the longest rank's measured interval during which every rank
-	// was measuring (0 to 1; 1 for one rank), by each rank's own clock.
+	// was measuring (0 to 1; 1 for one rank), the ranks' clocks corrected by their offsets.
 	Overlap float64 `json:"overlap"`
 	// Jain is Jain's fairness index over the ranks' RPC rates, (Σx)²/(n·Σx²): 1 when all are
 	// equal, 1/n when one rank did everything.
@@ -66,6 +67,11 @@ type RankPoint struct {
 	Server string `json:"server"`
 	// StartClock is the rank's wall clock just after the point's start signal.
 	StartClock time.Time `json:"start_clock"`
+	// ClockOffsetNs is rank 0's wall clock minus this rank's, estimated over the rank's
+	// connection to rank 0 at wire-up (the quickest of several exchanges, as NTP does);
+	// ClockErrorNs bounds its error (half that exchange's round trip).
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
+	ClockErrorNs  int64 `json:"clock_error_ns"`
 	// Point is the rank's point as its own results file would hold it (connections, interval,
 	// summary, histogram, throughput, errors).
 	Point Point `json:"point"`
@@ -77,6 +83,9 @@ func (f *FanIn) validate(fp string) error {
 		rf := fmt.Sprintf("%sranks[%d].", fp, i)
 		if i > 0 && r.Rank <= f.Ranks[i-1].Rank {
 			return fieldErr(rf+"rank", "%d out of order or repeated", r.Rank)
+		}
+		if r.ClockErrorNs < 0 {
+			return fieldErr(rf+"clock_error_ns", "negative (%d)", r.ClockErrorNs)
 		}
 		if r.Point.FanIn != nil {
 			return fieldErr(rf+"point.fanin", "a rank's point cannot be a fan-in itself")
@@ -184,7 +193,7 @@ func writeFanIn(w io.Writer, p *Point) error {
 	fmt.Fprintf(w, "fan-in %s: %d client rank(s), server rank(s) %s; skew %s µs, overlap %.1f%%, barrier %s µs; Jain %.4f, slowest rank %d; p50 %s µs, p99 %s µs\n",
 		pointLabel(p), len(f.Ranks), strings.Join(servers, ","), micros(&f.SkewNs), 100*f.Overlap, micros(&f.BarrierNs), f.Jain, f.SlowestRank, spread(f.P50Spread), spread(f.P99Spread))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  rank\thost\tserver\tconns\tcount\tRTT p50 µs\tp99 µs\tmax µs\tRPC/s\terrors\t")
+	fmt.Fprintln(tw, "  rank\thost\tserver\tconns\tcount\tRTT p50 µs\tp99 µs\tmax µs\tRPC/s\terrors\tclock µs\t")
 	for _, r := range f.Ranks {
 		q := &r.Point
 		var nerr uint64
@@ -195,12 +204,13 @@ func writeFanIn(w io.Writer, p *Point) error {
 		if !q.Complete {
 			rank += "*"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%.0f\t%d\t\n", rank, r.Host, r.Server, q.Params.Connections, q.RTT.Count,
-			micros(q.RTT.P50), micros(q.RTT.P99), micros(q.RTT.Max), q.Throughput.RPCPerSec, nerr)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%.0f\t%d\t%s±%s\t\n", rank, r.Host, r.Server, q.Params.Connections, q.RTT.Count,
+			micros(q.RTT.P50), micros(q.RTT.P99), micros(q.RTT.Max), q.Throughput.RPCPerSec, nerr, micros(&r.ClockOffsetNs), micros(&r.ClockErrorNs))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w, "  clock: rank 0's clock minus the rank's, ± the estimate's bound; skew and overlap are reckoned with it.")
 	for _, x := range f.Failed {
 		fmt.Fprintf(w, "  failed: rank %d (host %s): %s\n", x.Rank, x.Host, x.Cause)
 	}

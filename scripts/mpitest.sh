@@ -26,8 +26,9 @@ mpirun="mpirun --allow-run-as-root --oversubscribe"
 flags="--duration $DUR --warmup 500ms --poll event --quiet"
 fail() { echo "mpitest: $*" >&2; exit 1; }
 
-# check FILE CLIENTS: the merged count is the sum of the ranks', every rank measured, and
-# every pair of ranks' intervals overlaps by at least 95% of the longer one.
+# check FILE CLIENTS: the merged count is the sum of the ranks', every rank measured,
+# every pair of ranks' intervals overlaps by at least 95% of the longer one, and (one host,
+# one clock) every rank's estimated clock offset is within its bound of 0.
 check() {
 	jq -e --argjson n "$2" '
 		def t: (.[0:19] + "Z" | fromdateiso8601) + ((capture("\\.(?<f>[0-9]+)Z$").f // "0") | "0." + . | tonumber);
@@ -35,6 +36,7 @@ check() {
 		($r | length) == $n and
 		$p.rtt.count == ([$r[].point.rtt.count] | add) and
 		all($r[]; .point.rtt.count > 0) and
+		all($r[]; (if .clock_offset_ns < 0 then -.clock_offset_ns else .clock_offset_ns end) <= .clock_error_ns) and
 		all($r[] as $a | $r[] as $b | {a: $a.point, b: $b.point};
 			((([.a.end, .b.end] | map(t) | min) - ([.a.start, .b.start] | map(t) | max))
 			 / ([(.a.end | t) - (.a.start | t), (.b.end | t) - (.b.start | t)] | max)) >= 0.95)
