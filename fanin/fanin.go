@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -130,7 +131,23 @@ func Run(ctx context.Context, c Config) (*results.Run, error) {
 		go func() { done <- co.run(ctx, c.Grace, c.Setup) }()
 	}
 
-	rctx, stop := context.WithCancel(ctx)
+	// A client rank measures until ctx is done or rank 0 stops it; a server rank serves until
+	// rank 0 says the clients are done (or is lost), and at most Grace past ctx: clients
+	// stopped with it still drain their RPCs through it.
+	var rctx context.Context
+	var stop context.CancelFunc
+	if layout.Role(rank) == RoleServer {
+		rctx, stop = context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-ctx.Done():
+				time.AfterFunc(c.Grace, stop)
+			case <-rctx.Done():
+			}
+		}()
+	} else {
+		rctx, stop = context.WithCancel(ctx)
+	}
 	defer stop()
 	var why atomic.Pointer[string]
 	l, err := dialCoordinator(w.Coordinator, rank, host, layout.Role(rank), func(s string) {
@@ -308,6 +325,7 @@ func (c Config) merged(layout Layout, col *collected, barrier int64, final bool)
 	}
 	first := true
 	state := results.StateComplete
+	var notes []string
 	for _, rk := range clients {
 		run := col.results[rk].Run
 		if run == nil {
@@ -317,8 +335,11 @@ func (c Config) merged(layout Layout, col *collected, barrier int64, final bool)
 			r.Start, r.End, r.Environment, first = run.Start, run.End, run.Environment, false
 		}
 		r.Start, r.End = minTime(r.Start, run.Start), maxTime(r.End, run.End)
-		if run.Status.State != results.StateComplete && state == results.StateComplete {
-			state = run.Status.State
+		if st := run.Status; st.State != results.StateComplete {
+			if state != results.StateFailed {
+				state = st.State
+			}
+			notes = append(notes, fmt.Sprintf("rank %d (host %s): %s: %s", rk, col.hosts[rk], st.State, st.Message))
 		}
 	}
 	if first {
@@ -355,7 +376,7 @@ func (c Config) merged(layout Layout, col *collected, barrier int64, final bool)
 	case !final:
 		r.Status = results.Status{State: results.StateInterrupted, Message: "running"}
 	case state != results.StateComplete:
-		r.Status = results.Status{State: state, Message: "a rank's run did not complete"}
+		r.Status = results.Status{State: state, Message: strings.Join(notes, "; ")}
 	default:
 		r.Status = results.Status{State: results.StateComplete}
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,12 +22,19 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
 )
 
-// fakeServer is a server rank that listens nowhere: the fake clients need no server.
-type fakeServer struct{ addr string }
+// fakeServer is a server rank that listens nowhere: the fake clients need no server, but
+// fail once it stopped when they share stopped with it.
+type fakeServer struct {
+	addr    string
+	stopped *atomic.Bool
+}
 
 func (s fakeServer) Addr() string { return s.addr }
 func (s fakeServer) Serve(ctx context.Context) error {
 	<-ctx.Done()
+	if s.stopped != nil {
+		s.stopped.Store(true)
+	}
 	return nil
 }
 func (s fakeServer) Close() error { return nil }
@@ -34,6 +42,7 @@ func (s fakeServer) Close() error { return nil }
 // fakeConnector connects every point to in-memory fake Clients; openErr fails every open.
 type fakeConnector struct {
 	openErr error
+	served  *atomic.Bool // the server stopped: the clients' connections break
 }
 
 func (*fakeConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
@@ -48,6 +57,13 @@ func (f *fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() sess
 		}
 		c := workloadstest.New(pt.Workload.Depth * conns)
 		c.Latency, c.Threshold = 20*time.Microsecond, pt.Threshold
+		if f.served != nil {
+			c.Observe = func(c *workloadstest.Fake) {
+				if f.served.Load() {
+					c.FailAfter, c.Err = 1, errors.New("the server closed the connection")
+				}
+			}
+		}
 		return sleepy{c}, nil
 	}
 	rep := func() session.PointReport {
@@ -72,6 +88,12 @@ var errDied = errors.New("rank died")
 
 func job(t *testing.T, n int, cfg func(rank int) fanin.Config) (*results.Run, []error) {
 	t.Helper()
+	return jobCtx(t, context.Background(), n, cfg)
+}
+
+// jobCtx is job with every rank's context ctx.
+func jobCtx(t *testing.T, ctx context.Context, n int, cfg func(rank int) fanin.Config) (*results.Run, []error) {
+	t.Helper()
 	comms := fanin.NewLocal(n, "localhost")
 	errs := make([]error, n)
 	var r0 *results.Run
@@ -83,7 +105,7 @@ func job(t *testing.T, n int, cfg func(rank int) fanin.Config) (*results.Run, []
 			errs[i] = errDied
 			c := cfg(i)
 			c.Comm = comm
-			r, err := fanin.Run(context.Background(), c)
+			r, err := fanin.Run(ctx, c)
 			errs[i] = err
 			if i == 0 {
 				r0 = r
@@ -107,7 +129,7 @@ func config(t *testing.T, out string, d time.Duration, conn func(rank int) sessi
 		return fanin.Config{
 			Out:       out,
 			RunConfig: map[string]string{"command": "fanin"},
-			Serve:     func() (fanin.Server, error) { return fakeServer{fmt.Sprintf("0.0.0.0:%d", 20000+rank)}, nil },
+			Serve:     func() (fanin.Server, error) { return fakeServer{addr: fmt.Sprintf("0.0.0.0:%d", 20000+rank)}, nil },
 			Measure: func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
 				o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, Provider: "fake", Connector: wrap(conn(rank))})
 				if err != nil {
@@ -316,5 +338,56 @@ func TestNoMPI(t *testing.T) {
 	}
 	if err := fanin.NoMPI(env(nil)); err != nil {
 		t.Errorf("no launcher: %v", err)
+	}
+}
+
+// A server rank that cannot listen fails the run with its rank, host and cause.
+func TestFanInServerCannotListen(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "nolisten.json")
+	c := config(t, out, time.Second, plain)
+	_, errs := job(t, 3, func(rank int) fanin.Config {
+		cf := c(rank)
+		cf.Serve = func() (fanin.Server, error) {
+			return nil, errors.New("listen tcp 0.0.0.0:20049: address already in use")
+		}
+		return cf
+	})
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "rank 0 (host localhost): listen: listen tcp 0.0.0.0:20049: address already in use") {
+		t.Fatalf("rank 0: %v, want its listen failure", errs[0])
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Status.State != results.StateFailed || len(f.Points) != 0 {
+		t.Errorf("status %+v, %d points", f.Status, len(f.Points))
+	}
+}
+
+// Every rank stopped (mpirun passing on a Ctrl-C): the clients drain through the server
+// rank, which serves on until they reported, and the run is interrupted with every rank's
+// point kept.
+func TestFanInInterrupted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "interrupted.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	var served atomic.Bool // the server rank stopped serving
+	c := config(t, out, 10*time.Second, func(int) session.Connector { return &fakeConnector{served: &served} })
+	_, errs := jobCtx(t, ctx, 3, func(rank int) fanin.Config {
+		cf := c(rank)
+		cf.Serve = func() (fanin.Server, error) { return fakeServer{addr: "127.0.0.1:20049", stopped: &served}, nil }
+		return cf
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", i, err)
+		}
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Status.State != results.StateInterrupted || !strings.Contains(f.Status.Message, "rank 1 (host localhost): interrupted") || len(f.Points) != 1 || f.Points[0].Complete || len(f.Points[0].FanIn.Ranks) != 2 || f.Points[0].RTT.Count == 0 {
+		t.Errorf("status %+v, %d points", f.Status, len(f.Points))
 	}
 }
