@@ -20,6 +20,7 @@ type coordinator struct {
 	ranks   map[int]*rankState
 	failed  []failure
 	stopped bool
+	starts  map[int]int64 // point → its start (startAt)
 	// changed is called with the state after every result or failure (rank 0 keeps its
 	// results file current with it, so that a kill loses nothing already received).
 	changed func(*collected)
@@ -61,7 +62,7 @@ func listenCoordinator(layout Layout) (*coordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: listen: %w", err)
 	}
-	return &coordinator{l: l, layout: layout, events: make(chan event, 16), ranks: map[int]*rankState{}}, nil
+	return &coordinator{l: l, layout: layout, events: make(chan event, 16), ranks: map[int]*rankState{}, starts: map[int]int64{}}, nil
 }
 
 // addr is the coordinator's address as the other ranks reach it: host with the port listened on.
@@ -238,9 +239,28 @@ func (co *coordinator) decide() {
 				continue
 			}
 			delete(s.asked, k)
-			s.c.send(msg{Kind: msgVerdict, Point: k, Err: why})
+			m := msg{Kind: msgVerdict, Point: k, Err: why}
+			if why == "" {
+				m.T1 = co.startAt(k)
+			}
+			s.c.send(m)
 		}
 	}
+}
+
+// startLead is how far ahead of its verdicts a point starts, per client rank: the verdicts
+// go out one after the other, and each rank waits for the same instant.
+const startLead = time.Millisecond
+
+// startAt is when point k starts, in rank 0's wall clock (Unix nanoseconds): fixed when its
+// first verdict goes out.
+func (co *coordinator) startAt(k int) int64 {
+	if at, ok := co.starts[k]; ok {
+		return at
+	}
+	at := time.Now().Add(time.Duration(len(co.layout.Clients())+2) * startLead).UnixNano()
+	co.starts[k] = at
+	return at
 }
 
 func (co *coordinator) verdict(k int) (string, bool) {
@@ -351,23 +371,23 @@ func dialCoordinator(addr string, rank int, host string, role Role, onStop func(
 }
 
 // vote says whether this rank is ready for point k (cause nil) and waits for the verdict:
-// nil to start the point, else why not.
-func (l *link) vote(k int, cause error) error {
+// nil and when to start the point (rank 0's wall clock, Unix nanoseconds), else why not.
+func (l *link) vote(k int, cause error) (int64, error) {
 	m := msg{Kind: msgVote, Point: k}
 	if cause != nil {
 		m.Err = cause.Error()
 	}
 	if err := l.c.send(m); err != nil {
-		return err
+		return 0, err
 	}
 	select {
 	case v := <-l.verdicts:
 		if v.Err != "" {
-			return errors.New(v.Err)
+			return 0, errors.New(v.Err)
 		}
-		return nil
+		return v.T1, nil
 	case <-l.lost:
-		return l.lostErr
+		return 0, l.lostErr
 	}
 }
 

@@ -12,11 +12,13 @@
 // leaves the others blocked in them (or the launcher kills the job), so everything after
 // goes through rank 0's coordinator over one TCP connection per rank that stays open:
 //
-//   - each point starts when every client rank has connected all its pollers (a vote; a
-//     rank that cannot connect votes its cause and no rank starts);
 //   - each rank estimates its clock's offset to rank 0's once (the quickest of 8 exchanges,
-//     as NTP does) and reads its wall clock as each start arrives: the skew between ranks
-//     and their intervals' overlap are reckoned in rank 0's clock;
+//     as NTP does);
+//   - each point starts when every client rank has connected all its pollers (a vote; a
+//     rank that cannot connect votes its cause and no rank starts), at an instant rank 0
+//     sets a few milliseconds after its verdicts, which each rank waits for by its own clock
+//     corrected by its offset; each reads its wall clock then: the skew between ranks and
+//     their intervals' overlap are reckoned in rank 0's clock;
 //   - each client rank reports its session (points with their histograms) at its end;
 //   - a rank whose connection ends before it reported has died: the coordinator names it
 //     (rank, host, cause) and tells the others to stop, which end their point cleanly

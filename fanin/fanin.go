@@ -279,7 +279,7 @@ func measure(ctx context.Context, c Config, w wireup, server int, l *link, why *
 	} else if res.Server == "" {
 		err = fmt.Errorf("its server, rank %d, is not listening: %s", server, w.Failed[server])
 	} else {
-		g := &gate{l: l}
+		g := &gate{l: l, offset: res.ClockOffsetNs}
 		run, err = c.Measure(ctx, res.Server, g.connector)
 		res.Starts = g.Starts()
 	}

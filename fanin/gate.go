@@ -17,20 +17,25 @@ const openWait = 2 * time.Minute
 // once all its pollers have connected (or one failed), and its pollers start when the
 // coordinator's verdict says every rank is ready.
 type gate struct {
-	l      *link
+	l *link
+	// offset is rank 0's wall clock minus this rank's (link.clockOffset).
+	offset int64
 	mu     sync.Mutex
 	next   int
 	starts []time.Time
 }
 
-// vote votes for the next point and returns the verdict (nil: start), recording this rank's
-// wall clock as the verdict arrived.
+// vote votes for the next point and returns the verdict (nil: start), once the point's
+// start instant has come, recording this rank's wall clock then.
 func (g *gate) vote(cause error) error {
 	g.mu.Lock()
 	k := g.next
 	g.next++
 	g.mu.Unlock()
-	err := g.l.vote(k, cause)
+	at, err := g.l.vote(k, cause)
+	if err == nil {
+		time.Sleep(time.Until(time.Unix(0, at-g.offset)))
+	}
 	now := time.Now().UTC()
 	g.mu.Lock()
 	g.starts = append(g.starts, now)

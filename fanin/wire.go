@@ -19,7 +19,7 @@ import (
 const (
 	msgHello   = "hello"   // rank → coordinator: rank, host, role
 	msgVote    = "vote"    // client → coordinator: ready for point Point (Err: could not)
-	msgVerdict = "verdict" // coordinator → client: start point Point (Err: do not, why)
+	msgVerdict = "verdict" // coordinator → client: start point Point at T1 (Err: do not, why)
 	msgResult  = "result"  // client → coordinator: the rank's results, last message
 	msgStop    = "stop"    // coordinator → rank: stop measuring (Err: why); servers: stop serving
 	msgClock   = "clock"   // rank → coordinator: T0, the rank's clock; back: T0 and T1, rank 0's
