@@ -152,7 +152,26 @@ func (co *coordinator) run(ctx context.Context, grace, setup time.Duration) *col
 			s.c.send(msg{Kind: msgStop})
 		}
 	}
+	// The server ranks report what serving cost them as they stop.
+	wait := time.After(grace)
+	for !co.serversReported() {
+		select {
+		case ev := <-co.events:
+			co.handle(ev)
+		case <-wait:
+			return co.collected()
+		}
+	}
 	return co.collected()
+}
+
+func (co *coordinator) serversReported() bool {
+	for _, r := range co.layout.Servers() {
+		if s := co.ranks[r]; s != nil && s.result == nil && !s.gone {
+			return false
+		}
+	}
+	return true
 }
 
 func (co *coordinator) host(r int) string {

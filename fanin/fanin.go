@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -254,16 +253,29 @@ func timeBarriers(comm Comm) (int64, error) {
 }
 
 // serve is a server rank: it serves until the coordinator says the clients are done or is
-// lost (l cancels ctx), or ctx is done.
+// lost (l cancels ctx), or ctx is done, and reports what serving cost.
 func serve(ctx context.Context, srv Server, cause string, l *link) error {
 	if srv == nil {
 		// Its listen failure is in the wire-up; the coordinator fails the run with it.
 		l.report(&rankResult{Err: cause})
 		return errors.New(cause)
 	}
+	cpu0, err0 := results.ReadCPU()
+	t0 := time.Now()
 	err := srv.Serve(ctx)
 	if cerr := srv.Close(); err == nil {
 		err = cerr
+	}
+	res := &rankResult{WallNs: int64(time.Since(t0))}
+	if cpu1, err1 := results.ReadCPU(); err0 == nil && err1 == nil {
+		d := cpu1.Sub(cpu0)
+		res.CPU = &d
+	}
+	if err != nil {
+		res.Err = fmt.Sprintf("serve: %v", err)
+	}
+	if rerr := l.report(res); rerr != nil && err == nil {
+		err = rerr
 	}
 	return err
 }
@@ -311,13 +323,18 @@ func (c Config) merged(layout Layout, col *collected, barrier int64, final bool)
 	r := &results.Run{SchemaVersion: results.SchemaVersion, Tool: session.ToolName(), Config: raw,
 		Points: []results.Point{}, Environment: results.CaptureEnvironment()}
 	var clients []int
-	for rk := range col.results {
-		clients = append(clients, rk)
+	for _, rk := range layout.Clients() {
+		if col.results[rk] != nil {
+			clients = append(clients, rk)
+		}
 	}
-	sort.Ints(clients)
-	var servers []results.RankHost
+	var servers []results.ServerRank
 	for _, s := range layout.Servers() {
-		servers = append(servers, results.RankHost{Rank: s, Host: col.hosts[s]})
+		sr := results.ServerRank{Rank: s, Host: col.hosts[s]}
+		if res := col.results[s]; res != nil {
+			sr.CPU, sr.WallNs = res.CPU, res.WallNs
+		}
+		servers = append(servers, sr)
 	}
 	var failed []results.RankFailure
 	for _, f := range col.failed {

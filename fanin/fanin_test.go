@@ -169,7 +169,7 @@ func TestFanInMergesRanks(t *testing.T) {
 	}
 	p := f.Points[0]
 	fi := p.FanIn
-	if fi == nil || len(fi.Ranks) != 3 || len(fi.ServerRanks) != 1 || fi.ServerRanks[0].Rank != 0 {
+	if fi == nil || len(fi.Ranks) != 3 || len(fi.ServerRanks) != 1 || fi.ServerRanks[0].Rank != 0 || fi.ServerRanks[0].CPU == nil || fi.ServerRanks[0].WallNs < int64(time.Second) {
 		t.Fatalf("fanin %+v", fi)
 	}
 	var sum uint64
@@ -202,7 +202,7 @@ func TestFanInMergesRanks(t *testing.T) {
 	if err := results.WriteText(&text, f); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`fan-in ECHO.*: 3 client rank\(s\), server rank\(s\) 0; skew `, `\n +rank +host +server +conns`, `\n +3 +localhost +localhost:20000 +2 `} {
+	for _, want := range []string{`fan-in ECHO.*: 3 client rank\(s\), server rank\(s\) 0; skew `, `\n +rank +host +server +conns`, `\n +3 +localhost +localhost:20000 +2 `, `\n  server rank 0 \(host localhost\): CPU [0-9.]+ s \(user`} {
 		if !regexp.MustCompile(want).MatchString(text.String()) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}

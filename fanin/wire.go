@@ -40,7 +40,7 @@ type msg struct {
 	T1     int64       `json:"t1,omitempty"`
 }
 
-// rankResult is everything a client rank reports at its end.
+// rankResult is everything a rank reports at its end.
 type rankResult struct {
 	Device string `json:"device"`
 	CPUs   []int  `json:"cpus"`
@@ -52,6 +52,9 @@ type rankResult struct {
 	Starts []time.Time `json:"starts"`
 	// Run is the rank's session, nil if it never started.
 	Run *results.Run `json:"run"`
+	// CPU is a server rank's process CPU time over WallNs, from listening to stopping.
+	CPU    *results.CPU `json:"cpu,omitempty"`
+	WallNs int64        `json:"wall_ns,omitempty"`
 	// Err is why the rank failed, "" if it did not.
 	Err string `json:"err,omitempty"`
 }

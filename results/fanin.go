@@ -18,7 +18,7 @@ type FanIn struct {
 	// Ranks are the client ranks' own points, by rank: every rank that reported one.
 	Ranks []RankPoint `json:"ranks"`
 	// ServerRanks are the ranks that served (none: an outside server).
-	ServerRanks []RankHost `json:"server_ranks"`
+	ServerRanks []ServerRank `json:"server_ranks"`
 	// Failed are the ranks that failed (could not connect, died, ended in an error), by
 	// rank; a point with a failed rank is not complete.
 	Failed []RankFailure `json:"failed,omitempty"`
@@ -43,10 +43,14 @@ type FanIn struct {
 	P99Spread *[2]int64 `json:"p99_spread_ns"`
 }
 
-// RankHost names a rank and where it ran.
-type RankHost struct {
+// ServerRank is a rank that served and what serving cost it.
+type ServerRank struct {
 	Rank int    `json:"rank"`
 	Host string `json:"host"`
+	// CPU is the rank's process CPU time from listening to stopping, WallNs that time
+	// (the whole run, warm-ups included); absent when it did not report.
+	CPU    *CPU  `json:"cpu,omitempty"`
+	WallNs int64 `json:"wall_ns,omitempty"`
 }
 
 // RankFailure is a rank that failed and why.
@@ -211,6 +215,13 @@ func writeFanIn(w io.Writer, p *Point) error {
 		return err
 	}
 	fmt.Fprintln(w, "  clock: rank 0's clock minus the rank's, ± the estimate's bound; skew and overlap are reckoned with it.")
+	for _, sr := range f.ServerRanks {
+		if sr.CPU != nil && sr.WallNs > 0 {
+			busy := sr.CPU.UserNs + sr.CPU.SysNs
+			fmt.Fprintf(w, "  server rank %d (host %s): CPU %.2f s (user %.2f, sys %.2f) over %.2f s serving, %.0f%% of one CPU\n", sr.Rank, sr.Host,
+				float64(busy)/1e9, float64(sr.CPU.UserNs)/1e9, float64(sr.CPU.SysNs)/1e9, float64(sr.WallNs)/1e9, 100*float64(busy)/float64(sr.WallNs))
+		}
+	}
 	for _, x := range f.Failed {
 		fmt.Fprintf(w, "  failed: rank %d (host %s): %s\n", x.Rank, x.Host, x.Cause)
 	}
