@@ -11,8 +11,8 @@ build:
 	CGO_ENABLED=0 $(GO) build ./...
 
 # The whole suite: unit tests (no cgo, no RDMA hardware), our HdrHistogram logs through the
-# format's reference processor, then the soft-RoCE VM suite (test/vm: real verbs on rxe0
-# under QEMU). Both install their Debian packages when run as root.
+# format's reference processor, the fan-in under mpirun, then the soft-RoCE VM suite
+# (test/vm: real verbs on rxe0 under QEMU). Each installs its Debian packages as root.
 test: unit hlogtest mpitest vmtest
 
 unit:
@@ -59,12 +59,5 @@ vmtest:
 
 # The VM's measurements, not part of `make test`: the benchmarks on the guest's CPU and the
 # latency table (perftest beside the tool and the ping-pong, interleaved rounds).
-vm# The fan-in under mpirun over soft on this host (scripts/mpitest.sh, about 15 s): 1 server
-# + 3 client ranks, 4 ranks in pairs, a client rank killed mid-run. As root it installs
-# Open MPI (Debian openmpi-bin, libopenmpi-dev) and jq.
-.PHONY: mpitest
-mpitest:
-	GO=$(GO) ./scripts/mpitest.sh
-
-bench:
+vmbench:
 	VMTEST_STEPS=bench,latency ./test/vm/vmtest.sh
