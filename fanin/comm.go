@@ -39,11 +39,11 @@ var launcherSizes = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS"
 // binary built without MPI.
 var ErrNoMPI = errors.New("this rpcrdma-bench is built without MPI: build it with -tags mpi (cgo and libopenmpi-dev or another MPI's headers)")
 
-// LaunchedSize is the job size the launcher's environment gives this process (getenv:
+// launchedSize is the job size the launcher's environment gives this process (getenv:
 // os.Getenv), and the variable that said so; 1 and "" when none does. A launcher that
 // starts several ranks of a binary without MPI support compiled in makes it an error
 // wrapping ErrNoMPI that names the variable.
-func LaunchedSize(getenv func(string) string) (int, string, error) {
+func launchedSize(getenv func(string) string) (int, string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -62,9 +62,9 @@ func LaunchedSize(getenv func(string) string) (int, string, error) {
 }
 
 // NoMPI is the error for a build without MPI support when the environment says the job has
-// more than one rank (LaunchedSize), nil otherwise.
+// more than one rank (getenv: os.Getenv), nil otherwise.
 func NoMPI(getenv func(string) string) error {
-	n, v, err := LaunchedSize(getenv)
+	n, v, err := launchedSize(getenv)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ type faninLayout struct {
 func faninCommand() *command {
 	return &command{
 		name:    "fanin",
-		summary: "One rank of a measurement launched by mpirun: server ranks serve, client ranks measure together, rank 0 writes one merged results file",
+		summary: "One rank under mpirun: client ranks measure server ranks together, rank 0 merges",
 		usage:   "[--server-ranks LIST | --pairs] [workload flags]   (under mpirun; build with -tags mpi)",
 		examples: `  mpirun -np 4 rpcrdma-bench fanin --duration 10s --poll event      # rank 0 serves ranks 1-3
   mpirun -np 8 rpcrdma-bench fanin --pairs --out links.json          # rank 2k serves rank 2k+1

@@ -44,9 +44,6 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
 )
 
-// Supported says MPI is compiled in.
-const Supported = true
-
 // comm runs every MPI call on its own locked thread.
 type comm struct {
 	calls      chan func()
