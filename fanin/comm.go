@@ -32,8 +32,9 @@ type Comm interface {
 }
 
 // launcherSizes are the environment variables in which launchers give a rank the job's
-// size: Open MPI's mpirun, PMIx (srun --mpi=pmix), Slurm's srun, MPICH's Hydra.
-var launcherSizes = []string{"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS", "PMI_SIZE"}
+// size: Open MPI's mpirun, Slurm's srun (the step's tasks: an allocation's SLURM_NTASKS is
+// set outside srun too), MPICH's Hydra.
+var launcherSizes = []string{"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"}
 
 // ErrNoMPI is wrapped by the error of a process launched as one of several ranks by a
 // binary built without MPI.

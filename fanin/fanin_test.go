@@ -330,8 +330,11 @@ func TestNoMPI(t *testing.T) {
 	if err := fanin.NoMPI(env(map[string]string{"OMPI_COMM_WORLD_SIZE": "4"})); !errors.Is(err, fanin.ErrNoMPI) || !strings.Contains(err.Error(), "-tags mpi") || !strings.Contains(err.Error(), "4 ranks") {
 		t.Errorf("4 ranks: %v", err)
 	}
-	if err := fanin.NoMPI(env(map[string]string{"SLURM_NTASKS": "1"})); err != nil {
-		t.Errorf("1 rank: %v", err)
+	if err := fanin.NoMPI(env(map[string]string{"SLURM_STEP_NUM_TASKS": "1", "SLURM_NTASKS": "4"})); err != nil {
+		t.Errorf("1 rank of an allocation of 4: %v", err)
+	}
+	if err := fanin.NoMPI(env(map[string]string{"SLURM_STEP_NUM_TASKS": "2"})); !errors.Is(err, fanin.ErrNoMPI) {
+		t.Errorf("2 ranks by srun: %v", err)
 	}
 	if err := fanin.NoMPI(env(map[string]string{"PMI_SIZE": "x"})); err == nil || !strings.Contains(err.Error(), `PMI_SIZE="x"`) {
 		t.Errorf("bad size: %v", err)
