@@ -116,11 +116,12 @@ func jobCtx(t *testing.T, ctx context.Context, n int, cfg func(rank int) fanin.C
 	return r0, errs
 }
 
-// config measures with fake clients for d (a warm-up of 20 ms first), ECHO of 64 B at depth 4.
+// config measures with fake clients for d (a warm-up of 20 ms first), ECHO of 64 B at depth 4
+// on 2 connections of a poller each: every poller of a rank passes the gate.
 func config(t *testing.T, out string, d time.Duration, conn func(rank int) session.Connector) func(rank int) fanin.Config {
 	return func(rank int) fanin.Config {
 		w := workloads.Config{Mix: []workloads.MixEntry{{Proc: "echo", Weight: 1, Size: workloads.Sizes{Values: []int{64}}}},
-			Depth: 4, Connections: 2, Pollers: 1, Poll: datapath.Poll{Mode: datapath.PollEvent}, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond)}
+			Depth: 4, Connections: 2, Pollers: 2, Poll: datapath.Poll{Mode: datapath.PollEvent}, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond)}
 		w, err := w.Normalized()
 		if err != nil {
 			t.Error(err)
