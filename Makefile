@@ -11,9 +11,9 @@ build:
 	CGO_ENABLED=0 $(GO) build ./...
 
 # The whole suite: unit tests (no cgo, no RDMA hardware), our HdrHistogram logs through the
-# format's reference processor, then the soft-RoCE VM suite (test/vm: real verbs on rxe0
-# under QEMU). Both install their Debian packages when run as root.
-test: unit hlogtest vmtest
+# format's reference processor, the fan-in under mpirun, then the soft-RoCE VM suite
+# (test/vm: real verbs on rxe0 under QEMU). Each installs its Debian packages as root.
+test: unit hlogtest mpitest vmtest
 
 unit:
 	CGO_ENABLED=0 $(GO) vet ./...
@@ -23,6 +23,13 @@ unit:
 # our .hlog output and agrees with our percentiles; as root it installs the package.
 hlogtest:
 	GO=$(GO) ./scripts/hlogtest.sh
+
+# The fan-in under mpirun over soft on this host (scripts/mpitest.sh, about 15 s): 1 server
+# + 3 client ranks, 4 ranks in pairs, a client rank killed mid-run. As root it installs
+# Open MPI (Debian openmpi-bin, libopenmpi-dev) and jq.
+.PHONY: mpitest
+mpitest:
+	GO=$(GO) ./scripts/mpitest.sh
 
 bench:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./...

@@ -165,6 +165,11 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				fmt.Fprintf(w, "  %s: poller %d: %s\n", pointLabel(&p), u.Poller, t)
 			}
 		}
+		for i := range r.Points {
+			if err := writeFanIn(w, &r.Points[i]); err != nil {
+				return err
+			}
+		}
 		for _, p := range r.Points {
 			for _, why := range p.Disturbed {
 				fmt.Fprintf(w, "warning: %s: %s: the scheduler, not the transport, may have set these latencies.\n", pointLabel(&p), why)

@@ -17,8 +17,9 @@ import (
 // Negotiated.RegisteredBytesPerConnection, Interval.Classes and
 // Point.PeerOpsInferred; version 3 added Point.GC; version 4 Pollers[].Turnaround; version 5
 // added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
-// Point.HostCPUPressure over the point instead of the 10 s before its end.
-const SchemaVersion = 5
+// Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
+// Point.FanIn.
+const SchemaVersion = 6
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -147,6 +148,9 @@ type Point struct {
 	// Round is the round of a repeated measurement (--repeat) the point ran in, from 1;
 	// absent (0) for a measurement of one round.
 	Round int `json:"round,omitempty"`
+	// FanIn is the ranks of a point many client ranks measured together, whose merge this
+	// point is; absent for a point of one process.
+	FanIn *FanIn `json:"fanin,omitempty"`
 }
 
 // GCStats is the garbage collector's part in a point: whether it was off while the point

@@ -76,6 +76,9 @@ func (r *Run) Validate() error {
 				}
 			}
 		}
+		if r.SchemaVersion < 6 && r.Points[i].FanIn != nil {
+			return fieldErr(fmt.Sprintf("points[%d].fanin", i), "not in schema_version %d (added in 6)", r.SchemaVersion)
+		}
 		for j, u := range r.Points[i].Pollers {
 			if r.SchemaVersion < 4 && u.Turnaround != nil {
 				return fieldErr(fmt.Sprintf("points[%d].pollers[%d].turnaround", i, j), "not in schema_version %d (added in 4)", r.SchemaVersion)
@@ -108,6 +111,11 @@ func (p *Point) validate(f string) error {
 		}
 		if t := u.Turnaround; t != nil && (t.MeanNs < 0 || t.PostMeanNs < 0 || t.P50Ns < 0 || t.P50Ns > t.P90Ns || t.P90Ns > t.P99Ns) {
 			return fieldErr(fmt.Sprintf("%spollers[%d].turnaround", f, i), "negative or out-of-order times: %+v", *t)
+		}
+	}
+	if p.FanIn != nil {
+		if err := p.FanIn.validate(f + "fanin."); err != nil {
+			return err
 		}
 	}
 	if p.GC != nil && p.GC.LimitBytes < 0 {

@@ -64,7 +64,7 @@ type command struct {
 // and describe the build.
 func builtinCommands() []*command {
 	return append(engineCommands(openEngine, openServer),
-		reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand())
+		reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand(), faninCommand())
 }
 
 // cli is a set of commands by name: the binary's own in main, with fakes in tests.

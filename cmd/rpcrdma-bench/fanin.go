@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
+	"github.com/rpcrdma-bench/rpcrdma-bench/fanin/mpi"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+
+	"github.com/spf13/pflag"
+)
+
+// faninCommand is one rank of a measurement launched by mpirun: a command of its own, not
+// client flags, because a rank learns only at run time whether it serves or measures.
+func faninCommand() *command {
+	return &command{
+		name:    "fanin",
+		summary: "One rank under mpirun: client ranks measure server ranks together, rank 0 merges",
+		usage:   "[--server-ranks LIST | --pairs] [workload flags]   (under mpirun; build with -tags mpi)",
+		examples: `  mpirun -np 4 rpcrdma-bench fanin --duration 10s --poll event      # rank 0 serves ranks 1-3
+  mpirun -np 8 rpcrdma-bench fanin --pairs --out links.json          # rank 2k serves rank 2k+1
+  mpirun -np 6 rpcrdma-bench fanin --server-ranks 0,3 --size 64k`,
+		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
+			c := &fanin.Command{Run: addWorkloadFlags(fs, false), Listen: "0.0.0.0:0", Open: openProvider}
+			fs.Var(cpusFlag(&c.ServerRanks), "server-ranks", "ranks that serve; the others measure, dealt to them in turn (default 0)")
+			fs.BoolVar(&c.Pairs, "pairs", false, "pair the ranks: rank 2k serves rank 2k+1 (many links at once)")
+			fs.StringVar(&c.Listen, "listen", c.Listen, "where a server rank listens (port 0 picks one; an unspecified host is advertised as the rank's host name)")
+			return func(e *env, args []string) int {
+				if len(args) > 0 {
+					return fail(e, "fanin", session.Usagef("unexpected arguments %q", args))
+				}
+				c.Run.Command, c.Run.Given = "fanin", given(fs)
+				if !c.Run.Given["out"] {
+					c.Run.Out = defaultOut("fanin", time.Now())
+				}
+				return runFanIn(e, c)
+			}
+		},
+	}
+}
+
+func runFanIn(e *env, c *fanin.Command) int {
+	pt, err := c.Check()
+	if err != nil {
+		return fail(e, "fanin", err)
+	}
+	comm, err := mpi.Init()
+	if err != nil {
+		return fail(e, "fanin", err)
+	}
+	defer comm.Close()
+	if comm.Rank() == 0 {
+		if err := session.CheckOut(c.Run.Out); err != nil {
+			// Before anything is measured; the other ranks wait in the wire-up: end them.
+			code := fail(e, "fanin", session.UsageError{Msg: err.Error()})
+			comm.Abort(code)
+			return code
+		}
+	}
+	stop := newStopper(e, true)
+	defer stop.release()
+	r, err := c.Execute(stop.ctx, stop.hurry, comm, pt, e.stderr)
+	if comm.Rank() != 0 {
+		if err != nil {
+			return fail(e, fmt.Sprintf("fanin rank %d", comm.Rank()), err)
+		}
+		return exitOK
+	}
+	if r != nil && len(r.Points) > 0 {
+		if werr := results.WriteText(e.stdout, r); werr != nil {
+			fmt.Fprintf(e.stderr, "rpcrdma-bench fanin: %v\n", werr)
+		}
+		if c.Run.Out != "" {
+			fmt.Fprintf(e.stderr, "results written to %s\n", c.Run.Out)
+		}
+	}
+	if err != nil {
+		return fail(e, "fanin", fmt.Errorf("failed: %w", err))
+	}
+	if r.Status.State != results.StateComplete {
+		return fail(e, "fanin", fmt.Errorf("%s: %s", r.Status.State, r.Status.Message))
+	}
+	return exitOK
+}

@@ -1,0 +1,127 @@
+package fanin
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// Command is one rank of the fanin command: a measuring command's settings as its flags give
+// them (Run.Command "fanin"; a single point, repeated with Run.Repeat) and the job's layout.
+type Command struct {
+	Run         *session.RunConfig
+	ServerRanks []int
+	Pairs       bool
+	// Listen is where a server rank listens (port 0 picks one).
+	Listen string
+	// Open opens the provider the settings name, with the slowdown and probe they ask for.
+	Open func(name string, slow session.SoftSlowdown, turnarounds bool) (datapath.Provider, error)
+}
+
+// Record is the "config" object of a fan-in's results file: the client ranks' settings and
+// the layout.
+type Record struct {
+	session.RunRecord
+	FanIn JobRecord `json:"fanin"`
+}
+
+// JobRecord is how the job's ranks were laid out.
+type JobRecord struct {
+	Ranks       int   `json:"ranks"`
+	ServerRanks []int `json:"server_ranks,omitempty"`
+	Pairs       bool  `json:"pairs,omitempty"`
+}
+
+// Check validates the settings before the job wires up, as session.UsageError where the user
+// is at fault, and returns the point every client rank measures.
+func (c *Command) Check() (workloads.Point, error) {
+	w := c.Run
+	base, err := w.Base()
+	if err != nil {
+		return workloads.Point{}, err
+	}
+	if _, err := session.CheckAddr("listen", c.Listen, false); err != nil {
+		return workloads.Point{}, err
+	}
+	switch {
+	case w.Auto || len(w.Judge.Baseline) > 0:
+		return workloads.Point{}, session.Usagef("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N")
+	case base.Prog == nfs3.Prog:
+		return workloads.Point{}, session.Usagef("--program nfs3: a fan-in drives its own server ranks, which serve the benchmark program only")
+	}
+	if err := session.CheckCPUs(base.CPUs); err != nil {
+		return workloads.Point{}, session.UsageError{Msg: err.Error()}
+	}
+	if w.Provider == "" {
+		w.Provider = "soft"
+	}
+	pt := workloads.Point{Threshold: w.Threshold(), Depth: base.Depth, Workload: base}
+	if len(base.Mix) == 1 && len(base.Mix[0].Size.Values) == 1 {
+		pt.Size = base.Mix[0].Size.Values[0]
+	}
+	return pt, nil
+}
+
+// Execute runs this rank of the job over comm: a server rank serves, a client rank measures
+// pt with the others, and rank 0 writes the merged results to Run.Out (checked by the caller
+// before) and returns them. hurry, done, skips a client's drain. Other ranks return nil
+// results and their own failure.
+func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pt workloads.Point, log io.Writer) (*results.Run, error) {
+	w := c.Run
+	workload := pt.Workload
+	rec := Record{RunRecord: session.RunRecord{Command: "fanin", Provider: w.Provider, Device: w.Device, Threshold: pt.Threshold,
+		Workload: &workload, Transport: w.Transport, Turnarounds: w.Turnarounds, Shuffle: w.Shuffle},
+		FanIn: JobRecord{Ranks: comm.Size(), ServerRanks: c.ServerRanks, Pairs: c.Pairs}}
+	if w.Repeat > 1 {
+		rec.Repeat = w.Repeat
+	}
+	if w.Slowdown.On() {
+		rec.SoftSlowdown = &w.Slowdown
+	}
+	out := w.Out
+	if comm.Rank() != 0 {
+		out = ""
+	}
+	pts := []workloads.Point{pt}
+	return Run(ctx, Config{Comm: comm, ServerRanks: c.ServerRanks, Pairs: c.Pairs, RunConfig: rec, Out: out, Log: log,
+		Serve: func() (Server, error) {
+			p, err := c.Open(w.Provider, session.SoftSlowdown{}, false) // the slowdown is the clients'
+			if err != nil {
+				return nil, err
+			}
+			sc := session.ServeConfig{Provider: w.Provider, Device: w.Device, Listen: c.Listen, Threshold: pt.Threshold,
+				MaxPayload: 1 << 20, Pollers: 1, Poll: session.ServerPoll(w.Provider), MaxConnections: rpcrdma.DefaultMaxConnections,
+				IdleTimeout: 10 * time.Minute, Verify: workload.Verify, Transport: w.Transport}
+			r, err := sc.Open(p)
+			if err != nil {
+				return nil, err // not a nil *Responder in a non-nil Server
+			}
+			return r, nil
+		},
+		Measure: func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+			p, err := c.Open(w.Provider, w.Slowdown, w.Turnarounds)
+			if err != nil {
+				return nil, err
+			}
+			rw := *w
+			rw.Addr = addr
+			conn, err := rw.Engine(p, pts, log)
+			if err != nil {
+				return nil, err
+			}
+			defer conn.Close()
+			o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, RunConfig: rec, Provider: w.Provider,
+				Connector: wrap(conn), Log: log, Hurry: hurry, Interval: w.Interval, Rounds: w.Repeat, Shuffle: w.Shuffle, Seed: workload.Seed})
+			if err != nil {
+				return nil, err
+			}
+			return o.Run, o.Err
+		}})
+}

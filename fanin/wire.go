@@ -1,0 +1,103 @@
+package fanin
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+)
+
+// The messages between the ranks and the coordinator (rank 0), one JSON object each behind
+// a 4-byte big-endian length, over one TCP connection per rank that stays open for the whole
+// run: its loss is how the coordinator learns that a rank died.
+const (
+	msgHello   = "hello"   // rank → coordinator: rank, host, role
+	msgVote    = "vote"    // client → coordinator: ready for point Point (Err: could not)
+	msgVerdict = "verdict" // coordinator → client: start point Point at T1 (Err: do not, why)
+	msgResult  = "result"  // client → coordinator: the rank's results, last message
+	msgStop    = "stop"    // coordinator → rank: stop measuring (Err: why); servers: stop serving
+	msgClock   = "clock"   // rank → coordinator: T0, the rank's clock; back: T0 and T1, rank 0's
+)
+
+// maxMsg bounds one message: a rank's results with every point's histograms.
+const maxMsg = 256 << 20
+
+type msg struct {
+	Kind   string      `json:"kind"`
+	Rank   int         `json:"rank"`
+	Host   string      `json:"host,omitempty"`
+	Role   string      `json:"role,omitempty"`
+	Point  int         `json:"point,omitempty"`
+	Err    string      `json:"err,omitempty"`
+	Result *rankResult `json:"result,omitempty"`
+	T0     int64       `json:"t0,omitempty"`
+	T1     int64       `json:"t1,omitempty"`
+}
+
+// rankResult is everything a rank reports at its end.
+type rankResult struct {
+	Device string `json:"device"`
+	CPUs   []int  `json:"cpus"`
+	Server string `json:"server"`
+	// ClockOffsetNs is rank 0's wall clock minus this rank's, ClockErrorNs its bound.
+	ClockOffsetNs int64 `json:"clock_offset_ns"`
+	ClockErrorNs  int64 `json:"clock_error_ns"`
+	// Starts are the rank's wall clock just after each point's start verdict.
+	Starts []time.Time `json:"starts"`
+	// Run is the rank's session, nil if it never started.
+	Run *results.Run `json:"run"`
+	// CPU is a server rank's process CPU time over WallNs, from listening to stopping.
+	CPU    *results.CPU `json:"cpu,omitempty"`
+	WallNs int64        `json:"wall_ns,omitempty"`
+	// Err is why the rank failed, "" if it did not.
+	Err string `json:"err,omitempty"`
+}
+
+// conn frames msgs over a net.Conn; writes are serialised, reads belong to one goroutine.
+type conn struct {
+	c  net.Conn
+	r  *bufio.Reader
+	mu sync.Mutex
+}
+
+func newConn(c net.Conn) *conn { return &conn{c: c, r: bufio.NewReader(c)} }
+
+func (c *conn) send(m msg) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", m.Kind, err)
+	}
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.c.Write(append(frame, b...)); err != nil {
+		return fmt.Errorf("send %s: %w", m.Kind, err)
+	}
+	return nil
+}
+
+func (c *conn) recv() (msg, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+		return msg{}, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxMsg {
+		return msg{}, fmt.Errorf("message of %d bytes, at most %d", n, maxMsg)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(c.r, b); err != nil {
+		return msg{}, fmt.Errorf("truncated message: %w", err)
+	}
+	var m msg
+	if err := json.Unmarshal(b, &m); err != nil {
+		return msg{}, fmt.Errorf("decode message: %w", err)
+	}
+	return m, nil
+}
