@@ -11,9 +11,9 @@ build:
 	CGO_ENABLED=0 $(GO) build ./...
 
 # The whole suite: unit tests (no cgo, no RDMA hardware), our HdrHistogram logs through the
-# format's reference processor, the fan-in under mpirun, then the soft-RoCE VM suite
-# (test/vm: real verbs on rxe0 under QEMU). Each installs its Debian packages as root.
-test: unit hlogtest mpitest vmtest
+# format's reference processor, the fan-in under mpirun and under srun, then the soft-RoCE VM
+# suite (test/vm: real verbs on rxe0 under QEMU). Each installs its Debian packages as root.
+test: unit hlogtest mpitest slurmtest vmtest
 
 unit:
 	CGO_ENABLED=0 $(GO) vet ./...
@@ -27,9 +27,14 @@ hlogtest:
 # The fan-in under mpirun over soft on this host (scripts/mpitest.sh, about 15 s): 1 server
 # + 3 client ranks, 4 ranks in pairs, a client rank killed mid-run. As root it installs
 # Open MPI (Debian openmpi-bin, libopenmpi-dev) and jq.
-.PHONY: mpitest
+.PHONY: mpitest slurmtest
 mpitest:
 	GO=$(GO) ./scripts/mpitest.sh
+
+# The same under Slurm's srun, on a one-node Slurm the script starts as root (munge,
+# slurmctld, slurmd; Debian slurm-wlm) and stops (scripts/slurmtest.sh, about 20 s).
+slurmtest:
+	GO=$(GO) ./scripts/slurmtest.sh
 
 bench:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./...
