@@ -2,7 +2,9 @@ package fanin
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
@@ -23,6 +25,15 @@ type Command struct {
 	Listen string
 	// Open opens the provider the settings name, with the slowdown and probe they ask for.
 	Open func(name string, slow session.SoftSlowdown, turnarounds bool) (datapath.Provider, error)
+}
+
+// RankFile is the name of rank's own file of an NFS fan-in, name.RANK, so that no two ranks
+// write (or read) the same file; rank -1 gives the pattern, name.RANK, for the record.
+func RankFile(name string, rank int) string {
+	if rank < 0 {
+		return name + ".RANK"
+	}
+	return name + "." + strconv.Itoa(rank)
 }
 
 // Record is the "config" object of a fan-in's results file: the client ranks' settings and
@@ -50,11 +61,18 @@ func (c *Command) Check() (workloads.Point, error) {
 	if _, err := session.CheckAddr("listen", c.Listen, false); err != nil {
 		return workloads.Point{}, err
 	}
+	if w.Addr != "" {
+		if w.Addr, err = session.CheckAddr("addr", w.Addr, true); err != nil {
+			return workloads.Point{}, err
+		}
+	}
 	switch {
 	case w.Auto || len(w.Judge.Baseline) > 0:
 		return workloads.Point{}, session.Usagef("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N")
-	case base.Prog == nfs3.Prog:
-		return workloads.Point{}, session.Usagef("--program nfs3: a fan-in drives its own server ranks, which serve the benchmark program only")
+	case base.Prog == nfs3.Prog && w.Addr == "":
+		return workloads.Point{}, session.Usagef("--program nfs3 needs --addr, the NFS/RDMA server every rank measures (server ranks serve the benchmark program only)")
+	case w.Addr != "" && (len(c.ServerRanks) > 0 || c.Pairs):
+		return workloads.Point{}, session.Usagef("--addr: every rank measures that server, so there are no --server-ranks or --pairs")
 	}
 	if err := session.CheckCPUs(base.CPUs); err != nil {
 		return workloads.Point{}, session.UsageError{Msg: err.Error()}
@@ -76,7 +94,7 @@ func (c *Command) Check() (workloads.Point, error) {
 func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pt workloads.Point, log io.Writer) (*results.Run, error) {
 	w := c.Run
 	workload := pt.Workload
-	rec := Record{RunRecord: session.RunRecord{Command: "fanin", Provider: w.Provider, Device: w.Device, Threshold: pt.Threshold,
+	rec := Record{RunRecord: session.RunRecord{Command: "fanin", Provider: w.Provider, Device: w.Device, Addr: w.Addr, Threshold: pt.Threshold,
 		Workload: &workload, Transport: w.Transport, Turnarounds: w.Turnarounds, Shuffle: w.Shuffle},
 		FanIn: JobRecord{Ranks: comm.Size(), ServerRanks: c.ServerRanks, Pairs: c.Pairs}}
 	if w.Repeat > 1 {
@@ -85,12 +103,15 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pt workloads.Po
 	if w.Slowdown.On() {
 		rec.SoftSlowdown = &w.Slowdown
 	}
+	if workload.Prog == nfs3.Prog {
+		rec.NFS = &session.NFSFiles{Export: w.NFS.Export, File: RankFile(w.NFS.File, -1), Scratch: RankFile(w.NFS.Scratch, -1), MountdPort: w.NFS.MountdPort}
+	}
 	out := w.Out
 	if comm.Rank() != 0 {
 		out = ""
 	}
 	pts := []workloads.Point{pt}
-	return Run(ctx, Config{Comm: comm, ServerRanks: c.ServerRanks, Pairs: c.Pairs, RunConfig: rec, Out: out, Log: log,
+	return Run(ctx, Config{Comm: comm, ServerRanks: c.ServerRanks, Pairs: c.Pairs, External: w.Addr, RunConfig: rec, Out: out, Log: log,
 		Serve: func() (Server, error) {
 			p, err := c.Open(w.Provider, session.SoftSlowdown{}, false) // the slowdown is the clients'
 			if err != nil {
@@ -112,6 +133,7 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pt workloads.Po
 			}
 			rw := *w
 			rw.Addr = addr
+			rw.NFS.File, rw.NFS.Scratch = RankFile(w.NFS.File, comm.Rank()), RankFile(w.NFS.Scratch, comm.Rank())
 			conn, err := rw.Engine(p, pts, log)
 			if err != nil {
 				return nil, err
@@ -124,4 +146,24 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pt workloads.Po
 			}
 			return o.Run, o.Err
 		}})
+}
+
+// Report prints rank 0's results r (the table, where the file went) and returns how the run
+// failed, from err, Execute's error, and r's status; nil when it completed.
+func (c *Command) Report(stdout, stderr io.Writer, r *results.Run, err error) error {
+	if r != nil && len(r.Points) > 0 {
+		if werr := results.WriteText(stdout, r); werr != nil {
+			fmt.Fprintf(stderr, "rpcrdma-bench fanin: %v\n", werr)
+		}
+		if c.Run.Out != "" {
+			fmt.Fprintf(stderr, "results written to %s\n", c.Run.Out)
+		}
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("failed: %w", err)
+	case r.Status.State != results.StateComplete:
+		return fmt.Errorf("%s: %s", r.Status.State, r.Status.Message)
+	}
+	return nil
 }

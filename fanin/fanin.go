@@ -40,6 +40,9 @@ type Config struct {
 	// cancelled when the run stops; it returns the rank's results (nil if the session could
 	// not start) and why the rank failed (nil if it did not).
 	Measure func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error)
+	// External, when set, is the address of a server outside the job (an NFS server, say)
+	// that every rank measures; no rank serves then, and ServerRanks and Pairs must be unset.
+	External string
 	// RunConfig is the results file's "config" object.
 	RunConfig any
 	// Out is rank 0's results file, kept current as results arrive; "" writes none.
@@ -82,6 +85,12 @@ func Run(ctx context.Context, c Config) (*results.Run, error) {
 	}
 	rank, host := c.Comm.Rank(), c.Comm.Host()
 	layout, err := NewLayout(c.Comm.Size(), c.ServerRanks, c.Pairs)
+	if c.External != "" {
+		if len(c.ServerRanks) > 0 || c.Pairs {
+			return nil, fmt.Errorf("a fan-in against a server outside the job (%s) has no server ranks: it takes no --server-ranks or --pairs", c.External)
+		}
+		layout, err = ExternalLayout(c.Comm.Size()), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +294,9 @@ func serve(ctx context.Context, srv Server, cause string, l *link) error {
 func measure(ctx context.Context, c Config, w wireup, server int, l *link, why *atomic.Pointer[string]) error {
 	var err error
 	res := &rankResult{CPUs: cpuSet(), Server: w.Servers[server]}
+	if server < 0 {
+		res.Server = c.External
+	}
 	var run *results.Run
 	if res.ClockOffsetNs, res.ClockErrorNs, err = l.clockOffset(); err != nil {
 		err = fmt.Errorf("clock offset: %w", err)

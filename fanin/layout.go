@@ -18,10 +18,15 @@ const (
 // Layout gives every rank of a job its role and each client rank its server rank. Every rank
 // computes it from the same flags, so it needs no exchange.
 type Layout struct {
-	size    int
-	servers []int // sorted
-	pairs   bool
+	size     int
+	servers  []int // sorted
+	pairs    bool
+	external bool
 }
+
+// ExternalLayout is the layout of size ranks that all measure a server outside the job (an
+// NFS server, say): no rank serves.
+func ExternalLayout(size int) Layout { return Layout{size: size, external: true} }
 
 // NewLayout is the layout of size ranks: with pairs, rank 2k serves rank 2k+1 (a link each);
 // otherwise serverRanks serve (none given: rank 0) and the client ranks are dealt to them
@@ -63,6 +68,9 @@ func (l Layout) Size() int { return l.size }
 
 // Role is rank r's role.
 func (l Layout) Role(r int) Role {
+	if l.external {
+		return RoleClient
+	}
 	if l.pairs {
 		if r%2 == 0 {
 			return RoleServer
@@ -89,8 +97,11 @@ func (l Layout) ranks(role Role) []int {
 	return rs
 }
 
-// ServerOf is the server rank of client rank r.
+// ServerOf is the server rank of client rank r, -1 when the server is outside the job.
 func (l Layout) ServerOf(r int) int {
+	if l.external {
+		return -1
+	}
 	if l.pairs {
 		return r - 1
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin/mpi"
-	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
@@ -19,14 +18,16 @@ func faninCommand() *command {
 		name:    "fanin",
 		summary: "One rank under mpirun: client ranks measure server ranks together, rank 0 merges",
 		usage:   "[--server-ranks LIST | --pairs] [workload flags]   (under mpirun; build with -tags mpi)",
-		examples: `  mpirun -np 4 rpcrdma-bench fanin --duration 10s --poll event      # rank 0 serves ranks 1-3
-  mpirun -np 8 rpcrdma-bench fanin --pairs --out links.json          # rank 2k serves rank 2k+1
-  mpirun -np 6 rpcrdma-bench fanin --server-ranks 0,3 --size 64k`,
+		examples: `  mpirun -np 4 rpcrdma-bench fanin --duration 10s                 # rank 0 serves ranks 1-3
+  mpirun -np 8 rpcrdma-bench fanin --pairs --out links.json        # rank 2k serves rank 2k+1
+  mpirun -np 6 rpcrdma-bench fanin --server-ranks 0,3 --sizes 64k
+  mpirun -np 4 rpcrdma-bench fanin --provider verbs --addr nfs1 --program nfs3 --mix nfs-read  # 4 clients of knfsd`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			c := &fanin.Command{Run: addWorkloadFlags(fs, false), Listen: "0.0.0.0:0", Open: openProvider}
 			fs.Var(cpusFlag(&c.ServerRanks), "server-ranks", "ranks that serve; the others measure, dealt to them in turn (default 0)")
 			fs.BoolVar(&c.Pairs, "pairs", false, "pair the ranks: rank 2k serves rank 2k+1 (many links at once)")
 			fs.StringVar(&c.Listen, "listen", c.Listen, "where a server rank listens (port 0 picks one; an unspecified host is advertised as the rank's host name)")
+			fs.StringVar(&c.Run.Addr, "addr", "", "a server outside the job that every rank measures, HOST[:PORT] (port 20049 by default): an NFS/RDMA server with --program nfs3, each rank on its own files (--nfs-file and --nfs-scratch with .RANK appended)")
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
 					return fail(e, "fanin", session.Usagef("unexpected arguments %q", args))
@@ -68,19 +69,8 @@ func runFanIn(e *env, c *fanin.Command) int {
 		}
 		return exitOK
 	}
-	if r != nil && len(r.Points) > 0 {
-		if werr := results.WriteText(e.stdout, r); werr != nil {
-			fmt.Fprintf(e.stderr, "rpcrdma-bench fanin: %v\n", werr)
-		}
-		if c.Run.Out != "" {
-			fmt.Fprintf(e.stderr, "results written to %s\n", c.Run.Out)
-		}
-	}
-	if err != nil {
-		return fail(e, "fanin", fmt.Errorf("failed: %w", err))
-	}
-	if r.Status.State != results.StateComplete {
-		return fail(e, "fanin", fmt.Errorf("%s: %s", r.Status.State, r.Status.Message))
+	if err := c.Report(e.stdout, e.stderr, r, err); err != nil {
+		return fail(e, "fanin", err)
 	}
 	return exitOK
 }
