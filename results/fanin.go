@@ -194,8 +194,12 @@ func writeFanIn(w io.Writer, p *Point) error {
 		}
 		return micros(&s[0]) + ".." + micros(&s[1])
 	}
-	fmt.Fprintf(w, "fan-in %s: %d client rank(s), server rank(s) %s; skew %s µs, overlap %.1f%%, barrier %s µs; Jain %.4f, slowest rank %d; p50 %s µs, p99 %s µs\n",
-		pointLabel(p), len(f.Ranks), strings.Join(servers, ","), micros(&f.SkewNs), 100*f.Overlap, micros(&f.BarrierNs), f.Jain, f.SlowestRank, spread(f.P50Spread), spread(f.P99Spread))
+	serving := "server rank(s) " + strings.Join(servers, ",")
+	if len(servers) == 0 {
+		serving = "a server outside the job"
+	}
+	fmt.Fprintf(w, "fan-in %s: %d client rank(s), %s; skew %s µs, overlap %.1f%%, barrier %s µs; Jain %.4f, slowest rank %d; p50 %s µs, p99 %s µs\n",
+		pointLabel(p), len(f.Ranks), serving, micros(&f.SkewNs), 100*f.Overlap, micros(&f.BarrierNs), f.Jain, f.SlowestRank, spread(f.P50Spread), spread(f.P99Spread))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  rank\thost\tserver\tconns\tcount\tRTT p50 µs\tp99 µs\tmax µs\tRPC/s\terrors\tclock µs\t")
 	for _, r := range f.Ranks {

@@ -8,6 +8,7 @@ PKGS=(
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils libibverbs-dev librdmacm-dev perftest
 	nfs-kernel-server nfs-common rpcbind
 	gcc libc6-dev
+	openmpi-bin libopenmpi-dev jq
 )
 
 missing=()

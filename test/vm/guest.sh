@@ -2,8 +2,8 @@
 # The suite run inside the guest. Every step prints "VMTEST: PASS <name>" or
 # "VMTEST: FAIL <name> ..." (the host's summary greps them); the exit code is the number of
 # failures. Measurements are printed as "VMTEST: LAT ...", "PINGPONG ...", "MATRIX ..." and
-# "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,
-# siw,latency; default the functional ones, verbs,matrix,knfsd,cli,siw: make vmbench names
+# "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,fanin,
+# siw,latency; default the functional ones, verbs,matrix,knfsd,cli,siw,fanin: make vmbench names
 # bench,latency; profile runs only when named) selects steps, for quick
 # iterations. Files for the host (results, charts) go to /out, the host's $VMDIR/out shared
 # over 9p, when it is mounted.
@@ -17,7 +17,7 @@ result() { # name rc
 }
 
 step() { # name: is the step selected?
-	case ",${VMTEST_STEPS:-verbs,matrix,knfsd,cli,siw}," in *",$1,"*) return 0 ;; esac
+	case ",${VMTEST_STEPS:-verbs,matrix,knfsd,cli,siw,fanin}," in *",$1,"*) return 0 ;; esac
 	return 1
 }
 
@@ -257,12 +257,12 @@ fi
 
 # (c) knfsd over RDMA: the kernel's NFS server with an RDMA listener on port 20049 (for the
 # knfsd and cli steps).
-if step knfsd || step cli || step siw; then
+if step knfsd || step cli || step siw || step fanin; then
 ts "=== starting knfsd with an RDMA listener"
 modprobe nfsd && modprobe rpcrdma
 mount -t nfsd nfsd /proc/fs/nfsd
 mkdir -p /export /var/lib/nfs/v4recovery
-mount -t tmpfs -o size=16m tmpfs /export
+mount -t tmpfs -o size=24m tmpfs /export
 # The files --program nfs3 names: 4 MiB of the benchmark pattern to READ (and verify), a
 # scratch file to WRITE (at most 4 MiB plus one write).
 $T/nfsfile -size 4m /export/rpcrdma-bench.dat /export/rpcrdma-bench.scratch
@@ -327,6 +327,12 @@ fi
 # server + client, knfsd.
 if step siw && [ -x $T/rpcrdma-bench ]; then
 	. $T/siw.sh
+fi
+
+# (d3) the fan-in under mpirun in the guest: server and client ranks on rxe0, and ranks
+# against knfsd.
+if step fanin && [ -x $T/rpcrdma-bench-mpi ]; then
+	. $T/fanin.sh
 fi
 
 # (e) latency side by side, same device, same boot: perftest (ib_send_lat, ib_read_lat,

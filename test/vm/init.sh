@@ -5,6 +5,7 @@
 # busybox sh runs its own applets before $PATH, so the real ip is called by path.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
+hostname guest # /etc/hosts names 10.0.2.15 so; Open MPI refuses the kernel's "(none)"
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm

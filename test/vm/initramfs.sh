@@ -46,6 +46,17 @@ for b in ip rdma ibv_devices ibv_devinfo ib_send_lat ib_read_lat ib_write_lat rp
 	copy_bin "$b"
 done
 
+# Open MPI for the fanin step: mpirun, its components (dlopened), help texts and defaults;
+# jq checks the fan-in's results files.
+copy_bin mpirun
+copy_bin jq
+for d in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 /etc/openmpi /usr/share/openmpi /usr/share/pmix; do
+	[ -d "$d" ] || continue
+	mkdir -p "$STAGE$(dirname "$d")"
+	cp -a "$d" "$STAGE$d"
+	for so in $(find "$d" -name '*.so*' -type f); do copy_libs "$so"; done
+done
+
 # perf, when the host has it, for the optional profile step.
 if command -v perf >/dev/null; then
 	copy_bin perf
@@ -103,7 +114,7 @@ for f in "$VMDIR"/bin/*; do
 	cp "$f" "$STAGE/opt/vmtest/"
 	copy_libs "$f"
 done
-cp "$HERE/guest.sh" "$HERE/cli.sh" "$HERE/siw.sh" "$STAGE/opt/vmtest/"
+cp "$HERE/guest.sh" "$HERE/cli.sh" "$HERE/siw.sh" "$HERE/fanin.sh" "$STAGE/opt/vmtest/"
 # rpcrdma.test reads its testdata when it starts: it runs in opt/vmtest/rpcrdma.
 mkdir -p "$STAGE/opt/vmtest/rpcrdma"
 cp -r "$HERE/../../rpcrdma/testdata" "$STAGE/opt/vmtest/rpcrdma/"

@@ -13,7 +13,7 @@
 #      QEMU_MEM (MiB, default 1024)  QEMU_SMP (default 2)
 #      VMTEST_RUN=REGEX (only the verbs provider tests matching it, for quick iterations)
 #      VMTEST_RACE=1 (the verbs provider tests with the race detector)
-#      VMTEST_STEPS=LIST (only these guest steps: verbs,bench,matrix,knfsd,cli,siw,latency)
+#      VMTEST_STEPS=LIST (only these guest steps: verbs,bench,matrix,knfsd,cli,siw,fanin,latency)
 #      VMTEST_MATRIX_REPS (repetitions of each class matrix case, default 8)
 #      RPCRDMA_BENCH_BIN (a prebuilt rpcrdma-bench -tags verbs for the cli step, when this
 #      tree has no cmd/rpcrdma-bench)
@@ -46,6 +46,7 @@ CGO_ENABLED=0 $GO test -c -o "$VMDIR/bin/workloads.test" ./workloads
 rm -f "$VMDIR/bin/rpcrdma-bench"
 if [ -d cmd/rpcrdma-bench ]; then
 	$GO build -tags verbs -o "$VMDIR/bin/rpcrdma-bench" ./cmd/rpcrdma-bench
+	$GO build -tags verbs,mpi -o "$VMDIR/bin/rpcrdma-bench-mpi" ./cmd/rpcrdma-bench
 elif [ -n "${RPCRDMA_BENCH_BIN:-}" ]; then
 	cp "$RPCRDMA_BENCH_BIN" "$VMDIR/bin/rpcrdma-bench"
 else
