@@ -37,7 +37,12 @@ func TestFanInExternalServer(t *testing.T) {
 		}
 		return cf
 	})
-	fi := succeeded(t, errs, out).Points[0].FanIn
+	f := succeeded(t, errs, out)
+	fi := f.Points[0].FanIn
+	var text strings.Builder
+	if err := results.WriteText(&text, f); err != nil || !strings.Contains(text.String(), "3 client rank(s), a server outside the job;") {
+		t.Errorf("text report (%v):\n%s", err, text.String())
+	}
 	if len(fi.Ranks) != 3 || len(fi.ServerRanks) != 0 || addrs["nfs.example:20049"] != 3 || len(addrs) != 1 {
 		t.Fatalf("ranks %d, server ranks %d, addresses measured %v", len(fi.Ranks), len(fi.ServerRanks), addrs)
 	}
