@@ -19,28 +19,26 @@ fanin_check() {
 	return $rc
 }
 
+# fanin_step NAME NP FLAGS...: mpirun -np NP fanin FLAGS, then fanin_check of its 2 client ranks.
+fanin_step() {
+	name=$1 np=$2
+	shift 2
+	timeout 180 $mpirun -np "$np" $M fanin --provider verbs --device $DEV "$@" --depth 4 --duration 1s --warmup 300ms \
+		--verify --quiet --out $R/$name.json >/tmp/$name.log 2>&1
+	frc=$?
+	cat /tmp/$name.log
+	fanin_check $R/$name.json 2
+	chk=$?
+	[ $frc -eq 0 ] && [ $chk -eq 0 ]
+	result $name $?
+	keep $R/$name.json
+}
+
 ts "=== fanin: a server rank and 2 client ranks under mpirun on $DEV"
-timeout 180 $mpirun -np 3 $M fanin --provider verbs --device $DEV --listen $IP:0 --depth 4 --duration 1s \
-	--warmup 300ms --verify --quiet --out $R/fanin-rxe.json >/tmp/fanin-rxe.log 2>&1
-frc=$?
-cat /tmp/fanin-rxe.log
-fanin_check $R/fanin-rxe.json 2
-chk=$?
-[ $frc -eq 0 ] && [ $chk -eq 0 ]
-result fanin-rxe $?
-keep $R/fanin-rxe.json
+fanin_step fanin-rxe 3 --listen $IP:0
 
 ts "=== fanin: 2 ranks of --program nfs3 against knfsd on $DEV"
 for r in 0 1; do
 	$T/nfsfile -size 1m /export/rpcrdma-bench.dat.$r /export/rpcrdma-bench.scratch.$r
 done
-timeout 180 $mpirun -np 2 $M fanin --provider verbs --device $DEV --addr $IP --program nfs3 --nfs-export $IP:/export --nfs-mountd 20048 \
-	--mix read/4k:2,write/4k:1,getattr:1 --depth 4 --duration 1s --warmup 300ms --verify --quiet \
-	--out $R/fanin-knfsd.json >/tmp/fanin-knfsd.log 2>&1
-frc=$?
-cat /tmp/fanin-knfsd.log
-fanin_check $R/fanin-knfsd.json 2
-chk=$?
-[ $frc -eq 0 ] && [ $chk -eq 0 ]
-result fanin-knfsd $?
-keep $R/fanin-knfsd.json
+fanin_step fanin-knfsd 2 --addr $IP --program nfs3 --nfs-export $IP:/export --nfs-mountd 20048 --mix read/4k:2,write/4k:1,getattr:1
