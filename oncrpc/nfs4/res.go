@@ -181,13 +181,6 @@ func (r *CompoundRes) Readdir(s *ReaddirRes) error {
 	return r.end(s.Status)
 }
 
-// decodeOne decodes a result body (nfsstat4 and its arm) standing alone.
-func decodeOne(b []byte, trunc *oncrpc.XDRError, f func(d *decoder)) (int, error) {
-	d := newDecoder(b, trunc)
-	f(&d)
-	return d.Done()
-}
-
 // SequenceRes is SEQUENCE4res.
 type SequenceRes struct {
 	Status              Status
@@ -229,7 +222,9 @@ func (s *SequenceRes) decode(d *decoder) {
 
 // Decode decodes b, a SEQUENCE4res, into s.
 func (s *SequenceRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpSequence).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpSequence).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // State protection of EXCHANGE_ID (state_protect_how4).
@@ -296,7 +291,9 @@ func (s *ExchangeIDRes) decode(d *decoder) {
 
 // Decode decodes b, an EXCHANGE_ID4res, into s.
 func (s *ExchangeIDRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpExchangeID).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpExchangeID).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // CreateSessionRes is CREATE_SESSION4res: the session and the channel attributes the server
@@ -334,7 +331,9 @@ func (s *CreateSessionRes) decode(d *decoder) {
 
 // Decode decodes b, a CREATE_SESSION4res, into s.
 func (s *CreateSessionRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpCreateSession).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpCreateSession).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // GetFHRes is GETFH4res.
@@ -352,7 +351,9 @@ func (s *GetFHRes) decode(d *decoder) {
 
 // Decode decodes b, a GETFH4res, into s.
 func (s *GetFHRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpGetFH).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpGetFH).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // GetattrRes is GETATTR4res.
@@ -371,7 +372,9 @@ func (s *GetattrRes) decode(d *decoder) {
 
 // Decode decodes b, a GETATTR4res, into s.
 func (s *GetattrRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpGetattr).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpGetattr).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // ChangeInfo is change_info4.
@@ -460,7 +463,9 @@ func (s *OpenRes) decode(d *decoder) {
 
 // Decode decodes b, an OPEN4res, into s.
 func (s *OpenRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpOpen).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpOpen).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // CloseRes is CLOSE4res.
@@ -478,7 +483,9 @@ func (s *CloseRes) decode(d *decoder) {
 
 // Decode decodes b, a CLOSE4res, into s.
 func (s *CloseRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpClose).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpClose).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // ReadRes is READ4res. Data is DDP-eligible: the Linux client has the server write it into a
@@ -523,7 +530,9 @@ func (s *ReadRes) decodeReduced(d *decoder, chunk []byte) {
 
 // Decode decodes b, a READ4res with its data inline, into s; s.Data is a sub-slice of b.
 func (s *ReadRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpRead).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpRead).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // DecodeReduced decodes b, a READ4res whose data came in a Write chunk, taking the data from
@@ -558,7 +567,9 @@ func (s *WriteRes) decode(d *decoder) {
 
 // Decode decodes b, a WRITE4res, into s.
 func (s *WriteRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpWrite).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpWrite).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // CommitRes is COMMIT4res.
@@ -576,7 +587,9 @@ func (s *CommitRes) decode(d *decoder) {
 
 // Decode decodes b, a COMMIT4res, into s.
 func (s *CommitRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpCommit).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpCommit).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // ReaddirRes is READDIR4res. Decode validates every entry; Entries then walks them without
@@ -653,7 +666,9 @@ func (s *ReaddirRes) decode(d *decoder) {
 
 // Decode decodes b, a READDIR4res, into s.
 func (s *ReaddirRes) Decode(b []byte) (int, error) {
-	return decodeOne(b, opErrs(OpReaddir).trunc, s.decode)
+	d := newDecoder(b, opErrs(OpReaddir).trunc)
+	s.decode(&d)
+	return d.Done()
 }
 
 // opErr holds the preallocated errors of one operation's result.
