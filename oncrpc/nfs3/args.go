@@ -1,5 +1,7 @@
 package nfs3
 
+import "github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+
 // checkFH returns the encoded size of fh, or ErrTooLong.
 func checkFH(fh FH) (int, error) {
 	if len(fh) > MaxFH {
@@ -214,23 +216,23 @@ func DDPData(proc uint32, reply bool, body []byte) (off, n int, err error) {
 	case proc > ProcCommit:
 		return 0, 0, errProc
 	case proc == ProcRead && reply:
-		d = decoder{b: body, trunc: errReadTrunc}
-		if Status(d.u32()) != OK && d.err == nil {
+		d = decoder{oncrpc.Decoder{B: body, Trunc: errReadTrunc}}
+		if Status(d.Uint32()) != OK && d.Err == nil {
 			return 0, 0, errNoDDP
 		}
 		var attr PostOpAttr
 		d.postOpAttr(&attr)
-		d.take(8) // count, eof
-		n = d.length(MaxData, errReadLong)
+		d.Take(8) // count, eof
+		n = d.Length(MaxData, errReadLong)
 	case proc == ProcWrite && !reply:
-		d = decoder{b: body, trunc: errWriteTrunc}
+		d = decoder{oncrpc.Decoder{B: body, Trunc: errWriteTrunc}}
 		d.fh()
-		d.take(16) // offset, count, stable
-		n = d.length(MaxData, errWriteLong)
+		d.Take(16) // offset, count, stable
+		n = d.Length(MaxData, errWriteLong)
 	default:
 		return 0, 0, errNoDDP
 	}
-	if off, err = d.done(); err != nil {
+	if off, err = d.Done(); err != nil {
 		return 0, 0, err
 	}
 	return off, n, nil
