@@ -27,7 +27,7 @@ func (a *GetattrArgs) Encode(b []byte) (int, error) {
 	if len(b) < n {
 		return 0, errGetattrShort
 	}
-	return putOpaque(b, 0, a.FH), nil
+	return oncrpc.PutVarOpaque(b, 0, a.FH), nil
 }
 
 // LookupArgs are LOOKUP3args (diropargs3): a name in a directory.
@@ -50,7 +50,7 @@ func (a *LookupArgs) Encode(b []byte) (int, error) {
 	if len(b) < a.Size() {
 		return 0, errLookupShort
 	}
-	return putOpaque(b, putOpaque(b, 0, a.Dir), a.Name), nil
+	return oncrpc.PutVarOpaque(b, oncrpc.PutVarOpaque(b, 0, a.Dir), a.Name), nil
 }
 
 // ReadArgs are READ3args.
@@ -72,7 +72,7 @@ func (a *ReadArgs) Encode(b []byte) (int, error) {
 	if len(b) < n+12 {
 		return 0, errReadShort
 	}
-	off := putOpaque(b, 0, a.FH)
+	off := oncrpc.PutVarOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
 	put32(b, off+8, a.Count)
 	return off + 12, nil
@@ -116,7 +116,7 @@ func (a *WriteArgs) check(b []byte, need int) error {
 
 // putHead writes everything before Data's length word and returns the length word's offset.
 func (a *WriteArgs) putHead(b []byte) int {
-	off := putOpaque(b, 0, a.FH)
+	off := oncrpc.PutVarOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
 	put32(b, off+8, a.Count)
 	put32(b, off+12, uint32(a.Stable))
@@ -130,7 +130,7 @@ func (a *WriteArgs) Encode(b []byte) (int, error) {
 	if err := a.check(b, a.Size()); err != nil {
 		return 0, err
 	}
-	return putOpaque(b, a.putHead(b), a.Data), nil
+	return oncrpc.PutVarOpaque(b, a.putHead(b), a.Data), nil
 }
 
 // EncodeReduced writes a into b without Data, which the caller sends as a Read chunk at
@@ -163,7 +163,7 @@ func (a *CommitArgs) Encode(b []byte) (int, error) {
 	if len(b) < n+12 {
 		return 0, errCommitShort
 	}
-	off := putOpaque(b, 0, a.FH)
+	off := oncrpc.PutVarOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
 	put32(b, off+8, a.Count)
 	return off + 12, nil
@@ -190,7 +190,7 @@ func (a *ReaddirplusArgs) Encode(b []byte) (int, error) {
 	if len(b) < a.Size() {
 		return 0, errRdplusShort
 	}
-	off := putOpaque(b, 0, a.Dir)
+	off := oncrpc.PutVarOpaque(b, 0, a.Dir)
 	put64(b, off, a.Cookie)
 	copy(b[off+8:], a.Verf[:])
 	put32(b, off+16, a.DirCount)

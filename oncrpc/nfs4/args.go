@@ -29,7 +29,7 @@ func (c *Compound) Start(b []byte, tag []byte) {
 		c.err = errShort
 		return
 	}
-	off := putOpaque(b, 0, tag)
+	off := oncrpc.PutVarOpaque(b, 0, tag)
 	put32(b, off, MinorVersion)
 	c.countOff = off + 4
 	c.off = off + 8
@@ -119,7 +119,7 @@ func (c *Compound) PutFH(fh FH) {
 		c.err = errFHLong
 	}
 	if off, ok := c.op(OpPutFH, opaqueSize(len(fh))); ok {
-		putOpaque(c.b, off, fh)
+		oncrpc.PutVarOpaque(c.b, off, fh)
 	}
 }
 
@@ -129,7 +129,7 @@ func (c *Compound) Lookup(name []byte) {
 		c.err = errNameLong
 	}
 	if off, ok := c.op(OpLookup, opaqueSize(len(name))); ok {
-		putOpaque(c.b, off, name)
+		oncrpc.PutVarOpaque(c.b, off, name)
 	}
 }
 
@@ -188,7 +188,7 @@ func (c *Compound) Open(a *OpenArgs) {
 	put32(b, off+4, a.ShareAccess)
 	put32(b, off+8, a.ShareDeny)
 	put64(b, off+12, a.ClientID)
-	off = putOpaque(b, off+20, a.Owner)
+	off = oncrpc.PutVarOpaque(b, off+20, a.Owner)
 	if a.Create {
 		put32(b, off, 1)    // OPEN4_CREATE
 		put32(b, off+4, 0)  // UNCHECKED4
@@ -203,7 +203,7 @@ func (c *Compound) Open(a *OpenArgs) {
 		off += 4
 	}
 	put32(b, off, 0) // CLAIM_NULL
-	putOpaque(b, off+4, a.Name)
+	oncrpc.PutVarOpaque(b, off+4, a.Name)
 }
 
 // Close encodes CLOSE of the open s (seqid 0, as NFSv4.1 asks).
@@ -261,7 +261,7 @@ func (c *Compound) writeHead(a *WriteArgs, need int) (int, bool) {
 // the length word first and set Data to that sub-slice: it is not copied.
 func (c *Compound) Write(a *WriteArgs) {
 	if off, ok := c.writeHead(a, 28+opaqueSize(len(a.Data))); ok {
-		putOpaque(c.b, off, a.Data)
+		oncrpc.PutVarOpaque(c.b, off, a.Data)
 	}
 }
 
@@ -350,7 +350,7 @@ func (c *Compound) ExchangeID(a *ExchangeIDArgs) {
 	}
 	b := c.b
 	copy(b[off:], a.Verifier[:])
-	off = putOpaque(b, off+8, a.OwnerID)
+	off = oncrpc.PutVarOpaque(b, off+8, a.OwnerID)
 	put32(b, off, a.Flags)
 	put32(b, off+4, 0) // SP4_NONE
 	if !impl {
@@ -358,8 +358,8 @@ func (c *Compound) ExchangeID(a *ExchangeIDArgs) {
 		return
 	}
 	put32(b, off+8, 1)
-	off = putOpaque(b, off+12, a.Impl.Domain)
-	off = putOpaque(b, off, a.Impl.Name)
+	off = oncrpc.PutVarOpaque(b, off+12, a.Impl.Domain)
+	off = oncrpc.PutVarOpaque(b, off, a.Impl.Name)
 	put64(b, off, uint64(a.Impl.Date.Seconds))
 	put32(b, off+8, a.Impl.Date.Nseconds)
 }

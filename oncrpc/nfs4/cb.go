@@ -152,7 +152,7 @@ func (r *CBReply) Start(b []byte, tag []byte) {
 		r.err = errCBResShort
 		return
 	}
-	off := putOpaque(b, 4, tag)
+	off := oncrpc.PutVarOpaque(b, 4, tag)
 	r.countOff, r.off, r.started = off, off+4, true
 }
 

@@ -206,13 +206,6 @@ func put32(b []byte, off int, v uint32) { binary.BigEndian.PutUint32(b[off:], v)
 
 func put64(b []byte, off int, v uint64) { binary.BigEndian.PutUint64(b[off:], v) }
 
-// putOpaque writes a variable-length opaque (length word, data, zeroed pad) at off and returns
-// the offset after the pad. Data already lying at b[off+4:] is not copied.
-func putOpaque(b []byte, off int, data []byte) int {
-	put32(b, off, uint32(len(data)))
-	return oncrpc.PutData(b, off+4, data)
-}
-
 func opaqueSize(n int) int { return 4 + pad4(n) }
 
 func putStateid(b []byte, off int, s *Stateid) int {
