@@ -2,12 +2,11 @@ package nfs4
 
 import (
 	"encoding/binary"
-	"errors"
 	"reflect"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/xdrtest"
 )
 
 // seed adds the result vectors of v's type as seeds, and some malformed neighbours.
@@ -25,49 +24,20 @@ func seed(f *testing.F, v decodable, extra ...string) {
 	f.Add([]byte{})
 }
 
-func isXDRError(t *testing.T, err error) {
-	t.Helper()
-	var e *oncrpc.XDRError
-	if !errors.As(err, &e) {
-		t.Fatalf("error %v is not *oncrpc.XDRError", err)
-	}
-}
-
-// fuzzDecode decodes in with a fresh value of T and checks the properties every decoder has:
-// no panic, errors are *oncrpc.XDRError, the offset lies within in and is a multiple of 4, the
-// same bytes decode the same into a value left dirty by another decode, and the decoded prefix
-// less one byte is truncated.
+// fuzzDecode runs xdrtest.FuzzDecode with the first result vector of T's type to dirty the
+// value.
 func fuzzDecode[T any, P interface {
 	*T
 	decodable
 }](t *testing.T, in []byte) (P, bool) {
-	v := P(new(T))
-	n, err := v.Decode(in)
-	if err != nil {
-		isXDRError(t, err)
-		return v, false
-	}
-	if n < 0 || n > len(in) || n%4 != 0 {
-		t.Fatalf("offset %d, input %d", n, len(in))
-	}
-	dirty := P(new(T))
+	var valid []byte
 	for _, rv := range resVectors {
-		if reflect.TypeOf(rv.v) == reflect.TypeOf(dirty) {
-			if _, err := dirty.Decode(testutil.Unhex(t, rv.in)); err != nil {
-				t.Fatal(err)
-			}
+		if reflect.TypeOf(rv.v) == reflect.TypeOf(P(nil)) {
+			valid = testutil.Unhex(t, rv.in)
 			break
 		}
 	}
-	if m, err := dirty.Decode(in[:n]); err != nil || m != n || !reflect.DeepEqual(dirty, v) {
-		t.Fatalf("re-decode of the prefix into a used value: %d %v\n%+v\n%+v", m, err, dirty, v)
-	}
-	if n > 0 {
-		if _, err := dirty.Decode(in[:n-1]); !errors.Is(err, oncrpc.ErrTruncated) {
-			t.Fatalf("prefix %d: %v", n-1, err)
-		}
-	}
-	return v, true
+	return xdrtest.FuzzDecode[T, P](t, in, valid)
 }
 
 func FuzzDecodeSequenceRes(f *testing.F) {
@@ -200,7 +170,7 @@ func FuzzDecodeCompoundRes(f *testing.F) {
 				err = r.Decode(in)
 			}
 			if err != nil {
-				isXDRError(t, err)
+				xdrtest.IsXDRError(t, err)
 				continue
 			}
 			for i := 0; i < r.N; i++ {
@@ -209,7 +179,7 @@ func FuzzDecodeCompoundRes(f *testing.F) {
 				}
 				st, err := decodeNext(&r, binary.BigEndian.Uint32(in[r.d.Off:]))
 				if err != nil {
-					isXDRError(t, err)
+					xdrtest.IsXDRError(t, err)
 					break
 				}
 				if st != OK && i != r.N-1 {
@@ -217,7 +187,7 @@ func FuzzDecodeCompoundRes(f *testing.F) {
 				}
 			}
 			if n, err := r.Done(); err != nil {
-				isXDRError(t, err)
+				xdrtest.IsXDRError(t, err)
 			} else if n > len(in) || n%4 != 0 {
 				t.Fatalf("Done %d of %d", n, len(in))
 			}
@@ -279,7 +249,7 @@ func FuzzDecodeCBCompound(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var c CBCompound
 		if err := c.Decode(in); err != nil {
-			isXDRError(t, err)
+			xdrtest.IsXDRError(t, err)
 			return
 		}
 		buf := make([]byte, 8+pad4(len(c.Tag))+4+40*c.N)
@@ -302,7 +272,7 @@ func FuzzDecodeCBCompound(f *testing.F) {
 			n++
 		}
 		if err := c.Err(); err != nil {
-			isXDRError(t, err)
+			xdrtest.IsXDRError(t, err)
 			return
 		}
 		m, err := r.Finish(OK)
