@@ -114,3 +114,52 @@ func TestZeroAllocs(t *testing.T) {
 		t.Errorf("%v allocs per run", a)
 	}
 }
+
+func BenchmarkCodec(b *testing.B) {
+	buf := make([]byte, 256)
+	reply := testutil.Unhex(b, "00000000 00000000 00000003"+" 00000035 "+seqResHex+" 00000016 00000000"+
+		" 00000019 00000000 00000000 00100000")
+	chunk := make([]byte, 1<<20)
+	fh := make(FH, 32)
+	b.Run("ReadCompound+ReducedReply", func(b *testing.B) {
+		var (
+			c   Compound
+			r   CompoundRes
+			seq SequenceRes
+			rd  ReadRes
+		)
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Start(buf, nil)
+			c.Sequence(&SequenceArgs{SessionID: sess, SequenceID: 1})
+			c.PutFH(fh)
+			c.Read(&ReadArgs{Stateid: state, Count: 1 << 20})
+			if _, err := c.Finish(); err != nil {
+				b.Fatal(err)
+			}
+			if err := r.DecodeReduced(reply, chunk); err != nil {
+				b.Fatal(err)
+			}
+			_ = r.Sequence(&seq)
+			_, _ = r.Op(OpPutFH)
+			_ = r.Read(&rd)
+			if _, err := r.Done(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("WriteCompoundReduced", func(b *testing.B) {
+		var c Compound
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Start(buf, nil)
+			c.Sequence(&SequenceArgs{SessionID: sess, SequenceID: 1})
+			c.PutFH(fh)
+			c.WriteReduced(&WriteArgs{Stateid: state, Data: chunk})
+			c.Getattr(StatAttrs)
+			if _, err := c.Finish(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

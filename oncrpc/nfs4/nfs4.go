@@ -117,6 +117,15 @@ const (
 	FileSync StableHow = 2 // FILE_SYNC4
 )
 
+var stableNames = [...]string{"UNSTABLE4", "DATA_SYNC4", "FILE_SYNC4"}
+
+func (s StableHow) String() string {
+	if int(s) < len(stableNames) {
+		return stableNames[s]
+	}
+	return "stable_how4(" + strconv.FormatUint(uint64(s), 10) + ")"
+}
+
 // Status is nfsstat4. Any value decodes: a status is data that the caller counts.
 type Status uint32
 
