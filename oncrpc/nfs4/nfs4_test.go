@@ -311,8 +311,11 @@ var resVectors = []struct {
 	{"open write deleg", "00000000 " + stateHex + " 00000000 00000000 00000001 00000000 00000002 00000000 00000001 00000010" +
 		" 00000002 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab 00000001 00000001 00000000 00010000 00000000 00000000 001f01ff 00000009 45564552 594f4e45 40000000",
 		&OpenRes{}, &OpenRes{Stateid: state, Cinfo: ChangeInfo{false, 1, 2}, AttrSet: NewBitmap(AttrSize), DelegType: DelegWrite, DelegStateid: dstate, DelegRecall: true}},
-	// ... OPEN_DELEGATE_NONE_EXT {WND4_CONTENTION, will push TRUE}.
-	{"open none_ext", "00000000 " + stateHex + " 00000000 00000000 00000001 00000000 00000002 00000000 00000000 00000003 00000007 00000001",
+	// ... OPEN_DELEGATE_NONE_EXT {WND4_CONTENTION (1), will push TRUE}.
+	{"open none_ext contention", "00000000 " + stateHex + " 00000000 00000000 00000001 00000000 00000002 00000000 00000000 00000003 00000001 00000001",
+		&OpenRes{}, &OpenRes{Stateid: state, Cinfo: ChangeInfo{false, 1, 2}, DelegType: DelegNoneExt, WhyNoDeleg: WhyContention}},
+	// ... OPEN_DELEGATE_NONE_EXT {WND4_CANCELLED (7)}: a void arm, no bool follows.
+	{"open none_ext cancelled", "00000000 " + stateHex + " 00000000 00000000 00000001 00000000 00000002 00000000 00000000 00000003 00000007",
 		&OpenRes{}, &OpenRes{Stateid: state, Cinfo: ChangeInfo{false, 1, 2}, DelegType: DelegNoneExt, WhyNoDeleg: 7}},
 	{"open noent", "00000002", &OpenRes{}, &OpenRes{Status: ErrNoEnt}},
 	{"close", "00000000 " + stateHex, &CloseRes{}, &CloseRes{Stateid: state}},

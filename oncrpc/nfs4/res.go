@@ -390,6 +390,10 @@ const (
 	DelegWrite   uint32 = 2
 	DelegNoneExt uint32 = 3
 
+	// why_no_delegation4 of a NONE_EXT delegation: the two reasons followed by a bool.
+	WhyContention uint32 = 1 // WND4_CONTENTION
+	WhyResource   uint32 = 2 // WND4_RESOURCE
+
 	OpenResultConfirm       uint32 = 0x2 // OPEN4_RESULT_CONFIRM (not in NFSv4.1)
 	OpenResultLockType      uint32 = 0x4
 	OpenResultMayNotifyLock uint32 = 0x20
@@ -453,8 +457,8 @@ func (s *OpenRes) decode(d *decoder) {
 		d.Opaque(MaxOpaque, errWhoLong)
 	case DelegNoneExt:
 		s.WhyNoDeleg = d.Uint32()
-		if s.WhyNoDeleg == 7 || s.WhyNoDeleg == 8 { // WND4_CONTENTION, WND4_RESOURCE
-			d.Bool(errPushBool)
+		if s.WhyNoDeleg == WhyContention || s.WhyNoDeleg == WhyResource {
+			d.Bool(errPushBool) // server_will_push_deleg, server_will_signal_avail
 		}
 	default:
 		d.Fail(errDelegEnum)
