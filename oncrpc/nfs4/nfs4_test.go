@@ -531,6 +531,9 @@ func TestCompoundResFailure(t *testing.T) {
 		{"truncated in READ", "00000000 00000000 00000001 00000019 00000000 00000000 00000008 0102",
 			func(r *CompoundRes) error { var s ReadRes; return r.Read(&s) }, oncrpc.ErrTruncated, "READ4res"},
 		{"count", "00000000 00000000 00000401", nil, oncrpc.ErrTooLong, "resarray"},
+		// an operation this package has no name for is named by its XDR type.
+		{"unnamed op", "00000000 00000000 00000001 00000063 00000000",
+			func(r *CompoundRes) error { _, err := r.Op(100); return err }, ErrOp, "nfs_resop4: resop"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

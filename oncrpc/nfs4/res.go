@@ -687,7 +687,8 @@ var opNames = map[uint32]string{
 	OpDestroyClientID: "DESTROY_CLIENTID", OpReclaimComplete: "RECLAIM_COMPLETE",
 }
 
-var opErrTable, opErrOther = func() (map[uint32]*opErr, *opErr) {
+// opErrTable is indexed by operation number: a lookup per result costs an index, not a hash.
+var opErrTable, opErrOther = func() ([OpReclaimComplete + 1]*opErr, *opErr) {
 	mk := func(n string) *opErr {
 		return &opErr{
 			trunc:   oncrpc.NewXDRError(n, oncrpc.ErrTruncated),
@@ -695,7 +696,7 @@ var opErrTable, opErrOther = func() (map[uint32]*opErr, *opErr) {
 			missing: oncrpc.NewXDRError(n+": missing from COMPOUND4res", ErrOp),
 		}
 	}
-	t := make(map[uint32]*opErr, len(opNames))
+	var t [OpReclaimComplete + 1]*opErr
 	for op, n := range opNames {
 		t[op] = mk(n + "4res")
 	}
@@ -703,8 +704,8 @@ var opErrTable, opErrOther = func() (map[uint32]*opErr, *opErr) {
 }()
 
 func opErrs(op uint32) *opErr {
-	if e, ok := opErrTable[op]; ok {
-		return e
+	if op < uint32(len(opErrTable)) && opErrTable[op] != nil {
+		return opErrTable[op]
 	}
 	return opErrOther
 }
