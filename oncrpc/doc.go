@@ -23,6 +23,7 @@
 // answer it with AUTH_ERROR (AUTH_BADCRED or AUTH_REJECTEDCRED), which it can only do after a
 // successful header decode. AUTH_SYS bodies decode separately with DecodeSysCred.
 //
-// The benchmark's own RPC program (procedures, their XDR, payload patterns) is in the
-// sub-package benchprog.
+// The programs built on it are sub-packages: benchprog (the benchmark's own program), nfs3
+// and nfs4. They write their opaque items with PutData and PutVarOpaque, and nfs3 and nfs4
+// decode their results with Decoder, a sticky-error walk over a body.
 package oncrpc

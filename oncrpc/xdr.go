@@ -47,3 +47,11 @@ func ChunkData(chunk []byte, n uint32) ([]byte, bool) {
 	}
 	return chunk[:n:n], true
 }
+
+// PutVarOpaque writes a variable-length opaque item at off (RFC 4506 section 4.10): its
+// length word, then its data as PutData does (data already in place is not copied); b must
+// hold 4+pad4(len(data)) bytes from off. It returns the offset after the pad.
+func PutVarOpaque(b []byte, off int, data []byte) int {
+	put32(b, off, uint32(len(data)))
+	return PutData(b, off+4, data)
+}

@@ -1,5 +1,7 @@
 package nfs3
 
+import "github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+
 // checkFH returns the encoded size of fh, or ErrTooLong.
 func checkFH(fh FH) (int, error) {
 	if len(fh) > MaxFH {
@@ -25,7 +27,7 @@ func (a *GetattrArgs) Encode(b []byte) (int, error) {
 	if len(b) < n {
 		return 0, errGetattrShort
 	}
-	return putOpaque(b, 0, a.FH), nil
+	return oncrpc.PutVarOpaque(b, 0, a.FH), nil
 }
 
 // LookupArgs are LOOKUP3args (diropargs3): a name in a directory.
@@ -48,7 +50,7 @@ func (a *LookupArgs) Encode(b []byte) (int, error) {
 	if len(b) < a.Size() {
 		return 0, errLookupShort
 	}
-	return putOpaque(b, putOpaque(b, 0, a.Dir), a.Name), nil
+	return oncrpc.PutVarOpaque(b, oncrpc.PutVarOpaque(b, 0, a.Dir), a.Name), nil
 }
 
 // ReadArgs are READ3args.
@@ -70,7 +72,7 @@ func (a *ReadArgs) Encode(b []byte) (int, error) {
 	if len(b) < n+12 {
 		return 0, errReadShort
 	}
-	off := putOpaque(b, 0, a.FH)
+	off := oncrpc.PutVarOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
 	put32(b, off+8, a.Count)
 	return off + 12, nil
@@ -114,7 +116,7 @@ func (a *WriteArgs) check(b []byte, need int) error {
 
 // putHead writes everything before Data's length word and returns the length word's offset.
 func (a *WriteArgs) putHead(b []byte) int {
-	off := putOpaque(b, 0, a.FH)
+	off := oncrpc.PutVarOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
 	put32(b, off+8, a.Count)
 	put32(b, off+12, uint32(a.Stable))
@@ -128,7 +130,7 @@ func (a *WriteArgs) Encode(b []byte) (int, error) {
 	if err := a.check(b, a.Size()); err != nil {
 		return 0, err
 	}
-	return putOpaque(b, a.putHead(b), a.Data), nil
+	return oncrpc.PutVarOpaque(b, a.putHead(b), a.Data), nil
 }
 
 // EncodeReduced writes a into b without Data, which the caller sends as a Read chunk at
@@ -161,7 +163,7 @@ func (a *CommitArgs) Encode(b []byte) (int, error) {
 	if len(b) < n+12 {
 		return 0, errCommitShort
 	}
-	off := putOpaque(b, 0, a.FH)
+	off := oncrpc.PutVarOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
 	put32(b, off+8, a.Count)
 	return off + 12, nil
@@ -188,7 +190,7 @@ func (a *ReaddirplusArgs) Encode(b []byte) (int, error) {
 	if len(b) < a.Size() {
 		return 0, errRdplusShort
 	}
-	off := putOpaque(b, 0, a.Dir)
+	off := oncrpc.PutVarOpaque(b, 0, a.Dir)
 	put64(b, off, a.Cookie)
 	copy(b[off+8:], a.Verf[:])
 	put32(b, off+16, a.DirCount)
@@ -214,23 +216,23 @@ func DDPData(proc uint32, reply bool, body []byte) (off, n int, err error) {
 	case proc > ProcCommit:
 		return 0, 0, errProc
 	case proc == ProcRead && reply:
-		d = decoder{b: body, trunc: errReadTrunc}
-		if Status(d.u32()) != OK && d.err == nil {
+		d = decoder{oncrpc.Decoder{B: body, Trunc: errReadTrunc}}
+		if Status(d.Uint32()) != OK && d.Err == nil {
 			return 0, 0, errNoDDP
 		}
 		var attr PostOpAttr
 		d.postOpAttr(&attr)
-		d.take(8) // count, eof
-		n = d.length(MaxData, errReadLong)
+		d.Take(8) // count, eof
+		n = d.Length(MaxData, errReadLong)
 	case proc == ProcWrite && !reply:
-		d = decoder{b: body, trunc: errWriteTrunc}
+		d = decoder{oncrpc.Decoder{B: body, Trunc: errWriteTrunc}}
 		d.fh()
-		d.take(16) // offset, count, stable
-		n = d.length(MaxData, errWriteLong)
+		d.Take(16) // offset, count, stable
+		n = d.Length(MaxData, errWriteLong)
 	default:
 		return 0, 0, errNoDDP
 	}
-	if off, err = d.done(); err != nil {
+	if off, err = d.Done(); err != nil {
 		return 0, 0, err
 	}
 	return off, n, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/xdrtest"
 )
 
 // seed adds the result vectors of v's type as seeds, and some malformed neighbours.
@@ -24,44 +25,20 @@ func seed(f *testing.F, v decodable, extra ...string) {
 	f.Add([]byte{})
 }
 
-// fuzzDecode decodes in with a fresh value of T and checks the properties every decoder has:
-// no panic, errors are *oncrpc.XDRError, the offset lies within in and is a multiple of 4, the
-// same bytes decode the same into a value left dirty by another decode, the decoded prefix
-// alone decodes to the same offset and every shorter one is truncated.
+// fuzzDecode runs xdrtest.FuzzDecode with the first result vector of T's type to dirty the
+// value.
 func fuzzDecode[T any, P interface {
 	*T
 	decodable
 }](t *testing.T, in []byte) (P, bool) {
-	v := P(new(T))
-	n, err := v.Decode(in)
-	if err != nil {
-		var e *oncrpc.XDRError
-		if !errors.As(err, &e) {
-			t.Fatalf("error %v is not *oncrpc.XDRError", err)
-		}
-		return v, false
-	}
-	if n < 0 || n > len(in) || n%4 != 0 {
-		t.Fatalf("offset %d, input %d", n, len(in))
-	}
-	dirty := P(new(T))
+	var valid []byte
 	for _, rv := range resVectors {
-		if reflect.TypeOf(rv.v) == reflect.TypeOf(dirty) {
-			if _, err := dirty.Decode(testutil.Unhex(t, rv.in)); err != nil {
-				t.Fatal(err)
-			}
+		if reflect.TypeOf(rv.v) == reflect.TypeOf(P(nil)) {
+			valid = testutil.Unhex(t, rv.in)
 			break
 		}
 	}
-	if m, err := dirty.Decode(in[:n]); err != nil || m != n || !reflect.DeepEqual(dirty, v) {
-		t.Fatalf("re-decode of the prefix into a used value: %d %v\n%+v\n%+v", m, err, dirty, v)
-	}
-	if n > 0 {
-		if _, err := dirty.Decode(in[:n-1]); !errors.Is(err, oncrpc.ErrTruncated) {
-			t.Fatalf("prefix %d: %v", n-1, err)
-		}
-	}
-	return v, true
+	return xdrtest.FuzzDecode[T, P](t, in, valid)
 }
 
 func FuzzGetattrRes(f *testing.F) {

@@ -114,15 +114,15 @@ func (r *MountRes) AuthFlavor(i int) oncrpc.Flavor { return oncrpc.Flavor(get32(
 // Decode decodes b into r, with the conventions of the NFS result decoders. The flavor list
 // has no bound in RFC 1813 beyond the bytes that hold it.
 func (r *MountRes) Decode(b []byte) (int, error) {
-	d := decoder{b: b, trunc: errMountTrunc}
-	r.Status = MountStat(d.u32())
+	d := decoder{oncrpc.Decoder{B: b, Trunc: errMountTrunc}}
+	r.Status = MountStat(d.Uint32())
 	r.FH, r.AuthFlavors, r.flavors = nil, 0, nil
 	if r.Status == MountOK {
-		r.FH = d.opaque(MaxFH, errMountFHLong)
-		n := d.length(MaxData/4, errMountFlavsLong)
-		if p, ok := d.take(4 * n); ok {
+		r.FH = d.Opaque(MaxFH, errMountFHLong)
+		n := d.Length(MaxData/4, errMountFlavsLong)
+		if p, ok := d.Take(4 * n); ok {
 			r.AuthFlavors, r.flavors = n, p
 		}
 	}
-	return d.done()
+	return d.Done()
 }

@@ -184,11 +184,3 @@ func get64(b []byte, off int) uint64 { return binary.BigEndian.Uint64(b[off:]) }
 func put32(b []byte, off int, v uint32) { binary.BigEndian.PutUint32(b[off:], v) }
 
 func put64(b []byte, off int, v uint64) { binary.BigEndian.PutUint64(b[off:], v) }
-
-// putOpaque writes a variable-length opaque (length word, data, zeroed pad) at off and returns
-// the offset after the pad; b must hold 4+pad4(len(data)) bytes from off. Data already lying
-// at b[off+4:] (a payload filled in place) is not copied.
-func putOpaque(b []byte, off int, data []byte) int {
-	put32(b, off, uint32(len(data)))
-	return oncrpc.PutData(b, off+4, data)
-}

@@ -3,6 +3,7 @@ package nfs3
 import (
 	"strings"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
@@ -140,7 +141,7 @@ func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
 		a := GetattrArgs{FH: f.Read}
 		a.Encode(b)
 	case PLookup:
-		off := putOpaque(b, 0, f.Dir)
+		off := oncrpc.PutVarOpaque(b, 0, f.Dir)
 		putString(b, off, f.Name)
 	case PRead:
 		a := ReadArgs{FH: f.Read, Offset: c.readOffset(size, seed), Count: uint32(size)}

@@ -10,15 +10,15 @@ type GetattrRes struct {
 
 // Decode decodes b into r.
 func (r *GetattrRes) Decode(b []byte) (int, error) {
-	d := decoder{b: b, trunc: errGetattrTrunc}
-	r.Status = Status(d.u32())
+	d := decoder{oncrpc.Decoder{B: b, Trunc: errGetattrTrunc}}
+	r.Status = Status(d.Uint32())
 	r.Attr = Fattr3{}
 	if r.Status == OK {
-		if p, ok := d.take(fattr3Size); ok {
+		if p, ok := d.Take(fattr3Size); ok {
 			r.Attr.decode(p)
 		}
 	}
-	return d.done()
+	return d.Done()
 }
 
 // LookupRes is LOOKUP3res. On failure only DirAttr is set (LOOKUP3resfail).
@@ -31,8 +31,8 @@ type LookupRes struct {
 
 // Decode decodes b into r.
 func (r *LookupRes) Decode(b []byte) (int, error) {
-	d := decoder{b: b, trunc: errLookupTrunc}
-	r.Status = Status(d.u32())
+	d := decoder{oncrpc.Decoder{B: b, Trunc: errLookupTrunc}}
+	r.Status = Status(d.Uint32())
 	r.FH = nil
 	r.ObjAttr = PostOpAttr{}
 	if r.Status == OK {
@@ -40,7 +40,7 @@ func (r *LookupRes) Decode(b []byte) (int, error) {
 		d.postOpAttr(&r.ObjAttr)
 	}
 	d.postOpAttr(&r.DirAttr)
-	return d.done()
+	return d.Done()
 }
 
 // ReadRes is READ3res. Data is DDP-eligible: the Linux client has the server write it into a
@@ -57,29 +57,29 @@ type ReadRes struct {
 // decodePrefix decodes everything up to and including Data's length word and returns the
 // data length (0 on failure).
 func (r *ReadRes) decodePrefix(d *decoder) int {
-	r.Status = Status(d.u32())
+	r.Status = Status(d.Uint32())
 	d.postOpAttr(&r.Attr)
 	r.Count, r.EOF, r.Data = 0, false, nil
 	if r.Status != OK {
 		return 0
 	}
-	r.Count = d.u32()
-	r.EOF = d.bool(errReadEOF)
-	n := d.length(MaxData, errReadLong)
-	if d.err == nil && uint32(n) != r.Count {
-		d.fail(errReadCount)
+	r.Count = d.Uint32()
+	r.EOF = d.Bool(errReadEOF)
+	n := d.Length(MaxData, errReadLong)
+	if d.Err == nil && uint32(n) != r.Count {
+		d.Fail(errReadCount)
 	}
 	return n
 }
 
 // Decode decodes b, a result with Data inline, into r; r.Data is a sub-slice of b.
 func (r *ReadRes) Decode(b []byte) (int, error) {
-	d := decoder{b: b, trunc: errReadTrunc}
+	d := decoder{oncrpc.Decoder{B: b, Trunc: errReadTrunc}}
 	n := r.decodePrefix(&d)
 	if r.Status == OK {
-		r.Data = d.bytes(n)
+		r.Data = d.Bytes(n)
 	}
-	return d.done()
+	return d.Done()
 }
 
 // DecodeReduced decodes b, a result whose Data came in a Write chunk, and takes Data from
@@ -88,17 +88,17 @@ func (r *ReadRes) Decode(b []byte) (int, error) {
 // failure result has no data, so its chunk must be empty. Returns the offset after the reduced
 // body.
 func (r *ReadRes) DecodeReduced(b, chunk []byte) (int, error) {
-	d := decoder{b: b, trunc: errReadTrunc}
+	d := decoder{oncrpc.Decoder{B: b, Trunc: errReadTrunc}}
 	n := r.decodePrefix(&d)
-	if d.err == nil {
+	if d.Err == nil {
 		data, ok := oncrpc.ChunkData(chunk, uint32(n))
 		if !ok {
-			d.fail(errReadChunk)
+			d.Fail(errReadChunk)
 		} else if r.Status == OK {
 			r.Data = data
 		}
 	}
-	return d.done()
+	return d.Done()
 }
 
 // WriteRes is WRITE3res. On failure only Wcc is set (WRITE3resfail).
@@ -112,21 +112,21 @@ type WriteRes struct {
 
 // Decode decodes b into r.
 func (r *WriteRes) Decode(b []byte) (int, error) {
-	d := decoder{b: b, trunc: errWriteResTrunc}
-	r.Status = Status(d.u32())
+	d := decoder{oncrpc.Decoder{B: b, Trunc: errWriteResTrunc}}
+	r.Status = Status(d.Uint32())
 	d.wccData(&r.Wcc)
 	r.Count, r.Committed, r.Verf = 0, Unstable, [VerfSize]byte{}
 	if r.Status == OK {
-		r.Count = d.u32()
+		r.Count = d.Uint32()
 		// The Linux client fails the RPC on an undefined stable_how, as on any bad enum.
-		if s := StableHow(d.u32()); s > FileSync {
-			d.fail(errStableEnum)
+		if s := StableHow(d.Uint32()); s > FileSync {
+			d.Fail(errStableEnum)
 		} else {
 			r.Committed = s
 		}
 		d.verf(&r.Verf)
 	}
-	return d.done()
+	return d.Done()
 }
 
 // CommitRes is COMMIT3res. On failure only Wcc is set (COMMIT3resfail).
@@ -138,14 +138,14 @@ type CommitRes struct {
 
 // Decode decodes b into r.
 func (r *CommitRes) Decode(b []byte) (int, error) {
-	d := decoder{b: b, trunc: errCommitTrunc}
-	r.Status = Status(d.u32())
+	d := decoder{oncrpc.Decoder{B: b, Trunc: errCommitTrunc}}
+	r.Status = Status(d.Uint32())
 	d.wccData(&r.Wcc)
 	r.Verf = [VerfSize]byte{}
 	if r.Status == OK {
 		d.verf(&r.Verf)
 	}
-	return d.done()
+	return d.Done()
 }
 
 // ReaddirplusRes is READDIRPLUS3res. On failure only DirAttr is set (READDIRPLUS3resfail).
@@ -183,28 +183,28 @@ func (l *Entries) Next(e *Entry) bool {
 	if l.n == 0 {
 		return false
 	}
-	d := decoder{b: l.raw, trunc: errRdplusTrunc}
-	if !d.bool(errRdplusFollows) {
+	d := decoder{oncrpc.Decoder{B: l.raw, Trunc: errRdplusTrunc}}
+	if !d.Bool(errRdplusFollows) {
 		return false
 	}
 	d.entry(e)
 	// Decode checked this list: an error here means the value was not made by Decode.
-	if d.err != nil {
+	if d.Err != nil {
 		l.n = 0
 		return false
 	}
-	l.raw = l.raw[d.off:]
+	l.raw = l.raw[d.Off:]
 	l.n--
 	return true
 }
 
 // entry decodes an entryplus3 up to, not including, its nextentry discriminant.
 func (d *decoder) entry(e *Entry) {
-	e.FileID = d.u64()
-	e.Name = d.opaque(MaxName, errNameLong)
-	e.Cookie = d.u64()
+	e.FileID = d.Uint64()
+	e.Name = d.Opaque(MaxName, errNameLong)
+	e.Cookie = d.Uint64()
 	d.postOpAttr(&e.Attr)
-	e.HasFH = d.bool(errPostOpFHBool)
+	e.HasFH = d.Bool(errPostOpFHBool)
 	e.FH = nil
 	if e.HasFH {
 		e.FH = d.fh()
@@ -213,23 +213,23 @@ func (d *decoder) entry(e *Entry) {
 
 // Decode decodes b into r.
 func (r *ReaddirplusRes) Decode(b []byte) (int, error) {
-	d := decoder{b: b, trunc: errRdplusTrunc}
-	r.Status = Status(d.u32())
+	d := decoder{oncrpc.Decoder{B: b, Trunc: errRdplusTrunc}}
+	r.Status = Status(d.Uint32())
 	d.postOpAttr(&r.DirAttr)
 	r.Verf, r.Entries, r.EOF = [VerfSize]byte{}, Entries{}, false
 	if r.Status != OK {
-		return d.done()
+		return d.Done()
 	}
 	d.verf(&r.Verf)
-	start := d.off
+	start := d.Off
 	var e Entry
-	for d.bool(errRdplusFollows) {
+	for d.Bool(errRdplusFollows) {
 		d.entry(&e)
 		r.Entries.n++
 	}
-	if d.err == nil && r.Entries.n > 0 {
-		r.Entries.raw = b[start:d.off]
+	if d.Err == nil && r.Entries.n > 0 {
+		r.Entries.raw = b[start:d.Off]
 	}
-	r.EOF = d.bool(errRdplusEOF)
-	return d.done()
+	r.EOF = d.Bool(errRdplusEOF)
+	return d.Done()
 }

@@ -90,130 +90,39 @@ type WccData struct {
 	After  PostOpAttr
 }
 
-// decoder walks an XDR stream with a sticky error: after the first failure every read returns
-// zero values and the error stays the first one, so a result decoder reads its fields in wire
-// order and checks the error once at the end. Truncation anywhere in a result is reported as
-// that result's error (trunc); invalid items name themselves.
-type decoder struct {
-	b     []byte
-	off   int
-	err   *oncrpc.XDRError
-	trunc *oncrpc.XDRError
-}
-
-func (d *decoder) fail(e *oncrpc.XDRError) {
-	if d.err == nil {
-		d.err = e
-	}
-}
-
-// take consumes n bytes.
-func (d *decoder) take(n int) ([]byte, bool) {
-	if d.err != nil {
-		return nil, false
-	}
-	if n > len(d.b)-d.off {
-		d.fail(d.trunc)
-		return nil, false
-	}
-	p := d.b[d.off : d.off+n : d.off+n]
-	d.off += n
-	return p, true
-}
-
-func (d *decoder) u32() uint32 {
-	p, ok := d.take(4)
-	if !ok {
-		return 0
-	}
-	return get32(p, 0)
-}
-
-func (d *decoder) u64() uint64 {
-	p, ok := d.take(8)
-	if !ok {
-		return 0
-	}
-	return get64(p, 0)
-}
-
-// bool decodes an XDR bool; only 0 and 1 are legal (RFC 4506 section 4.4), anything else is
-// bad.
-func (d *decoder) bool(bad *oncrpc.XDRError) bool {
-	p, ok := d.take(4)
-	if !ok {
-		return false
-	}
-	switch get32(p, 0) {
-	case 0:
-		return false
-	case 1:
-		return true
-	}
-	d.fail(bad)
-	return false
-}
+// decoder adds nfs3's items to oncrpc's sticky-error decoder: a result decoder reads its
+// fields in wire order and checks the error once at the end; truncation anywhere in a result
+// is reported as that result's error (Trunc); invalid items name themselves.
+type decoder struct{ oncrpc.Decoder }
 
 // verf decodes a cookieverf3 or writeverf3.
 func (d *decoder) verf(v *[VerfSize]byte) {
-	if p, ok := d.take(VerfSize); ok {
+	if p, ok := d.Take(VerfSize); ok {
 		copy(v[:], p)
 	}
 }
 
-// length decodes the length word of an opaque, which may be at most max.
-func (d *decoder) length(max uint32, long *oncrpc.XDRError) int {
-	n := d.u32()
-	if n > max {
-		d.fail(long)
-		return 0
-	}
-	return int(n)
-}
-
-// bytes consumes the body of an opaque of n bytes and its pad and returns the body.
-func (d *decoder) bytes(n int) []byte {
-	p, ok := d.take(pad4(n))
-	if !ok {
-		return nil
-	}
-	return p[:n:n]
-}
-
-// opaque decodes a variable-length opaque of at most max bytes.
-func (d *decoder) opaque(max uint32, long *oncrpc.XDRError) []byte {
-	return d.bytes(d.length(max, long))
-}
-
-func (d *decoder) fh() FH { return d.opaque(MaxFH, errFHLong) }
+func (d *decoder) fh() FH { return d.Opaque(MaxFH, errFHLong) }
 
 func (d *decoder) postOpAttr(a *PostOpAttr) {
-	a.Follows = d.bool(errPostOpBool)
+	a.Follows = d.Bool(errPostOpBool)
 	a.Attr = Fattr3{}
 	if !a.Follows {
 		return
 	}
-	if p, ok := d.take(fattr3Size); ok {
+	if p, ok := d.Take(fattr3Size); ok {
 		a.Attr.decode(p)
 	}
 }
 
 func (d *decoder) wccData(w *WccData) {
-	w.Before = PreOpAttr{Follows: d.bool(errPreOpBool)}
+	w.Before = PreOpAttr{Follows: d.Bool(errPreOpBool)}
 	if w.Before.Follows {
-		if p, ok := d.take(24); ok {
+		if p, ok := d.Take(24); ok {
 			w.Before.Size = get64(p, 0)
 			w.Before.Mtime = Time{get32(p, 8), get32(p, 12)}
 			w.Before.Ctime = Time{get32(p, 16), get32(p, 20)}
 		}
 	}
 	d.postOpAttr(&w.After)
-}
-
-// done returns the offset consumed, or the first error.
-func (d *decoder) done() (int, error) {
-	if d.err != nil {
-		return 0, d.err
-	}
-	return d.off, nil
 }
