@@ -13,15 +13,15 @@ import (
 type Metric uint8
 
 const (
-	MetricP50  Metric = iota // RTT p50
-	MetricP90                // RTT p90
-	MetricP99                // RTT p99
-	MetricP999               // RTT p99.9
-	MetricMean               // mean RTT
-	MetricRPS                // RPC/s
-	MetricGbps               // payload Gb/s
-	MetricJain               // Jain's fairness index over a fan-in's client ranks
-	MetricSlowest            // the RPC/s of a fan-in's slowest client rank
+	MetricP50     Metric = iota // RTT p50
+	MetricP90                   // RTT p90
+	MetricP99                   // RTT p99
+	MetricP999                  // RTT p99.9
+	MetricMean                  // mean RTT
+	MetricRPS                   // RPC/s
+	MetricGbps                  // payload Gb/s
+	MetricJain                  // Jain's fairness index over a fan-in's client ranks
+	MetricSlowest               // the RPC/s of a fan-in's slowest client rank
 	NumMetrics
 )
 
