@@ -88,7 +88,7 @@ func TestFanInSweepLockstep(t *testing.T) {
 			t.Errorf("point %d: threshold %d round %d connections %d, want %d, %d, 3", k, p.Params.InlineThreshold, p.Round, p.Params.Connections, pts[k%2].Threshold, k/2+1)
 		}
 		var sum uint64
-		lastStart, firstEnd := fi.Ranks[0].Point.Start, fi.Ranks[0].Point.End
+		lastStart, firstEnd := fi.Ranks[0].StartClock, fi.Ranks[0].Point.End
 		for _, rp := range fi.Ranks {
 			q := &rp.Point
 			if q.Params.InlineThreshold != p.Params.InlineThreshold || q.Round != p.Round {
@@ -98,7 +98,12 @@ func TestFanInSweepLockstep(t *testing.T) {
 				t.Errorf("point %d: rank %d's start signal read at %v, its point started %v", k, rp.Rank, rp.StartClock, q.Start)
 			}
 			sum += q.RTT.Count
-			lastStart, firstEnd = maxT(lastStart, rp.StartClock), minT(firstEnd, q.End)
+			if rp.StartClock.After(lastStart) {
+				lastStart = rp.StartClock
+			}
+			if q.End.Before(firstEnd) {
+				firstEnd = q.End
+			}
 		}
 		if !lastStart.Before(firstEnd) {
 			t.Errorf("point %d: a rank started at %v, after another ended at %v: not in lockstep", k, lastStart, firstEnd)
@@ -110,18 +115,4 @@ func TestFanInSweepLockstep(t *testing.T) {
 	if !strings.Contains(string(f.Config), `"sweep":`) {
 		t.Errorf("config does not record the sweep: %s", f.Config)
 	}
-}
-
-func maxT(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-func minT(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

@@ -3,6 +3,7 @@ package plots
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -27,19 +28,14 @@ const (
 // percentiles) and Jain's index. A rank whose count does not support a percentile has no
 // mark there. The error wraps ErrNoData when no point of run is a fan-in.
 func Ranks(run *results.Run, m RankMetric) (*Chart, error) {
-	if m != RankRPCRate && m != RankRTT {
+	refs, err := collect([]*results.Run{run})
+	switch {
+	case err != nil:
+		return nil, err
+	case m != RankRPCRate && m != RankRTT:
 		return nil, fmt.Errorf("plots: unknown rank metric %d", m)
 	}
-	refs, err := collect([]*results.Run{run})
-	if err != nil {
-		return nil, err
-	}
-	var sel []ref
-	for _, f := range refs {
-		if f.p.FanIn != nil && len(f.p.FanIn.Ranks) > 0 {
-			sel = append(sel, f)
-		}
-	}
+	sel := slices.DeleteFunc(refs, func(f ref) bool { return f.p.FanIn == nil || len(f.p.FanIn.Ranks) == 0 })
 	if len(sel) == 0 {
 		return nil, fmt.Errorf("plots: ranks: %w (no point is a fan-in)", ErrNoData)
 	}

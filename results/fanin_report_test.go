@@ -19,18 +19,7 @@ func faninRun(tb testing.TB) *results.Run {
 // A fan-in point's CSV rows: the aggregate's, then a row per client rank marked rtt_class
 // rank, with its rank and host, its own count, percentiles, rate and errors.
 func TestWriteCSVFanInRanks(t *testing.T) {
-	var b bytes.Buffer
-	if err := results.WriteCSV(&b, faninRun(t)); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := csvOf(t, faninRun(t))
 	var got []string
 	for _, row := range rows[1:] {
 		var cells []string
@@ -52,4 +41,21 @@ func TestWriteCSVFanInRanks(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// csvOf is r's CSV, rows and the index of each header.
+func csvOf(t *testing.T, r *results.Run) ([][]string, map[string]int) {
+	var b bytes.Buffer
+	if err := results.WriteCSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	return rows, col
 }
