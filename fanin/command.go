@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,7 +17,9 @@ import (
 )
 
 // Command is one rank of the fanin command: a measuring command's settings as its flags give
-// them (Run.Command "fanin"; a single point, repeated with Run.Repeat) and the job's layout.
+// them (Run.Command "fanin"; a single point, or with Run.Sweep a sweep's points, repeated with
+// Run.Repeat) and the job's layout. Every client rank runs the same points in the same order,
+// each started on all of them at once.
 type Command struct {
 	Run         *session.RunConfig
 	ServerRanks []int
@@ -25,6 +28,8 @@ type Command struct {
 	Listen string
 	// Open opens the provider the settings name, with the slowdown and probe they ask for.
 	Open func(name string, slow session.SoftSlowdown, turnarounds bool) (datapath.Provider, error)
+	// sweep is the sweep Check planned (Run.Sweep).
+	sweep *workloads.Sweep
 }
 
 // RankFile is the name of rank's own file of an NFS fan-in, name.RANK, so that no two ranks
@@ -51,73 +56,128 @@ type JobRecord struct {
 }
 
 // Check validates the settings before the job wires up, as session.UsageError where the user
-// is at fault, and returns the point every client rank measures.
-func (c *Command) Check() (workloads.Point, error) {
+// is at fault, and returns the points every client rank measures, in order. With Run.Sweep
+// they are a sweep's (session.RunConfig.Plan): --thresholds, --sizes (a plain list) and
+// --depths are its axes, --mix its one mix.
+func (c *Command) Check() ([]workloads.Point, error) {
 	w := c.Run
+	if w.Sweep {
+		if sz := w.Workload.Size; sz.Dist != "" && sz.Dist != "list" {
+			return nil, session.Usagef("--sweep takes --sizes as a list of sizes to sweep, not a %s distribution", sz.Dist)
+		}
+		if len(w.Workload.Size.Values) > 0 {
+			w.Sizes, w.Workload.Size = w.Workload.Size.Values, workloads.Sizes{}
+		}
+		if w.Mix != "" {
+			w.Mixes, w.Mix = []string{w.Mix}, ""
+		}
+	} else if len(w.Depths) > 0 {
+		return nil, session.Usagef("--depths is a sweep's axis: give --sweep, or --depth for one point")
+	}
 	base, err := w.Base()
 	if err != nil {
-		return workloads.Point{}, err
+		return nil, err
 	}
 	if _, err := session.CheckAddr("listen", c.Listen, false); err != nil {
-		return workloads.Point{}, err
+		return nil, err
 	}
 	if w.Addr != "" {
 		if w.Addr, err = session.CheckAddr("addr", w.Addr, true); err != nil {
-			return workloads.Point{}, err
+			return nil, err
 		}
 	}
 	switch {
 	case w.Auto || len(w.Judge.Baseline) > 0:
-		return workloads.Point{}, session.Usagef("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N")
+		return nil, session.Usagef("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N")
 	case base.Prog == nfs3.Prog && w.Addr == "":
-		return workloads.Point{}, session.Usagef("--program nfs3 needs --addr, the NFS/RDMA server every rank measures (server ranks serve the benchmark program only)")
+		return nil, session.Usagef("--program nfs3 needs --addr, the NFS/RDMA server every rank measures (server ranks serve the benchmark program only)")
 	case w.Addr != "" && (len(c.ServerRanks) > 0 || c.Pairs):
-		return workloads.Point{}, session.Usagef("--addr: every rank measures that server, so there are no --server-ranks or --pairs")
+		return nil, session.Usagef("--addr: every rank measures that server, so there are no --server-ranks or --pairs")
 	}
 	if err := session.CheckCPUs(base.CPUs); err != nil {
-		return workloads.Point{}, session.UsageError{Msg: err.Error()}
+		return nil, session.UsageError{Msg: err.Error()}
 	}
 	if w.Provider == "" {
 		w.Provider = "soft"
+	}
+	if w.Sweep {
+		s, pts, err := w.Plan()
+		c.sweep = &s
+		return pts, err
 	}
 	pt := workloads.Point{Threshold: w.Threshold(), Depth: base.Depth, Workload: base}
 	if len(base.Mix) == 1 && len(base.Mix[0].Size.Values) == 1 {
 		pt.Size = base.Mix[0].Size.Values[0]
 	}
-	return pt, nil
+	return []workloads.Point{pt}, nil
 }
 
-// Execute runs this rank of the job over comm: a server rank serves, a client rank measures
-// pt with the others, and rank 0 writes the merged results to Run.Out (checked by the caller
-// before) and returns them. hurry, done, skips a client's drain. Other ranks return nil
-// results and their own failure.
-func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pt workloads.Point, log io.Writer) (*results.Run, error) {
+// Record is the results file's "config" object of a job of ranks ranks measuring pts (from
+// Check).
+func (c *Command) Record(ranks int, pts []workloads.Point) Record {
 	w := c.Run
-	workload := pt.Workload
-	rec := Record{RunRecord: session.RunRecord{Command: "fanin", Provider: w.Provider, Device: w.Device, Addr: w.Addr, Threshold: pt.Threshold,
-		Workload: &workload, Transport: w.Transport, Turnarounds: w.Turnarounds, Shuffle: w.Shuffle},
-		FanIn: JobRecord{Ranks: comm.Size(), ServerRanks: c.ServerRanks, Pairs: c.Pairs}}
+	rec := Record{RunRecord: session.RunRecord{Command: "fanin", Provider: w.Provider, Device: w.Device, Addr: w.Addr,
+		Transport: w.Transport, Turnarounds: w.Turnarounds, Shuffle: w.Shuffle},
+		FanIn: JobRecord{Ranks: ranks, ServerRanks: c.ServerRanks, Pairs: c.Pairs}}
+	if c.sweep != nil {
+		rec.Sweep = c.sweep
+	} else {
+		workload := pts[0].Workload
+		rec.Threshold, rec.Workload = pts[0].Threshold, &workload
+	}
 	if w.Repeat > 1 {
 		rec.Repeat = w.Repeat
 	}
 	if w.Slowdown.On() {
 		rec.SoftSlowdown = &w.Slowdown
 	}
-	if workload.Prog == nfs3.Prog {
+	if pts[0].Workload.Prog == nfs3.Prog {
 		rec.NFS = &session.NFSFiles{Export: w.NFS.Export, File: RankFile(w.NFS.File, -1), Scratch: RankFile(w.NFS.Scratch, -1), MountdPort: w.NFS.MountdPort}
 	}
+	return rec
+}
+
+// Report prints rank 0's results r (the table, where the file went) and returns how the run
+// failed, from err, Execute's error, and r's status; nil when it completed.
+func (c *Command) Report(stdout, stderr io.Writer, r *results.Run, err error) error {
+	if r != nil && len(r.Points) > 0 {
+		if werr := results.WriteText(stdout, r); werr != nil {
+			fmt.Fprintf(stderr, "rpcrdma-bench fanin: %v\n", werr)
+		}
+		if c.Run.Out != "" {
+			fmt.Fprintf(stderr, "results written to %s\n", c.Run.Out)
+		}
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("failed: %w", err)
+	case r.Status.State != results.StateComplete:
+		return fmt.Errorf("%s: %s", r.Status.State, r.Status.Message)
+	}
+	return nil
+}
+
+// Execute runs this rank of the job over comm: a server rank serves, a client rank measures
+// pts (from Check) with the others, point by point in lockstep, and rank 0 writes the merged
+// results to Run.Out (checked by the caller before) and returns them. hurry, done, skips a
+// client's drain. Other ranks return nil results and their own failure.
+func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads.Point, log io.Writer) (*results.Run, error) {
+	w := c.Run
+	workload := pts[0].Workload
+	rec := c.Record(comm.Size(), pts)
 	out := w.Out
 	if comm.Rank() != 0 {
 		out = ""
 	}
-	pts := []workloads.Point{pt}
+	// The server offers the largest threshold, so that no point's own offer is capped.
+	threshold := slices.MaxFunc(pts, func(a, b workloads.Point) int { return a.Threshold - b.Threshold }).Threshold
 	return Run(ctx, Config{Comm: comm, ServerRanks: c.ServerRanks, Pairs: c.Pairs, External: w.Addr, RunConfig: rec, Out: out, Log: log,
 		Serve: func() (Server, error) {
 			p, err := c.Open(w.Provider, session.SoftSlowdown{}, false) // the slowdown is the clients'
 			if err != nil {
 				return nil, err
 			}
-			sc := session.ServeConfig{Provider: w.Provider, Device: w.Device, Listen: c.Listen, Threshold: pt.Threshold,
+			sc := session.ServeConfig{Provider: w.Provider, Device: w.Device, Listen: c.Listen, Threshold: threshold,
 				MaxPayload: 1 << 20, Pollers: 1, Poll: session.ServerPoll(w.Provider), MaxConnections: rpcrdma.DefaultMaxConnections,
 				IdleTimeout: 10 * time.Minute, Verify: workload.Verify, Transport: w.Transport}
 			r, err := sc.Open(p)
@@ -146,24 +206,4 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pt workloads.Po
 			}
 			return o.Run, o.Err
 		}})
-}
-
-// Report prints rank 0's results r (the table, where the file went) and returns how the run
-// failed, from err, Execute's error, and r's status; nil when it completed.
-func (c *Command) Report(stdout, stderr io.Writer, r *results.Run, err error) error {
-	if r != nil && len(r.Points) > 0 {
-		if werr := results.WriteText(stdout, r); werr != nil {
-			fmt.Fprintf(stderr, "rpcrdma-bench fanin: %v\n", werr)
-		}
-		if c.Run.Out != "" {
-			fmt.Fprintf(stderr, "results written to %s\n", c.Run.Out)
-		}
-	}
-	switch {
-	case err != nil:
-		return fmt.Errorf("failed: %w", err)
-	case r.Status.State != results.StateComplete:
-		return fmt.Errorf("%s: %s", r.Status.State, r.Status.Message)
-	}
-	return nil
 }

@@ -14,6 +14,8 @@
 //
 //   - each rank estimates its clock's offset to rank 0's once (the quickest of 8 exchanges,
 //     as NTP does);
+//   - every client rank runs the same points in the same order (one, or a sweep's with
+//     Command's Run.Sweep, in every round of Run.Repeat);
 //   - each point starts when every client rank has connected all its pollers (a vote; a
 //     rank that cannot connect votes its cause and no rank starts), at an instant rank 0
 //     sets a few milliseconds after its verdicts, which each rank waits for by its own clock

@@ -2,7 +2,6 @@ package fanin
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -68,9 +67,7 @@ func mergePoint(rps []results.RankPoint, fi results.FanIn) (results.Point, error
 	}
 	fi.Ranks = rps
 	fi.Overlap = overlap(rps)
-	fi.Jain, fi.SlowestRank = fairness(rps)
-	fi.P50Spread = spread(rps, func(s *results.Summary) *int64 { return s.P50 })
-	fi.P99Spread = spread(rps, func(s *results.Summary) *int64 { return s.P99 })
+	fi.Fairness()
 	fi.SkewNs = skew(rps)
 	p.FanIn = &fi
 	return p, nil
@@ -164,43 +161,6 @@ func overlap(rps []results.RankPoint) float64 {
 		return 1
 	}
 	return max(0, float64(end.Sub(start))/float64(longest))
-}
-
-// fairness is Jain's index over the ranks' RPC rates and the rank with the lowest rate.
-func fairness(rps []results.RankPoint) (float64, int) {
-	var sum, sq float64
-	slowest := 0
-	for i := range rps {
-		x := rps[i].Point.Throughput.RPCPerSec
-		sum += x
-		sq += x * x
-		if x < rps[slowest].Point.Throughput.RPCPerSec {
-			slowest = i
-		}
-	}
-	jain := 1.0
-	if sq > 0 {
-		jain = math.Min(1, sum*sum/(float64(len(rps))*sq))
-	}
-	return jain, rps[slowest].Rank
-}
-
-// spread is the smallest and largest of a percentile over the ranks, nil if a rank has none.
-func spread(rps []results.RankPoint, pct func(*results.Summary) *int64) *[2]int64 {
-	var s [2]int64
-	for i := range rps {
-		v := pct(&rps[i].Point.RTT)
-		if v == nil {
-			return nil
-		}
-		if i == 0 || *v < s[0] {
-			s[0] = *v
-		}
-		if i == 0 || *v > s[1] {
-			s[1] = *v
-		}
-	}
-	return &s
 }
 
 // skew is the spread of the ranks' clocks read as the point's start verdict arrived, in

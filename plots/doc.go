@@ -2,13 +2,15 @@
 // SVG: RTT percentiles against message size (one line per inline threshold), the percentile
 // spectrum of each point in the HdrHistogram convention, throughput against message size, a
 // threshold × size heatmap of median RTT marked with the message classes, each mix's p50, p99
-// and RPC/s against the inline threshold, and throughput over time. Every chart carries a caption naming the provider, the device and the negotiated
+// and RPC/s against the inline threshold, throughput over time, and a fan-in's client ranks
+// (RPC/s, p50 and p99 per rank beside the aggregate). Every chart carries a caption naming the provider, the device and the negotiated
 // connection parameters, so a published picture says what it measured.
 //
 // It reads only what package results exposes (the file schema and its HDR histograms) and never
 // imports a datapath provider: charts can be drawn on any machine from files copied off the
 // benchmark hosts. Render writes every chart that applies to a set of runs (Charts builds them
-// without writing); the per-chart functions (Latency, Spectrum, Throughput, Heatmap, Timeline)
+// without writing); the per-chart functions (Latency, Spectrum, Throughput, Heatmap, Timeline,
+// Ranks)
 // return a *Chart for callers that want one figure or want to adjust it before saving. A Chart
 // keeps its legend or colour bar beside the data, never over it, and wraps its caption.
 //

@@ -33,7 +33,9 @@ var latencyPercentiles = []float64{50, 99, 99.9, 99.99}
 //     when a mix was measured at two thresholds or more;
 //   - heatmap[-N]: median RTT by threshold × size relative to the best of each size, one per set of points that differ only in
 //     size and threshold (procedure, depth, ... and run apart);
-//   - timeline-rpcs[-runK]: throughput over time, for each run with intervals.
+//   - timeline-rpcs[-runK]: throughput over time, for each run with intervals;
+//   - ranks-rpcs[-runK], ranks-rtt[-runK]: RPC/s and p50/p99 per client rank, for each fan-in
+//     run (rpcrdma-bench fanin).
 //
 // A chart with nothing to draw is skipped. Other failures (a missing or corrupt histogram, a
 // file that cannot be written) do not stop the others: Render writes what it can and returns
@@ -112,6 +114,16 @@ func Charts(runs []*results.Run) ([]*Chart, error) {
 			c.Plot.Title.Text += " · " + runLabel(k, runs)
 		}
 		add(c, err)
+	}
+	for k, r := range runs {
+		for _, m := range []RankMetric{RankRPCRate, RankRTT} {
+			c, err := Ranks(r, m)
+			if err == nil && len(runs) > 1 {
+				c.Name += "-run" + strconv.Itoa(k+1)
+				c.Plot.Title.Text += " · " + runLabel(k, runs)
+			}
+			add(c, err)
+		}
 	}
 	if len(charts) == 0 && len(errs) == 0 {
 		return nil, fmt.Errorf("plots: %w: no chart applies to these runs", ErrNoData)

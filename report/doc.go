@@ -8,7 +8,9 @@
 // environment (host, kernel, CPU, Go, provider, the device's attributes and ports), the summary
 // table (per point, with its round when repeated, and message class: count, RTT
 // p50/p90/p99/p99.9/max, RPC/s, Gb/s, errors;
-// a percentile the sample count cannot support shows as "–"), the RDMA operations, the
+// a percentile the sample count cannot support shows as "–"), a fan-in's client ranks (per
+// point its fairness line: Jain's index, the slowest rank, the p50/p99 spread, skew, overlap,
+// failed ranks; and a row per rank), the RDMA operations, the
 // negotiated connection parameters (both sides' RFC 8797 private data, the effective inline
 // thresholds each way, credits, remote invalidation), the errors and the run's configuration.
 //

@@ -60,12 +60,19 @@ type runView struct {
 	Ops        table
 	Neg        table
 	Errors     table
+	FanIn      []fanInView
 	Config     string
 	Incomplete bool
 	NoPoints   bool
 }
 
 type kv struct{ Key, Value string }
+
+// fanInView is a fan-in point's client ranks: its name, its fairness line and a row per rank.
+type fanInView struct {
+	Title, Fairness string
+	Ranks           table
+}
 
 // table is a table of plain-text cells. Num marks the right-aligned (numeric) columns.
 type table struct {
@@ -311,6 +318,7 @@ func runOf(k int, r *results.Run, src string) *runView {
 	rv.Ops = opsTable(r)
 	rv.Neg = negTable(r)
 	rv.Errors = errorsTable(r)
+	rv.FanIn = fanInViews(r)
 	rv.Config = configText(r.Config)
 	return rv
 }
@@ -490,6 +498,56 @@ func privData(p results.PrivateData) string {
 		s += " [" + p.Hex + "]"
 	}
 	return s
+}
+
+// fanInViews has, per fan-in point, how fair and how in step its client ranks ran and a row
+// per rank (* marks a rank's point cut short).
+func fanInViews(r *results.Run) []fanInView {
+	var out []fanInView
+	for i := range r.Points {
+		p := &r.Points[i]
+		f := p.FanIn
+		if f == nil {
+			continue
+		}
+		q := &p.Params
+		v := fanInView{Title: fmt.Sprintf("point %d (%s %d/%d B, inline %d, depth %d × %d connections)", i+1, q.Procedure,
+			q.CallBytes, q.ReplyBytes, q.InlineThreshold, q.Depth, q.Connections)}
+		spread := func(s *[2]int64) string {
+			if s == nil {
+				return Missing
+			}
+			return micros(&s[0]) + "–" + micros(&s[1]) + " µs"
+		}
+		failed := "none"
+		if len(f.Failed) > 0 {
+			var fs []string
+			for _, x := range f.Failed {
+				fs = append(fs, fmt.Sprintf("rank %d (host %s): %s", x.Rank, x.Host, x.Cause))
+			}
+			failed = strings.Join(fs, "; ")
+		}
+		v.Fairness = fmt.Sprintf("%d client rank(s); Jain's index %.4f, slowest rank %d (%.0f RPC/s); p50 %s, p99 %s across ranks; skew %s µs, overlap %.1f%%; failed ranks: %s",
+			len(f.Ranks), f.Jain, f.SlowestRank, f.Slowest(), spread(f.P50Spread), spread(f.P99Spread), micros(&f.SkewNs), 100*f.Overlap, failed)
+		v.Ranks = table{Head: []string{"rank", "host", "server", "conns", "count", "p50 µs", "p99 µs", "max µs", "RPC/s", "errors", "clock offset µs"},
+			Num: []bool{true, false, false, true, true, true, true, true, true, true, true}}
+		for _, rp := range f.Ranks {
+			rq := &rp.Point
+			var nerr uint64
+			for _, e := range rq.Errors {
+				nerr += e.Count
+			}
+			n, cls := strconv.Itoa(rp.Rank), ""
+			if !rq.Complete {
+				n, cls = n+"*", "cut"
+			}
+			v.Ranks.add(cls, n, or(rp.Host), or(rp.Server), strconv.Itoa(rq.Params.Connections), strconv.FormatUint(rq.RTT.Count, 10),
+				micros(rq.RTT.P50), micros(rq.RTT.P99), micros(rq.RTT.Max), strconv.FormatFloat(rq.Throughput.RPCPerSec, 'f', 0, 64),
+				strconv.FormatUint(nerr, 10), micros(&rp.ClockOffsetNs)+" ± "+micros(&rp.ClockErrorNs))
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 func errorsTable(r *results.Run) table {

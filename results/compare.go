@@ -13,17 +13,19 @@ import (
 type Metric uint8
 
 const (
-	MetricP50  Metric = iota // RTT p50
-	MetricP90                // RTT p90
-	MetricP99                // RTT p99
-	MetricP999               // RTT p99.9
-	MetricMean               // mean RTT
-	MetricRPS                // RPC/s
-	MetricGbps               // payload Gb/s
+	MetricP50     Metric = iota // RTT p50
+	MetricP90                   // RTT p90
+	MetricP99                   // RTT p99
+	MetricP999                  // RTT p99.9
+	MetricMean                  // mean RTT
+	MetricRPS                   // RPC/s
+	MetricGbps                  // payload Gb/s
+	MetricJain                  // Jain's fairness index over a fan-in's client ranks
+	MetricSlowest               // the RPC/s of a fan-in's slowest client rank
 	NumMetrics
 )
 
-var metricNames = [NumMetrics]string{"p50", "p90", "p99", "p99.9", "mean", "rps", "gbps"}
+var metricNames = [NumMetrics]string{"p50", "p90", "p99", "p99.9", "mean", "rps", "gbps", "jain", "slowest"}
 
 func (m Metric) String() string {
 	if m < NumMetrics {
@@ -34,7 +36,13 @@ func (m Metric) String() string {
 
 // HigherIsBetter reports whether an increase of m is an improvement (throughput) rather than
 // a regression (latency).
-func (m Metric) HigherIsBetter() bool { return m == MetricRPS || m == MetricGbps }
+func (m Metric) HigherIsBetter() bool {
+	return m == MetricRPS || m == MetricGbps || m == MetricJain || m == MetricSlowest
+}
+
+// Fairness reports whether m judges how evenly a fan-in's client ranks ran: it is judged at
+// the points that are fan-ins on both sides only.
+func (m Metric) Fairness() bool { return m == MetricJain || m == MetricSlowest }
 
 // value is m's value for p, false if p does not have it (an unsupported percentile).
 func (m Metric) value(p *Point) (float64, bool) {
@@ -54,6 +62,10 @@ func (m Metric) value(p *Point) (float64, bool) {
 		return p.Throughput.RPCPerSec, p.Throughput.RPCs > 0
 	case MetricGbps:
 		return p.Throughput.PayloadGbps, p.Throughput.RPCs > 0
+	case MetricJain:
+		return p.FanIn.Jain, p.FanIn != nil && len(p.FanIn.Ranks) > 0
+	case MetricSlowest:
+		return p.FanIn.Slowest(), p.FanIn != nil && len(p.FanIn.Ranks) > 0
 	}
 	if v == nil {
 		return 0, false
@@ -66,19 +78,24 @@ func (m Metric) value(p *Point) (float64, bool) {
 // for a judged metric with no entry.
 type Thresholds map[Metric]float64
 
-// DefaultMetrics are the metrics Compare judges when the configuration names none.
-var DefaultMetrics = []Metric{MetricP50, MetricP99, MetricRPS}
+// DefaultMetrics are the metrics Compare judges when the configuration names none, and
+// FairnessMetrics with them at the points that are fan-ins on both sides.
+var (
+	DefaultMetrics  = []Metric{MetricP50, MetricP99, MetricRPS}
+	FairnessMetrics = []Metric{MetricJain, MetricSlowest}
+)
 
 // DefaultTolerance is the tolerance, in percent, of a judged metric the thresholds do not
 // name: about what run-to-run noise of a shared machine leaves undecidable anyway, tails
 // looser than medians.
 var DefaultTolerance = [NumMetrics]float64{MetricP50: 10, MetricP90: 15, MetricP99: 20, MetricP999: 30,
-	MetricMean: 10, MetricRPS: 10, MetricGbps: 10}
+	MetricMean: 10, MetricRPS: 10, MetricGbps: 10, MetricJain: 5, MetricSlowest: 10}
 
 // metric groups ParseThresholds accepts besides the metric names.
 var thresholdGroups = map[string][]Metric{
 	"latency":    {MetricP50, MetricP90, MetricP99, MetricP999, MetricMean},
 	"throughput": {MetricRPS, MetricGbps},
+	"fairness":   {MetricJain, MetricSlowest},
 	"all":        {MetricP50, MetricP90, MetricP99, MetricP999, MetricMean, MetricRPS, MetricGbps},
 	"p999":       {MetricP999},
 	"rtt":        {MetricMean},
@@ -86,7 +103,8 @@ var thresholdGroups = map[string][]Metric{
 
 // ParseThresholds parses a comma-separated list of NAME=CHANGE% tokens, such as
 // "p99=+10%,throughput=-5%". NAME is a metric (p50, p90, p99, p99.9 or p999, mean or rtt, rps,
-// gbps) or a group (latency: the RTT metrics; throughput: rps and gbps; all). CHANGE is the
+// gbps, jain, slowest) or a group (latency: the RTT metrics; throughput: rps and gbps;
+// fairness: jain and slowest; all: latency and throughput). CHANGE is the
 // tolerated change in the bad direction: "+N" for latencies, "-N" for throughputs, or an
 // unsigned N for either (and the only form for "all"). Later tokens override earlier ones, so
 // "all=5%,p99.9=20%" works. An empty string gives no thresholds. Errors name the bad token.
@@ -110,7 +128,7 @@ func ParseThresholds(s string) (Thresholds, error) {
 		} else if i := slices.Index(metricNames[:], name); i >= 0 {
 			ms = []Metric{Metric(i)}
 		} else {
-			return nil, bad("unknown metric %q (want p50, p90, p99, p99.9, mean, rps, gbps, latency, throughput or all)", name)
+			return nil, bad("unknown metric %q (want p50, p90, p99, p99.9, mean, rps, gbps, jain, slowest, latency, throughput, fairness or all)", name)
 		}
 		num := strings.TrimSuffix(val, "%")
 		sign := byte(0)
@@ -137,7 +155,7 @@ func ParseThresholds(s string) (Thresholds, error) {
 }
 
 // ParseMetrics parses a comma-separated list of metric names (p50, p90, p99, p99.9 or p999,
-// mean, rps, gbps), as Metric.String writes them. Errors name the bad token.
+// mean, rps, gbps, jain, slowest), as Metric.String writes them. Errors name the bad token.
 func ParseMetrics(s string) ([]Metric, error) {
 	var ms []Metric
 	for _, tok := range strings.Split(s, ",") {
@@ -147,7 +165,7 @@ func ParseMetrics(s string) ([]Metric, error) {
 		}
 		i := slices.Index(metricNames[:], name)
 		if i < 0 {
-			return nil, fmt.Errorf("unknown metric %q (want p50, p90, p99, p99.9, mean, rps or gbps)", tok)
+			return nil, fmt.Errorf("unknown metric %q (want p50, p90, p99, p99.9, mean, rps, gbps, jain or slowest)", tok)
 		}
 		ms = append(ms, Metric(i))
 	}
@@ -178,7 +196,8 @@ type CompareConfig struct {
 	// Thresholds are the tolerated changes; see Thresholds.
 	Thresholds Thresholds
 	// Metrics are the metrics judged; nil means the metrics Thresholds names, or
-	// DefaultMetrics when it names none.
+	// DefaultMetrics and FairnessMetrics when it names none. A fairness metric is judged at
+	// the points that are fan-ins on both sides only.
 	Metrics []Metric
 }
 
@@ -368,7 +387,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		}
 	}
 	if len(metrics) == 0 {
-		metrics = DefaultMetrics
+		metrics = slices.Concat(DefaultMetrics, FairnessMetrics)
 	}
 	c := &Comparison{Alpha: cfg.Alpha, Metrics: metrics, Tolerances: Thresholds{}, Explicit: Thresholds{},
 		BaseRuns: len(base), CurrentRuns: len(current)}
@@ -402,7 +421,11 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		}
 		pr := PointResult{Params: bp[0].Params}
 		var pw []pending
+		fanin := !slices.ContainsFunc(slices.Concat(bp, cp), func(p *Point) bool { return p.FanIn == nil })
 		for _, m := range metrics {
+			if m.Fairness() && !fanin {
+				continue
+			}
 			_, explicit := c.Explicit[m]
 			pr.Metrics = append(pr.Metrics, MetricResult{Metric: m, Tolerance: c.Tolerances[m], Explicit: explicit})
 			w := pending{samples(m, bp), samples(m, cp)}
@@ -417,6 +440,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	if len(c.Points) == 0 {
 		return nil, fmt.Errorf("results: %w: no point of the base runs is in the current runs", ErrNothingToCompare)
 	}
+	c.dropUnjudgedFairness(cfg)
 	tail := c.Alpha / float64(max(c.Judged, 1))
 	c.Confidence = 1 - 2*tail
 	disturbed, excluded := 0, 0
@@ -449,6 +473,30 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		}
 	}
 	return c, nil
+}
+
+// dropUnjudgedFairness removes the fairness metrics from c.Metrics when no point is a fan-in
+// on both sides, with a note if the user named one.
+func (c *Comparison) dropUnjudgedFairness(cfg CompareConfig) {
+	for _, p := range c.Points {
+		if slices.ContainsFunc(p.Metrics, func(r MetricResult) bool { return r.Metric.Fairness() }) {
+			return
+		}
+	}
+	var named []string
+	for _, m := range c.Metrics {
+		if _, ok := cfg.Thresholds[m]; m.Fairness() && (ok || slices.Contains(cfg.Metrics, m)) {
+			named = append(named, m.String())
+		}
+		if m.Fairness() {
+			delete(c.Tolerances, m)
+			delete(c.Explicit, m)
+		}
+	}
+	c.Metrics = slices.DeleteFunc(slices.Clone(c.Metrics), Metric.Fairness)
+	if len(named) > 0 {
+		c.Notes = append(c.Notes, strings.Join(named, " and ")+" judge fan-in points (rpcrdma-bench fanin) only: no point is one on both sides")
+	}
 }
 
 // samples are m's values at the points ps, with their disturbance. A value that is not

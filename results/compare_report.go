@@ -12,13 +12,13 @@ import (
 )
 
 // fmtMetric formats a value of m for reports: latencies with a time unit, RPC/s with an SI
-// prefix, Gb/s with 3 decimals.
+// prefix, Gb/s with 3 decimals, Jain's index with 4.
 func fmtMetric(m Metric, v float64) string {
 	if math.IsNaN(v) {
 		return Missing
 	}
 	switch m {
-	case MetricRPS:
+	case MetricRPS, MetricSlowest:
 		switch {
 		case v >= 1e6:
 			return strconv.FormatFloat(v/1e6, 'f', 3, 64) + "M"
@@ -28,6 +28,8 @@ func fmtMetric(m Metric, v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	case MetricGbps:
 		return strconv.FormatFloat(v, 'f', 3, 64)
+	case MetricJain:
+		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	switch {
 	case v >= 1e6:

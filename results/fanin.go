@@ -81,6 +81,54 @@ type RankPoint struct {
 	Point Point `json:"point"`
 }
 
+// Fairness sets Jain, SlowestRank, P50Spread and P99Spread from the ranks' points.
+func (f *FanIn) Fairness() {
+	var sum, sq float64
+	slowest := 0
+	f.P50Spread, f.P99Spread = &[2]int64{}, &[2]int64{}
+	for i := range f.Ranks {
+		q := &f.Ranks[i].Point
+		x := q.Throughput.RPCPerSec
+		sum += x
+		sq += x * x
+		if x < f.Ranks[slowest].Point.Throughput.RPCPerSec {
+			slowest = i
+		}
+		f.P50Spread = widen(f.P50Spread, q.RTT.P50, i == 0)
+		f.P99Spread = widen(f.P99Spread, q.RTT.P99, i == 0)
+	}
+	f.Jain = 1
+	if sq > 0 {
+		f.Jain = math.Min(1, sum*sum/(float64(len(f.Ranks))*sq))
+	}
+	if len(f.Ranks) > 0 {
+		f.SlowestRank = f.Ranks[slowest].Rank
+	} else {
+		f.P50Spread, f.P99Spread = nil, nil
+	}
+}
+
+// widen extends spread s by v (first: s starts at v); nil once a rank lacks the value.
+func widen(s *[2]int64, v *int64, first bool) *[2]int64 {
+	switch {
+	case s == nil || v == nil:
+		return nil
+	case first:
+		return &[2]int64{*v, *v}
+	}
+	return &[2]int64{min(s[0], *v), max(s[1], *v)}
+}
+
+// Slowest is the slowest rank's RPC rate (SlowestRank's), 0 with no ranks.
+func (f *FanIn) Slowest() float64 {
+	for i := range f.Ranks {
+		if f.Ranks[i].Rank == f.SlowestRank {
+			return f.Ranks[i].Point.Throughput.RPCPerSec
+		}
+	}
+	return 0
+}
+
 func (f *FanIn) validate(fp string) error {
 	for i := range f.Ranks {
 		r := &f.Ranks[i]

@@ -212,7 +212,7 @@ var csvHeader = []string{
 	"complete", "classes_used", "rtt_class", "calls", "replies", "count", "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
 	"mean_ns", "stdev_ns", "duration_ns", "rpcs", "payload_bytes", "rpc_per_s", "payload_gbps", "errors",
 	"user_ns", "sys_ns", "inline_send_bytes", "inline_recv_bytes", "credits_granted", "remote_invalidation",
-	"round",
+	"round", "rank", "host",
 }
 
 func csvInt(v *int64) string {
@@ -239,7 +239,8 @@ func WriteCSV(w io.Writer, runs ...*Run) error { return WriteCSVSources(w, nil, 
 
 // WriteCSVSources writes one header row, then per point of every run one row per message
 // class that has round trips of its own (rtt_class short, chunked or long) and the point's
-// total (rtt_class all), RFC 4180. Columns are named as the JSON fields, with the same units;
+// total (rtt_class all), and for a fan-in's point a row per client rank after it (rtt_class
+// rank: the rank's own point, rank and host filled in; empty in the other rows), RFC 4180. Columns are named as the JSON fields, with the same units;
 // an unavailable value is an empty field; round is 0 outside a repeated measurement. The first columns say where a row came from —
 // sources[i] names the file runs[i] was read from (empty if sources is short), then the run's
 // start, command, provider and device — so that CSVs of several runs merged into one can be
@@ -249,7 +250,6 @@ func WriteCSVSources(w io.Writer, sources []string, runs ...*Run) error {
 	if err := cw.Write(csvHeader); err != nil {
 		return err
 	}
-	u := strconv.FormatUint
 	for ri, r := range runs {
 		src := ""
 		if ri < len(sources) {
@@ -261,55 +261,76 @@ func WriteCSVSources(w io.Writer, sources []string, runs ...*Run) error {
 		}
 		origin := []string{src, r.Start.Format(time.RFC3339Nano), r.Command(), r.Environment.Provider, dev}
 		for _, p := range r.Points {
-			var classes []string
-			var calls, replies uint64
-			for _, c := range p.Classes {
-				classes = append(classes, c.Class)
-				calls += c.Calls
-				replies += c.Replies
+			if err := csvPoint(cw, origin, &p, "", ""); err != nil {
+				return err
 			}
-			var nerr uint64
-			for _, e := range p.Errors {
-				nerr += e.Count
+			if p.FanIn == nil {
+				continue
 			}
-			neg := []string{"", "", "", ""}
-			if n := p.Negotiated; n != nil {
-				neg = []string{strconv.Itoa(n.InlineSendBytes), strconv.Itoa(n.InlineRecvBytes),
-					strconv.Itoa(n.CreditsGranted), strconv.FormatBool(n.RemoteInvalidation)}
-			}
-			params := []string{
-				p.Params.Procedure, p.Params.Class, strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes),
-				strconv.Itoa(p.Params.InlineThreshold), strconv.Itoa(p.Params.Depth), strconv.Itoa(p.Params.Connections),
-				strconv.FormatFloat(p.Params.RateRPS, 'g', -1, 64),
-				strconv.FormatBool(p.Complete), strings.Join(classes, "+"),
-			}
-			row := func(class string, calls, replies uint64, s *Summary, rpcs, bytes, rps, gbps, errs string) error {
-				row := append(append([]string{}, origin...), params...)
-				row = append(row, class, u(calls, 10), u(replies, 10), u(s.Count, 10),
-					csvInt(s.Min), csvInt(s.P50), csvInt(s.P90), csvInt(s.P99), csvInt(s.P999), csvInt(s.P9999), csvInt(s.Max),
-					csvInt(s.Mean), csvInt(s.Stdev), strconv.FormatInt(p.DurationNs, 10), rpcs, bytes, rps, gbps, errs,
-					strconv.FormatInt(p.CPU.UserNs, 10), strconv.FormatInt(p.CPU.SysNs, 10))
-				return cw.Write(append(append(row, neg...), strconv.Itoa(p.Round)))
-			}
-			for i := range p.Classes {
-				c := &p.Classes[i]
-				if c.RTT.Count == 0 {
-					continue
-				}
-				if err := row(c.Class, c.Calls, c.Replies, &c.RTT, u(c.RTT.Count, 10), "",
-					strconv.FormatFloat(classRate(&p, c), 'f', 3, 64), "", ""); err != nil {
+			for i := range p.FanIn.Ranks {
+				rp := &p.FanIn.Ranks[i]
+				if err := csvPoint(cw, origin, &rp.Point, strconv.Itoa(rp.Rank), rp.Host); err != nil {
 					return err
 				}
-			}
-			if err := row("all", calls, replies, &p.RTT, u(p.Throughput.RPCs, 10), u(p.Throughput.PayloadBytes, 10),
-				strconv.FormatFloat(p.Throughput.RPCPerSec, 'f', 3, 64), strconv.FormatFloat(p.Throughput.PayloadGbps, 'f', 6, 64),
-				u(nerr, 10)); err != nil {
-				return err
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvPoint writes point p's rows: a row per class with round trips and its total ("all"), or,
+// for a fan-in's rank (rank not ""), the rank's total alone ("rank") with its rank and host.
+func csvPoint(cw *csv.Writer, origin []string, p *Point, rank, host string) error {
+	u := strconv.FormatUint
+	var classes []string
+	var calls, replies uint64
+	for _, c := range p.Classes {
+		classes = append(classes, c.Class)
+		calls += c.Calls
+		replies += c.Replies
+	}
+	var nerr uint64
+	for _, e := range p.Errors {
+		nerr += e.Count
+	}
+	neg := []string{"", "", "", ""}
+	if n := p.Negotiated; n != nil {
+		neg = []string{strconv.Itoa(n.InlineSendBytes), strconv.Itoa(n.InlineRecvBytes),
+			strconv.Itoa(n.CreditsGranted), strconv.FormatBool(n.RemoteInvalidation)}
+	}
+	params := []string{
+		p.Params.Procedure, p.Params.Class, strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes),
+		strconv.Itoa(p.Params.InlineThreshold), strconv.Itoa(p.Params.Depth), strconv.Itoa(p.Params.Connections),
+		strconv.FormatFloat(p.Params.RateRPS, 'g', -1, 64),
+		strconv.FormatBool(p.Complete), strings.Join(classes, "+"),
+	}
+	row := func(class string, calls, replies uint64, s *Summary, rpcs, bytes, rps, gbps, errs string) error {
+		row := append(append([]string{}, origin...), params...)
+		row = append(row, class, u(calls, 10), u(replies, 10), u(s.Count, 10),
+			csvInt(s.Min), csvInt(s.P50), csvInt(s.P90), csvInt(s.P99), csvInt(s.P999), csvInt(s.P9999), csvInt(s.Max),
+			csvInt(s.Mean), csvInt(s.Stdev), strconv.FormatInt(p.DurationNs, 10), rpcs, bytes, rps, gbps, errs,
+			strconv.FormatInt(p.CPU.UserNs, 10), strconv.FormatInt(p.CPU.SysNs, 10))
+		return cw.Write(append(append(row, neg...), strconv.Itoa(p.Round), rank, host))
+	}
+	total := "all"
+	if rank != "" {
+		total = "rank"
+	} else {
+		for i := range p.Classes {
+			c := &p.Classes[i]
+			if c.RTT.Count == 0 {
+				continue
+			}
+			if err := row(c.Class, c.Calls, c.Replies, &c.RTT, u(c.RTT.Count, 10), "",
+				strconv.FormatFloat(classRate(p, c), 'f', 3, 64), "", ""); err != nil {
+				return err
+			}
+		}
+	}
+	return row(total, calls, replies, &p.RTT, u(p.Throughput.RPCs, 10), u(p.Throughput.PayloadBytes, 10),
+		strconv.FormatFloat(p.Throughput.RPCPerSec, 'f', 3, 64), strconv.FormatFloat(p.Throughput.PayloadGbps, 'f', 6, 64),
+		u(nerr, 10))
 }
 
 // classRate is the RPCs per second of point p's class c: its round trips over the point's

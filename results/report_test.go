@@ -122,14 +122,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "report.csv", b.Bytes())
-	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := csvOf(t, r)
 	// Per point: a row per class with round trips, then the total ("all").
 	k := 1
 	for i, p := range r.Points {
@@ -355,15 +348,8 @@ func TestRoundColumn(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(head), "errors  round") || !strings.HasSuffix(strings.TrimSpace(first), " 1") {
 		t.Fatalf("table without the round column:\n%s", b.String())
 	}
-	var c bytes.Buffer
-	if err := results.WriteCSV(&c, r); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&c).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h := rows[0]; h[len(h)-1] != "round" || rows[len(rows)-1][len(h)-1] != strconv.Itoa(r.Points[len(r.Points)-1].Round) {
+	rows, col := csvOf(t, r)
+	if k, ok := col["round"]; !ok || rows[len(rows)-1][k] != strconv.Itoa(r.Points[len(r.Points)-1].Round) {
 		t.Fatalf("csv round column: %q / %q", rows[0], rows[len(rows)-1])
 	}
 }

@@ -27,18 +27,18 @@ interval lies beyond the tolerance, ok when it lies within, inconclusive when it
 or the runs are too few for an interval. Intervals are Bonferroni-adjusted so that any wrong
 ok or regressed has probability at most --alpha over the whole invocation: more points and
 metrics need more runs (5 a side cover up to 12 judgements, 6 up to 46). Judged: --metrics,
-else the metrics --threshold names, else p50, p99 and rps; a metric without a --threshold
-value has its default tolerance (p50 +10%, p90 +15%, p99 +20%, p99.9 +30%, mean +10%,
-rps -10%, gbps -10%). Disturbed runs (other processes took more than 10% of the host's CPU
+else the metrics --threshold names, else p50, p99 and rps, and at fan-in points jain and
+slowest; a metric without a --threshold value has its default tolerance (p50 +10%, p90
++15%, p99 +20%, p99.9 +30%, mean +10%, rps -10%, gbps -10%, jain -5%, slowest -10%). Disturbed runs (other processes took more than 10% of the host's CPU
 time, or a collection ran) are left out while enough others remain; with too few left, the
 metric is inconclusive and says what it would have been.
 
 Exit status: 0 ok, 1 regressed (or a base point missing in current), 2 bad usage or input,
 3 inconclusive (no regression, but not everything judged could be decided: add runs).`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			thresholds := fs.String("threshold", "", "tolerated changes NAME=CHANGE%,... (p50, p90, p99, p99.9, mean, rps, gbps, latency, throughput, all); the metrics named are judged")
+			thresholds := fs.String("threshold", "", "tolerated changes NAME=CHANGE%,... (p50, p90, p99, p99.9, mean, rps, gbps, jain, slowest, latency, throughput, fairness, all); the metrics named are judged")
 			alpha := fs.Float64("alpha", 0.05, "family-wise error rate: the chance of any wrong ok or regressed verdict")
-			metrics := fs.String("metrics", "", "judge these metrics, comma-separated (default: those --threshold names, else p50,p99,rps)")
+			metrics := fs.String("metrics", "", "judge these metrics, comma-separated (default: those --threshold names, else p50,p99,rps and at fan-in points jain,slowest)")
 			format := fs.String("format", "text", "output: text, markdown, json or junit")
 			return func(e *env, args []string) int {
 				return compare(e, fs, session.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format}, args)

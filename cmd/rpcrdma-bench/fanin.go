@@ -17,15 +17,18 @@ func faninCommand() *command {
 	return &command{
 		name:    "fanin",
 		summary: "One rank under mpirun: client ranks measure server ranks together, rank 0 merges",
-		usage:   "[--server-ranks LIST | --pairs] [workload flags]   (under mpirun; build with -tags mpi)",
+		usage:   "[--server-ranks LIST | --pairs | --addr HOST] [--sweep [--depths LIST]] [workload flags]   (under mpirun; build with -tags mpi)",
 		examples: `  mpirun -np 4 rpcrdma-bench fanin --duration 10s                 # rank 0 serves ranks 1-3
   mpirun -np 8 rpcrdma-bench fanin --pairs --out links.json        # rank 2k serves rank 2k+1
   mpirun -np 6 rpcrdma-bench fanin --server-ranks 0,3 --sizes 64k
+  mpirun -np 4 rpcrdma-bench fanin --sweep --thresholds 1k,4k --sizes 64,4k --repeat 3
   mpirun -np 4 rpcrdma-bench fanin --provider verbs --addr nfs1 --program nfs3 --mix nfs-read  # 4 clients of knfsd`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			c := &fanin.Command{Run: addWorkloadFlags(fs, false), Listen: "0.0.0.0:0", Open: openProvider}
 			fs.Var(cpusFlag(&c.ServerRanks), "server-ranks", "ranks that serve; the others measure, dealt to them in turn (default 0)")
 			fs.BoolVar(&c.Pairs, "pairs", false, "pair the ranks: rank 2k serves rank 2k+1 (many links at once)")
+			fs.BoolVar(&c.Run.Sweep, "sweep", false, "run a sweep's points in lockstep: --thresholds, --sizes and --depths are its axes, --mix its one mix")
+			fs.Var(depthsFlag(&c.Run.Depths), "depths", "with --sweep: queue depths to sweep (default --depth)")
 			fs.StringVar(&c.Listen, "listen", c.Listen, "where a server rank listens (port 0 picks one; an unspecified host is advertised as the rank's host name)")
 			fs.StringVar(&c.Run.Addr, "addr", "", "a server outside the job that every rank measures, HOST[:PORT] (port 20049 by default): an NFS/RDMA server with --program nfs3, each rank on its own files (--nfs-file and --nfs-scratch with .RANK appended)")
 			return func(e *env, args []string) int {
@@ -43,7 +46,7 @@ func faninCommand() *command {
 }
 
 func runFanIn(e *env, c *fanin.Command) int {
-	pt, err := c.Check()
+	pts, err := c.Check()
 	if err != nil {
 		return fail(e, "fanin", err)
 	}
@@ -62,7 +65,7 @@ func runFanIn(e *env, c *fanin.Command) int {
 	}
 	stop := newStopper(e, true)
 	defer stop.release()
-	r, err := c.Execute(stop.ctx, stop.hurry, comm, pt, e.stderr)
+	r, err := c.Execute(stop.ctx, stop.hurry, comm, pts, e.stderr)
 	if comm.Rank() != 0 {
 		if err != nil {
 			return fail(e, fmt.Sprintf("fanin rank %d", comm.Rank()), err)

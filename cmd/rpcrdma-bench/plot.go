@@ -10,7 +10,7 @@ import (
 func plotCommand() *command {
 	return &command{
 		name:    "plot",
-		summary: "Draw charts (PNG, SVG) from results files: latency and throughput vs size, spectra, heatmaps, mixes vs threshold, timelines",
+		summary: "Draw charts (PNG, SVG) from results files: latency and throughput vs size, spectra, heatmaps, mixes vs threshold, timelines, fan-in ranks",
 		usage:   "[--out DIR] [--format png,svg] [RESULTS.json|DIR|-...]",
 		examples: `  rpcrdma-bench plot sweep.json                      # every chart that applies, into ./plots
   rpcrdma-bench plot --out charts --format svg old.json new.json
