@@ -1,6 +1,7 @@
 #!/bin/sh
 # The fan-in under mpirun on this host over the soft provider: 1 server rank and 3 client
-# ranks, then 4 ranks in pairs, then 4 ranks of which one client rank is killed mid-run.
+# ranks, then 4 ranks in pairs, a sweep's points in lockstep, then 4 ranks of which one client
+# rank is killed mid-run.
 # Each run's results file is checked: the merged histogram's count is the sum of the ranks'
 # and every rank's measured interval overlaps the others' by at least 95% (the killed run:
 # it failed, names the rank, and kept the others' points). As root it installs Open MPI and
@@ -37,6 +38,14 @@ echo "mpitest: 4 ranks in pairs"
 timeout 120 $mpirun -np 4 "$bin" fanin --pairs $flags --out "$dir/pairs.json" >"$dir/pairs.log" 2>&1 || { cat "$dir/pairs.log" >&2; fail "mpirun -np 4 fanin --pairs failed"; }
 check "$dir/pairs.json" 2
 jq -e '.status.state == "complete" and ([.points[0].fanin.ranks[].rank] == [1, 3]) and (.points[0].fanin.ranks[0].server != .points[0].fanin.ranks[1].server)' "$dir/pairs.json" >/dev/null || fail "pairs.json: ranks 1 and 3 did not drive servers of their own"
+
+echo "mpitest: a sweep in lockstep, 2 thresholds x 2 sizes, 2 client ranks"
+timeout 120 $mpirun -np 3 "$bin" fanin --sweep --thresholds 1k,4k --sizes 64,4k --duration 500ms --warmup 200ms --quiet \
+	--out "$dir/sweep.json" >"$dir/sweep.log" 2>&1 || { cat "$dir/sweep.log" >&2; fail "mpirun -np 3 fanin --sweep failed"; }
+jq -e '.status.state == "complete" and (.points | length) == 4 and all(.points[]; (.fanin.ranks | length) == 2 and
+	.rtt.count == ([.fanin.ranks[].point.rtt.count] | add) and .fanin.overlap >= 0.95)' "$dir/sweep.json" >/dev/null ||
+	fail "sweep.json: want 4 complete points, each merging 2 ranks that overlap by 95%"
+jq -r '"  \(.points | length) points, overlap at least \([.points[].fanin.overlap] | min * 1000 | floor / 10)%"' "$dir/sweep.json"
 
 echo "mpitest: client rank 2 killed mid-run"
 timeout 120 $mpirun -np 4 "$bin" fanin --duration 30s --warmup 500ms --poll event --quiet --out "$dir/killed.json" >"$dir/killed.log" 2>&1 &
