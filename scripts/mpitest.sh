@@ -12,6 +12,7 @@ DUR=${1:-3s}
 need() { command -v "$1" >/dev/null 2>&1; }
 if ! need mpirun || ! need jq || ! pkg-config --exists mpi-c; then
 	if [ "$(id -u)" = 0 ] && need apt-get; then
+		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev jq pkg-config >/dev/null
 	else
 		echo "mpitest: needs mpirun, jq and Open MPI's headers (apt-get install openmpi-bin libopenmpi-dev jq)" >&2

@@ -11,7 +11,17 @@ DUR=${1:-3s}
 need() { command -v "$1" >/dev/null 2>&1; }
 if ! need srun || ! need slurmctld || ! need munged || ! need mpirun || ! need jq || ! pkg-config --exists mpi-c; then
 	if [ "$(id -u)" = 0 ] && need apt-get; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge openmpi-bin libopenmpi-dev jq pkg-config >/dev/null
+		apt-get update -qq
+		# The packages' scripts would start munge and Slurm as services, which a container
+		# without an init cannot do (and this script starts them itself): policy-rc.d says no.
+		if [ ! -e /usr/sbin/policy-rc.d ]; then
+			printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+			chmod +x /usr/sbin/policy-rc.d
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge openmpi-bin libopenmpi-dev jq pkg-config >/dev/null
+			rm -f /usr/sbin/policy-rc.d
+		else
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge openmpi-bin libopenmpi-dev jq pkg-config >/dev/null
+		fi
 	else
 		echo "slurmtest: needs root to install and start Slurm (apt-get install slurm-wlm munge openmpi-bin libopenmpi-dev jq)" >&2
 		exit 1
