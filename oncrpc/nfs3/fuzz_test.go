@@ -12,17 +12,7 @@ import (
 
 // seed adds the result vectors of v's type as seeds, and some malformed neighbours.
 func seed(f *testing.F, v decodable, extra ...string) {
-	for _, rv := range resVectors {
-		if reflect.TypeOf(rv.v) == reflect.TypeOf(v) {
-			in := testutil.Unhex(f, rv.in)
-			f.Add(in)
-			f.Add(in[:len(in)/2])
-		}
-	}
-	for _, s := range extra {
-		f.Add(testutil.Unhex(f, s))
-	}
-	f.Add([]byte{})
+	xdrtest.Seed(f, resVectors, resVector.pair, v, extra...)
 }
 
 // fuzzDecode runs xdrtest.FuzzDecode with the first result vector of T's type to dirty the
@@ -31,14 +21,7 @@ func fuzzDecode[T any, P interface {
 	*T
 	decodable
 }](t *testing.T, in []byte) (P, bool) {
-	var valid []byte
-	for _, rv := range resVectors {
-		if reflect.TypeOf(rv.v) == reflect.TypeOf(P(nil)) {
-			valid = testutil.Unhex(t, rv.in)
-			break
-		}
-	}
-	return xdrtest.FuzzDecode[T, P](t, in, valid)
+	return xdrtest.FuzzVector[T, P](t, resVectors, resVector.pair, in)
 }
 
 func FuzzGetattrRes(f *testing.F) {

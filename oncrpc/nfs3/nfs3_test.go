@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/xdrtest"
 )
 
 // Hand-built XDR pieces, from RFC 1813 section 2.5.
@@ -142,9 +143,7 @@ func checkErr(t *testing.T, err, kind error, field string) {
 	}
 }
 
-type decodable interface {
-	Decode([]byte) (int, error)
-}
+type decodable = xdrtest.Decodable
 
 // resVector is a valid result body and the value it decodes to. The fuzz targets use the
 // vectors as seeds.
@@ -154,6 +153,9 @@ type resVector struct {
 	v    decodable // a fresh value of the type to decode into
 	want decodable
 }
+
+// pair is the vector's input and the value it decodes into, for xdrtest.
+func (r resVector) pair() (string, decodable) { return r.in, r.v }
 
 var resVectors = []resVector{
 	{"getattr ok", "00000000 " + fattrHex, &GetattrRes{}, &GetattrRes{Attr: wantAttr}},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/xdrtest"
 )
 
 // Hand-built XDR pieces, from RFC 8881 sections 3 and 18.
@@ -271,16 +272,21 @@ var wantFattr = Fattr{
 	Atime: Time{0x5f000000, 1}, Ctime: Time{0x5f000001, 2}, Mtime: Time{0x5f000002, 3},
 }
 
-type decodable interface {
-	Decode([]byte) (int, error)
-}
+type decodable = xdrtest.Decodable
 
-var resVectors = []struct {
+// resVector is a valid result body and the value it decodes to. The fuzz targets use the
+// vectors as seeds.
+type resVector struct {
 	name string
 	in   string
-	v    decodable
+	v    decodable // a fresh value of the type to decode into
 	want decodable
-}{
+}
+
+// pair is the vector's input and the value it decodes into, for xdrtest.
+func (r resVector) pair() (string, decodable) { return r.in, r.v }
+
+var resVectors = []resVector{
 	{"sequence", seqResHex, &SequenceRes{}, &SequenceRes{SessionID: sess, SequenceID: 5, SlotID: 2, HighestSlotID: 15, TargetHighestSlotID: 15}},
 	{"sequence badsession", "00002744", &SequenceRes{}, &SequenceRes{Status: ErrBadSession}},
 	// clientid; sequenceid 1; flags USE_NON_PNFS|SUPP_MOVED_REFER; SP4_NONE; server_owner4

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 )
 
@@ -13,6 +14,40 @@ import (
 // bytes consumed.
 type Decodable interface {
 	Decode([]byte) (int, error)
+}
+
+// Seed adds to f, as seeds, the input (hex) of every vector of vs whose value has v's type,
+// whole and cut in half, then the extra inputs (hex) and an empty one. pair gives a vector's
+// input and a value of the type it decodes into.
+func Seed[E any](f *testing.F, vs []E, pair func(E) (string, Decodable), v Decodable, extra ...string) {
+	for _, e := range vs {
+		if in, ev := pair(e); reflect.TypeOf(ev) == reflect.TypeOf(v) {
+			b := testutil.Unhex(f, in)
+			f.Add(b)
+			f.Add(b[:len(b)/2])
+		}
+	}
+	for _, s := range extra {
+		f.Add(testutil.Unhex(f, s))
+	}
+	f.Add([]byte{})
+}
+
+// FuzzVector is FuzzDecode with the input of the first vector of vs of T's type as the valid
+// one (pair as for Seed).
+func FuzzVector[T any, P interface {
+	*T
+	Decodable
+}, E any](t *testing.T, vs []E, pair func(E) (string, Decodable), in []byte) (P, bool) {
+	t.Helper()
+	var valid []byte
+	for _, e := range vs {
+		if hex, ev := pair(e); reflect.TypeOf(ev) == reflect.TypeOf(P(nil)) {
+			valid = testutil.Unhex(t, hex)
+			break
+		}
+	}
+	return FuzzDecode[T, P](t, in, valid)
 }
 
 // IsXDRError fails t unless err is an *oncrpc.XDRError.
