@@ -144,7 +144,6 @@ func (r *ring[T]) pop() {
 	r.n--
 }
 
-// newConn creates the queue pair cfg describes, validated and clamped like ibv_create_qp.
 // prepare runs cfg.Prepare on a new queue pair that is not yet connected. Its error is the
 // caller's own, returned as it is; the queue pair is not counted among the device's objects
 // yet, so on failure it is simply dropped.
@@ -155,6 +154,7 @@ func prepare(c *conn, cfg datapath.QPConfig) error {
 	return cfg.Prepare(c)
 }
 
+// newConn creates the queue pair cfg describes, validated and clamped like ibv_create_qp.
 func newConn(d *device, cfg datapath.QPConfig) (*conn, error) {
 	const op = "soft: create QP"
 	scq, ok1 := cfg.SendCQ.(*cq)
