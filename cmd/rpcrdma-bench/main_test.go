@@ -182,6 +182,20 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	}
 }
 
+// readRecord reads the results file out and its "config" object.
+func readRecord(t *testing.T, out string) (*results.Run, session.RunRecord) {
+	t.Helper()
+	r, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg session.RunRecord
+	if err := json.Unmarshal(r.Config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return r, cfg
+}
+
 // The measuring side's pollers block on soft unless --poll says otherwise: there the
 // process's own threads make the completions, and spinning pollers would compete with them.
 func TestMeasuringPollDefault(t *testing.T) {
@@ -198,14 +212,7 @@ func TestMeasuringPollDefault(t *testing.T) {
 		if code, _, stderr := runMain(t, args...); code != exitOK {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr)
 		}
-		r, err := results.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cfg session.RunRecord
-		if err := json.Unmarshal(r.Config, &cfg); err != nil {
-			t.Fatal(err)
-		}
+		r, cfg := readRecord(t, out)
 		if cfg.Workload == nil || cfg.Workload.Poll.Mode != tc.want {
 			t.Errorf("%q: config %s, want poll %v", tc.args, r.Config, tc.want)
 		}
@@ -462,14 +469,7 @@ func TestProgramFlagMeansNull(t *testing.T) {
 	if code, _, stderr := runMain(t, "fakerun", "--program", "nfs", "--count", "100", "--warmup", "0", "--out", out, "-q"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg session.RunRecord
-	if err := json.Unmarshal(r.Config, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	r, cfg := readRecord(t, out)
 	if w := cfg.Workload; w.Program != 100003 || w.Version != 3 || len(w.Mix) != 1 || w.Mix[0].Proc != "null" || r.Points[0].Params.Procedure != "NULL@100003v3" {
 		t.Fatalf("config %+v, params %+v", cfg.Workload, r.Points[0].Params)
 	}

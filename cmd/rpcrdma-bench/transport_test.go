@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -56,14 +55,7 @@ func TestTransportFlagsInConfig(t *testing.T) {
 		if code, _, stderr := runMain(t, args...); code != exitOK {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr)
 		}
-		r, err := results.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cfg session.RunRecord
-		if err := json.Unmarshal(r.Config, &cfg); err != nil {
-			t.Fatal(err)
-		}
+		r, cfg := readRecord(t, out)
 		var ps []results.Params
 		for _, p := range r.Points {
 			ps = append(ps, p.Params)
