@@ -28,6 +28,9 @@ type Procedure struct {
 	// last item of its message's body, which a Read chunk (call) or a Write chunk (reply)
 	// may carry. A payload that is not DDP-eligible moves inline or in a long message.
 	DDP Dir
+	// Setup marks a call the engine makes only to set a connection up or tear it down
+	// (Conversation): a workload cannot name it.
+	Setup bool
 }
 
 // Sized reports whether the procedure takes a payload size.
@@ -65,13 +68,15 @@ const MaxProcs = 16
 // Lookup returns the index of the procedure named name (any case).
 func (p *Program) Lookup(name string) (int, error) {
 	for i := range p.Procs {
-		if strings.EqualFold(p.Procs[i].Name, name) {
+		if !p.Procs[i].Setup && strings.EqualFold(p.Procs[i].Name, name) {
 			return i, nil
 		}
 	}
-	names := make([]string, len(p.Procs))
+	var names []string
 	for i := range p.Procs {
-		names[i] = p.Procs[i].Name
+		if !p.Procs[i].Setup {
+			names = append(names, p.Procs[i].Name)
+		}
 	}
 	return 0, fmt.Errorf("unknown procedure %q of program %s (want %s)", name, p.Name, strings.Join(names, ", "))
 }
@@ -80,6 +85,9 @@ func (p *Program) Lookup(name string) (int, error) {
 // connection. The requester lays a call's payload out first and asks the codec to encode
 // the arguments around it, so that payload bytes are written once, where the transport
 // sends or exposes them from. Its methods run on the RPC path: they must not allocate.
+//
+// slot is the requester's slot the call occupies, from 0 to its credits less one: no two
+// outstanding calls of a connection share one (NFSv4.1's SEQUENCE names it).
 type Codec interface {
 	// Program is the program the codec speaks.
 	Program() *Program
@@ -92,13 +100,48 @@ type Codec interface {
 	// prefix, then (when the call carries the payload) the payload already in place and its
 	// zero pad. With verify set, it fills the payload with content the peer can check.
 	// seed is the call's own value, the same for its DecodeResults.
-	EncodeArgs(b []byte, proc, size int, seed uint64, verify bool)
+	EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool)
 	// DecodeResults checks the results of proc in body; chunk holds the data a Write chunk
 	// delivered when the reply's DDP-eligible item came in one (nil otherwise). It returns
 	// the reply's payload (a sub-slice of body or chunk), or an error saying what was wrong:
 	// malformed results, or a status the program defines as failure, wrapped so that
 	// errors.Is finds it.
-	DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error)
+	DecodeResults(proc, slot int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error)
+}
+
+// Conversation is a Codec whose connections each hold state that calls over the connection
+// itself set up before measuring and tear down after: NFSv4.1's client ID and session, whose
+// SEQUENCE follows the requester's slots. The engine gives every connection its own
+// (NewConn), makes the conversation's calls one at a time (Next, then Submit, then
+// DecodeResults, whose error ends the conversation), and neither times nor counts them.
+type Conversation interface {
+	Codec
+	// NewConn returns the Conversation of one more connection; it shares what is fixed for
+	// the run (the files found at setup) and nothing a call changes.
+	NewConn() Conversation
+	// Next returns the next call to make, a Setup procedure and its payload size, and true;
+	// false once the connection is set up (closing false) or torn down (closing true).
+	Next(closing bool) (proc, size int, ok bool)
+	// Slots is the most calls the connection may have outstanding once set up (the
+	// session's slots), 0 for no bound beyond the credits.
+	Slots() int
+}
+
+// Service answers the calls a server makes to its requester over the requester's own
+// connection (RFC 8167 reverse direction), such as NFSv4.1's callbacks. It runs on the RPC
+// path, on the connection's goroutine: it must not allocate.
+type Service interface {
+	// Program is the program and version it answers.
+	Program() (prog, vers uint32)
+	// Procs names its procedures by number for the results ("cb_null", "cb_compound"); a
+	// call of a number beyond them is answered PROC_UNAVAIL.
+	Procs() []string
+	// Serve answers a call of procedure proc whose arguments are args: it writes the
+	// results into res and returns their length. A non-nil error with a length of 0 means
+	// the arguments did not decode (the reply is GARBAGE_ARGS); with a length, the reply
+	// is sent and the call counts as failed by the error's kind (a *ResultError), as an
+	// answer of NFS4ERR_NOTSUPP does.
+	Serve(proc uint32, args, res []byte) (int, error)
 }
 
 // ResultError is an RPC that came back well formed but failed by its program's or the
@@ -145,9 +188,9 @@ func (c NullCodec) Program() *Program { return c.P }
 func (NullCodec) Sizes(proc, size int) (args, prefix, results int) { return 0, 0, 0 }
 
 // EncodeArgs writes nothing.
-func (NullCodec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {}
+func (NullCodec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool) {}
 
 // DecodeResults accepts any results.
-func (NullCodec) DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+func (NullCodec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
 	return nil, nil
 }

@@ -110,7 +110,7 @@ func TestNullProgram(t *testing.T) {
 	if a, pre, r := c.Sizes(0, 4096); a != 0 || pre != 0 || r != 0 {
 		t.Errorf("sizes %d %d %d", a, pre, r)
 	}
-	if d, err := c.DecodeResults(0, []byte{1, 2, 3}, nil, 0, 0, true); d != nil || err != nil {
+	if d, err := c.DecodeResults(0, 0, []byte{1, 2, 3}, nil, 0, 0, true); d != nil || err != nil {
 		t.Errorf("DecodeResults = %v, %v", d, err)
 	}
 }

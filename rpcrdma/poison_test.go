@@ -51,12 +51,12 @@ func (r lazyRequest) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, er
 // by an earlier call can be exactly what a later one expects.
 type offsetCodec struct{ benchprog.Codec }
 
-func (c offsetCodec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
-	c.Codec.EncodeArgs(b, proc, size, seed%4, verify)
+func (c offsetCodec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool) {
+	c.Codec.EncodeArgs(b, proc, size, slot, seed%4, verify)
 }
 
-func (c offsetCodec) DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
-	return c.Codec.DecodeResults(proc, body, chunk, size, seed%4, verify)
+func (c offsetCodec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+	return c.Codec.DecodeResults(proc, slot, body, chunk, size, seed%4, verify)
 }
 
 // newLazyPair is newPair with a responder whose RDMA Writes can be made empty.

@@ -240,7 +240,7 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	// at headroom, zero pad after it.
 	ob := s.out.Bytes()
 	body := headroom - prefix
-	cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, s.seed, c.cfg.Verify)
+	cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, cl.index(s), s.seed, c.cfg.Verify)
 	msgOff := body - cl.callSize
 	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
 	if cl.callHdr == nil {
@@ -367,6 +367,9 @@ func (cl *client) expose(s *slot, k int, sge datapath.SGE, acc datapath.Access) 
 	s.mwKey[k], s.mwUsed[k] = key, true
 	return key
 }
+
+// index is slot s's index, which its XID carries.
+func (cl *client) index(s *slot) int { return int((s.xid ^ cl.base) & 0xffff) }
 
 // lookup finds the busy slot waiting for the reply to xid.
 func (cl *client) lookup(xid uint32) *slot {
@@ -726,7 +729,7 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 	} else if chunk == nil {
 		chunk = noData
 	}
-	data, err := cl.codec.DecodeResults(s.call.Proc, msg[off:], chunk, s.call.Size, s.seed, cl.c.cfg.Verify)
+	data, err := cl.codec.DecodeResults(s.call.Proc, cl.index(s), msg[off:], chunk, s.call.Size, s.seed, cl.c.cfg.Verify)
 	if err != nil {
 		if _, ok := err.(interface{ Kind() string }); ok {
 			s.err = err // the program's own failure (a status, a verification)

@@ -63,7 +63,7 @@ func TestKnfsdReplies(t *testing.T) {
 	if lk.Status != ErrNoEnt || lk.FH != nil || !lk.DirAttr.Follows {
 		t.Errorf("lookup of a missing name: %v %+v", lk.Status, lk)
 	}
-	if _, err := c.DecodeResults(PLookup, b, nil, 0, 0, false); err == nil || err.Error() != "NFS LOOKUP: NFS3ERR_NOENT" {
+	if _, err := c.DecodeResults(PLookup, 0, b, nil, 0, 0, false); err == nil || err.Error() != "NFS LOOKUP: NFS3ERR_NOENT" {
 		t.Errorf("lookup of a missing name through the codec: %v", err)
 	}
 

@@ -134,7 +134,7 @@ func (c *Codec) readOffset(size int, seed uint64) uint64 {
 func spread(seed uint64) uint64 { return (seed * 0x9e3779b97f4a7c15) >> 32 }
 
 // EncodeArgs implements rpcproto.Codec.
-func (c *Codec) EncodeArgs(b []byte, proc, size int, seed uint64, verify bool) {
+func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool) {
 	f := &c.F
 	switch proc {
 	case PGetattr:
@@ -186,7 +186,7 @@ func putString(b []byte, off int, s string) int {
 }
 
 // DecodeResults implements rpcproto.Codec.
-func (c *Codec) DecodeResults(proc int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+func (c *Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
 	var st Status
 	var data []byte
 	var err error

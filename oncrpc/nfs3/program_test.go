@@ -43,7 +43,7 @@ func TestCodecArgs(t *testing.T) {
 				t.Fatalf("%s %d: sizes %d %d %d", Prog.Procs[proc].Name, size, args, prefix, results)
 			}
 			b := bytes.Repeat([]byte{0xee}, args+8)
-			c.EncodeArgs(b[:args], proc, size, 7, false)
+			c.EncodeArgs(b[:args], proc, size, 0, 7, false)
 			if !bytes.Equal(b[args:], bytes.Repeat([]byte{0xee}, 8)) {
 				t.Fatalf("%s %d: wrote past the arguments", Prog.Procs[proc].Name, size)
 			}
@@ -101,26 +101,26 @@ func TestCodecReadResults(t *testing.T) {
 		if !inline {
 			chunk = data
 		}
-		got, err := c.DecodeResults(PRead, readRes(OK, data, inline), chunk, size, 3, true)
+		got, err := c.DecodeResults(PRead, 0, readRes(OK, data, inline), chunk, size, 3, true)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("inline %v: %v", inline, err)
 		}
-		if _, err := c.DecodeResults(PRead, readRes(OK, data, inline), chunk, size, 4, true); !errors.Is(err, rpcproto.ErrVerify) && c.readOffset(size, 4) != off {
+		if _, err := c.DecodeResults(PRead, 0, readRes(OK, data, inline), chunk, size, 4, true); !errors.Is(err, rpcproto.ErrVerify) && c.readOffset(size, 4) != off {
 			t.Fatalf("inline %v, another offset's data: %v", inline, err)
 		}
 	}
-	_, err := c.DecodeResults(PRead, readRes(ErrNoEnt, nil, true), nil, size, 3, false)
+	_, err := c.DecodeResults(PRead, 0, readRes(ErrNoEnt, nil, true), nil, size, 3, false)
 	var k interface{ Kind() string }
 	if !errors.As(err, &k) || k.Kind() != "nfs3err_noent" || err.Error() != "NFS READ: NFS3ERR_NOENT" {
 		t.Fatalf("NOENT: %v", err)
 	}
-	if _, err := c.DecodeResults(PRead, readRes(OK, data[:100], true), nil, size, 3, false); !errors.Is(err, errShortRead) {
+	if _, err := c.DecodeResults(PRead, 0, readRes(OK, data[:100], true), nil, size, 3, false); !errors.Is(err, errShortRead) {
 		t.Fatalf("short read: %v", err)
 	}
-	if _, err := c.DecodeResults(PRead, readRes(OK, data, true)[:30], nil, size, 3, false); err == nil {
+	if _, err := c.DecodeResults(PRead, 0, readRes(OK, data, true)[:30], nil, size, 3, false); err == nil {
 		t.Fatal("truncated result accepted")
 	}
-	if _, err := c.DecodeResults(PGetattr, binary.BigEndian.AppendUint32(nil, 99999), nil, 0, 0, false); !errors.Is(err, errStatusOther) {
+	if _, err := c.DecodeResults(PGetattr, 0, binary.BigEndian.AppendUint32(nil, 99999), nil, 0, 0, false); !errors.Is(err, errStatusOther) {
 		t.Fatalf("unknown status: %v", err)
 	}
 }
@@ -135,11 +135,11 @@ func TestCodecZeroAllocs(t *testing.T) {
 	ok := readRes(OK, data, false)
 	bad := readRes(ErrAcces, nil, true)
 	n := testing.AllocsPerRun(100, func() {
-		c.EncodeArgs(b, PRead, size, 3, true)
-		c.EncodeArgs(b, PWrite, size, 3, true)
-		c.EncodeArgs(b, PLookup, 0, 3, true)
-		c.DecodeResults(PRead, ok, data, size, 3, true)
-		c.DecodeResults(PRead, bad, nil, size, 3, true)
+		c.EncodeArgs(b, PRead, size, 0, 3, true)
+		c.EncodeArgs(b, PWrite, size, 0, 3, true)
+		c.EncodeArgs(b, PLookup, 0, 0, 3, true)
+		c.DecodeResults(PRead, 0, ok, data, size, 3, true)
+		c.DecodeResults(PRead, 0, bad, nil, size, 3, true)
 	})
 	if n != 0 {
 		t.Fatalf("%v allocations", n)
@@ -248,7 +248,7 @@ func TestCodecWriteResults(t *testing.T) {
 		{PWrite, Unstable, ""},
 		{PWrite, FileSync, ""},
 	} {
-		_, err := c.DecodeResults(tc.proc, writeRes(OK, 512, tc.committed), nil, 512, 1, false)
+		_, err := c.DecodeResults(tc.proc, 0, writeRes(OK, 512, tc.committed), nil, 512, 1, false)
 		switch {
 		case tc.kind == "" && err != nil:
 			t.Errorf("%s committed %v: %v", Prog.Procs[tc.proc].Name, tc.committed, err)
@@ -256,7 +256,7 @@ func TestCodecWriteResults(t *testing.T) {
 			t.Errorf("%s committed %v: got %v, want an error of kind %s", Prog.Procs[tc.proc].Name, tc.committed, err, tc.kind)
 		}
 	}
-	_, err := c.DecodeResults(PWrite, writeRes(ErrJukebox, 0, 0), nil, 512, 1, false)
+	_, err := c.DecodeResults(PWrite, 0, writeRes(ErrJukebox, 0, 0), nil, 512, 1, false)
 	if !errors.As(err, &k) || k.Kind() != "nfs3err_jukebox" || err.Error() != "NFS WRITE: NFS3ERR_JUKEBOX" {
 		t.Errorf("JUKEBOX: %v", err)
 	}
