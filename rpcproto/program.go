@@ -117,14 +117,33 @@ type Codec interface {
 type Conversation interface {
 	Codec
 	// NewConn returns the Conversation of one more connection; it shares what is fixed for
-	// the run (the files found at setup) and nothing a call changes.
+	// the run (the file names, the client's identity) and nothing a call changes.
 	NewConn() Conversation
+	// Service answers the server's calls on the connection (NFSv4.1's callbacks), nil for
+	// none: it goes into the connection's configuration before it connects.
+	Service() Service
+	// Start gives what the connection negotiated, once connected and before the first Next.
+	Start(ConnInfo)
 	// Next returns the next call to make, a Setup procedure and its payload size, and true;
 	// false once the connection is set up (closing false) or torn down (closing true).
 	Next(closing bool) (proc, size int, ok bool)
 	// Slots is the most calls the connection may have outstanding once set up (the
 	// session's slots), 0 for no bound beyond the credits.
 	Slots() int
+}
+
+// ConnInfo is what a Conversation learns of its connection.
+type ConnInfo struct {
+	// SendSize and RecvSize are the negotiated inline thresholds: the largest message this
+	// side sends inline and the largest it receives.
+	SendSize, RecvSize int
+	// MaxPayload is the largest DDP-eligible item a call or reply carries (in a chunk).
+	MaxPayload int
+	// Credits are the calls this side may have outstanding, ReverseCredits the server's
+	// calls it takes at once (0: no reverse direction).
+	Credits, ReverseCredits int
+	// IRD is how many RDMA Reads the connection serves at once for its peer, 0 unknown.
+	IRD int
 }
 
 // Service answers the calls a server makes to its requester over the requester's own
@@ -150,6 +169,7 @@ type Service interface {
 // preallocated values, so failing allocates nothing.
 type ResultError struct {
 	msg, kind string
+	later     bool
 }
 
 // NewResultError returns a ResultError with the given message and kind (a short stable name such as
@@ -160,6 +180,15 @@ func (e *ResultError) Error() string { return e.msg }
 
 // Kind is the error's kind for results files.
 func (e *ResultError) Kind() string { return e.kind }
+
+// NewLaterError is NewResultError for a status that asks the caller to try again later
+// (NFS4ERR_DELAY, NFS4ERR_GRACE): a Conversation's calls that fail so are made again.
+func NewLaterError(kind, msg string) *ResultError {
+	return &ResultError{msg: msg, kind: kind, later: true}
+}
+
+// Later reports whether the server asked for the call to be tried again later.
+func (e *ResultError) Later() bool { return e.later }
 
 // ErrVerify: payload verification failed: the data received is not the pattern sent.
 var ErrVerify = NewResultError("verify", "payload verification failed")

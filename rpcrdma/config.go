@@ -173,6 +173,18 @@ type Config struct {
 	// drives, or, on a responder, the program of its reverse calls. Nil means the benchmark
 	// program (benchprog.Codec). The responder side always serves the benchmark program.
 	Codec rpcproto.Codec `json:"-"`
+	// Service, on a requester, answers the peer's reverse calls (RFC 8167) with its program,
+	// such as NFSv4.1's callbacks, instead of the benchmark program. A requester with a
+	// Service and ReverseCredits takes the reverse direction as enabled by the upper layer
+	// (RFC 8167 section 7; NFSv4.1's CREATE_SESSION with CONN_BACK_CHAN), without the private
+	// data's word for it, and posts receives for the peer's calls from the start.
+	Service rpcproto.Service `json:"-"`
+	// Served, when set, is called on the connection's goroutine as each reverse call's reply
+	// is known sent: the call's procedure (its number in the program), the time from its
+	// arrival to the reply's Send completion, and whether it failed (Service.Serve's error,
+	// or a call of a program or procedure the Service does not define, whose number may lie
+	// beyond Service.Procs). It must not allocate.
+	Served func(proc uint32, ns int64, failed bool) `json:"-"`
 	// Cred is the credential of this end's calls (RFC 5531 section 8.2); the zero value is
 	// AUTH_NONE, which servers answer only for NULL. NFS servers want AUTH_SYS
 	// (oncrpc.SysCred). Its encoding must leave the call header within the room before the

@@ -24,6 +24,10 @@ func (sv *server) serve(i int32, x *sctx) {
 	off, err := decodeCall(x.msg, call)
 	rep := &sv.rep
 	*rep = oncrpc.Reply{XID: call.XID, Stat: oncrpc.Accepted, Accept: oncrpc.Success}
+	if sv.svc != nil && err == nil {
+		sv.serveService(i, x, x.msg[off:])
+		return
+	}
 	switch {
 	case err != nil && errors.Is(err, oncrpc.ErrRPCVersion):
 		rep.Stat, rep.Reject, rep.Low, rep.High = oncrpc.Denied, oncrpc.RPCMismatch, oncrpc.RPCVersion, oncrpc.RPCVersion
@@ -135,4 +139,38 @@ func (sv *server) replySmall(i int32, x *sctx, res *benchprog.SinkRes) {
 		n += m
 	}
 	sv.reply(i, x, x.send, smallOff, n, -1, 0)
+}
+
+// serveService answers a reverse call with Config.Service, inline: the requester exposes
+// nothing for a reverse reply, as the Linux client does not.
+func (sv *server) serveService(i int32, x *sctx, args []byte) {
+	call, rep := &sv.rpc, &sv.rep
+	switch {
+	case call.Prog != sv.svcProg[0]:
+		rep.Accept = oncrpc.ProgUnavail
+	case call.Vers != sv.svcProg[1]:
+		rep.Accept, rep.Low, rep.High = oncrpc.ProgMismatch, sv.svcProg[1], sv.svcProg[1]
+	case call.Proc >= uint32(sv.svcProcs):
+		rep.Accept = oncrpc.ProcUnavail
+	}
+	b := x.send.Bytes()
+	n := 0
+	x.svcProc = int32(min(call.Proc, 1<<30))
+	if rep.Accept == oncrpc.Success {
+		// The results go after the reply header, within what the peer receives inline.
+		room := min(len(b), smallOff+sv.c.params.Inline.SendSize-wire.MinHeaderSize)
+		var err error
+		n, err = sv.svc.Serve(call.Proc, args, b[smallOff+replyHeaderSize:room])
+		x.svcFailed = err != nil
+		if err != nil && n == 0 {
+			rep.Accept = oncrpc.GarbageArgs
+		}
+	} else {
+		x.svcFailed = true
+	}
+	m := putReply(b[smallOff:], rep)
+	if rep.Accept != oncrpc.Success {
+		n = 0
+	}
+	sv.reply(i, x, x.send, smallOff, m+n, -1, 0)
 }

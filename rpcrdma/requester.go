@@ -92,6 +92,7 @@ type client struct {
 	canEnable   bool // becomes enabled at the peer's first call (responder)
 	max         uint32
 	credits     uint32
+	limit       int // LimitCalls
 	outstanding int
 	base        uint32 // XID whitening
 	// Call Sends are signalled every sigEvery; unsig counts those since the last.
@@ -110,6 +111,7 @@ type client struct {
 func (cl *client) init(c *Conn, n, credits int, dev datapath.PD) error {
 	cl.c = c
 	cl.max = uint32(credits)
+	cl.limit = credits
 	cl.credits = 1 // RFC 8166 section 3.3.1: one credit until the first reply grants more
 	cl.sigEvery = signalEvery(credits)
 	cl.hdr = newHeader(c.cfg.Limits)
@@ -186,7 +188,7 @@ func (c *Conn) Submit(call Call) error {
 	if !cl.enabled {
 		return ErrReverseDisabled
 	}
-	if cl.outstanding >= int(cl.credits) || len(cl.free) == 0 {
+	if cl.outstanding >= int(cl.credits) || cl.outstanding >= cl.limit || len(cl.free) == 0 {
 		return ErrNoCredit
 	}
 	procs := cl.codec.Program().Procs
@@ -227,6 +229,10 @@ func (c *Conn) Submit(call Call) error {
 	sgl, nsge := cl.marshal(s, p, size, prefix, args, msgLen, replyLen)
 	return cl.post(i, s, sgl, nsge)
 }
+
+// LimitCalls bounds the calls this side has outstanding at once to n (at least 1) below its
+// credits: an upper layer's own bound, such as the slots of an NFSv4.1 session.
+func (c *Conn) LimitCalls(n int) { c.cl.limit = max(1, min(n, int(c.cl.max))) }
 
 // marshal encodes the call of slot s in place (the RPC message contiguous in its out buffer, the
 // transport header in its send buffer), exposes its chunks to the peer, and returns the Send's

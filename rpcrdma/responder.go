@@ -62,6 +62,11 @@ type sctx struct {
 	invKey      uint32
 	seq         uint64 // number of its reply Send, in posting order
 	served      bool   // its reply is an RPC reply: Stats.Served counts it once the Send completed
+	// svcProc is the procedure of a call Config.Service answered (-1 otherwise), arrived
+	// when its receive was handled, svcFailed whether it failed (Config.Served).
+	svcProc   int32
+	arrived   int64
+	svcFailed bool
 }
 
 // server is the side of a Conn that serves calls: forward for a responder, reverse for a
@@ -78,6 +83,10 @@ type server struct {
 	rh        *wire.Header // reply header scratch
 	rpc       oncrpc.Call
 	rep       oncrpc.Reply
+	// svc answers the calls instead of the benchmark program (Config.Service, requester).
+	svc       rpcproto.Service
+	svcProg   [2]uint32
+	svcProcs  int
 	waiting   []int32 // contexts in ctxAwaitDone, oldest first
 	// late are replies whose chunk DoneTimeout released and whose RDMA_DONE may still come.
 	late []lateDone
@@ -135,6 +144,11 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	sv.remoteInv = c.params.Role == RoleResponder && c.params.Inline.RemoteInvalidate
 	sv.rh = newHeader(c.cfg.Limits)
 	sv.rpc = oncrpc.Call{}
+	if c.params.Role == RoleRequester && c.cfg.Service != nil {
+		sv.svc = c.cfg.Service
+		sv.svcProg[0], sv.svcProg[1] = sv.svc.Program()
+		sv.svcProcs = len(sv.svc.Procs())
+	}
 	if c.params.ResponderRead {
 		sv.awaitCap = int(sv.granted)
 	}
@@ -210,6 +224,7 @@ func (sv *server) take(buf *mempool.Buf) (int32, *sctx) {
 	}
 	x.hdr, c.hdr = c.hdr, x.hdr
 	x.recv, x.msg, x.chunk, x.pos0, x.waits = buf, nil, nil, false, 0
+	x.svcProc, x.svcFailed = -1, false
 	x.credit = x.hdr.Credit
 	return i, x
 }
@@ -342,6 +357,9 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 		return
 	}
 	x.msg = msg
+	if sv.svc != nil {
+		x.arrived = nanotime()
+	}
 	if be32(msg) != x.hdr.XID {
 		sv.xidMismatch(i, x)
 		return
@@ -684,6 +702,9 @@ func (sv *server) sent(x *sctx) {
 	if x.served {
 		sv.c.stats.Served++
 		x.served = false
+		if x.svcProc >= 0 && sv.c.cfg.Served != nil {
+			sv.c.cfg.Served(uint32(x.svcProc), nanotime()-x.arrived, x.svcFailed)
+		}
 	}
 }
 

@@ -264,7 +264,7 @@ func (c *Conn) prepare(peer wire.PrivateData, peerSent bool, pext wire.Ext, out,
 	}
 	p.Inline = wire.Negotiate(local, peer)
 	p.ResponderRead = cfg.ResponderRead && pext.ResponderRead
-	p.Reverse = cfg.ReverseCredits > 0 && pext.Reverse
+	p.Reverse = cfg.ReverseCredits > 0 && (pext.Reverse || c.params.Role == RoleRequester && cfg.Service != nil)
 	p.Memory = cfg.Memory
 	p.Credits, p.Grant = out, in
 	if c.params.Role == RoleRequester && !p.Reverse {
