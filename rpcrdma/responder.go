@@ -84,10 +84,10 @@ type server struct {
 	rpc       oncrpc.Call
 	rep       oncrpc.Reply
 	// svc answers the calls instead of the benchmark program (Config.Service, requester).
-	svc       rpcproto.Service
-	svcProg   [2]uint32
-	svcProcs  int
-	waiting   []int32 // contexts in ctxAwaitDone, oldest first
+	svc      rpcproto.Service
+	svcProg  [2]uint32
+	svcProcs int
+	waiting  []int32 // contexts in ctxAwaitDone, oldest first
 	// late are replies whose chunk DoneTimeout released and whose RDMA_DONE may still come.
 	late []lateDone
 	// pendingDone counts waiting and late; awaitCap bounds it (receives are reserved for

@@ -20,7 +20,7 @@ var errCBFail = rpcproto.NewResultError("cb_fail", "cb: failed")
 type cbService struct{ args []byte }
 
 func (*cbService) Program() (uint32, uint32) { return cbProg.Number, cbProg.Version }
-func (*cbService) Procs() []string            { return []string{"cb_null", "cb_word", "cb_fail"} }
+func (*cbService) Procs() []string           { return []string{"cb_null", "cb_word", "cb_fail"} }
 func (s *cbService) Serve(proc uint32, args, res []byte) (int, error) {
 	s.args = append(s.args[:0], args...)
 	switch proc {

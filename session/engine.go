@@ -38,6 +38,10 @@ type engineClient struct {
 	responderRead bool
 	next          int
 	res           []rpcrdma.Result
+	// convs are the connections' Conversations, when the program holds state per
+	// connection: torn down on Close, failures told to log.
+	convs []rpcproto.Conversation
+	log   io.Writer
 	// done collects the connections' final Stats when the poller closes the client.
 	done func(st []rpcrdma.Stats)
 }
@@ -108,6 +112,12 @@ func (c *engineClient) Close() error {
 	st := make([]rpcrdma.Stats, len(c.conns))
 	var first error
 	for i, conn := range c.conns {
+		if i < len(c.convs) && conn.Err() == nil {
+			// A teardown that fails loses nothing measured: it is told, not returned.
+			if err := converse(conn, c.convs[i], c.cq, c.mux, true); err != nil && c.log != nil {
+				fmt.Fprintf(c.log, "rpcrdma-bench: connection %d to %s: tearing down: %v\n", i, conn.RemoteAddr(), err)
+			}
+		}
 		st[i] = conn.Stats()
 		if err := conn.Close(); err != nil && first == nil {
 			first = err
@@ -168,7 +178,7 @@ func Engine(c EngineConfig, pts []workloads.Point) (Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &engineConnector{dev: dev, addr: c.Addr, cfg: rpcrdma.Config{Verify: c.Verify, Cred: c.Cred}, tr: c.Transport, codec: c.Codec}, nil
+	return &engineConnector{dev: dev, addr: c.Addr, cfg: rpcrdma.Config{Verify: c.Verify, Cred: c.Cred}, tr: c.Transport, codec: c.Codec, log: c.Log}, nil
 }
 
 // Polls lists the wait policy of every poller Engine(c, pts) runs at once at its widest point:
@@ -217,6 +227,7 @@ type engineConnector struct {
 	tr    Transport
 	codec rpcproto.Codec // nil: codecFor the point's workload
 	local *localServer
+	log   io.Writer
 }
 
 // localServer is the responder of run and of sweep without --addr.
@@ -266,7 +277,8 @@ func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
 	}
 	ls.r = r
 	go func() { ls.done <- r.Serve(ctx) }()
-	return &engineConnector{dev: dev, addr: r.Addr(), cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport, local: ls}, nil
+	return &engineConnector{dev: dev, addr: r.Addr(), cfg: rpcrdma.Config{Verify: c.Verify}, tr: c.Transport, local: ls,
+		codec: c.Codec, log: c.Log}, nil
 }
 
 // localAddr is an address to listen on for a server in this process. RDMA-CM binds to an
@@ -362,7 +374,7 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 	)
 	open := func(poller, conns int) (workloads.Client, error) {
 		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
-			prog: codec.Program(), responderRead: c.tr.ResponderRead}
+			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log}
 		cl.done = func(st []rpcrdma.Stats) {
 			mu.Lock()
 			stats = append(stats, st...)
@@ -376,14 +388,37 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 		cl.mux = rpcrdma.NewMux(cq, rpcrdma.MuxConfig{KeepBroken: true})
 		ccfg := cfg
 		ccfg.CQ = cq
+		conv, _ := codec.(rpcproto.Conversation)
 		for range conns {
-			conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, ccfg)
+			cc := ccfg
+			var cv rpcproto.Conversation
+			if conv != nil {
+				cv = conv.NewConn()
+				cc.Codec, cc.Service = cv, cv.Service()
+				if cc.Service != nil {
+					cc.ReverseCredits = backchannelCredits
+				}
+			}
+			conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cc)
 			if err != nil {
 				cl.Close()
 				return nil, err
 			}
 			cl.conns = append(cl.conns, conn)
 			cl.mux.Attach(conn)
+			if cv == nil {
+				continue
+			}
+			cl.convs = append(cl.convs, cv)
+			cv.Start(connInfo(conn, &cc, c.dev))
+			if err := converse(conn, cv, cq, cl.mux, false); err != nil {
+				err = fmt.Errorf("setting up the %s connection to %s: %w", codec.Program().Name, c.addr, err)
+				cl.Close() // tears down what was set up
+				return nil, err
+			}
+			if n := cv.Slots(); n > 0 {
+				conn.LimitCalls(n)
+			}
 		}
 		return cl, nil
 	}

@@ -1,0 +1,99 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+)
+
+// Bounds of a Conversation's calls: each reply must come within conversationReply, and a
+// call the server asks to try again later (NFS4ERR_GRACE while it recovers, up to its grace
+// time: 90 s by default on Linux) is made again every laterWait until conversationLater.
+const (
+	conversationReply = 30 * time.Second
+	conversationLater = 2 * time.Minute
+	laterWait         = 250 * time.Millisecond
+)
+
+// backchannelCredits is the server's calls a Conversation's connection takes at once:
+// NFSv4.1 servers make one callback per session at a time (Linux: one back channel slot),
+// and a CB_NULL probe may overlap it.
+const backchannelCredits = 4
+
+// conversationTag marks a Conversation's calls among a connection's results.
+const conversationTag = ^uint64(0)
+
+// converse makes conv's calls on conn one at a time, to set the connection up or (closing)
+// to tear it down: its completions come from cq, which conn may share with others of the
+// poller's connections, through mux.
+func converse(conn *rpcrdma.Conn, conv rpcproto.Conversation, cq datapath.CQ, mux *rpcrdma.Mux, closing bool) error {
+	wcs := make([]datapath.Completion, 16)
+	res := make([]rpcrdma.Result, 4)
+	later := time.Now().Add(conversationLater)
+	for {
+		proc, size, ok := conv.Next(closing)
+		if !ok {
+			return nil
+		}
+		name := conv.Program().Procs[proc].Name
+		deadline := time.Now().Add(conversationReply)
+		var r rpcrdma.Result
+		// Measured calls may still be outstanding at teardown: their results are dropped
+		// and their credits awaited.
+		for sent, got := false, false; !got; {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s: no reply in %v", name, conversationReply)
+			}
+			if !sent {
+				err := conn.Submit(rpcrdma.Call{Proc: proc, Size: size, Tag: conversationTag})
+				if err != nil && !errors.Is(err, rpcrdma.ErrNoCredit) {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				sent = err == nil
+			}
+			k, err := cq.Poll(wcs)
+			if err != nil {
+				return &datapath.OpError{Op: "poll CQ", Err: err}
+			}
+			if k > 0 {
+				mux.Handle(wcs[:k])
+			} else {
+				mux.Idle()
+				runtime.Gosched()
+			}
+			n, err := conn.Results(res)
+			for _, x := range res[:n] {
+				if x.Tag == conversationTag {
+					r, got = x, true
+				}
+			}
+			if err != nil && !got {
+				return err
+			}
+		}
+		var le interface{ Later() bool }
+		if errors.As(r.Err, &le) && le.Later() && time.Now().Before(later) {
+			time.Sleep(laterWait)
+			continue
+		}
+		if r.Err != nil {
+			return r.Err // the codec's errors name the step and the status
+		}
+	}
+}
+
+// connInfo is what conv learns of conn once connected.
+func connInfo(conn *rpcrdma.Conn, cfg *rpcrdma.Config, dev datapath.Device) rpcproto.ConnInfo {
+	p := conn.Params()
+	ird := 4 // datapath.QPConfig.RDMAReadDepth's default, clamped to the device
+	if m := dev.Info().MaxQPRdAtom; m > 0 {
+		ird = min(ird, m)
+	}
+	return rpcproto.ConnInfo{SendSize: p.Inline.SendSize, RecvSize: p.Inline.RecvSize, MaxPayload: cfg.MaxPayload,
+		Credits: cfg.Credits, ReverseCredits: cfg.ReverseCredits, IRD: ird}
+}

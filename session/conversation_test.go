@@ -1,0 +1,119 @@
+package session
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+var errTryLater = rpcproto.NewLaterError("later", "try later")
+
+// stepConv is a Conversation over the benchmark program: NULL then ECHO (answered "later"
+// once) to set up, NULL to tear down. It logs what each connection's calls were.
+type stepConv struct {
+	benchprog.Codec
+	mu    *sync.Mutex
+	log   *[][]string
+	me    int
+	step  int
+	later bool
+	info  rpcproto.ConnInfo
+}
+
+func (c *stepConv) NewConn() rpcproto.Conversation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	*c.log = append(*c.log, nil)
+	return &stepConv{mu: c.mu, log: c.log, me: len(*c.log) - 1}
+}
+func (c *stepConv) Service() rpcproto.Service    { return nil }
+func (c *stepConv) Start(info rpcproto.ConnInfo) { c.info = info }
+func (c *stepConv) Slots() int                   { return 2 }
+func (c *stepConv) note(s string) {
+	c.mu.Lock()
+	(*c.log)[c.me] = append((*c.log)[c.me], s)
+	c.mu.Unlock()
+}
+func (c *stepConv) Next(closing bool) (int, int, bool) {
+	switch {
+	case !closing && c.step == 0:
+		return benchprog.ProcNull, 0, true
+	case !closing && c.step == 1:
+		return benchprog.ProcEcho, 64, true
+	case closing && c.step == 2:
+		return benchprog.ProcNull, 0, true
+	}
+	return 0, 0, false
+}
+func (c *stepConv) DecodeResults(proc, slot int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+	d, err := c.Codec.DecodeResults(proc, slot, body, chunk, size, seed, verify)
+	if proc == benchprog.ProcEcho && size != 64 {
+		return d, err // a measured call
+	}
+	if proc == benchprog.ProcEcho && !c.later {
+		c.later = true
+		c.note("later")
+		return nil, errTryLater
+	}
+	c.note(benchprog.Prog.Procs[proc].Name)
+	c.step++
+	return d, err
+}
+
+// A program whose connections hold state: each connection's conversation runs before its
+// first measured call and after its last, a call the server asks to try later is made
+// again, the connection learns what it negotiated, and none of it is measured.
+func TestEngineConverses(t *testing.T) {
+	var mu sync.Mutex
+	var log [][]string
+	conv := &stepConv{mu: &mu, log: &log}
+	c, err := workloads.Config{Count: 200, Warmup: workloads.NoWarmup, Depth: 4, Connections: 2,
+		Mix: workloads.Only("echo", workloads.Sizes{Values: []int{100}})}.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := []workloads.Point{{Threshold: 4096, Depth: 4, Workload: c}}
+	conn, err := Engine(EngineConfig{Provider: soft.New(soft.Config{}), Log: io.Discard, Codec: conv}, pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	out := filepath.Join(t.TempDir(), "run.json")
+	o, err := Run(context.Background(), Config{Command: "test", Points: pts, RunConfig: map[string]string{}, Provider: "soft",
+		Connector: conn, Out: out, Log: io.Discard})
+	if err != nil || o.Run.Status.State != results.StateComplete {
+		t.Fatalf("run: %v, status %+v", err, o.Run.Status)
+	}
+	if got := o.Run.Points[0].Throughput.RPCs; got != 200 {
+		t.Errorf("%d RPCs measured, want the workload's 200 alone", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(log) != 2 {
+		t.Fatalf("%d connections conversed, want 2", len(log))
+	}
+	for i, l := range log {
+		if want := "null later echo null"; join(l) != want {
+			t.Errorf("connection %d: %q, want %q", i, join(l), want)
+		}
+	}
+}
+
+func join(l []string) string {
+	s := ""
+	for i, x := range l {
+		if i > 0 {
+			s += " "
+		}
+		s += x
+	}
+	return s
+}
