@@ -1,0 +1,236 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+)
+
+var cbNames = []string{"CB_NULL", "CB_COMPOUND"}
+
+// recordBackchannel records n forward RPCs and, alongside, callbacks and recalls whose values
+// depend on i only, so that any split of i over recorders must summarize the same.
+func recordBackchannel(r *Recorder, i int) {
+	r.Record(rpcproto.Short, rpcproto.Short, int64(10000+i), 8)
+	if i%3 == 0 {
+		r.RecordCallback(1, int64(2000+7*i))
+	}
+	if i%50 == 0 {
+		r.FailCallback(1)
+	}
+	if i%10 == 0 {
+		r.RecordRecall(int64(30000+i), int64(15000+2*i), int64(90000+5*i), uint64(i%3))
+	}
+	if i%25 == 0 {
+		r.RecallNotGranted()
+	}
+}
+
+// Callbacks and recalls are summarized apart from the forward RPCs, and merging recorders
+// gives exactly what one recorder of all the samples gives (histograms merged, not
+// percentiles averaged).
+func TestBackchannelSummarize(t *testing.T) {
+	one := NewRecorder()
+	one.SetCallbacks(cbNames)
+	many := []*Recorder{NewRecorder(), NewRecorder(), NewRecorder()}
+	for _, r := range many[:2] {
+		r.SetCallbacks(cbNames)
+	}
+	// many[2] has no SetCallbacks: its recalls allocate their histograms at the first one.
+	for i := range 3000 {
+		recordBackchannel(one, i)
+		recordBackchannel(many[i%3], i)
+	}
+	a, err := Summarize(echo64, t0, t0.Add(1e9), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.RTT.Count != 3000 || a.Throughput.RPCs != 3000 || len(a.Errors) != 0 {
+		t.Errorf("forward RPCs: count %d, rpcs %d, errors %+v; want 3000, 3000, none", a.RTT.Count, a.Throughput.RPCs, a.Errors)
+	}
+	if len(a.Callbacks) != 1 || a.Callbacks[0].Procedure != "CB_COMPOUND" || a.Callbacks[0].RTT.Count != 1000 ||
+		a.Callbacks[0].Errors != 60 || *a.Callbacks[0].RTT.Min != 2000 || *a.Callbacks[0].RTT.Max != 2000+7*2997 {
+		t.Errorf("callbacks %+v, want one CB_COMPOUND row of 1000 calls from 2000 to 22979 ns and 60 errors", a.Callbacks)
+	}
+	if h, err := DecodeHistogram(a.Callbacks[0].Histogram); err != nil || h.TotalCount() != 1000 {
+		t.Errorf("callbacks histogram: %v, err %v", h, err)
+	}
+	rc := a.Recalls
+	if rc == nil || rc.Count != 300 || rc.NotGranted != 120 || rc.Retries != 300 ||
+		*rc.Recall.RTT.Min != 30000 || *rc.DelegReturn.RTT.Max != 15000+2*2990 || *rc.Conflict.RTT.Max != 90000+5*2990 ||
+		rc.Conflict.RTT.P50 == nil || rc.Conflict.RTT.P99 != nil {
+		t.Fatalf("recalls %+v, want 300 recalls, 120 not granted, 300 retries", rc)
+	}
+	for _, l := range []*Latency{&rc.Recall, &rc.DelegReturn, &rc.Conflict} {
+		if h, err := DecodeHistogram(l.Histogram); err != nil || uint64(h.TotalCount()) != rc.Count {
+			t.Errorf("recall histogram: err %v", err)
+		}
+	}
+	run := &Run{SchemaVersion: SchemaVersion, Start: t0, End: t0.Add(1e9), Status: Status{State: StateComplete}, Points: []Point{a}}
+	if err := run.Validate(); err != nil {
+		t.Errorf("summarized point does not validate: %v", err)
+	}
+
+	// The same samples split over recorders, one without the callbacks table: recalls merge
+	// exactly; its callbacks were dropped, so compare the recorders that had the table.
+	b, err := Summarize(echo64, t0, t0.Add(1e9), many...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a.Recalls, b.Recalls) {
+		t.Errorf("merged recalls differ:\n%+v\n%+v", a.Recalls, b.Recalls)
+	}
+	two := NewRecorder()
+	two.SetCallbacks(cbNames)
+	for i := range 3000 {
+		if i%3 != 2 {
+			recordBackchannel(two, i)
+		}
+	}
+	c, err := Summarize(echo64, t0, t0.Add(1e9), two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Callbacks, b.Callbacks) {
+		t.Errorf("merged callbacks differ:\n%+v\n%+v", c.Callbacks, b.Callbacks)
+	}
+
+	// Reset clears them.
+	one.Reset()
+	one.Record(rpcproto.Short, rpcproto.Short, 1000, 8)
+	if p, _ := Summarize(echo64, t0, t0.Add(1e9), one); p.Callbacks != nil || p.Recalls != nil {
+		t.Errorf("after Reset: callbacks %+v, recalls %+v", p.Callbacks, p.Recalls)
+	}
+	// Recorders that disagree on the callback procedures do not merge.
+	other := NewRecorder()
+	other.SetCallbacks([]string{"CB_NULL", "CB_RECALL"})
+	if _, err := Summarize(echo64, t0, t0.Add(1e9), many[0], other); err == nil {
+		t.Error("merged recorders of different callback procedures")
+	}
+}
+
+// Only a refused delegation: Recalls is there, with empty latencies.
+func TestRecallNotGrantedOnly(t *testing.T) {
+	r := NewRecorder()
+	r.RecallNotGranted()
+	p, err := Summarize(echo64, t0, t0.Add(1e9), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Recalls == nil || p.Recalls.NotGranted != 1 || p.Recalls.Count != 0 || p.Recalls.Conflict.RTT.Count != 0 || p.Recalls.Conflict.Histogram == "" {
+		t.Fatalf("recalls %+v", p.Recalls)
+	}
+	run := &Run{SchemaVersion: SchemaVersion, Start: t0, End: t0.Add(time.Second), Status: Status{State: StateComplete}, Points: []Point{p}}
+	if err := run.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestRecordBackchannelNoAllocs(t *testing.T) {
+	r := NewRecorder()
+	r.SetCallbacks(cbNames)
+	var v int64
+	allocs := testing.AllocsPerRun(1000, func() {
+		v += 997
+		r.RecordCallback(0, v%5e6)
+		r.RecordCallback(1, -1)
+		r.RecordCallback(7, v) // out of the table: ignored
+		r.FailCallback(1)
+		r.RecordRecall(v%5e6, v%1e6, 1<<62, 2)
+		r.RecallNotGranted()
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per recording, want 0", allocs)
+	}
+}
+
+// backchannelRun is a valid run of one point with callbacks and recalls.
+func backchannelRun(t *testing.T) *Run {
+	t.Helper()
+	r := NewRecorder()
+	r.SetCallbacks(cbNames)
+	for i := range 3000 {
+		recordBackchannel(r, i)
+	}
+	r.RecordCallback(0, 500)
+	p, err := Summarize(echo64, t0, t0.Add(1e9), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Complete = true
+	return &Run{SchemaVersion: SchemaVersion, Start: t0, End: t0.Add(time.Second), Status: Status{State: StateComplete},
+		Config: []byte("null"), Points: []Point{p}}
+}
+
+// Nonsense in callbacks or recalls is rejected naming the field; the fields do not exist
+// before schema version 7, and a version-6 file without them stays valid.
+func TestValidateBackchannel(t *testing.T) {
+	good := backchannelRun(t)
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Marshal(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Points[0].Callbacks, good.Points[0].Callbacks) || !reflect.DeepEqual(back.Points[0].Recalls, good.Points[0].Recalls) {
+		t.Errorf("read back callbacks %+v recalls %+v", back.Points[0].Callbacks, back.Points[0].Recalls)
+	}
+	for _, c := range []struct {
+		name, want string
+		edit       func(r *Run)
+	}{
+		{"callbacks in version 6", "points[0].callbacks: not in schema_version 6 (added in 7)", func(r *Run) { r.SchemaVersion = 6 }},
+		{"recalls in version 6", "points[0].recalls: not in schema_version 6 (added in 7)", func(r *Run) { r.SchemaVersion = 6; r.Points[0].Callbacks = nil }},
+		{"procedure histogram in version 6", "points[0].procedures[0].rtt_histogram: not in schema_version 6 (added in 7)", func(r *Run) {
+			r.SchemaVersion, r.Points[0].Callbacks, r.Points[0].Recalls = 6, nil, nil
+			r.Points[0].Procedures = []ProcStats{{Procedure: "read", RTT: r.Points[0].RTT, Histogram: r.Points[0].Histogram}}
+		}},
+		{"procedure histogram of another count", "points[0].procedures[0].rtt_histogram: holds 1 samples, count is 3000", func(r *Run) {
+			r.Points[0].Procedures = []ProcStats{{Procedure: "read", RTT: r.Points[0].RTT, Histogram: r.Points[0].Callbacks[0].Histogram}}
+		}},
+		{"unnamed callback", `points[0].callbacks[1].procedure: "" empty or listed twice`, func(r *Run) { r.Points[0].Callbacks[1].Procedure = "" }},
+		{"callback twice", `points[0].callbacks[1].procedure: "CB_NULL" empty or listed twice`, func(r *Run) { r.Points[0].Callbacks[1].Procedure = "CB_NULL" }},
+		{"empty callback row", "points[0].callbacks[0].rtt.count: 0 and no errors", func(r *Run) {
+			r.Points[0].Callbacks[0] = ProcStats{Procedure: "CB_NULL"}
+		}},
+		{"callback histogram corrupt", "points[0].callbacks[1].rtt_histogram: decode histogram", func(r *Run) { r.Points[0].Callbacks[1].Histogram = "HISTFAAAA" }},
+		{"callback histogram of another count", "points[0].callbacks[1].rtt_histogram: holds 1 samples, count is 1000", func(r *Run) {
+			r.Points[0].Callbacks[1].Histogram = r.Points[0].Callbacks[0].Histogram
+		}},
+		{"callback percentile unsupported", "points[0].callbacks[1].rtt.p999_ns: present but count 1000", func(r *Run) {
+			r.Points[0].Callbacks[1].RTT.P999 = r.Points[0].Callbacks[1].RTT.Max
+		}},
+		{"empty recalls", "points[0].recalls.count: 0 with not_granted 0", func(r *Run) { r.Points[0].Recalls = &Recalls{} }},
+		{"retries without recalls", "points[0].recalls.retries: 3 with count 0", func(r *Run) { r.Points[0].Recalls = &Recalls{NotGranted: 1, Retries: 3} }},
+		{"recall count differs", "points[0].recalls.recall.rtt.count: 300, count is 301", func(r *Run) { r.Points[0].Recalls.Count = 301 }},
+		{"delegreturn count differs", "points[0].recalls.delegreturn.rtt.count: 299, count is 300", func(r *Run) { r.Points[0].Recalls.DelegReturn.RTT.Count = 299 }},
+		{"conflict histogram", "points[0].recalls.conflict.rtt_histogram: decode histogram", func(r *Run) { r.Points[0].Recalls.Conflict.Histogram = "" }},
+		{"conflict min above max", "points[0].recalls.conflict.rtt.min_ns", func(r *Run) { r.Points[0].Recalls.Conflict.RTT.Min = ptr(int64(1e12)) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := backchannelRun(t)
+			c.edit(r)
+			err := r.Validate()
+			var fe *FieldError
+			if err == nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Validate: %v, want a *FieldError saying %q", err, c.want)
+			}
+		})
+	}
+	old := backchannelRun(t)
+	old.SchemaVersion = 6
+	old.Points[0].Callbacks, old.Points[0].Recalls = nil, nil
+	if err := old.Validate(); err != nil {
+		t.Errorf("a version-6 point without callbacks or recalls: %v", err)
+	}
+}
