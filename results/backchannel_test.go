@@ -234,3 +234,33 @@ func TestValidateBackchannel(t *testing.T) {
 		t.Errorf("a version-6 point without callbacks or recalls: %v", err)
 	}
 }
+
+// The text report shows a point's callbacks and recalls under the table, exactly so.
+func TestWriteTextBackchannel(t *testing.T) {
+	var b strings.Builder
+	if err := WriteText(&b, backchannelRun(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := `run 2026-11-22 04:00:00Z .. 04:00:01  complete
+host   kernel   cpu    GOMAXPROCS=0  provider   device - port 0
+
+  proc  call  reply   thr  depth  conns  class  count  RTT p50 µs  p90 µs  p99 µs  p99.9 µs  max µs  RPC/s  payload Gb/s  errors
+  ECHO    64     64  4096      1      1  short   3000       11.50   12.70   12.97         -   13.00   3000         0.000       0
+call, reply: payload bytes; thr: inline threshold in effect, bytes; count: RPCs measured.
+RTT: full round trip, call sent to reply received. payload Gb/s: call + reply payload of the point, headers excluded.
+-: too few RTTs for this percentile (it needs at least 10 beyond it); never estimated.
+callbacks of ECHO 64/64 B, threshold 4096, depth 1 × 1 connection(s): the peer's calls over its connections (RFC 8167), µs from a call's arrival to the completion of the reply's Send (calls answered with a failure: errors, untimed):
+           proc  calls  p50 µs  p99 µs  max µs  errors
+        CB_NULL      1       -       -    0.50       0
+    CB_COMPOUND   1060   12.48   22.78   22.98      60
+delegation recalls of ECHO 64/64 B, threshold 4096, depth 1 × 1 connection(s): 300 recalled and returned, 120 not granted, 300 retries (NFS4ERR_DELAY), µs:
+        latency  count  p50 µs  p90 µs  p99 µs  max µs
+         recall    300   31.50   32.70       -   32.99
+    delegreturn    300   17.98   20.38       -   20.98
+       conflict    300   97.47  103.49       -  104.95
+  recall: conflicting OPEN sent to CB_RECALL's arrival; delegreturn: DELEGRETURN's round trip; conflict: conflicting OPEN first sent to its success.
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -279,15 +279,12 @@ func (rc *Recalls) validate(f string) error {
 	if rc.Count == 0 && rc.Retries > 0 {
 		return fieldErr(f+"retries", "%d with count 0: retries are counted by the recalls they delayed", rc.Retries)
 	}
-	for _, l := range []struct {
-		name string
-		l    *Latency
-	}{{"recall", &rc.Recall}, {"delegreturn", &rc.DelegReturn}, {"conflict", &rc.Conflict}} {
-		lf := f + l.name + "."
-		if l.l.RTT.Count != rc.Count {
-			return fieldErr(lf+"rtt.count", "%d, count is %d: one sample per recall", l.l.RTT.Count, rc.Count)
+	for _, l := range rc.Latencies() {
+		lf := f + l.Name + "."
+		if l.Latency.RTT.Count != rc.Count {
+			return fieldErr(lf+"rtt.count", "%d, count is %d: one sample per recall", l.Latency.RTT.Count, rc.Count)
 		}
-		if err := checkSummary(lf+"rtt.", &l.l.RTT, lf+"rtt_histogram", l.l.Histogram); err != nil {
+		if err := checkSummary(lf+"rtt.", &l.Latency.RTT, lf+"rtt_histogram", l.Latency.Histogram); err != nil {
 			return err
 		}
 	}
