@@ -264,3 +264,74 @@ delegation recalls of ECHO 64/64 B, threshold 4096, depth 1 × 1 connection(s): 
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// Points' callbacks and recalls merge (as a fan-in merges its ranks') exactly as the
+// recorders of all their samples summarize: histograms added, percentiles read from the sum.
+func TestMergeBackchannel(t *testing.T) {
+	recs := []*Recorder{NewRecorder(), NewRecorder(), NewRecorder()}
+	all := NewRecorder()
+	for _, r := range append(recs, all) {
+		r.SetCallbacks(cbNames)
+	}
+	for i := range 3000 {
+		recordBackchannel(all, i)
+		recordBackchannel(recs[i%3], i)
+	}
+	recs[1].RecordCallback(0, 700)
+	all.RecordCallback(0, 700)
+	var cbs [][]ProcStats
+	var rcs []*Recalls
+	for _, r := range recs {
+		p, err := Summarize(echo64, t0, t0.Add(1e9), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cbs, rcs = append(cbs, p.Callbacks), append(rcs, p.Recalls)
+	}
+	want, err := Summarize(echo64, t0, t0.Add(1e9), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotCbs, err := MergeCallbacks(cbs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotRc, err := MergeRecalls(append(rcs, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mean and deviation are pooled from the parts' rounded ones: within 1 ns.
+	same := func(name string, a, b Summary, ha, hb string) {
+		t.Helper()
+		if ha != hb {
+			t.Errorf("%s: histograms differ", name)
+		}
+		if d := *a.Mean - *b.Mean; d < -1 || d > 1 {
+			t.Errorf("%s: mean %d, want %d", name, *a.Mean, *b.Mean)
+		}
+		a.Mean, b.Mean, a.Stdev, b.Stdev = nil, nil, nil, nil
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: %+v, want %+v", name, a, b)
+		}
+	}
+	if len(gotCbs) != 2 || gotCbs[0].Procedure != "CB_NULL" || gotCbs[1].Errors != want.Callbacks[1].Errors {
+		t.Fatalf("merged callbacks %+v, want %+v", gotCbs, want.Callbacks)
+	}
+	for i := range gotCbs {
+		same(gotCbs[i].Procedure, gotCbs[i].RTT, want.Callbacks[i].RTT, gotCbs[i].Histogram, want.Callbacks[i].Histogram)
+	}
+	if gotRc.Count != want.Recalls.Count || gotRc.NotGranted != want.Recalls.NotGranted || gotRc.Retries != want.Recalls.Retries {
+		t.Errorf("merged recalls %+v, want %+v", gotRc, want.Recalls)
+	}
+	wl := want.Recalls.Latencies()
+	for i, l := range gotRc.Latencies() {
+		same(l.Name, l.Latency.RTT, wl[i].Latency.RTT, l.Latency.Histogram, wl[i].Latency.Histogram)
+	}
+	if m, err := MergeRecalls([]*Recalls{nil}); m != nil || err != nil {
+		t.Errorf("no recalls merged into %+v, %v", m, err)
+	}
+	cbs[0][0].Histogram = ""
+	if _, err := MergeCallbacks(cbs); err == nil || !strings.Contains(err.Error(), "CB_COMPOUND has no histogram") {
+		t.Errorf("a row without a histogram merged: %v", err)
+	}
+}
