@@ -335,3 +335,16 @@ func TestMergeBackchannel(t *testing.T) {
 		t.Errorf("a row without a histogram merged: %v", err)
 	}
 }
+
+// A "-" shown only in the callbacks rows is explained too.
+func TestWriteTextBackchannelMissing(t *testing.T) {
+	one := int64(500)
+	p := Point{Params: echo64, Complete: true, Callbacks: []ProcStats{{Procedure: "CB_NULL", RTT: Summary{Count: 1, Min: &one, Max: &one, Mean: &one}}}}
+	var b strings.Builder
+	if err := WriteText(&b, &Run{Points: []Point{p}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "-: too few RTTs") {
+		t.Errorf("no legend for the callbacks' -:\n%s", b.String())
+	}
+}

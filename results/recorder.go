@@ -356,7 +356,8 @@ var ErrNoRecorders = errors.New("summarize: no recorders")
 // Summarize merges the recorders of one point's workers (they are not modified) and returns
 // the point: its params, start and end, duration (end minus start, by the monotonic clock
 // when both come from time.Now in this process), RTT summaries and histograms overall and
-// per class, error counts and throughput. The caller fills in Complete, Negotiated, Ops,
+// per class, error counts and throughput, and the callbacks and recalls recorded (each
+// only when any was). The caller fills in Complete, Negotiated, Ops,
 // Intervals and CPU. Samples clamped into the histogram's range are reported as an error of
 // kind "rtt_out_of_range".
 func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, error) {
