@@ -62,6 +62,16 @@ func mergePoint(rps []results.RankPoint, fi results.FanIn) (results.Point, error
 	if p.Classes, err = mergeClasses(rps); err != nil {
 		return results.Point{}, err
 	}
+	cbs, rcs := make([][]results.ProcStats, len(rps)), make([]*results.Recalls, len(rps))
+	for i := range rps {
+		cbs[i], rcs[i] = rps[i].Point.Callbacks, rps[i].Point.Recalls
+	}
+	if p.Callbacks, err = results.MergeCallbacks(cbs); err != nil {
+		return results.Point{}, err
+	}
+	if p.Recalls, err = results.MergeRecalls(rcs); err != nil {
+		return results.Point{}, err
+	}
 	if len(fi.Failed) > 0 {
 		p.Complete = false
 	}

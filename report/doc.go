@@ -10,7 +10,9 @@
 // p50/p90/p99/p99.9/max, RPC/s, Gb/s, errors;
 // a percentile the sample count cannot support shows as "–"), a fan-in's client ranks (per
 // point its fairness line: Jain's index, the slowest rank, the p50/p99 spread, skew, overlap,
-// failed ranks; and a row per rank), the RDMA operations, the
+// failed ranks; and a row per rank), the callbacks the peer made over the backchannel (per
+// point and callback procedure: calls, p50/p99/max, errors) and the delegation recalls (per
+// point: recall, delegreturn and conflict latencies, not granted, retries), the RDMA operations, the
 // negotiated connection parameters (both sides' RFC 8797 private data, the effective inline
 // thresholds each way, credits, remote invalidation), the errors and the run's configuration.
 //

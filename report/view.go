@@ -61,6 +61,8 @@ type runView struct {
 	Neg        table
 	Errors     table
 	FanIn      []fanInView
+	Callbacks  table // the peer's calls over the backchannel, a row per point and procedure
+	Recalls    table // the delegation-recall measurement, a row per point and latency
 	Config     string
 	Incomplete bool
 	NoPoints   bool
@@ -319,6 +321,7 @@ func runOf(k int, r *results.Run, src string) *runView {
 	rv.Neg = negTable(r)
 	rv.Errors = errorsTable(r)
 	rv.FanIn = fanInViews(r)
+	rv.Callbacks, rv.Recalls = backchannelTables(r)
 	rv.Config = configText(r.Config)
 	return rv
 }
@@ -548,6 +551,39 @@ func fanInViews(r *results.Run) []fanInView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// backchannelTables have the points' callbacks, a row per callback procedure (calls: all,
+// errors: those answered with a failure, untimed), and their delegation recalls, a row per
+// latency with the point's not-granted and retry counts on its first; empty when no point
+// has any.
+func backchannelTables(r *results.Run) (cbs, recalls table) {
+	cbs = table{Head: []string{"#", "proc", "calls", "p50 µs", "p99 µs", "max µs", "errors"},
+		Num: []bool{true, false, true, true, true, true, true}}
+	recalls = table{Head: []string{"#", "latency", "count", "p50 µs", "p90 µs", "p99 µs", "max µs", "not granted", "retries"},
+		Num: []bool{true, false, true, true, true, true, true, true, true}}
+	for i := range r.Points {
+		p := &r.Points[i]
+		n := strconv.Itoa(i + 1)
+		for j := range p.Callbacks {
+			c := &p.Callbacks[j]
+			cbs.Rows = append(cbs.Rows, row{Cells: []string{n, or(c.Procedure), strconv.FormatUint(c.RTT.Count+c.Errors, 10),
+				micros(c.RTT.P50), micros(c.RTT.P99), micros(c.RTT.Max), strconv.FormatUint(c.Errors, 10)}, Odd: i%2 == 1})
+		}
+		rc := p.Recalls
+		if rc == nil {
+			continue
+		}
+		for j, l := range rc.Latencies() {
+			s := &l.Latency.RTT
+			cells := []string{n, l.Name, strconv.FormatUint(s.Count, 10), micros(s.P50), micros(s.P90), micros(s.P99), micros(s.Max), "", ""}
+			if j == 0 {
+				cells[7], cells[8] = strconv.FormatUint(rc.NotGranted, 10), strconv.FormatUint(rc.Retries, 10)
+			}
+			recalls.Rows = append(recalls.Rows, row{Cells: cells, Odd: i%2 == 1})
+		}
+	}
+	return cbs, recalls
 }
 
 func errorsTable(r *results.Run) table {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -278,4 +279,72 @@ func writeFanIn(w io.Writer, p *Point) error {
 		fmt.Fprintf(w, "  failed: rank %d (host %s): %s\n", x.Rank, x.Host, x.Cause)
 	}
 	return nil
+}
+
+// MergeCallbacks merges the callbacks rows of several points (the ranks' of a fan-in): a row
+// per procedure any of them had, in their order, histograms added exactly and errors summed.
+// A row without a histogram cannot be merged exactly and is an error.
+func MergeCallbacks(parts [][]ProcStats) ([]ProcStats, error) {
+	var out []ProcStats
+	var sums [][]Summary
+	var hists [][]string
+	var errs []uint64
+	for k, part := range parts {
+		prev := -1
+		for _, c := range part {
+			if c.Histogram == "" {
+				return nil, fmt.Errorf("merge callbacks: part %d: %s has no histogram", k, c.Procedure)
+			}
+			i := slices.IndexFunc(out, func(o ProcStats) bool { return o.Procedure == c.Procedure })
+			if i < 0 {
+				// After the part's previous row, so that parts in one table order keep it.
+				i = prev + 1
+				out = slices.Insert(out, i, ProcStats{Procedure: c.Procedure})
+				sums, hists, errs = slices.Insert(sums, i, nil), slices.Insert(hists, i, nil), slices.Insert(errs, i, 0)
+			}
+			sums[i], hists[i] = append(sums[i], c.RTT), append(hists[i], c.Histogram)
+			errs[i] += c.Errors
+			prev = i
+		}
+	}
+	for i := range out {
+		var err error
+		if out[i].RTT, out[i].Histogram, err = MergeSummaries(sums[i], hists[i]); err != nil {
+			return nil, fmt.Errorf("merge callbacks: %s: %w", out[i].Procedure, err)
+		}
+		out[i].Errors = errs[i]
+	}
+	return out, nil
+}
+
+// MergeRecalls merges the recall measurements of several points (nil: none), counts summed
+// and latencies' histograms added exactly; nil when none has one.
+func MergeRecalls(parts []*Recalls) (*Recalls, error) {
+	var m *Recalls
+	var sums [numRecallLats][]Summary
+	var hists [numRecallLats][]string
+	for _, rc := range parts {
+		if rc == nil {
+			continue
+		}
+		if m == nil {
+			m = &Recalls{}
+		}
+		m.Count += rc.Count
+		m.NotGranted += rc.NotGranted
+		m.Retries += rc.Retries
+		for i, l := range rc.Latencies() {
+			sums[i], hists[i] = append(sums[i], l.Latency.RTT), append(hists[i], l.Latency.Histogram)
+		}
+	}
+	if m == nil {
+		return nil, nil
+	}
+	for i, l := range m.Latencies() {
+		var err error
+		if l.Latency.RTT, l.Latency.Histogram, err = MergeSummaries(sums[i], hists[i]); err != nil {
+			return nil, fmt.Errorf("merge recalls: %s: %w", l.Name, err)
+		}
+	}
+	return m, nil
 }

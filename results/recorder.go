@@ -19,7 +19,8 @@ const MaxErrorMessages = 3
 // Recorder records one worker's measurements of one point. It is not safe for concurrent
 // use: give each worker goroutine its own and Summarize them together at the end. Record,
 // Fail and Totals do not allocate (Fail allocates only for its first MaxErrorMessages texts
-// of a kind and for a new kind), so they can run on the polling path.
+// of a kind and for a new kind), nor do RecordProc, RecordCallback, RecordRecall and their
+// failures after SetProcedures and SetCallbacks, so they can run on the polling path.
 //
 // A Recorder is large (one HDR histogram per class, about 230 KB each): make it before the
 // loop and Reset it between points.
@@ -37,6 +38,34 @@ type Recorder struct {
 	// procs, when the point is a mix of several procedures, break it down by procedure
 	// (SetProcedures).
 	procs []procRec
+	// cbs are the peer's calls over the backchannel, by callback procedure (SetCallbacks).
+	cbs []procRec
+	// recalls, notGranted and retries count the delegation-recall measurement, whose
+	// latencies recallLat holds (nil until SetCallbacks or the first RecordRecall).
+	recalls, notGranted, retries uint64
+	recallLat                    *recallRec
+}
+
+// The latencies of a delegation recall, as Recalls orders them.
+const (
+	latRecall = iota
+	latDelegReturn
+	latConflict
+	numRecallLats
+)
+
+// recallRec holds a Recorder's recall latencies.
+type recallRec struct {
+	hist [numRecallLats]*hdr.Histogram
+	mom  [numRecallLats]moments
+}
+
+func newRecallRec() *recallRec {
+	rr := &recallRec{}
+	for i := range rr.hist {
+		rr.hist[i] = NewHistogram()
+	}
+	return rr
 }
 
 // procRec is one procedure's share of a Recorder.
@@ -76,6 +105,62 @@ func (r *Recorder) FailProc(i int) {
 	}
 }
 
+// SetCallbacks makes r count the calls the peer makes over the backchannel: names[i] is the
+// callback procedure numbered i, as RecordCallback and FailCallback number it. Call it before
+// recording, with the same names on every Recorder of a point; it allocates a histogram per
+// procedure and those of the recall measurement, so that recording allocates nothing.
+func (r *Recorder) SetCallbacks(names []string) {
+	r.cbs = make([]procRec, len(names))
+	for i, n := range names {
+		r.cbs[i] = procRec{name: n, hist: NewHistogram()}
+	}
+	if r.recallLat == nil {
+		r.recallLat = newRecallRec()
+	}
+}
+
+// RecordCallback adds a callback of procedure i answered successfully: ns from the call's
+// arrival to the completion of the reply's Send. It does nothing without SetCallbacks and
+// allocates nothing; a time outside 0..100 s is recorded at the nearest end.
+func (r *Recorder) RecordCallback(i int, ns int64) {
+	if i < 0 || i >= len(r.cbs) {
+		return
+	}
+	v := min(max(ns, 0), HistogramHighest)
+	c := &r.cbs[i]
+	c.mom.add(v)
+	_ = c.hist.RecordValue(v)
+}
+
+// FailCallback counts a callback of procedure i answered with a failure.
+func (r *Recorder) FailCallback(i int) {
+	if i >= 0 && i < len(r.cbs) {
+		r.cbs[i].errs++
+	}
+}
+
+// RecordRecall records one delegation recalled and returned: recallNs from sending the
+// conflicting OPEN to CB_RECALL's arrival, delegReturnNs the DELEGRETURN's round trip,
+// conflictNs from first sending the conflicting OPEN to its success, and the retries it took
+// (NFS4ERR_DELAY answers). Times outside 0..100 s are recorded at the nearest end. It
+// allocates only on a Recorder without SetCallbacks, at its first recall.
+func (r *Recorder) RecordRecall(recallNs, delegReturnNs, conflictNs int64, retries uint64) {
+	if r.recallLat == nil {
+		r.recallLat = newRecallRec()
+	}
+	rr := r.recallLat
+	for i, ns := range [numRecallLats]int64{recallNs, delegReturnNs, conflictNs} {
+		v := min(max(ns, 0), HistogramHighest)
+		rr.mom[i].add(v)
+		_ = rr.hist[i].RecordValue(v)
+	}
+	r.recalls++
+	r.retries += retries
+}
+
+// RecallNotGranted counts an OPEN that asked for a read delegation and got none.
+func (r *Recorder) RecallNotGranted() { r.notGranted++ }
+
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
 	r := &Recorder{}
@@ -98,6 +183,18 @@ func (r *Recorder) Reset() {
 		p := &r.procs[i]
 		p.hist.Reset()
 		p.mom, p.errs = moments{}, 0
+	}
+	for i := range r.cbs {
+		c := &r.cbs[i]
+		c.hist.Reset()
+		c.mom, c.errs = moments{}, 0
+	}
+	r.recalls, r.notGranted, r.retries = 0, 0, 0
+	if rr := r.recallLat; rr != nil {
+		for i := range rr.hist {
+			rr.hist[i].Reset()
+		}
+		rr.mom = [numRecallLats]moments{}
 	}
 }
 
@@ -181,23 +278,30 @@ func (r *Recorder) merge(o *Recorder) error {
 	r.rpcs += o.rpcs
 	r.payload += o.payload
 	r.clamped += o.clamped
-	if len(r.procs) == 0 && len(o.procs) > 0 {
-		names := make([]string, len(o.procs))
-		for i := range o.procs {
-			names[i] = o.procs[i].name
-		}
-		r.SetProcedures(names)
+	if err := mergeProcs(&r.procs, o.procs, "procedure", r.SetProcedures); err != nil {
+		return err
 	}
-	for i := range o.procs {
-		if i >= len(r.procs) || r.procs[i].name != o.procs[i].name {
-			return fmt.Errorf("merge recorders: procedure %d is %q here, %q there", i, o.procs[i].name, r.procs[min(i, len(r.procs)-1)].name)
+	if err := mergeProcs(&r.cbs, o.cbs, "callback", func(names []string) {
+		r.cbs = make([]procRec, len(names))
+		for i, n := range names {
+			r.cbs[i] = procRec{name: n, hist: NewHistogram()}
 		}
-		p := &r.procs[i]
-		if d := p.hist.Merge(o.procs[i].hist); d != 0 {
-			return fmt.Errorf("merge recorders: %d samples dropped", d)
+	}); err != nil {
+		return err
+	}
+	r.recalls += o.recalls
+	r.notGranted += o.notGranted
+	r.retries += o.retries
+	if o.recallLat != nil {
+		if r.recallLat == nil {
+			r.recallLat = newRecallRec()
 		}
-		p.mom.merge(&o.procs[i].mom)
-		p.errs += o.procs[i].errs
+		for i := range o.recallLat.hist {
+			if d := r.recallLat.hist[i].Merge(o.recallLat.hist[i]); d != 0 {
+				return fmt.Errorf("merge recorders: %d samples dropped", d)
+			}
+			r.recallLat.mom[i].merge(&o.recallLat.mom[i])
+		}
 	}
 	for _, e := range o.errs {
 		r.nerrs += e.Count
@@ -218,13 +322,42 @@ func (r *Recorder) merge(o *Recorder) error {
 	return nil
 }
 
+// mergeProcs adds the per-procedure shares o into *r, first making *r's with set when it has
+// none; what names the table in errors ("procedure", "callback").
+func mergeProcs(r *[]procRec, o []procRec, what string, set func([]string)) error {
+	if len(*r) == 0 && len(o) > 0 {
+		names := make([]string, len(o))
+		for i := range o {
+			names[i] = o[i].name
+		}
+		set(names)
+	}
+	for i := range o {
+		if i >= len(*r) || (*r)[i].name != o[i].name {
+			here := ""
+			if i < len(*r) {
+				here = (*r)[i].name
+			}
+			return fmt.Errorf("merge recorders: %s %d is %q here, %q there", what, i, o[i].name, here)
+		}
+		p := &(*r)[i]
+		if d := p.hist.Merge(o[i].hist); d != 0 {
+			return fmt.Errorf("merge recorders: %d samples dropped", d)
+		}
+		p.mom.merge(&o[i].mom)
+		p.errs += o[i].errs
+	}
+	return nil
+}
+
 // ErrNoRecorders is returned by Summarize when given no recorders.
 var ErrNoRecorders = errors.New("summarize: no recorders")
 
 // Summarize merges the recorders of one point's workers (they are not modified) and returns
 // the point: its params, start and end, duration (end minus start, by the monotonic clock
 // when both come from time.Now in this process), RTT summaries and histograms overall and
-// per class, error counts and throughput. The caller fills in Complete, Negotiated, Ops,
+// per class, error counts and throughput, and the callbacks and recalls recorded (each
+// only when any was). The caller fills in Complete, Negotiated, Ops,
 // Intervals and CPU. Samples clamped into the histogram's range are reported as an error of
 // kind "rtt_out_of_range".
 func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, error) {
@@ -288,6 +421,31 @@ func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, e
 			}
 			p.Procedures = append(p.Procedures, ProcStats{Procedure: pr.name, RTT: summarize(&pr.mom, pr.hist), Errors: pr.errs})
 		}
+	}
+	for i := range all.cbs {
+		c := &all.cbs[i]
+		if c.mom.n == 0 && c.errs == 0 {
+			continue
+		}
+		enc, err := EncodeHistogram(c.hist)
+		if err != nil {
+			return Point{}, err
+		}
+		p.Callbacks = append(p.Callbacks, ProcStats{Procedure: c.name, RTT: summarize(&c.mom, c.hist), Histogram: enc, Errors: c.errs})
+	}
+	if all.recalls > 0 || all.notGranted > 0 {
+		rc := &Recalls{Count: all.recalls, NotGranted: all.notGranted, Retries: all.retries}
+		rr := all.recallLat
+		if rr == nil {
+			rr = newRecallRec()
+		}
+		for i, l := range [numRecallLats]*Latency{&rc.Recall, &rc.DelegReturn, &rc.Conflict} {
+			l.RTT = summarize(&rr.mom[i], rr.hist[i])
+			if l.Histogram, err = EncodeHistogram(rr.hist[i]); err != nil {
+				return Point{}, err
+			}
+		}
+		p.Recalls = rc
 	}
 	p.Intervals = []Interval{}
 	return p, nil

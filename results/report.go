@@ -91,6 +91,7 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				post = strconv.Itoa(p.Round) + "\t"
 			}
 			errs := strconv.FormatUint(nerr, 10)
+			missing = missing || backchannelMissing(&p)
 			row := func(class string, s *Summary, rate string) {
 				missing = missing || s.Count > 0 && (s.P50 == nil || s.P90 == nil || s.P99 == nil || s.P999 == nil)
 				fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", pre, class, s.Count,
@@ -167,6 +168,11 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		}
 		for i := range r.Points {
 			if err := writeFanIn(w, &r.Points[i]); err != nil {
+				return err
+			}
+		}
+		for i := range r.Points {
+			if err := writeBackchannel(w, &r.Points[i]); err != nil {
 				return err
 			}
 		}

@@ -18,8 +18,8 @@ import (
 // Point.PeerOpsInferred; version 3 added Point.GC; version 4 Pollers[].Turnaround; version 5
 // added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
 // Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
-// Point.FanIn.
-const SchemaVersion = 6
+// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls.
+const SchemaVersion = 7
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -108,6 +108,13 @@ type Point struct {
 	// Procedures break the RPCs of a mix of several procedures down by procedure, in the
 	// program's table order; absent for a point of one procedure.
 	Procedures []ProcStats `json:"procedures,omitempty"`
+	// Callbacks are the calls the peer made to this requester over the point's connections
+	// (RFC 8167 reverse direction: NFSv4.1's CB_NULL, CB_COMPOUND), a row per callback
+	// procedure called, in its program's table order. They are not forward RPCs: RTT,
+	// Classes, Procedures, Errors and Throughput leave them out. Absent when none came.
+	Callbacks []ProcStats `json:"callbacks,omitempty"`
+	// Recalls is the delegation-recall measurement; absent when none was made.
+	Recalls *Recalls `json:"recalls,omitempty"`
 	// Ops counts the RDMA operations this side posted and received.
 	Ops Ops `json:"ops"`
 	// PeerOps counts those of the other side of the point's connections, when it was
@@ -332,14 +339,47 @@ type ClassStats struct {
 	Histogram string `json:"rtt_histogram"`
 }
 
-// ProcStats are the RPCs of one procedure of a mix.
+// ProcStats are the RPCs of one procedure: of a mix (Point.Procedures) or of the calls the
+// peer made back (Point.Callbacks).
 type ProcStats struct {
-	// Procedure is the procedure's name in its program's table ("read", "echo").
+	// Procedure is the procedure's name in its program's table ("read", "echo", "CB_NULL").
 	Procedure string `json:"procedure"`
-	// RTT summarises its successful RPCs (RTT.Count of them).
+	// RTT summarises its successful RPCs (RTT.Count of them). For a callback it is the time
+	// from the call's arrival to the completion of the Send of this side's reply.
 	RTT Summary `json:"rtt"`
-	// Errors counts its failed RPCs; their kinds are in the point's Errors.
+	// Histogram is RTT's HDR histogram, so that rows of several points merge exactly: present
+	// in Callbacks rows; Procedures rows may carry it (this package does not write it).
+	Histogram string `json:"rtt_histogram,omitempty"`
+	// Errors counts its failed RPCs: for Procedures, their kinds are in the point's Errors;
+	// for Callbacks, the calls answered with a failure, counted here only.
 	Errors uint64 `json:"errors"`
+}
+
+// Recalls is the delegation-recall measurement of a point: this side holds a read delegation,
+// a conflicting OPEN (another session, or a local writer on the server) makes the server
+// recall it with CB_RECALL over the backchannel, and this side returns it with DELEGRETURN.
+type Recalls struct {
+	// Count is the delegations recalled and returned: the samples of each latency below.
+	Count uint64 `json:"count"`
+	// NotGranted counts the OPENs that asked for a read delegation and got none (nothing to
+	// recall: no sample).
+	NotGranted uint64 `json:"not_granted"`
+	// Retries counts the conflicting OPENs answered NFS4ERR_DELAY while the recall ran.
+	Retries uint64 `json:"retries"`
+	// Recall is the time from sending the conflicting OPEN to the arrival of CB_RECALL.
+	Recall Latency `json:"recall"`
+	// DelegReturn is the round trip of this side's DELEGRETURN.
+	DelegReturn Latency `json:"delegreturn"`
+	// Conflict is the time from first sending the conflicting OPEN to its success, its
+	// NFS4ERR_DELAY retries included.
+	Conflict Latency `json:"conflict"`
+}
+
+// Latency is a set of latencies that is not a point's forward RPCs: its summary and HDR
+// histogram (Count samples of Recalls each).
+type Latency struct {
+	RTT       Summary `json:"rtt"`
+	Histogram string  `json:"rtt_histogram"`
 }
 
 // Ops counts RDMA operations by opcode, as this side posted them (Send, SendInv, Write, Read,

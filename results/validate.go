@@ -79,6 +79,21 @@ func (r *Run) Validate() error {
 		if r.SchemaVersion < 6 && r.Points[i].FanIn != nil {
 			return fieldErr(fmt.Sprintf("points[%d].fanin", i), "not in schema_version %d (added in 6)", r.SchemaVersion)
 		}
+		if pt := &r.Points[i]; r.SchemaVersion < 7 {
+			set := pt.Callbacks != nil || pt.Recalls != nil
+			name := "callbacks"
+			if pt.Callbacks == nil {
+				name = "recalls"
+			}
+			for j := range pt.Procedures {
+				if !set && pt.Procedures[j].Histogram != "" {
+					set, name = true, fmt.Sprintf("procedures[%d].rtt_histogram", j)
+				}
+			}
+			if set {
+				return fieldErr(fmt.Sprintf("points[%d].%s", i, name), "not in schema_version %d (added in 7)", r.SchemaVersion)
+			}
+		}
 		for j, u := range r.Points[i].Pollers {
 			if r.SchemaVersion < 4 && u.Turnaround != nil {
 				return fieldErr(fmt.Sprintf("points[%d].pollers[%d].turnaround", i, j), "not in schema_version %d (added in 4)", r.SchemaVersion)
@@ -173,13 +188,25 @@ func (p *Point) validate(f string) error {
 			return fieldErr(pf+"procedure", "%q empty or listed twice", ps.Procedure)
 		}
 		procs[ps.Procedure] = true
-		if err := checkSummary(pf+"rtt.", &ps.RTT, "", ""); err != nil {
+		hf := pf + "rtt_histogram"
+		if ps.Histogram == "" {
+			hf = ""
+		}
+		if err := checkSummary(pf+"rtt.", &ps.RTT, hf, ps.Histogram); err != nil {
 			return err
 		}
 		sum += ps.RTT.Count
 	}
 	if len(p.Procedures) > 0 && sum != p.RTT.Count {
 		return fieldErr(f+"procedures", "RTT counts add up to %d, rtt.count is %d", sum, p.RTT.Count)
+	}
+	if err := validateCallbacks(f, p.Callbacks); err != nil {
+		return err
+	}
+	if p.Recalls != nil {
+		if err := p.Recalls.validate(f + "recalls."); err != nil {
+			return err
+		}
 	}
 	for i, e := range p.Errors {
 		if e.Kind == "" {
@@ -213,6 +240,52 @@ func (p *Point) validate(f string) error {
 			if _, err := DecodeHistogram(iv.Histogram); err != nil {
 				return fieldErr(fi+"rtt_histogram", "%v", err)
 			}
+		}
+	}
+	return nil
+}
+
+// validateCallbacks checks a point's callbacks rows: named once each, holding a call, their
+// summaries consistent with their histograms.
+func validateCallbacks(f string, cbs []ProcStats) error {
+	seen := map[string]bool{}
+	for i := range cbs {
+		c := &cbs[i]
+		cf := fmt.Sprintf("%scallbacks[%d].", f, i)
+		if c.Procedure == "" || seen[c.Procedure] {
+			return fieldErr(cf+"procedure", "%q empty or listed twice", c.Procedure)
+		}
+		seen[c.Procedure] = true
+		if c.RTT.Count == 0 && c.Errors == 0 {
+			return fieldErr(cf+"rtt.count", "0 and no errors: a row is only for a procedure the peer called")
+		}
+		hf := cf + "rtt_histogram"
+		if c.Histogram == "" {
+			hf = ""
+		}
+		if err := checkSummary(cf+"rtt.", &c.RTT, hf, c.Histogram); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks a recall measurement: something measured, each latency one sample per
+// recall, summaries consistent with their histograms.
+func (rc *Recalls) validate(f string) error {
+	if rc.Count == 0 && rc.NotGranted == 0 {
+		return fieldErr(f+"count", "0 with not_granted 0: present only when a recall was measured or a delegation refused")
+	}
+	if rc.Count == 0 && rc.Retries > 0 {
+		return fieldErr(f+"retries", "%d with count 0: retries are counted by the recalls they delayed", rc.Retries)
+	}
+	for _, l := range rc.Latencies() {
+		lf := f + l.Name + "."
+		if l.Latency.RTT.Count != rc.Count {
+			return fieldErr(lf+"rtt.count", "%d, count is %d: one sample per recall", l.Latency.RTT.Count, rc.Count)
+		}
+		if err := checkSummary(lf+"rtt.", &l.Latency.RTT, lf+"rtt_histogram", l.Latency.Histogram); err != nil {
+			return err
 		}
 	}
 	return nil
