@@ -25,6 +25,7 @@
 //	                           open_delegation4 (NONE | READ {stateid4; bool recall; nfsace4} |
 //	                           WRITE {stateid4; bool recall; nfs_space_limit4; nfsace4} | NONE_EXT {why; [bool]})
 //	CLOSE (4)            args: seqid4 0; stateid4                        ok: stateid4
+//	DELEGRETURN (8)      args: stateid4                                  result: status
 //	READ (25)            args: stateid4; offset4; count4                 ok: bool eof; opaque data<>
 //	WRITE (38)           args: stateid4; offset4; stable_how4; opaque data<>
 //	                     ok:   count4; stable_how4 committed; verifier4
