@@ -302,7 +302,7 @@ func (c *Codec) seqSlot(slot int) *uint32 {
 // sequence starts a COMPOUND of the session in b with SEQUENCE on slot.
 func (c *Codec) sequence(cp *Compound, b []byte, slot int) {
 	cp.Start(b, nil)
-	highest := max(c.slots, len(c.seq), 1) - 1
+	highest := max(c.slots, 1) - 1
 	cp.Sequence(&SequenceArgs{SessionID: c.session, SequenceID: *c.seqSlot(slot) + 1,
 		SlotID: uint32(slot), HighestSlotID: uint32(max(highest, slot))})
 }
