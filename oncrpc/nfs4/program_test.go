@@ -34,7 +34,7 @@ func newTestConn(t testing.TB, largest int) *Codec {
 
 // converse runs c's conversation against s until Next says it is over, failing the test on
 // an error.
-func converse(t *testing.T, s *fakeServer, c *Codec, closing bool) {
+func converse(t testing.TB, s *fakeServer, c *Codec, closing bool) {
 	t.Helper()
 	for range 20 {
 		proc, size, ok := c.Next(closing)
@@ -225,7 +225,7 @@ func TestConversationErrors(t *testing.T) {
 }
 
 // setUp returns a connection set up against a fake server.
-func setUp(t *testing.T) (*fakeServer, *Codec) {
+func setUp(t testing.TB) (*fakeServer, *Codec) {
 	s := newFakeServer(t)
 	c := newTestConn(t, 4096)
 	converse(t, s, c, false)
