@@ -211,18 +211,18 @@ func (*Codec) Program() *rpcproto.Program { return Prog }
 // Owners and groups are bounded as the Linux client bounds them (IDMAP_NAMESZ).
 const (
 	ownerMax    = 128
-	resHdr      = 12                                  // status, empty tag, count
-	seqRes      = 8 + SessionIDLen + 20               // SEQUENCE4resok
-	statusRes   = 8                                   // PUTFH, LOOKUP, ...
-	getfhRes    = 8 + 4 + MaxFH                       //
-	fattrMax    = 16 + 4 + 104 + 2*(4+ownerMax)       // the attributes of StatAttrs
-	getattrRes  = 8 + fattrMax                        //
+	resHdr      = 12                    // status, empty tag, count
+	seqRes      = 8 + SessionIDLen + 20 // SEQUENCE4resok
+	statusRes   = 8                     // PUTFH, LOOKUP, ...
+	getfhRes    = 8 + 4 + MaxFH
+	fattrMax    = 16 + 4 + 104 + 2*(4+ownerMax) // the attributes of StatAttrs
+	getattrRes  = 8 + fattrMax
 	delegMax    = 4 + 16 + 4 + 12 + 12 + 4 + ownerMax // a WRITE delegation
-	openRes     = 8 + 16 + 20 + 4 + 16 + delegMax     //
-	closeRes    = 8 + 16                              //
-	readPrefix  = 8 + 4 + 4                           // status, eof, data's length
-	writeRes    = 8 + 4 + 4 + VerfSize                //
-	commitRes   = 8 + VerfSize                        //
+	openRes     = 8 + 16 + 20 + 4 + 16 + delegMax
+	closeRes    = 8 + 16
+	readPrefix  = 8 + 4 + 4 // status, eof, data's length
+	writeRes    = 8 + 4 + 4 + VerfSize
+	commitRes   = 8 + VerfSize
 	exchangeRes = 8 + 28 + 2*(4+MaxOpaque) + 4 + 2*(4+MaxOpaque) + 12
 	sessionRes  = 8 + SessionIDLen + 8 + 2*32
 	seqHdr      = resHdr + seqRes // every result of a session starts so
