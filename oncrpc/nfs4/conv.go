@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -19,7 +20,8 @@ const (
 	stScratch
 	stOpenRead
 	stOpenWrite
-	stReady // set up: the measured calls run
+	stCheckFile // with Verify: File holds the pattern
+	stReady     // set up: the measured calls run
 	stCloseRead
 	stCloseWrite
 	stDestroySession
@@ -83,7 +85,7 @@ func (c *Codec) Session() (SessionID, uint64) { return c.session, c.clientID }
 // was done.
 func (c *Codec) Next(closing bool) (proc, size int, ok bool) {
 	if !closing {
-		if c.step == stRootFH && c.cfg.LargestRead < 0 {
+		if c.step == stRootFH && c.cfg.LargestRead < 0 || c.step == stCheckFile && (!c.cfg.Verify || c.cfg.LargestRead == 0) {
 			c.step = stReady
 		}
 		if c.step >= stReady {
@@ -139,6 +141,8 @@ func (c *Codec) stepName() string {
 		return "OPEN " + c.cfg.File
 	case stOpenWrite:
 		return "OPEN " + c.cfg.Scratch
+	case stCheckFile:
+		return "READ " + c.cfg.File
 	case stCloseRead:
 		return "CLOSE " + c.cfg.File
 	case stCloseWrite:
@@ -220,6 +224,9 @@ func (c *Codec) encodeStep(b []byte, slot int) (int, error) {
 			cp.PutFH(c.root.fh())
 			cp.Open(&OpenArgs{ShareAccess: ShareAccessWrite | ShareAccessWantNoDeleg, ClientID: c.clientID,
 				Owner: setupOwner, Name: c.cfg.scratch})
+		case stCheckFile:
+			cp.PutFH(c.file.fh())
+			cp.Read(&ReadArgs{Stateid: c.readState, Count: uint32(c.checkLen())})
 		case stCloseRead:
 			cp.PutFH(c.file.fh())
 			cp.Close(&c.readState)
@@ -253,6 +260,8 @@ func (c *Codec) stepSizes() (args, prefix, results int) {
 		results = seqHdr + 2*statusRes + getfhRes + getattrRes
 	case stOpenRead, stOpenWrite:
 		results = seqHdr + statusRes + openRes
+	case stCheckFile:
+		results = seqHdr + statusRes + readPrefix + pad4(c.checkLen())
 	case stCloseRead, stCloseWrite:
 		results = seqHdr + statusRes + closeRes
 	}
@@ -356,6 +365,17 @@ func (c *Codec) stepResults(r *CompoundRes, slot int) (Status, error) {
 		} else {
 			c.writeState = o.Stateid
 		}
+	case stCheckFile:
+		if st, err := r.Op(OpPutFH); err != nil || st != OK {
+			return st, err
+		}
+		var rd ReadRes
+		if err := r.Read(&rd); err != nil || rd.Status != OK {
+			return rd.Status, err
+		}
+		if len(rd.Data) != c.checkLen() || benchprog.Verify(rd.Data, benchprog.FileSeed, 0) >= 0 {
+			return OK, fmt.Errorf("%s does not hold the benchmark pattern (benchprog.FileSeed) that --verify checks reads against", c.cfg.File)
+		}
 	case stCloseRead, stCloseWrite:
 		if st, err := r.Op(OpPutFH); err != nil || st != OK {
 			return st, err
@@ -365,6 +385,12 @@ func (c *Codec) stepResults(r *CompoundRes, slot int) (Status, error) {
 	}
 	return OK, nil
 }
+
+// checkLen is how much of File the setup reads to check its pattern.
+func (c *Codec) checkLen() int { return min(checkRead, max(c.cfg.LargestRead, 0)) }
+
+// checkRead bounds the setup's READ of File: a reply well inside any inline threshold.
+const checkRead = 512
 
 // lookupResults decodes PUTROOTFH, LOOKUP, GETFH and GETATTR of the read or the scratch file.
 func (c *Codec) lookupResults(r *CompoundRes) (Status, error) {

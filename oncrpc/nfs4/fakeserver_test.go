@@ -226,6 +226,7 @@ type fakeServer struct {
 	calls   []fcall
 	size    uint64 // the read file's size
 	deleg   bool   // grant read delegations when asked
+	other   bool   // the read file does not hold the pattern
 }
 
 func newFakeServer(t testing.TB) *fakeServer {
@@ -300,6 +301,9 @@ func (s *fakeServer) answer(call []byte) []byte {
 		case OpRead:
 			data := make([]byte, c.readCount)
 			benchprog.Fill(data, benchprog.FileSeed, c.readOff)
+			if s.other {
+				data[len(data)-1] ^= 1
+			}
 			res.u32(0).u32(0).opaque(data)
 		case OpWrite:
 			res.u32(0).u32(uint32(len(c.writeData))).u32(c.writeStable).u64(0x0102030405060708)

@@ -84,7 +84,8 @@ type Config struct {
 	// Owner prefixes the client owner (EXCHANGE_ID's co_ownerid): each connection appends
 	// "/" and its number, so that every connection is a client of its own.
 	Owner string
-	// Verify asks READ's data to be checked against the pattern and WRITE's to carry it.
+	// Verify says the run verifies payloads: setting up, a connection checks that File
+	// begins with the pattern (when the mix reads).
 	Verify bool
 	// Cred is the calls' credential; an AUTH_SYS one is also the callbacks' (cb_sec_parms),
 	// as the Linux client sets it.

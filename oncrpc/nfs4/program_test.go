@@ -192,6 +192,32 @@ func TestConversationPartial(t *testing.T) {
 	}
 }
 
+// With verify, setting up reads the beginning of File to check that it holds the pattern.
+func TestConversationVerify(t *testing.T) {
+	for _, other := range []bool{false, true} {
+		s := newFakeServer(t)
+		s.other = other
+		c := New(Config{File: "f", Scratch: "s", LargestRead: 100, Verify: true}).NewConn().(*Codec)
+		c.Start(testInfo)
+		var err error
+		for range 20 {
+			if _, _, ok := c.Next(false); !ok {
+				break
+			}
+			if _, err = s.call(c, PSession, 0, 0); err != nil {
+				break
+			}
+		}
+		last := s.calls[len(s.calls)-1]
+		if got := opNamesOf(s.calls[len(s.calls)-1:]); got[0] != "SEQUENCE PUTFH READ" || last.readCount != 100 || last.readOff != 0 || last.fhs[0] != "FILE" {
+			t.Fatalf("last call %q %+v", got, last)
+		}
+		if other != (err != nil) || other && !strings.Contains(err.Error(), "f does not hold the benchmark pattern") {
+			t.Fatalf("other data %v: %v", other, err)
+		}
+	}
+}
+
 func TestConversationErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
