@@ -131,6 +131,7 @@ func (s *callbacks) check(a *CBSequenceArgs) Status {
 var (
 	errCBNotSupp = rpcproto.NewResultError("cb_notsupp", "NFSv4.1 CB_COMPOUND: a callback this client does not implement (NFS4ERR_NOTSUPP)")
 	errCBIllegal = rpcproto.NewResultError("cb_op_illegal", "NFSv4.1 CB_COMPOUND: an operation no callback has (CB_ILLEGAL)")
+	errCBOther   = rpcproto.NewResultError("cb_other", "NFSv4.1 CB_COMPOUND: answered a status this client does not name")
 )
 
 // cbErrs are the failures of a CB_COMPOUND by status, made once.
@@ -143,4 +144,9 @@ var cbErrs = func() map[Status]*rpcproto.ResultError {
 	return m
 }()
 
-func cbError(st Status) error { return cbErrs[st] }
+func cbError(st Status) error {
+	if e, ok := cbErrs[st]; ok {
+		return e
+	}
+	return errCBOther
+}
