@@ -19,6 +19,10 @@ const (
 	patternStep4 uint64 = 0x78dde6e5fd29f054
 )
 
+// FileSeed is the seed of the content of a file prepared for READ verification (by NFSv3
+// and NFSv4.1 alike): the pattern at every file offset.
+const FileSeed = 0x6e667333 // "nfs3"
+
 func mix(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9

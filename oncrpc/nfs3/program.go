@@ -65,7 +65,7 @@ type Files struct {
 }
 
 // PatternSeed is the seed of the content of a file prepared for READ verification.
-const PatternSeed = 0x6e667333 // "nfs3"
+const PatternSeed = benchprog.FileSeed
 
 // WriteSpan bounds the scratch file: a WRITE goes to one of the slots of its size in the
 // first WriteSpan bytes (to offset 0 when it is larger).

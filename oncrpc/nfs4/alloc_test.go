@@ -1,6 +1,7 @@
 package nfs4
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/testutil"
@@ -162,4 +163,56 @@ func BenchmarkCodec(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The measured procedures' EncodeArgs, Sizes and DecodeResults, and the callback service's
+// Serve, allocate nothing.
+func TestProgramZeroAllocs(t *testing.T) {
+	s, c := setUp(t)
+	const slot = 1
+	type call struct {
+		proc, size int
+		b, reply   []byte
+	}
+	var calls []call
+	for _, p := range [][2]int{{PNull, 0}, {PGetattr, 0}, {PLookup, 0}, {PRead, 4096}, {PWrite, 4096}, {PWriteSync, 4096},
+		{PCommit, 0}, {PReaddir, 8192}, {POpenClose, 0}} {
+		args, _, _ := c.Sizes(p[0], p[1])
+		b := make([]byte, args)
+		if p[0] == PNull {
+			calls = append(calls, call{p[0], p[1], b, nil})
+			continue
+		}
+		c.EncodeArgs(b, p[0], p[1], slot, 0, true)
+		reply := s.answer(b)
+		if _, err := c.DecodeResults(p[0], slot, reply, nil, p[1], 0, true); err != nil {
+			t.Fatalf("%s: %v", Prog.Procs[p[0]].Name, err)
+		}
+		calls = append(calls, call{p[0], p[1], b, reply})
+	}
+	svc := c.Service()
+	cb := testutil.Unhex(t, cbHdr+"00000002"+cbSeq(sessHex, "00000001", "00000000")+cbRecall)
+	res := make([]byte, 512)
+	a := testing.AllocsPerRun(100, func() {
+		for _, cl := range calls {
+			c.Sizes(cl.proc, cl.size)
+			c.EncodeArgs(cl.b, cl.proc, cl.size, slot, 0, true)
+			if cl.reply != nil {
+				binary.BigEndian.PutUint32(cl.reply[12+8+16:], c.seq[slot]+1) // the sequenceid the call sent
+			}
+			if _, err := c.DecodeResults(cl.proc, slot, cl.reply, nil, cl.size, 0, true); err != nil {
+				panic(err)
+			}
+		}
+		binary.BigEndian.PutUint32(cb[16+4+16:], c.cb.seq[0]+1)
+		if n, err := svc.Serve(CBProcCompound, cb, res); n == 0 || err != nil {
+			panic(err)
+		}
+		if _, _, ok := c.Recall(); !ok {
+			panic("no recall")
+		}
+	})
+	if a != 0 {
+		t.Errorf("%v allocs per run", a)
+	}
 }

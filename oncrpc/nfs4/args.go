@@ -221,6 +221,13 @@ type ReadArgs struct {
 	Count   uint32
 }
 
+// DelegReturn encodes DELEGRETURN of the delegation s on the current file.
+func (c *Compound) DelegReturn(s *Stateid) {
+	if off, ok := c.op(OpDelegReturn, 16); ok {
+		putStateid(c.b, off, s)
+	}
+}
+
 // Read encodes READ.
 func (c *Compound) Read(a *ReadArgs) {
 	if off, ok := c.op(OpRead, 28); ok {

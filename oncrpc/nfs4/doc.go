@@ -25,6 +25,7 @@
 //	                           open_delegation4 (NONE | READ {stateid4; bool recall; nfsace4} |
 //	                           WRITE {stateid4; bool recall; nfs_space_limit4; nfsace4} | NONE_EXT {why; [bool]})
 //	CLOSE (4)            args: seqid4 0; stateid4                        ok: stateid4
+//	DELEGRETURN (8)      args: stateid4                                  result: status
 //	READ (25)            args: stateid4; offset4; count4                 ok: bool eof; opaque data<>
 //	WRITE (38)           args: stateid4; offset4; stable_how4; opaque data<>
 //	                     ok:   count4; stable_how4 committed; verifier4
@@ -57,6 +58,27 @@
 // stream (RFC 8166 section 3.4.1) ends the item with its length word and continues with the
 // next operation. Compound.WriteReduced encodes a WRITE so and Compound.DDP returns the
 // item's position; CompoundRes.DecodeReduced takes the READ data from the Write chunk.
+//
+// # The program
+//
+// Prog and Codec make NFSv4.1 a program of package rpcproto, with nfs3's procedure names and
+// presets. Codec is a Conversation: every connection is a client of its own (EXCHANGE_ID
+// with Config.Owner and the connection's number), with a session whose fore channel has a
+// slot per requester credit (ca_maxrequests, ca_rdma_ird) and whose back channel is the
+// connection (CREATE_SESSION4_FLAG_CONN_BACK_CHAN, a slot per reverse credit, callbacks
+// inline); it then sends RECLAIM_COMPLETE, finds the root, File and Scratch, and opens File
+// for reading and Scratch for writing without delegations. Every call after CREATE_SESSION
+// starts with SEQUENCE on the requester's slot with that slot's next sequenceid; Slots is
+// the session's slot count. Closing, it closes both files and destroys the session and the
+// client ID (each alone in its COMPOUND, as Linux sends them). NFS4ERR_DELAY and
+// NFS4ERR_GRACE fail a call with a Later error: the step is made again.
+//
+// The connection's Service answers CB_NULL and CB_COMPOUND: CB_SEQUENCE (RFC 8881 section
+// 20.9: our session, a back channel slot, its next or its last sequenceid), CB_RECALL
+// (answered NFS4_OK and kept for Recall, its arrival on Now's clock), any other callback
+// NFS4ERR_NOTSUPP and an undefined one CB_ILLEGAL. The Setup procedures PDelegOpen,
+// PDelegConflict, PDelegReturn and PDelegClose drive a delegation recall on the file
+// SetRecallFile names.
 //
 // # Conventions
 //

@@ -267,3 +267,62 @@ func FuzzDecodeCBCompound(f *testing.F) {
 		}
 	})
 }
+
+// Serve answers or refuses any CB_COMPOUND without panicking, and never claims more reply
+// than its buffer.
+func FuzzServe(f *testing.F) {
+	for _, s := range []string{
+		cbHdr + "00000002" + cbSeq(sessHex, "00000001", "00000000") + cbRecall,
+		cbHdr + "00000002" + cbSeq(sessHex, "00000001", "00000000") + " 00000003 ffffffff",
+		cbHdr + "00000001" + cbRecall,
+		"00000000 00000000 00000000 00000001" + cbSeq(sessHex, "00000001", "00000000"),
+	} {
+		f.Add(testutil.Unhex(f, s))
+	}
+	c := newTestConn(f, 0)
+	c.session = sess
+	svc := c.Service()
+	res := make([]byte, 256)
+	f.Fuzz(func(t *testing.T, args []byte) {
+		n, err := svc.Serve(CBProcCompound, args, res)
+		if n < 0 || n > len(res) || n == 0 && err == nil {
+			t.Fatalf("Serve: %d %v", n, err)
+		}
+	})
+}
+
+// DecodeResults of every procedure, and of every step of the conversation, takes any reply
+// without panicking.
+func FuzzDecodeResults(f *testing.F) {
+	s := newFakeServer(f)
+	c := newTestConn(f, 4096)
+	for range 20 { // set up, keeping every reply as a seed
+		if _, _, ok := c.Next(false); !ok {
+			break
+		}
+		args, _, _ := c.Sizes(PSession, 0)
+		b := make([]byte, args)
+		c.EncodeArgs(b, PSession, 0, 0, 0, false)
+		reply := s.answer(b)
+		f.Add(reply, uint8(PSession), uint8(c.step))
+		if _, err := c.DecodeResults(PSession, 0, reply, nil, 0, 0, false); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, p := range []int{PGetattr, PLookup, PRead, PWrite, PCommit, PReaddir, POpenClose} {
+		args, _, _ := c.Sizes(p, 8)
+		b := make([]byte, args)
+		c.EncodeArgs(b, p, 8, 0, 0, false)
+		f.Add(s.answer(b), uint8(p), uint8(stReady))
+	}
+	f.Fuzz(func(t *testing.T, reply []byte, proc, st uint8) {
+		c.step = step(st % uint8(stDone+1))
+		p := int(proc) % len(Prog.Procs)
+		c.seq[0] = 0
+		for _, chunk := range [][]byte{nil, make([]byte, 8)} {
+			if data, err := c.DecodeResults(p, 0, reply, chunk, 8, 0, true); err == nil && len(data) > 8 {
+				t.Fatalf("%d bytes of data", len(data))
+			}
+		}
+	})
+}

@@ -168,6 +168,7 @@ const (
 	ErrBadSlot           Status = 10053
 	ErrCompleteAlready   Status = 10054
 	ErrSeqMisordered     Status = 10063
+	ErrSequencePos       Status = 10064
 	ErrReqTooBig         Status = 10065
 	ErrRepTooBig         Status = 10066
 	ErrRepTooBigToCache  Status = 10067
@@ -195,7 +196,8 @@ var statusNames = map[Status]string{
 	ErrBadXDR: "NFS4ERR_BADXDR", ErrOpIllegal: "NFS4ERR_OP_ILLEGAL",
 	ErrBadSession: "NFS4ERR_BADSESSION", ErrBadSlot: "NFS4ERR_BADSLOT",
 	ErrCompleteAlready: "NFS4ERR_COMPLETE_ALREADY", ErrSeqMisordered: "NFS4ERR_SEQ_MISORDERED",
-	ErrReqTooBig: "NFS4ERR_REQ_TOO_BIG", ErrRepTooBig: "NFS4ERR_REP_TOO_BIG",
+	ErrSequencePos: "NFS4ERR_SEQUENCE_POS", ErrReqTooBig: "NFS4ERR_REQ_TOO_BIG",
+	ErrRepTooBig:        "NFS4ERR_REP_TOO_BIG",
 	ErrRepTooBigToCache: "NFS4ERR_REP_TOO_BIG_TO_CACHE",
 	ErrRetryUncachedRep: "NFS4ERR_RETRY_UNCACHED_REP", ErrTooManyOps: "NFS4ERR_TOO_MANY_OPS",
 	ErrOpNotInSession: "NFS4ERR_OP_NOT_IN_SESSION", ErrSeqFalseRetry: "NFS4ERR_SEQ_FALSE_RETRY",

@@ -61,6 +61,8 @@ func TestArgsExactBytes(t *testing.T) {
 			" 00000001 00000000 00000002 00000000 00000002 00000004 000001a4 00000000 00000001 66000000"},
 		// seqid 0; stateid4.
 		{"close", func(c *Compound) { c.Close(&state) }, "00000004 00000000 " + stateHex},
+		// stateid4 of the delegation.
+		{"delegreturn", func(c *Compound) { c.DelegReturn(&dstate) }, "00000008 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab"},
 		// stateid4; offset 0x100000200; count 4096.
 		{"read", func(c *Compound) { c.Read(&ReadArgs{Stateid: state, Offset: 0x100000200, Count: 4096}) },
 			"00000019 " + stateHex + " 00000001 00000200 00001000"},
@@ -695,5 +697,40 @@ func TestBitmap(t *testing.T) {
 func TestStatusString(t *testing.T) {
 	if ErrBadSession.String() != "NFS4ERR_BADSESSION" || Status(12345).String() != "NFS4ERR(12345)" {
 		t.Fatal(ErrBadSession.String(), Status(12345).String())
+	}
+}
+
+// DELEGRETURN's result is its status alone.
+func TestDelegReturnRes(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want Status
+	}{
+		{"00000000 00000000 00000002 00000016 00000000 00000008 00000000", OK},
+		// NFS4ERR_BAD_STATEID (10025).
+		{"00002729 00000000 00000002 00000016 00000000 00000008 00002729", ErrBadStateid},
+	} {
+		in := testutil.Unhex(t, tt.in)
+		var r CompoundRes
+		if err := r.Decode(in); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := r.Op(OpPutFH); err != nil || s != OK {
+			t.Fatalf("PUTFH %v %v", s, err)
+		}
+		if s, err := r.DelegReturn(); err != nil || s != tt.want {
+			t.Fatalf("DELEGRETURN %v %v, want %v", s, err, tt.want)
+		}
+		if n, err := r.Done(); err != nil || n != len(in) {
+			t.Fatalf("Done %d %v", n, err)
+		}
+	}
+	// A GETFH result where DELEGRETURN's is expected.
+	var r CompoundRes
+	if err := r.Decode(testutil.Unhex(t, "00000000 00000000 00000001 0000000a 00000000 00000000")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.DelegReturn(); !errors.Is(err, ErrOp) || !strings.Contains(err.Error(), "DELEGRETURN4res") {
+		t.Fatalf("resop mismatch: %v", err)
 	}
 }

@@ -79,6 +79,9 @@ func (r *CompoundRes) Op(op uint32) (Status, error) {
 	return s, r.end(s)
 }
 
+// DelegReturn decodes a DELEGRETURN result (its status alone).
+func (r *CompoundRes) DelegReturn() (Status, error) { return r.Op(OpDelegReturn) }
+
 // Done checks that every result was decoded and returns the offset after the body.
 func (r *CompoundRes) Done() (int, error) {
 	if r.d.Err == nil && r.i != r.N {

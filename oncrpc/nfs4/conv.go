@@ -1,0 +1,453 @@
+package nfs4
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+)
+
+// step is where a connection's Conversation stands: the call PSession makes next.
+type step uint8
+
+const (
+	stExchangeID step = iota
+	stCreateSession
+	stReclaimComplete
+	stRootFH
+	stFile
+	stScratch
+	stOpenRead
+	stOpenWrite
+	stCheckFile // with Verify: File holds the pattern
+	stReady     // set up: the measured calls run
+	stCloseRead
+	stCloseWrite
+	stDestroySession
+	stDestroyClientID
+	stDone
+)
+
+// Setup calls' constants, as the Linux client sends them for NFSv4.1 without pNFS.
+var (
+	exchangeFlags = ExchgIDFlagSuppMovedRefer | ExchgIDFlagBindPrincState
+	implID        = ImplID{Domain: []byte("github.com"), Name: []byte("rpcrdma-bench")}
+	// bootVerifier is co_verifier: a new one tells the server that the client restarted.
+	bootVerifier = func() (v Verifier) {
+		binary.BigEndian.PutUint64(v[:], uint64(start.UnixNano()))
+		return v
+	}()
+	typeSize = NewBitmap(AttrType, AttrSize)
+)
+
+// Channel attributes of CREATE_SESSION.
+const (
+	// compoundRoom is the room a COMPOUND takes besides its payload, in the fore channel's
+	// largest request and response.
+	compoundRoom = 1024
+	minChannel   = 8192
+	// foreCached is the response the server may cache per slot; calls never ask it to
+	// (cachethis false), so a small one keeps the server's memory per slot small.
+	foreCached = 512
+	foreOps    = 8
+	backOps    = 2 // CB_SEQUENCE and CB_RECALL, as the Linux client asks
+	// rdmaHeader is the RPC-over-RDMA header of an inline message without chunks
+	// (RFC 8166 section 4.2): callbacks arrive inline, after it.
+	rdmaHeader = 28
+	// defaultInline is RFC 8166's inline threshold when the connection did not say.
+	defaultInline = 1024
+)
+
+// Start stores what the connection negotiated; its slot tables have Credits and
+// ReverseCredits slots.
+func (c *Codec) Start(info rpcproto.ConnInfo) {
+	c.info = info
+	c.seq = make([]uint32, max(info.Credits, 1))
+	c.cb.seq = make([]uint32, max(info.ReverseCredits, 1))
+}
+
+// Service returns the connection's callback service.
+func (c *Codec) Service() rpcproto.Service { return &c.cb }
+
+// Slots is min(credits, the server's ca_maxrequests) once the session exists, 0 before.
+func (c *Codec) Slots() int { return c.slots }
+
+// BackChannel reports whether the server bound the session's back channel to the connection
+// (CREATE_SESSION4_FLAG_CONN_BACK_CHAN in its result).
+func (c *Codec) BackChannel() bool { return c.backChan }
+
+// Session returns the session's id and the client ID, zero before they exist.
+func (c *Codec) Session() (SessionID, uint64) { return c.session, c.clientID }
+
+// Next implements rpcproto.Conversation: PSession while steps remain. Setting up, it skips
+// the steps on files when the mix names none (LargestRead < 0); closing, it undoes only what
+// was done.
+func (c *Codec) Next(closing bool) (proc, size int, ok bool) {
+	if !closing {
+		if c.step == stRootFH && c.cfg.LargestRead < 0 || c.step == stCheckFile && (!c.cfg.Verify || c.cfg.LargestRead == 0) {
+			c.step = stReady
+		}
+		if c.step >= stReady {
+			return 0, 0, false
+		}
+		return PSession, 0, true
+	}
+	if c.step < stCloseRead {
+		c.step = stCloseRead
+	}
+	for c.step < stDone && !c.needed(c.step) {
+		c.step++
+	}
+	if c.step == stDone {
+		return 0, 0, false
+	}
+	return PSession, 0, true
+}
+
+// needed reports whether a closing step has something to undo.
+func (c *Codec) needed(s step) bool {
+	switch s {
+	case stCloseRead:
+		return c.did(stOpenRead)
+	case stCloseWrite:
+		return c.did(stOpenWrite)
+	case stDestroySession:
+		return c.did(stCreateSession)
+	case stDestroyClientID:
+		return c.did(stExchangeID)
+	}
+	return false
+}
+
+func (c *Codec) did(s step) bool { return c.done&(1<<s) != 0 }
+
+// stepName names the current step in errors.
+func (c *Codec) stepName() string {
+	switch c.step {
+	case stExchangeID:
+		return "EXCHANGE_ID"
+	case stCreateSession:
+		return "CREATE_SESSION"
+	case stReclaimComplete:
+		return "RECLAIM_COMPLETE"
+	case stRootFH:
+		return "PUTROOTFH"
+	case stFile:
+		return "LOOKUP " + c.cfg.File
+	case stScratch:
+		return "LOOKUP " + c.cfg.Scratch
+	case stOpenRead:
+		return "OPEN " + c.cfg.File
+	case stOpenWrite:
+		return "OPEN " + c.cfg.Scratch
+	case stCheckFile:
+		return "READ " + c.cfg.File
+	case stCloseRead:
+		return "CLOSE " + c.cfg.File
+	case stCloseWrite:
+		return "CLOSE " + c.cfg.Scratch
+	case stDestroySession:
+		return "DESTROY_SESSION"
+	case stDestroyClientID:
+		return "DESTROY_CLIENTID"
+	}
+	return "no step"
+}
+
+func (c *Codec) createSessionArgs() *CreateSessionArgs {
+	fore := uint32(max(c.info.MaxPayload+compoundRoom, minChannel))
+	recv, send := c.info.RecvSize, c.info.SendSize
+	if recv <= rdmaHeader {
+		recv = defaultInline
+	}
+	if send <= rdmaHeader {
+		send = defaultInline
+	}
+	a := &CreateSessionArgs{
+		ClientID: c.clientID,
+		Sequence: c.exchSeq,
+		Flags:    CreateSessionFlagConnBackChan,
+		Fore: ChannelAttrs{MaxRequestSize: fore, MaxResponseSize: fore, MaxResponseSizeCached: foreCached,
+			MaxOperations: foreOps, MaxRequests: uint32(max(c.info.Credits, 1)),
+			HasRdmaIRD: c.info.IRD > 0, RdmaIRD: uint32(max(c.info.IRD, 0))},
+		Back: ChannelAttrs{MaxRequestSize: uint32(recv - rdmaHeader), MaxResponseSize: uint32(send - rdmaHeader),
+			MaxOperations: backOps, MaxRequests: uint32(max(c.info.ReverseCredits, 1))},
+		CBProgram: c.cfg.CBProgram,
+	}
+	if c.cfg.credSys {
+		a.SecFlavor, a.SysCred = c.cfg.Cred.Flavor, c.cfg.cred
+	}
+	return a
+}
+
+// encodeStep encodes the current step's COMPOUND into b.
+func (c *Codec) encodeStep(b []byte, slot int) (int, error) {
+	var cp Compound
+	switch c.step {
+	case stExchangeID:
+		cp.Start(b, nil)
+		cp.ExchangeID(&ExchangeIDArgs{Verifier: bootVerifier, OwnerID: c.ownerID, Flags: exchangeFlags, Impl: implID})
+	case stCreateSession:
+		cp.Start(b, nil)
+		cp.CreateSession(c.createSessionArgs())
+	case stDestroySession:
+		// Alone, as the Linux client sends it: a SEQUENCE of the session would have to
+		// precede it in the same COMPOUND (RFC 8881 section 18.37.3).
+		cp.Start(b, nil)
+		cp.DestroySession(&c.session)
+	case stDestroyClientID:
+		cp.Start(b, nil)
+		cp.DestroyClientID(c.clientID)
+	default:
+		c.sequence(&cp, b, slot)
+		switch c.step {
+		case stReclaimComplete:
+			cp.ReclaimComplete(false)
+		case stRootFH:
+			cp.PutRootFH()
+			cp.GetFH()
+		case stFile, stScratch:
+			name := c.cfg.file
+			if c.step == stScratch {
+				name = c.cfg.scratch
+			}
+			cp.PutRootFH()
+			cp.Lookup(name)
+			cp.GetFH()
+			cp.Getattr(typeSize)
+		case stOpenRead:
+			cp.PutFH(c.root.fh())
+			cp.Open(&OpenArgs{ShareAccess: ShareAccessRead | ShareAccessWantNoDeleg, ClientID: c.clientID,
+				Owner: setupOwner, Name: c.cfg.file})
+		case stOpenWrite:
+			cp.PutFH(c.root.fh())
+			cp.Open(&OpenArgs{ShareAccess: ShareAccessWrite | ShareAccessWantNoDeleg, ClientID: c.clientID,
+				Owner: setupOwner, Name: c.cfg.scratch})
+		case stCheckFile:
+			cp.PutFH(c.file.fh())
+			cp.Read(&ReadArgs{Stateid: c.readState, Count: uint32(c.checkLen())})
+		case stCloseRead:
+			cp.PutFH(c.file.fh())
+			cp.Close(&c.readState)
+		case stCloseWrite:
+			cp.PutFH(c.scratch.fh())
+			cp.Close(&c.writeState)
+		}
+	}
+	return cp.Finish()
+}
+
+// stepSizes is Sizes of PSession: the current step's COMPOUND, measured by encoding it.
+func (c *Codec) stepSizes() (args, prefix, results int) {
+	n, err := c.encodeStep(c.stepBuf, 0)
+	if err != nil {
+		c.encErr = fmt.Errorf("NFSv4.1 %s: %w", c.stepName(), err)
+		n = 0
+	}
+	switch c.step {
+	case stExchangeID:
+		results = resHdr + exchangeRes
+	case stCreateSession:
+		results = resHdr + sessionRes
+	case stDestroySession, stDestroyClientID:
+		results = resHdr + statusRes
+	case stReclaimComplete:
+		results = seqHdr + statusRes
+	case stRootFH:
+		results = seqHdr + statusRes + getfhRes
+	case stFile, stScratch:
+		results = seqHdr + 2*statusRes + getfhRes + getattrRes
+	case stOpenRead, stOpenWrite:
+		results = seqHdr + statusRes + openRes
+	case stCheckFile:
+		results = seqHdr + statusRes + readPrefix + pad4(c.checkLen())
+	case stCloseRead, stCloseWrite:
+		results = seqHdr + statusRes + closeRes
+	}
+	return n, n, results
+}
+
+// sessionEncode is EncodeArgs of PSession.
+func (c *Codec) sessionEncode(b []byte, slot int) {
+	n, err := c.encodeStep(b, slot)
+	switch {
+	case err != nil:
+		c.encErr = fmt.Errorf("NFSv4.1 %s: %w", c.stepName(), err)
+	case n != len(b):
+		c.encErr = errArgsSize
+	}
+}
+
+// decodeStep checks the current step's results and stores what later calls need. It moves
+// to the next step unless the call failed; NFS4ERR_DELAY and NFS4ERR_GRACE fail it with an
+// error whose Later is true, so that the same step is tried again.
+func (c *Codec) decodeStep(r *CompoundRes, slot int) error {
+	st, err := c.stepResults(r, slot)
+	name := c.stepName()
+	if err != nil {
+		return fmt.Errorf("NFSv4.1 %s: %w", name, err)
+	}
+	if st != OK {
+		return newStatusError(st, "NFSv4.1 "+name+": "+st.String())
+	}
+	if _, err := r.Done(); err != nil {
+		return fmt.Errorf("NFSv4.1 %s: %w", name, err)
+	}
+	c.done |= 1 << c.step
+	c.step++
+	return nil
+}
+
+// stepResults decodes the current step's results: a decode or check error, or the first
+// status other than NFS4_OK.
+func (c *Codec) stepResults(r *CompoundRes, slot int) (Status, error) {
+	switch c.step {
+	case stExchangeID:
+		var x ExchangeIDRes
+		if err := r.ExchangeID(&x); err != nil || x.Status != OK {
+			return x.Status, err
+		}
+		c.clientID, c.exchSeq = x.ClientID, x.SequenceID
+		return OK, nil
+	case stCreateSession:
+		var s CreateSessionRes
+		if err := r.CreateSession(&s); err != nil || s.Status != OK {
+			return s.Status, err
+		}
+		if s.Fore.MaxRequests == 0 {
+			return OK, errNoSlots
+		}
+		c.session = s.SessionID
+		c.slots = int(s.Fore.MaxRequests)
+		if c.info.Credits > 0 {
+			c.slots = min(c.slots, c.info.Credits)
+		}
+		c.backChan = s.Flags&CreateSessionFlagConnBackChan != 0
+		c.seq = make([]uint32, max(c.slots, len(c.seq)))
+		return OK, nil
+	case stDestroySession:
+		return r.Op(OpDestroySession)
+	case stDestroyClientID:
+		return r.Op(OpDestroyClientID)
+	}
+	if st, err := c.seqResult(r, slot); err != nil || st != OK {
+		return st, err
+	}
+	switch c.step {
+	case stReclaimComplete:
+		st, err := r.Op(OpReclaimComplete)
+		if st == ErrCompleteAlready {
+			st = OK
+		}
+		return st, err
+	case stRootFH:
+		if st, err := r.Op(OpPutRootFH); err != nil || st != OK {
+			return st, err
+		}
+		var fh GetFHRes
+		if err := r.GetFH(&fh); err != nil || fh.Status != OK {
+			return fh.Status, err
+		}
+		c.root.set(fh.FH)
+	case stFile, stScratch:
+		return c.lookupResults(r)
+	case stOpenRead, stOpenWrite:
+		if st, err := r.Op(OpPutFH); err != nil || st != OK {
+			return st, err
+		}
+		var o OpenRes
+		if err := r.Open(&o); err != nil || o.Status != OK {
+			return o.Status, err
+		}
+		if c.step == stOpenRead {
+			c.readState = o.Stateid
+		} else {
+			c.writeState = o.Stateid
+		}
+	case stCheckFile:
+		if st, err := r.Op(OpPutFH); err != nil || st != OK {
+			return st, err
+		}
+		var rd ReadRes
+		if err := r.Read(&rd); err != nil || rd.Status != OK {
+			return rd.Status, err
+		}
+		if len(rd.Data) != c.checkLen() || benchprog.Verify(rd.Data, benchprog.FileSeed, 0) >= 0 {
+			return OK, fmt.Errorf("%s does not hold the benchmark pattern (benchprog.FileSeed) that --verify checks reads against", c.cfg.File)
+		}
+	case stCloseRead, stCloseWrite:
+		if st, err := r.Op(OpPutFH); err != nil || st != OK {
+			return st, err
+		}
+		var cl CloseRes
+		return cl.Status, r.Close(&cl)
+	}
+	return OK, nil
+}
+
+// checkLen is how much of File the setup reads to check its pattern.
+func (c *Codec) checkLen() int { return min(checkRead, max(c.cfg.LargestRead, 0)) }
+
+// checkRead bounds the setup's READ of File: a reply well inside any inline threshold.
+const checkRead = 512
+
+// lookupResults decodes PUTROOTFH, LOOKUP, GETFH and GETATTR of the read or the scratch file.
+func (c *Codec) lookupResults(r *CompoundRes) (Status, error) {
+	for _, op := range [...]uint32{OpPutRootFH, OpLookup} {
+		if st, err := r.Op(op); err != nil || st != OK {
+			return st, err
+		}
+	}
+	var fh GetFHRes
+	if err := r.GetFH(&fh); err != nil || fh.Status != OK {
+		return fh.Status, err
+	}
+	var ga GetattrRes
+	if err := r.Getattr(&ga); err != nil || ga.Status != OK {
+		return ga.Status, err
+	}
+	name := c.cfg.File
+	if c.step == stScratch {
+		name = c.cfg.Scratch
+	}
+	if !ga.Attr.Mask.Has(AttrType) || !ga.Attr.Mask.Has(AttrSize) {
+		return OK, fmt.Errorf("%s: GETATTR without its type and size", name)
+	}
+	if ga.Attr.Type != TypeReg {
+		return OK, fmt.Errorf("%s: not a regular file (nfs_ftype4 %d)", name, ga.Attr.Type)
+	}
+	if c.step == stScratch {
+		c.scratch.set(fh.FH)
+		return OK, nil
+	}
+	if ga.Attr.Size < uint64(c.cfg.LargestRead) {
+		return OK, fmt.Errorf("%s: %d bytes, smaller than the largest read (%d): use a larger file or smaller reads",
+			name, ga.Attr.Size, c.cfg.LargestRead)
+	}
+	c.file.set(fh.FH)
+	c.fileSize = ga.Attr.Size
+	return OK, nil
+}
+
+// seqResult decodes the SEQUENCE result starting r and checks it against the call on slot,
+// moving the slot's sequenceid on if the server took the call: a decode or check error, or
+// SEQUENCE's status (or the COMPOUND's, refused whole).
+func (c *Codec) seqResult(r *CompoundRes, slot int) (Status, error) {
+	if r.N == 0 && r.Status != OK {
+		return r.Status, nil // refused whole (NFS4ERR_MINOR_VERS_MISMATCH)
+	}
+	var s SequenceRes
+	if err := r.Sequence(&s); err != nil || s.Status != OK {
+		return s.Status, err
+	}
+	p := c.seqSlot(slot)
+	if s.SessionID != c.session || s.SlotID != uint32(slot) || s.SequenceID != *p+1 {
+		return OK, errSeqMismatch
+	}
+	*p++
+	c.target = s.TargetHighestSlotID
+	return OK, nil
+}
+
+var errNoSlots = rpcproto.NewResultError("nfs4_no_slots", "NFSv4.1 CREATE_SESSION: the server granted no slots")

@@ -1,0 +1,639 @@
+package nfs4
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+)
+
+// Indexes of the procedures in Prog's table, the numbers workloads and the engine use. The
+// Setup procedures follow the workload-visible ones.
+const (
+	PNull = iota
+	PGetattr
+	PLookup
+	PRead
+	PWrite
+	PWriteSync
+	PCommit
+	PReaddir
+	POpenClose
+	// PSession is every call of a connection's Conversation: its step decides the COMPOUND.
+	PSession
+	// PDelegOpen opens the recall file (SetRecallFile) for READ asking for a read delegation.
+	PDelegOpen
+	// PDelegConflict opens the recall file for WRITE, which conflicts with another client's
+	// read delegation: the server answers NFS4ERR_DELAY until the delegation is returned.
+	PDelegConflict
+	// PDelegReturn returns the delegation PDelegOpen got.
+	PDelegReturn
+	// PDelegClose closes the open of the last PDelegOpen or PDelegConflict.
+	PDelegClose
+)
+
+// Prog is NFSv4.1 as a workload names it, with the procedure names and presets of package
+// nfs3 where they mean the same. Every procedure but NULL is a COMPOUND starting with
+// SEQUENCE. READ's data comes back in a Write chunk and WRITE's goes in a Read chunk when they
+// do not fit inline, as the Linux client moves them; READDIR's reply, sized by the workload
+// (its maxcount), comes in a Reply chunk when large; everything else travels inline.
+// "open-close" is OPEN and CLOSE of the read file in one COMPOUND.
+var Prog = &rpcproto.Program{
+	Name:    "nfs4",
+	Number:  Program,
+	Version: Version,
+	Procs: []rpcproto.Procedure{
+		PNull:          {Name: "null", Number: ProcNull},
+		PGetattr:       {Name: "getattr", Number: ProcCompound},
+		PLookup:        {Name: "lookup", Number: ProcCompound},
+		PRead:          {Name: "read", Number: ProcCompound, Payload: rpcproto.InReply, DDP: rpcproto.InReply},
+		PWrite:         {Name: "write", Number: ProcCompound, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
+		PWriteSync:     {Name: "write-sync", Number: ProcCompound, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
+		PCommit:        {Name: "commit", Number: ProcCompound},
+		PReaddir:       {Name: "readdir", Number: ProcCompound, Payload: rpcproto.InReply},
+		POpenClose:     {Name: "open-close", Number: ProcCompound},
+		PSession:       {Name: "session", Number: ProcCompound, Setup: true},
+		PDelegOpen:     {Name: "deleg-open", Number: ProcCompound, Setup: true},
+		PDelegConflict: {Name: "deleg-conflict", Number: ProcCompound, Setup: true},
+		PDelegReturn:   {Name: "delegreturn", Number: ProcCompound, Setup: true},
+		PDelegClose:    {Name: "deleg-close", Number: ProcCompound, Setup: true},
+	},
+	Presets: map[string]string{
+		"nfs-read":   "read/4k:50,read/64k:30,read/1m:20",
+		"nfs-write":  "write/4k:50,write/64k:30,write/1m:20",
+		"nfs-meta":   "getattr:60,lookup:30,readdir/8k:10",
+		"nfs-mix":    "getattr:30,lookup:10,read/4k:25,read/64k:10,write/4k:15,write/64k:5,commit:5",
+		"open-close": "open-close",
+	},
+}
+
+// Config is what every connection of a run shares.
+type Config struct {
+	// File is what read, getattr, lookup and open-close name, Scratch what write and commit
+	// name (overwritten): names in the export's root. With verify, File's content must be
+	// the benchmark pattern keyed by benchprog.FileSeed at every file offset.
+	File, Scratch string
+	// LargestRead is the largest read of the run: File must hold at least that many bytes.
+	// Negative: the mix is NULL alone, and no connection looks any file up.
+	LargestRead int
+	// Owner prefixes the client owner (EXCHANGE_ID's co_ownerid): each connection appends
+	// "/" and its number, so that every connection is a client of its own.
+	Owner string
+	// Verify says the run verifies payloads: setting up, a connection checks that File
+	// begins with the pattern (when the mix reads).
+	Verify bool
+	// Cred is the calls' credential; an AUTH_SYS one is also the callbacks' (cb_sec_parms),
+	// as the Linux client sets it.
+	Cred oncrpc.OpaqueAuth
+	// CBProgram is the callback program number, DefaultCBProgram if 0.
+	CBProgram uint32
+}
+
+// DefaultCBProgram is the callback program number when Config.CBProgram is 0 (the Linux
+// client's NFS4_CALLBACK).
+const DefaultCBProgram uint32 = 0x40000000
+
+// WriteSpan bounds the scratch file: a WRITE goes to one of the slots of its size in the
+// first WriteSpan bytes (to offset 0 when it is larger), as in package nfs3.
+const WriteSpan = 4 << 20
+
+// start is the origin of Now's clock.
+var start = time.Now()
+
+// Now is the clock of Recall's arrival times: monotonic nanoseconds since the package was
+// initialized, comparable with time.Since of any time.Time of the same process.
+func Now() int64 { return int64(time.Since(start)) }
+
+// Codec is the requester's NFSv4.1 on one connection: its Conversation sets a client ID and
+// a session up (and its files' handles and stateids) and tears them down, its measured
+// procedures are COMPOUNDs starting with SEQUENCE on the requester's slot, and its Service
+// answers the server's callbacks. Counting every status other than NFS4_OK as a failure
+// named by procedure and status, it allocates nothing per RPC. A Codec's methods run on its
+// connection's goroutine, except Recall and Delegated, which any goroutine may call.
+type Codec struct {
+	cfg   *config
+	conns *atomic.Int64 // the run's connection numbers
+	conn  int64
+	info  rpcproto.ConnInfo
+	cb    callbacks
+
+	step   step
+	done   uint32 // bits of the steps that succeeded (1<<step)
+	encErr error  // a call that did not encode (a name too long)
+
+	clientID uint64
+	exchSeq  uint32
+	session  SessionID
+	slots    int
+	target   uint32
+	backChan bool
+	seq      []uint32 // the fore channel's slots: the last sequenceid of each
+
+	root, file, scratch fhBuf
+	fileSize            uint64
+	readState           Stateid
+	writeState          Stateid
+
+	recallName []byte
+	delegFH    fhBuf
+	delegOpen  Stateid
+	delegState Stateid
+	ownerID    []byte
+	ocOwner    [8]byte // open-close's open-owner: "oc" and the slot, so slots never share an open
+	stepBuf    []byte  // where Sizes measures a step's COMPOUND
+
+	mu        sync.Mutex
+	delegated bool
+	recall    Stateid
+	recallAt  int64
+	recalled  bool
+}
+
+// config is a Config with the names as bytes, made once per run.
+type config struct {
+	Config
+	file, scratch []byte
+	cred          oncrpc.SysCred
+	credSys       bool
+}
+
+type fhBuf struct {
+	b [MaxFH]byte
+	n int
+}
+
+func (f *fhBuf) fh() FH { return f.b[:f.n] }
+
+func (f *fhBuf) set(fh FH) { f.n = copy(f.b[:], fh) }
+
+var (
+	_ rpcproto.Conversation = (*Codec)(nil)
+	_ rpcproto.Service      = (*callbacks)(nil)
+)
+
+// New returns the run's template: connection number 0, whose NewConn gives the others.
+func New(cfg Config) *Codec {
+	if cfg.CBProgram == 0 {
+		cfg.CBProgram = DefaultCBProgram
+	}
+	c := &config{Config: cfg, file: []byte(cfg.File), scratch: []byte(cfg.Scratch)}
+	if cfg.Cred.Flavor == oncrpc.FlavorSys && oncrpc.DecodeSysCred(cfg.Cred.Body, &c.cred) == nil {
+		c.credSys = true
+	}
+	return newConn(c, new(atomic.Int64), 0)
+}
+
+func newConn(cfg *config, conns *atomic.Int64, n int64) *Codec {
+	c := &Codec{cfg: cfg, conns: conns, conn: n, stepBuf: make([]byte, stepBufSize)}
+	c.cb.c = c
+	owner := cfg.Owner
+	if owner == "" {
+		owner = "rpcrdma-bench"
+	}
+	c.ownerID = []byte(owner + "/" + strconv.FormatInt(n, 10))
+	c.Start(rpcproto.ConnInfo{})
+	return c
+}
+
+// NewConn returns the codec of one more connection: the same Config, a client of its own.
+func (c *Codec) NewConn() rpcproto.Conversation {
+	return newConn(c.cfg, c.conns, c.conns.Add(1))
+}
+
+// Program returns Prog.
+func (*Codec) Program() *rpcproto.Program { return Prog }
+
+// Result sizes: the largest each result can be (RFC 8881 XDR), counting its opnum and status.
+// Owners and groups are bounded as the Linux client bounds them (IDMAP_NAMESZ).
+const (
+	ownerMax    = 128
+	resHdr      = 12                    // status, empty tag, count
+	seqRes      = 8 + SessionIDLen + 20 // SEQUENCE4resok
+	statusRes   = 8                     // PUTFH, LOOKUP, ...
+	getfhRes    = 8 + 4 + MaxFH
+	fattrMax    = 16 + 4 + 104 + 2*(4+ownerMax) // the attributes of StatAttrs
+	getattrRes  = 8 + fattrMax
+	delegMax    = 4 + 16 + 4 + 12 + 12 + 4 + ownerMax // a WRITE delegation
+	openRes     = 8 + 16 + 20 + 4 + 16 + delegMax
+	closeRes    = 8 + 16
+	readPrefix  = 8 + 4 + 4 // status, eof, data's length
+	writeRes    = 8 + 4 + 4 + VerfSize
+	commitRes   = 8 + VerfSize
+	exchangeRes = 8 + 28 + 2*(4+MaxOpaque) + 4 + 2*(4+MaxOpaque) + 12
+	sessionRes  = 8 + SessionIDLen + 8 + 2*32
+	seqHdr      = resHdr + seqRes // every result of a session starts so
+	argHdr      = 12              // empty tag, minorversion, count
+	seqArg      = 4 + 32
+	stepBufSize = 4096
+)
+
+// readdirAttrs are the attributes READDIR asks for each entry.
+var readdirAttrs = StatAttrs
+
+// closeCurrent is the current stateid (RFC 8881 section 16.2.3.1.2): CLOSE of what OPEN just
+// opened in the same COMPOUND.
+var closeCurrent = Stateid{Seqid: 1}
+
+func putfhArg(f *fhBuf) int { return 4 + opaqueSize(f.n) }
+
+func openArg(owner, name int) int { return 4 + 20 + opaqueSize(owner) + 8 + opaqueSize(name) }
+
+// Sizes implements rpcproto.Codec.
+func (c *Codec) Sizes(proc, size int) (args, prefix, results int) {
+	base := argHdr + seqArg
+	switch proc {
+	case PGetattr:
+		args = base + putfhArg(&c.file) + 4 + StatAttrs.size()
+		return args, args, seqHdr + statusRes + getattrRes
+	case PLookup:
+		args = base + putfhArg(&c.root) + 4 + opaqueSize(len(c.cfg.file)) + 4 + 4 + StatAttrs.size()
+		return args, args, seqHdr + 2*statusRes + getfhRes + getattrRes
+	case PRead:
+		args = base + putfhArg(&c.file) + 4 + 28
+		return args, args, seqHdr + statusRes + readPrefix + pad4(size)
+	case PWrite, PWriteSync:
+		prefix = base + putfhArg(&c.scratch) + 4 + 32
+		return prefix + pad4(size), prefix, seqHdr + statusRes + writeRes
+	case PCommit:
+		args = base + putfhArg(&c.scratch) + 4 + 12
+		return args, args, seqHdr + statusRes + commitRes
+	case PReaddir:
+		args = base + putfhArg(&c.root) + 4 + 24 + readdirAttrs.size()
+		// maxcount bounds READDIR4resok whole (RFC 8881 section 18.23.3).
+		return args, args, seqHdr + statusRes + 8 + size
+	case POpenClose:
+		args = base + putfhArg(&c.root) + openArg(len(c.ocOwner), len(c.cfg.file)) + 4 + 20
+		return args, args, seqHdr + statusRes + openRes + closeRes
+	case PSession:
+		return c.stepSizes()
+	case PDelegOpen, PDelegConflict:
+		args = base + putfhArg(&c.root) + openArg(len(delegOwner), len(c.recallName)) + 4
+		return args, args, seqHdr + statusRes + openRes + getfhRes
+	case PDelegReturn:
+		args = base + putfhArg(&c.delegFH) + 4 + 16
+		return args, args, seqHdr + 2*statusRes
+	case PDelegClose:
+		args = base + putfhArg(&c.delegFH) + 4 + 20
+		return args, args, seqHdr + statusRes + closeRes
+	}
+	return 0, 0, 0
+}
+
+// delegOwner is the open-owner of the delegation procedures' OPENs, setupOwner that of the
+// Conversation's.
+var (
+	delegOwner = []byte("deleg")
+	setupOwner = []byte("setup")
+)
+
+// seqSlot returns slot's last sequenceid, growing the table for a slot beyond the credits
+// Start gave (which the requester does not use).
+func (c *Codec) seqSlot(slot int) *uint32 {
+	if slot >= len(c.seq) {
+		c.seq = append(c.seq, make([]uint32, slot+1-len(c.seq))...)
+	}
+	return &c.seq[slot]
+}
+
+// sequence starts a COMPOUND of the session in b with SEQUENCE on slot.
+func (c *Codec) sequence(cp *Compound, b []byte, slot int) {
+	cp.Start(b, nil)
+	highest := max(c.slots, 1) - 1
+	cp.Sequence(&SequenceArgs{SessionID: c.session, SequenceID: *c.seqSlot(slot) + 1,
+		SlotID: uint32(slot), HighestSlotID: uint32(max(highest, slot))})
+}
+
+// EncodeArgs implements rpcproto.Codec.
+func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool) {
+	if proc == PNull {
+		return
+	}
+	if proc == PSession {
+		c.sessionEncode(b, slot)
+		return
+	}
+	var cp Compound
+	c.sequence(&cp, b, slot)
+	switch proc {
+	case PGetattr:
+		cp.PutFH(c.file.fh())
+		cp.Getattr(StatAttrs)
+	case PLookup:
+		cp.PutFH(c.root.fh())
+		cp.Lookup(c.cfg.file)
+		cp.GetFH()
+		cp.Getattr(StatAttrs)
+	case PRead:
+		cp.PutFH(c.file.fh())
+		cp.Read(&ReadArgs{Stateid: c.readState, Offset: c.readOffset(size, seed), Count: uint32(size)})
+	case PWrite, PWriteSync:
+		stable := Unstable
+		if proc == PWriteSync {
+			stable = FileSync
+		}
+		at := len(b) - pad4(size)
+		data := b[at : at+size]
+		if verify {
+			benchprog.Fill(data, seed, 0)
+		}
+		clear(b[at+size:])
+		cp.PutFH(c.scratch.fh())
+		cp.WriteReduced(&WriteArgs{Stateid: c.writeState, Offset: writeOffset(size, seed), Stable: stable, Data: data})
+		if _, err := cp.Finish(); err != nil {
+			c.encErr = err
+		}
+		return
+	case PCommit:
+		cp.PutFH(c.scratch.fh())
+		cp.Commit(0, 0)
+	case PReaddir:
+		cp.PutFH(c.root.fh())
+		cp.Readdir(&ReaddirArgs{DirCount: uint32(size), MaxCount: uint32(size), Attrs: readdirAttrs})
+	case POpenClose:
+		c.ocOwner = [8]byte{'o', 'c', byte('0' + slot/100000%10), byte('0' + slot/10000%10),
+			byte('0' + slot/1000%10), byte('0' + slot/100%10), byte('0' + slot/10%10), byte('0' + slot%10)}
+		cp.PutFH(c.root.fh())
+		cp.Open(&OpenArgs{ShareAccess: ShareAccessRead | ShareAccessWantNoDeleg, ClientID: c.clientID,
+			Owner: c.ocOwner[:], Name: c.cfg.file})
+		cp.Close(&closeCurrent)
+	case PDelegOpen, PDelegConflict:
+		access := ShareAccessRead | ShareAccessWantReadDel
+		if proc == PDelegConflict {
+			access = ShareAccessWrite | ShareAccessWantNoDeleg
+		}
+		cp.PutFH(c.root.fh())
+		cp.Open(&OpenArgs{ShareAccess: access, ClientID: c.clientID, Owner: delegOwner, Name: c.recallName})
+		cp.GetFH()
+	case PDelegReturn:
+		cp.PutFH(c.delegFH.fh())
+		cp.DelegReturn(&c.delegState)
+	case PDelegClose:
+		cp.PutFH(c.delegFH.fh())
+		cp.Close(&c.delegOpen)
+	}
+	if n, err := cp.Finish(); err != nil {
+		c.encErr = err
+	} else if n != len(b) {
+		c.encErr = errArgsSize
+	}
+}
+
+// readOffset is where READ of size bytes reads for a call's seed: a block-aligned offset
+// inside the file, spread over it (as package nfs3).
+func (c *Codec) readOffset(size int, seed uint64) uint64 {
+	if size == 0 || c.fileSize < uint64(size) {
+		return 0
+	}
+	blocks := c.fileSize / uint64(size)
+	return (spread(seed) % blocks) * uint64(size)
+}
+
+// spread mixes a call's seed so that every bit of it moves the offset: seeds of one
+// requester slot differ only in their high bits (the XID's generation).
+func spread(seed uint64) uint64 { return (seed * 0x9e3779b97f4a7c15) >> 32 }
+
+// writeOffset is where a WRITE of size bytes writes for a call's seed: one of the slots of
+// its size in the first WriteSpan bytes of the scratch file.
+func writeOffset(size int, seed uint64) uint64 {
+	slots := uint64(max(1, WriteSpan/max(size, 1)))
+	return (spread(seed) % slots) * uint64(size)
+}
+
+// DecodeResults implements rpcproto.Codec.
+func (c *Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+	if proc == PNull {
+		return nil, nil
+	}
+	if c.encErr != nil {
+		err := c.encErr
+		c.encErr = nil
+		return nil, err
+	}
+	var r CompoundRes
+	var err error
+	if chunk != nil {
+		err = r.DecodeReduced(body, chunk)
+	} else {
+		err = r.Decode(body)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if proc == PSession {
+		return nil, c.decodeStep(&r, slot)
+	}
+	if st, err := c.seqResult(&r, slot); err != nil || st != OK {
+		return nil, status(proc, st, err)
+	}
+	var data []byte
+	switch proc {
+	case PGetattr:
+		if err := c.op(&r, proc, OpPutFH); err != nil {
+			return nil, err
+		}
+		var ga GetattrRes
+		if err := status(proc, ga.Status, r.Getattr(&ga)); err != nil {
+			return nil, err
+		}
+	case PLookup:
+		if err := c.ops(&r, proc, OpPutFH, OpLookup); err != nil {
+			return nil, err
+		}
+		var fh GetFHRes
+		if err := status(proc, fh.Status, r.GetFH(&fh)); err != nil {
+			return nil, err
+		}
+		var ga GetattrRes
+		if err := status(proc, ga.Status, r.Getattr(&ga)); err != nil {
+			return nil, err
+		}
+	case PRead:
+		if err := c.op(&r, proc, OpPutFH); err != nil {
+			return nil, err
+		}
+		var rd ReadRes
+		if err := status(proc, rd.Status, r.Read(&rd)); err != nil {
+			return nil, err
+		}
+		if len(rd.Data) != size {
+			return nil, errShortRead
+		}
+		if verify && benchprog.Verify(rd.Data, benchprog.FileSeed, c.readOffset(size, seed)) >= 0 {
+			return nil, rpcproto.ErrVerify
+		}
+		data = rd.Data
+	case PWrite, PWriteSync:
+		if err := c.op(&r, proc, OpPutFH); err != nil {
+			return nil, err
+		}
+		var w WriteRes
+		if err := status(proc, w.Status, r.Write(&w)); err != nil {
+			return nil, err
+		}
+		if int(w.Count) != size {
+			return nil, errShortWrite
+		}
+		if proc == PWriteSync && w.Committed != FileSync {
+			return nil, errNotFileSync
+		}
+	case PCommit:
+		if err := c.op(&r, proc, OpPutFH); err != nil {
+			return nil, err
+		}
+		var cm CommitRes
+		if err := status(proc, cm.Status, r.Commit(&cm)); err != nil {
+			return nil, err
+		}
+	case PReaddir:
+		if err := c.op(&r, proc, OpPutFH); err != nil {
+			return nil, err
+		}
+		var rd ReaddirRes
+		if err := status(proc, rd.Status, r.Readdir(&rd)); err != nil {
+			return nil, err
+		}
+	case POpenClose:
+		if err := c.op(&r, proc, OpPutFH); err != nil {
+			return nil, err
+		}
+		var o OpenRes
+		if err := status(proc, o.Status, r.Open(&o)); err != nil {
+			return nil, err
+		}
+		var cl CloseRes
+		if err := status(proc, cl.Status, r.Close(&cl)); err != nil {
+			return nil, err
+		}
+	case PDelegOpen, PDelegConflict:
+		if err := c.op(&r, proc, OpPutFH); err != nil {
+			return nil, err
+		}
+		var o OpenRes
+		if err := status(proc, o.Status, r.Open(&o)); err != nil {
+			return nil, err
+		}
+		var fh GetFHRes
+		if err := status(proc, fh.Status, r.GetFH(&fh)); err != nil {
+			return nil, err
+		}
+		c.delegOpen = o.Stateid
+		c.delegFH.set(fh.FH)
+		if proc == PDelegOpen {
+			c.mu.Lock()
+			c.delegated = o.DelegType == DelegRead || o.DelegType == DelegWrite
+			c.delegState = o.DelegStateid
+			c.mu.Unlock()
+		}
+	case PDelegReturn:
+		if err := c.ops(&r, proc, OpPutFH, OpDelegReturn); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.delegated = false
+		c.mu.Unlock()
+	case PDelegClose:
+		if err := c.op(&r, proc, OpPutFH); err != nil {
+			return nil, err
+		}
+		var cl CloseRes
+		if err := status(proc, cl.Status, r.Close(&cl)); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, ErrProc
+	}
+	if _, err := r.Done(); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// op decodes the result of an operation whose result is its status alone.
+func (c *Codec) op(r *CompoundRes, proc int, op uint32) error {
+	st, err := r.Op(op)
+	return status(proc, st, err)
+}
+
+func (c *Codec) ops(r *CompoundRes, proc int, op1, op2 uint32) error {
+	if err := c.op(r, proc, op1); err != nil {
+		return err
+	}
+	return c.op(r, proc, op2)
+}
+
+// status is the error of a result: its decode error, else its status as a failure.
+func status(proc int, st Status, err error) error {
+	if err != nil {
+		return err
+	}
+	if st != OK {
+		return statusError(proc, st)
+	}
+	return nil
+}
+
+// TargetHighestSlot is the server's target_highest_slotid of the last SEQUENCE result: the
+// highest slot it would have the client use.
+func (c *Codec) TargetHighestSlot() uint32 { return c.target }
+
+// SetRecallFile names the file, in the export's root, that the delegation procedures open.
+func (c *Codec) SetRecallFile(name string) { c.recallName = []byte(name) }
+
+// Delegated reports whether the last PDelegOpen got a delegation not returned since.
+func (c *Codec) Delegated() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.delegated
+}
+
+// Recall returns the delegation of the last CB_RECALL not yet taken and when it arrived (Now's
+// clock, taken as Serve began), and forgets it; ok is false if none came.
+func (c *Codec) Recall() (st Stateid, arrived int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, arrived, ok = c.recall, c.recallAt, c.recalled
+	c.recalled = false
+	return st, arrived, ok
+}
+
+var (
+	errShortRead   = rpcproto.NewResultError("nfs4_short_read", "NFSv4.1 READ: fewer bytes than asked for (past the end of the file, or more than the server reads at once)")
+	errShortWrite  = rpcproto.NewResultError("nfs4_short_write", "NFSv4.1 WRITE: the server wrote fewer bytes than sent")
+	errNotFileSync = rpcproto.NewResultError("nfs4_write_not_file_sync", "NFSv4.1 WRITE: a FILE_SYNC write came back committed less stably")
+	errSeqMismatch = rpcproto.NewResultError("nfs4_sequence_mismatch", "NFSv4.1 SEQUENCE: the result names another session, slot or sequenceid than the call")
+	errArgsSize    = rpcproto.NewResultError("nfs4_args_size", "NFSv4.1: the arguments did not fill the size Sizes gave")
+	errStatusOther = rpcproto.NewResultError("nfs4err_other", "NFSv4.1: a status this client does not name")
+)
+
+// statusErrs are the failures of each procedure by status, made once: failing allocates
+// nothing. NFS4ERR_DELAY and NFS4ERR_GRACE ask for the call again later.
+var statusErrs = func() map[[2]uint32]*rpcproto.ResultError {
+	m := map[[2]uint32]*rpcproto.ResultError{}
+	for p := range Prog.Procs {
+		name := strings.ToUpper(Prog.Procs[p].Name)
+		for st := range statusNames {
+			m[[2]uint32{uint32(p), uint32(st)}] = newStatusError(st, "NFSv4.1 "+name+": "+st.String())
+		}
+	}
+	return m
+}()
+
+func newStatusError(st Status, msg string) *rpcproto.ResultError {
+	kind := strings.ToLower(st.String())
+	if st == ErrDelay || st == ErrGrace {
+		return rpcproto.NewLaterError(kind, msg)
+	}
+	return rpcproto.NewResultError(kind, msg)
+}
+
+func statusError(proc int, st Status) error {
+	if e, ok := statusErrs[[2]uint32{uint32(proc), uint32(st)}]; ok {
+		return e
+	}
+	return errStatusOther
+}
