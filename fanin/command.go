@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -89,8 +88,8 @@ func (c *Command) Check() ([]workloads.Point, error) {
 	switch {
 	case w.Auto || len(w.Judge.Baseline) > 0:
 		return nil, session.Usagef("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N")
-	case base.Prog == nfs3.Prog && w.Addr == "":
-		return nil, session.Usagef("--program nfs3 needs --addr, the NFS/RDMA server every rank measures (server ranks serve the benchmark program only)")
+	case session.IsNFS(base.Prog) && w.Addr == "":
+		return nil, session.Usagef("--program %s needs --addr, the NFS/RDMA server every rank measures (server ranks serve the benchmark program only)", base.Prog.Name)
 	case w.Addr != "" && (len(c.ServerRanks) > 0 || c.Pairs):
 		return nil, session.Usagef("--addr: every rank measures that server, so there are no --server-ranks or --pairs")
 	}
@@ -131,7 +130,7 @@ func (c *Command) Record(ranks int, pts []workloads.Point) Record {
 	if w.Slowdown.On() {
 		rec.SoftSlowdown = &w.Slowdown
 	}
-	if pts[0].Workload.Prog == nfs3.Prog {
+	if session.IsNFS(pts[0].Workload.Prog) {
 		rec.NFS = &session.NFSFiles{Export: w.NFS.Export, File: RankFile(w.NFS.File, -1), Scratch: RankFile(w.NFS.Scratch, -1), MountdPort: w.NFS.MountdPort}
 	}
 	return rec

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 )
@@ -96,4 +97,43 @@ func connInfo(conn *rpcrdma.Conn, cfg *rpcrdma.Config, dev datapath.Device) rpcp
 	}
 	return rpcproto.ConnInfo{SendSize: p.Inline.SendSize, RecvSize: p.Inline.RecvSize, MaxPayload: cfg.MaxPayload,
 		Credits: cfg.Credits, ReverseCredits: cfg.ReverseCredits, IRD: ird}
+}
+
+// callbackRecorder records the calls cv's Service answers, a row per procedure and one for
+// any other number; nil when cv answers none.
+func callbackRecorder(cv rpcproto.Conversation) *results.Recorder {
+	svc := cv.Service()
+	if svc == nil {
+		return nil
+	}
+	r := results.NewRecorder()
+	r.SetCallbacks(append(append([]string{}, svc.Procs()...), "other"))
+	return r
+}
+
+// serve makes cfg's connection answer cv's Service, recording into cb.
+func serve(cfg *rpcrdma.Config, cv rpcproto.Conversation, cb *results.Recorder) {
+	cfg.Codec, cfg.Service = cv, cv.Service()
+	if cfg.Service == nil {
+		return
+	}
+	cfg.ReverseCredits = backchannelCredits
+	other := len(cfg.Service.Procs())
+	cfg.Served = func(proc uint32, ns int64, failed bool) {
+		i := min(int(proc), other)
+		if failed {
+			cb.FailCallback(i)
+		} else {
+			cb.RecordCallback(i, ns)
+		}
+	}
+}
+
+// cqNeed is the completion queue entries a connection of codec's needs: its server's calls
+// too, when it converses.
+func cqNeed(dev datapath.Device, cfg rpcrdma.Config, codec rpcproto.Codec) int {
+	if _, ok := codec.(rpcproto.Conversation); ok {
+		cfg.ReverseCredits = backchannelCredits
+	}
+	return rpcrdma.CQNeed(dev, cfg)
 }

@@ -42,8 +42,10 @@ type engineClient struct {
 	// connection: torn down on Close, failures told to log.
 	convs []rpcproto.Conversation
 	log   io.Writer
-	// done collects the connections' final Stats when the poller closes the client.
-	done func(st []rpcrdma.Stats)
+	// cb records the server's calls the connections answered (Conversation.Service).
+	cb *results.Recorder
+	// done collects the connections' final Stats and cb when the poller closes the client.
+	done func(st []rpcrdma.Stats, cb *results.Recorder)
 }
 
 var (
@@ -124,7 +126,7 @@ func (c *engineClient) Close() error {
 		}
 	}
 	if c.done != nil {
-		c.done(st)
+		c.done(st, c.cb)
 	}
 	if c.cq != nil {
 		if err := c.cq.Close(); err != nil && first == nil {
@@ -371,16 +373,23 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 	var (
 		mu    sync.Mutex
 		stats []rpcrdma.Stats
+		cbs   []*results.Recorder
 	)
-	open := func(poller, conns int) (workloads.Client, error) {
-		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
-			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log}
-		cl.done = func(st []rpcrdma.Stats) {
-			mu.Lock()
-			stats = append(stats, st...)
-			mu.Unlock()
+	done := func(st []rpcrdma.Stats, cb *results.Recorder) {
+		mu.Lock()
+		stats = append(stats, st...)
+		if cb != nil {
+			cbs = append(cbs, cb)
 		}
-		cq, err := c.dev.NewCQ(rpcrdma.CQNeed(c.dev, cfg) * conns)
+		mu.Unlock()
+	}
+	open := func(poller, conns int) (workloads.Client, error) {
+		if isRecall(codec, &pt.Workload) {
+			return c.openRecall(codec.(rpcproto.Conversation), cfg, done)
+		}
+		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
+			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log, done: done}
+		cq, err := c.dev.NewCQ(cqNeed(c.dev, cfg, codec) * conns)
 		if err != nil {
 			return nil, &datapath.OpError{Op: "create CQ", Err: err}
 		}
@@ -394,10 +403,10 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 			var cv rpcproto.Conversation
 			if conv != nil {
 				cv = conv.NewConn()
-				cc.Codec, cc.Service = cv, cv.Service()
-				if cc.Service != nil {
-					cc.ReverseCredits = backchannelCredits
+				if cl.cb == nil {
+					cl.cb = callbackRecorder(cv)
 				}
+				serve(&cc, cv, cl.cb)
 			}
 			conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cc)
 			if err != nil {
@@ -441,6 +450,11 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 		}
 		rep := PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops,
 			Threshold: effectiveThreshold(stats[0].Params.Inline, c.tr)}
+		if len(cbs) > 0 {
+			if p, err := results.Summarize(results.Params{}, time.Time{}, time.Time{}, cbs...); err == nil {
+				rep.Callbacks, rep.Recalls = p.Callbacks, p.Recalls
+			}
+		}
 		if c.local != nil {
 			rep.PeerOps = c.local.peer.take(len(stats), peerWait)
 			if c.local.poll.Mode != datapath.PollEvent {

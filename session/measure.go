@@ -17,6 +17,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -77,7 +78,7 @@ func (c *RunConfig) Prepare(stdin io.Reader) (*Measurement, error) {
 		c.Addr = a
 	}
 	rec := &RunRecord{Command: c.Command, Provider: c.Provider, Device: c.Device, Addr: c.Addr, Turnarounds: c.Turnarounds}
-	if c.Workload.Prog == nfs3.Prog {
+	if IsNFS(c.Workload.Prog) {
 		rec.NFS = &c.NFS
 	}
 	if rec.Provider == "" {
@@ -302,11 +303,14 @@ func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Wr
 // program's NULL).
 func (c *RunConfig) programCodec(pts []workloads.Point) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
 	var none oncrpc.OpaqueAuth
-	if c.Workload.Prog != nfs3.Prog {
+	if !IsNFS(c.Workload.Prog) {
 		return nil, none, nil
 	}
 	if c.Addr == "" {
-		return nil, none, Usagef("--program nfs3 needs --addr: an NFS/RDMA server (the server in this process serves only the benchmark program)")
+		return nil, none, Usagef("--program %s needs --addr: an NFS/RDMA server (the server in this process serves only the benchmark program)", c.Workload.Prog.Name)
+	}
+	if c.Workload.Prog == nfs4.Prog {
+		return NFS4Codec(c.NFS, pts, c.Workload.Verify)
 	}
 	t := &nfs3.Target{Addr: c.Addr, Export: c.NFS.Export, File: c.NFS.File, Scratch: c.NFS.Scratch,
 		Mount: nfs3.MountConfig{MountdPort: c.NFS.MountdPort}}

@@ -2,9 +2,13 @@ package session
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -29,4 +33,54 @@ func NFSCodec(ctx context.Context, t *nfs3.Target, pts []workloads.Point) (rpcpr
 		return nil, oncrpc.OpaqueAuth{}, err // not a nil *nfs3.Codec in a non-nil Codec
 	}
 	return c, cred, nil
+}
+
+// IsNFS reports whether p is an NFS program, whose calls name files on an NFS/RDMA server.
+func IsNFS(p *rpcproto.Program) bool { return p == nfs3.Prog || p == nfs4.Prog }
+
+// NFS4Codec is the EngineConfig.Codec and Cred of NFS version 4.1 calls for the points pts,
+// naming files's File and Scratch in the server's root: each connection is its own client
+// with its own session, set up over the connection itself (nfs4.Codec).
+func NFS4Codec(files NFSFiles, pts []workloads.Point, verify bool) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
+	largestRead := -1 // no file named: NULL alone
+	for _, pt := range pts {
+		for _, e := range pt.Workload.Mix {
+			if e.Proc != "null" {
+				largestRead = max(largestRead, 0)
+			}
+			if e.Proc == "read" {
+				largestRead = max(largestRead, e.Size.Largest())
+			}
+		}
+	}
+	cred, err := (&nfs3.MountConfig{}).Credential()
+	if err != nil {
+		return nil, cred, err
+	}
+	host, _ := os.Hostname()
+	// Unique to this process and run: a server takes an owner it knows for a client that
+	// rebooted and ends that client's state.
+	owner := fmt.Sprintf("rpcrdma-bench/%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
+	return nfs4.New(nfs4.Config{File: files.File, Scratch: files.Scratch, LargestRead: largestRead, Owner: owner,
+		Verify: verify, Cred: cred}), cred, nil
+}
+
+// checkRecall refuses a mix that names nfs4's recall beside other procedures or asks for
+// more than one recall at a time: a recall is a conversation of two clients measured alone.
+func checkRecall(w *workloads.Config) error {
+	if w.Prog != nfs4.Prog {
+		return nil
+	}
+	for _, e := range w.Mix {
+		if e.Proc != "recall" {
+			continue
+		}
+		if len(w.Mix) > 1 {
+			return Usagef("--mix: recall is measured alone (--mix recall)")
+		}
+		if w.Depth > 1 || w.Connections > 1 || w.Pollers > 1 {
+			return Usagef("--mix recall: one recall at a time (depth, connections and pollers 1)")
+		}
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -63,7 +62,7 @@ type JudgeFlags struct {
 	Alpha              float64
 }
 
-// NFSFiles name the files of --program nfs3, as a results file's config records them.
+// NFSFiles name the files of --program nfs3 and nfs4, as a results file's config records them.
 type NFSFiles struct {
 	Export  string `json:"export"`
 	File    string `json:"file"`
@@ -159,7 +158,10 @@ func (c *RunConfig) Base() (workloads.Config, error) {
 	if err := c.Transport.Validate(true); err != nil {
 		return w, UsageError{err.Error()}
 	}
-	if w.Prog == nfs3.Prog && !c.Given["inline-rule"] {
+	if err := checkRecall(&w); err != nil {
+		return w, err
+	}
+	if IsNFS(w.Prog) && !c.Given["inline-rule"] {
 		// NFS results should predict what a Linux client sees.
 		c.Transport.InlineRule = rpcrdma.InlineLinux
 	}

@@ -59,6 +59,11 @@ type PointReport struct {
 	// point's threshold set (0: unknown); below the point's, the peer capped the offer and
 	// the point is filed under it.
 	Threshold int
+	// Callbacks are the server's calls the connections answered over their lifetime, set up
+	// included (NFSv4.1's CB_NULL probes the back channel then); Recalls a delegation-recall
+	// measurement's parts. Nil when none.
+	Callbacks []results.ProcStats
+	Recalls   *results.Recalls
 }
 
 // Stdout as Config.Out writes the results to Config.ResultsTo once, at the end: a stream
@@ -403,6 +408,7 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 			rp.Ops = *pr.Ops
 		}
 		rp.PeerOps, rp.PeerOpsInferred = pr.PeerOps, pr.PeerOpsInferred
+		rp.Callbacks, rp.Recalls = pr.Callbacks, pr.Recalls
 		if pr.Threshold != 0 && pr.Threshold != pt.Threshold {
 			// Label what was measured: a threshold study filed under the offer would
 			// answer the question with a size that never applied.

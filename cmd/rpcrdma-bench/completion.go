@@ -25,7 +25,7 @@ func completionValues(cmd, flag string) []string {
 	case "inline-rule":
 		return []string{"exact", "linux"}
 	case "program":
-		return []string{"nfs3"}
+		return []string{"nfs3", "nfs4"}
 	case "format":
 		return map[string][]string{"report": {"text", "csv", "hlog", "bench", "switches", "thresholds", "html"},
 			"compare": {"text", "markdown", "json", "junit"}, "plot": {"png", "svg", "png,svg"}}[cmd]

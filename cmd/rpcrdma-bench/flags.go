@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
@@ -20,8 +21,8 @@ import (
 // parsing with pflag's `invalid argument "4q" for "--sizes" flag: bad size "4q": ...`:
 // the flag and the token are both named.
 
-// programValue parses --program: nfs3 (or nfs) is NFS version 3 with its procedures, any
-// other PROG[:VERS] that program's NULL procedure.
+// programValue parses --program: nfs3 (or nfs) is NFS version 3 with its procedures, nfs4
+// (or nfs4.1) NFS version 4.1 with its, any other PROG[:VERS] that program's NULL procedure.
 type programValue struct{ c *workloads.Config }
 
 func (p programValue) String() string {
@@ -39,6 +40,9 @@ func (p programValue) Set(x string) (err error) {
 	switch strings.ToLower(x) {
 	case "nfs", "nfs3":
 		p.c.Prog, p.c.Program, p.c.Version = nfs3.Prog, 0, 0
+		return nil
+	case "nfs4", "nfs4.1":
+		p.c.Prog, p.c.Program, p.c.Version = nfs4.Prog, 0, 0
 		return nil
 	}
 	p.c.Prog = nil
@@ -190,11 +194,11 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *session.RunConfig {
 		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop); it must stay below what the machine sustains closed loop (see a plain 'run''s RPC/s; the soft provider on 2 cores: some 10k-40k), or sends are missed and the run fails")
 		fs.StringVar(&c.Arrival, "arrival", "constant", "open-loop arrivals: constant or poisson")
 	}
-	fs.Var(programValue{c}, "program", "the RPC program: nfs3 (or nfs) is NFS version 3, its procedures null, getattr, lookup, read, write, write-sync, commit, readdirplus and presets nfs-read, nfs-write, nfs-meta, nfs-mix (against an NFS/RDMA server such as Linux's; see --nfs-export); PROG[:VERS] calls that program's NULL procedure (default: the benchmark program)")
+	fs.Var(programValue{c}, "program", "the RPC program: nfs3 (or nfs) is NFS version 3, its procedures null, getattr, lookup, read, write, write-sync, commit, readdirplus and presets nfs-read, nfs-write, nfs-meta, nfs-mix (against an NFS/RDMA server such as Linux's; see --nfs-export); nfs4 (or nfs4.1) is NFS version 4.1 in a session per connection, its callbacks answered on the same connection, with readdir for readdirplus, open-close, and recall (delegation recalls, measured alone); PROG[:VERS] calls that program's NULL procedure (default: the benchmark program)")
 	fs.StringVar(&w.NFS.Export, "nfs-export", "", "with --program nfs3: the export HOST:/PATH whose files the procedures name (default: --addr's host, /); its root handle comes from mountd, the files' from LOOKUP over NFS on TCP")
-	fs.StringVar(&w.NFS.File, "nfs-file", "rpcrdma-bench.dat", "with --program nfs3: the file in the export that read and getattr name; with --verify it must hold the benchmark pattern (test/vm/nfsfile writes one)")
+	fs.StringVar(&w.NFS.File, "nfs-file", "rpcrdma-bench.dat", "with --program nfs3 or nfs4: the file in the export (nfs4: the server's root) that read and getattr name; with --verify it must hold the benchmark pattern (test/vm/nfsfile writes one)")
 	fs.IntVar(&w.NFS.MountdPort, "nfs-mountd", 0, "with --program nfs3: mountd's TCP port (default: ask the server's portmapper)")
-	fs.StringVar(&w.NFS.Scratch, "nfs-scratch", "rpcrdma-bench.scratch", "with --program nfs3: the file in the export that write and commit name (its content is overwritten)")
+	fs.StringVar(&w.NFS.Scratch, "nfs-scratch", "rpcrdma-bench.scratch", "with --program nfs3 or nfs4: the file in the export (nfs4: the server's root) that write and commit name (its content is overwritten)")
 	fs.Var(classFlag(&c.Class), "class", "force the message class: auto, short, chunked or long")
 	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")

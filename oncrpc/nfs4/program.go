@@ -24,6 +24,10 @@ const (
 	PCommit
 	PReaddir
 	POpenClose
+	// PRecall is a delegation recall as a workload names it ("recall"): a conversation of two
+	// clients made of the Setup procedures below (package session measures it), never
+	// sent as one call.
+	PRecall
 	// PSession is every call of a connection's Conversation: its step decides the COMPOUND.
 	PSession
 	// PDelegOpen opens the recall file (SetRecallFile) for READ asking for a read delegation.
@@ -57,6 +61,7 @@ var Prog = &rpcproto.Program{
 		PCommit:        {Name: "commit", Number: ProcCompound},
 		PReaddir:       {Name: "readdir", Number: ProcCompound, Payload: rpcproto.InReply},
 		POpenClose:     {Name: "open-close", Number: ProcCompound},
+		PRecall:        {Name: "recall", Number: ProcCompound},
 		PSession:       {Name: "session", Number: ProcCompound, Setup: true},
 		PDelegOpen:     {Name: "deleg-open", Number: ProcCompound, Setup: true},
 		PDelegConflict: {Name: "deleg-conflict", Number: ProcCompound, Setup: true},

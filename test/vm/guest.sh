@@ -2,8 +2,8 @@
 # The suite run inside the guest. Every step prints "VMTEST: PASS <name>" or
 # "VMTEST: FAIL <name> ..." (the host's summary greps them); the exit code is the number of
 # failures. Measurements are printed as "VMTEST: LAT ...", "PINGPONG ...", "MATRIX ..." and
-# "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,fanin,
-# siw,latency; default the functional ones, verbs,matrix,knfsd,cli,siw,fanin: make vmbench names
+# "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,nfs4,
+# fanin,siw,latency; default the functional ones, verbs,matrix,knfsd,cli,nfs4,siw,fanin: make vmbench names
 # bench,latency; profile runs only when named) selects steps, for quick
 # iterations. Files for the host (results, charts) go to /out, the host's $VMDIR/out shared
 # over 9p, when it is mounted.
@@ -17,7 +17,7 @@ result() { # name rc
 }
 
 step() { # name: is the step selected?
-	case ",${VMTEST_STEPS:-verbs,matrix,knfsd,cli,siw,fanin}," in *",$1,"*) return 0 ;; esac
+	case ",${VMTEST_STEPS:-verbs,matrix,knfsd,cli,nfs4,siw,fanin}," in *",$1,"*) return 0 ;; esac
 	return 1
 }
 
@@ -257,7 +257,7 @@ fi
 
 # (c) knfsd over RDMA: the kernel's NFS server with an RDMA listener on port 20049 (for the
 # knfsd and cli steps).
-if step knfsd || step cli || step siw || step fanin; then
+if step knfsd || step cli || step siw || step fanin || step nfs4; then
 ts "=== starting knfsd with an RDMA listener"
 modprobe nfsd && modprobe rpcrdma
 mount -t nfsd nfsd /proc/fs/nfsd
@@ -275,6 +275,13 @@ while [ $i -le 400 ]; do
 	i=$((i + 1))
 done
 $T/nfsfile -size 4k /export/dir400/rpcrdma-bench.dat /export/dir400/rpcrdma-bench.scratch
+# The files --program nfs4 --mix recall cycles through (a recalled file is not delegated again
+# for 30 to 60 s).
+i=0
+while [ $i -lt 256 ]; do
+	: >/export/rpcrdma-bench.recall.$i
+	i=$((i + 1))
+done
 rpcbind -w
 sleep 0.3
 exportfs -ra
@@ -284,7 +291,7 @@ rpc.mountd --no-udp -p 20048
 echo 1048576 >/proc/fs/nfsd/max_block_size
 rpc.nfsd -G 10 -L 10 4
 echo "rdma 20049" >/proc/fs/nfsd/portlist
-echo "nfsd ports: $(cat /proc/fs/nfsd/portlist | tr '\n' ' ') threads: $(cat /proc/fs/nfsd/threads)"
+echo "nfsd ports: $(cat /proc/fs/nfsd/portlist | tr '\n' ' ') threads: $(cat /proc/fs/nfsd/threads) versions: $(cat /proc/fs/nfsd/versions)"
 fi
 if step knfsd; then
 ts "=== knfsd interop test"
@@ -327,6 +334,11 @@ fi
 # server + client, knfsd.
 if step siw && [ -x $T/rpcrdma-bench ]; then
 	. $T/siw.sh
+fi
+
+# (d2b) the tool against knfsd's NFSv4.1: the mix, callbacks, delegation recalls, a sweep.
+if step nfs4 && [ -x $T/rpcrdma-bench ]; then
+	. $T/nfs4.sh
 fi
 
 # (d3) the fan-in under mpirun in the guest: server and client ranks on rxe0, and ranks

@@ -1,0 +1,270 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
+)
+
+// RecallFiles is how many files a delegation-recall measurement cycles through, named
+// RecallFile(k): a server may refuse to delegate a file it recalled a moment ago (Linux
+// does for 30 to 60 s), so each recall takes the next file.
+const RecallFiles = 256
+
+// RecallFile is the name of the k-th file of a delegation-recall measurement in the export's
+// root (the VM's guest creates them; any empty files do).
+func RecallFile(k int) string { return fmt.Sprintf("rpcrdma-bench.recall.%d", k) }
+
+// Steps of a recall.
+const (
+	recallIdle      = iota
+	recallOpening   // the holder's OPEN asking for a read delegation
+	recallUngranted // its CLOSE, no delegation granted: the next file follows
+	recallConflict  // the conflicter's OPEN for writing, the recall, DELEGRETURN
+	recallClosing   // both CLOSEs
+)
+
+// recallClient measures NFSv4.1 delegation recalls as a workloads.Client: each Request
+// (procedure nfs4.PRecall) is one recall, complete when the conflicting OPEN succeeded and
+// both clients closed the file. Two connections, each its own NFSv4.1 client: the holder
+// opens a file for reading and gets a read delegation; the conflicter opens it for writing,
+// which makes the server recall the delegation over the holder's backchannel (a CB_RECALL,
+// an RFC 8167 reverse call on the holder's own connection) and answer the conflicter
+// NFS4ERR_DELAY until the holder's DELEGRETURN. The conflicter's OPEN is made again as
+// soon as DELEGRETURN's reply is in.
+type recallClient struct {
+	conns  [2]*rpcrdma.Conn // holder, conflicter
+	codecs [2]*nfs4.Codec
+	convs  []rpcproto.Conversation
+	cq     datapath.CQ
+	mux    *rpcrdma.Mux
+	wcs    []datapath.Completion
+	res    []rpcrdma.Result
+	log    io.Writer
+	rec    *results.Recorder // the recalls' parts, and the callbacks
+	done   func(st []rpcrdma.Stats, rec *results.Recorder)
+
+	step                      int
+	tag                       uint64
+	file                      int
+	t0, tReturn, recallNs     int64
+	delegReturnNs             int64
+	returned, conflictWaiting bool
+	retries                   uint64
+	closing                   int
+	finished                  []workloads.Completed
+	err                       error
+}
+
+var (
+	_ workloads.Client = (*recallClient)(nil)
+	_ workloads.Waiter = (*recallClient)(nil)
+)
+
+// errNoRecall: the server never recalled the delegation the conflicting OPEN broke.
+var errNoRecall = rpcproto.NewResultError("no_recall", "NFSv4.1 recall: the conflicting OPEN came back before any CB_RECALL")
+
+func (c *recallClient) Submit(r *workloads.Request) error {
+	if c.step != recallIdle {
+		return workloads.ErrBusy
+	}
+	c.tag, c.retries, c.returned, c.conflictWaiting = r.Tag, 0, false, false
+	return c.openNext()
+}
+
+// openNext starts the holder's OPEN of the next file.
+func (c *recallClient) openNext() error {
+	name := RecallFile(c.file % RecallFiles)
+	c.file++
+	c.codecs[0].SetRecallFile(name)
+	c.codecs[1].SetRecallFile(name)
+	c.step = recallOpening
+	return c.call(0, nfs4.PDelegOpen)
+}
+
+func (c *recallClient) call(who, proc int) error {
+	return c.conns[who].Submit(rpcrdma.Call{Proc: proc, Tag: uint64(who)<<8 | uint64(proc)})
+}
+
+func (c *recallClient) Progress(done []workloads.Completed) (int, error) {
+	k, err := c.cq.Poll(c.wcs)
+	if err != nil {
+		return 0, &datapath.OpError{Op: "poll CQ", Err: err}
+	}
+	if k > 0 {
+		c.mux.Handle(c.wcs[:k])
+	} else {
+		c.mux.Idle()
+	}
+	for who, conn := range c.conns {
+		n, err := conn.Results(c.res)
+		for _, r := range c.res[:n] {
+			if err := c.on(who, int(r.Tag&0xff), r.Err); err != nil {
+				c.finish(err)
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if c.step == recallConflict && !c.returned && c.recallNs == 0 {
+		if _, at, ok := c.codecs[0].Recall(); ok {
+			c.recallNs = at - c.t0
+			c.tReturn = nfs4.Now()
+			if err := c.call(0, nfs4.PDelegReturn); err != nil {
+				c.finish(err)
+			}
+		}
+	}
+	n := copy(done, c.finished)
+	c.finished = c.finished[:copy(c.finished, c.finished[n:])]
+	return n, nil
+}
+
+// on advances the recall with the result of who's call of proc.
+func (c *recallClient) on(who, proc int, err error) error {
+	var le interface{ Later() bool }
+	switch {
+	case proc == nfs4.PDelegOpen:
+		if err != nil {
+			return err
+		}
+		if !c.codecs[0].Delegated() {
+			c.rec.RecallNotGranted()
+			c.step = recallUngranted
+			return c.call(0, nfs4.PDelegClose)
+		}
+		c.codecs[0].Recall() // none before this conflict counts
+		c.step, c.recallNs = recallConflict, 0
+		c.t0 = nfs4.Now()
+		return c.call(1, nfs4.PDelegConflict)
+	case proc == nfs4.PDelegClose && c.step == recallUngranted:
+		if err != nil {
+			return err
+		}
+		return c.openNext()
+	case proc == nfs4.PDelegReturn:
+		if err != nil {
+			return err
+		}
+		c.delegReturnNs, c.returned = nfs4.Now()-c.tReturn, true
+		if c.conflictWaiting {
+			c.conflictWaiting = false
+			return c.call(1, nfs4.PDelegConflict)
+		}
+	case proc == nfs4.PDelegConflict && errors.As(err, &le) && le.Later():
+		c.retries++
+		if c.returned {
+			return c.call(1, nfs4.PDelegConflict)
+		}
+		c.conflictWaiting = true
+	case proc == nfs4.PDelegConflict:
+		if err != nil {
+			return err
+		}
+		if !c.returned {
+			return errNoRecall
+		}
+		c.rec.RecordRecall(c.recallNs, c.delegReturnNs, nfs4.Now()-c.t0, c.retries)
+		c.step, c.closing = recallClosing, 2
+		if err := c.call(0, nfs4.PDelegClose); err != nil {
+			return err
+		}
+		return c.call(1, nfs4.PDelegClose)
+	case proc == nfs4.PDelegClose && c.step == recallClosing:
+		if err != nil {
+			return err
+		}
+		if c.closing--; c.closing == 0 {
+			c.finish(nil)
+		}
+	}
+	return nil
+}
+
+// finish ends the current recall with err.
+func (c *recallClient) finish(err error) {
+	if c.step == recallIdle {
+		return
+	}
+	c.step = recallIdle
+	c.finished = append(c.finished, workloads.Completed{Tag: c.tag, Err: err, CallClass: rpcproto.Short, ReplyClass: rpcproto.Short})
+}
+
+func (c *recallClient) Wait(timeout time.Duration) error { return c.cq.Wait(timeout) }
+
+func (c *recallClient) Close() error {
+	st := make([]rpcrdma.Stats, 0, 2)
+	var first error
+	for i, conn := range c.conns {
+		if conn == nil {
+			continue
+		}
+		if i < len(c.convs) && conn.Err() == nil {
+			if err := converse(conn, c.convs[i], c.cq, c.mux, true); err != nil && c.log != nil {
+				fmt.Fprintf(c.log, "rpcrdma-bench: recall connection %d to %s: tearing down: %v\n", i, conn.RemoteAddr(), err)
+			}
+		}
+		st = append(st, conn.Stats())
+		if err := conn.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if c.done != nil {
+		c.done(st, c.rec)
+	}
+	if err := c.cq.Close(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// isRecall reports whether w is nfs4's delegation-recall measurement.
+func isRecall(codec rpcproto.Codec, w *workloads.Config) bool {
+	return codec.Program() == nfs4.Prog && len(w.Mix) == 1 && w.Mix[0].Proc == "recall"
+}
+
+// openRecall connects the recall measurement's two clients, each set up over its own
+// connection (conv), sharing one CQ.
+func (c *engineConnector) openRecall(conv rpcproto.Conversation, cfg rpcrdma.Config, done func([]rpcrdma.Stats, *results.Recorder)) (workloads.Client, error) {
+	cq, err := c.dev.NewCQ(cqNeed(c.dev, cfg, conv) * 2)
+	if err != nil {
+		return nil, &datapath.OpError{Op: "create CQ", Err: err}
+	}
+	cl := &recallClient{cq: cq, mux: rpcrdma.NewMux(cq, rpcrdma.MuxConfig{KeepBroken: true}), wcs: make([]datapath.Completion, 64),
+		res: make([]rpcrdma.Result, 16), log: c.log, done: done}
+	for i := range cl.conns {
+		cc := cfg
+		cc.CQ = cq
+		cv := conv.NewConn()
+		if cl.rec == nil {
+			if cl.rec = callbackRecorder(cv); cl.rec == nil {
+				cl.rec = results.NewRecorder()
+			}
+		}
+		serve(&cc, cv, cl.rec)
+		conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cc)
+		if err != nil {
+			cl.Close()
+			return nil, err
+		}
+		cl.conns[i], cl.codecs[i] = conn, cv.(*nfs4.Codec)
+		cl.mux.Attach(conn)
+		cl.convs = append(cl.convs, cv)
+		cv.Start(connInfo(conn, &cc, c.dev))
+		if err := converse(conn, cv, cq, cl.mux, false); err != nil {
+			cl.Close()
+			return nil, fmt.Errorf("setting up the nfs4 connection to %s: %w", c.addr, err)
+		}
+	}
+	return cl, nil
+}
