@@ -250,12 +250,13 @@ const wrKindShift = 40
 // headroom is reserved before the payload in slot and sink buffers: room to encode the RPC
 // header and the argument or result prefix in place, right before the payload, so that the
 // whole RPC message is contiguous in registered memory with no copy.
-const headroom = 256
+const headroom = 1024
 
-// maxArgsPrefix is the room kept for the arguments before a call's payload: the largest of
-// the programs here is NFS WRITE's (a 64-byte handle, offset, count, stable, length: 88).
-// The call header gets the rest of headroom.
-const maxArgsPrefix = 96
+// maxArgsPrefix is the room kept for the arguments before a call's payload, and for a whole
+// call without one: an NFSv4.1 COMPOUND (SEQUENCE, PUTFH of a 128-byte handle, an OPEN
+// with its owner and name and a CLOSE) runs to a few hundred bytes. The call header gets the
+// rest of headroom.
+const maxArgsPrefix = headroom - 160
 
 // maxSlots bounds slots and contexts: their index must fit the XID's low 16 bits.
 const maxSlots = 1 << 15
