@@ -67,7 +67,8 @@ func NFS4Codec(files NFSFiles, pts []workloads.Point, verify bool) (rpcproto.Cod
 
 // checkRecall refuses a mix that names nfs4's recall beside other procedures or asks for
 // more than one recall at a time: a recall is a conversation of two clients measured alone.
-func checkRecall(w *workloads.Config) error {
+// Its depth is 1 unless given.
+func checkRecall(w *workloads.Config, given map[string]bool) error {
 	if w.Prog != nfs4.Prog {
 		return nil
 	}
@@ -77,6 +78,9 @@ func checkRecall(w *workloads.Config) error {
 		}
 		if len(w.Mix) > 1 {
 			return Usagef("--mix: recall is measured alone (--mix recall)")
+		}
+		if !given["depth"] {
+			w.Depth = 1
 		}
 		if w.Depth > 1 || w.Connections > 1 || w.Pollers > 1 {
 			return Usagef("--mix recall: one recall at a time (depth, connections and pollers 1)")

@@ -158,7 +158,7 @@ func (c *RunConfig) Base() (workloads.Config, error) {
 	if err := c.Transport.Validate(true); err != nil {
 		return w, UsageError{err.Error()}
 	}
-	if err := checkRecall(&w); err != nil {
+	if err := checkRecall(&w, c.Given); err != nil {
 		return w, err
 	}
 	if IsNFS(w.Prog) && !c.Given["inline-rule"] {
