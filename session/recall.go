@@ -26,21 +26,31 @@ func RecallFile(k int) string { return fmt.Sprintf("rpcrdma-bench.recall.%d", k)
 
 // Steps of a recall.
 const (
-	recallIdle      = iota
-	recallOpening   // the holder's OPEN asking for a read delegation
-	recallUngranted // its CLOSE, no delegation granted: the next file follows
-	recallConflict  // the conflicter's OPEN for writing, the recall, DELEGRETURN
-	recallClosing   // both CLOSEs
+	recallIdle      = iota // nothing held: the next Progress asks for a delegation
+	recallOpening          // the holder's OPEN asking for a read delegation
+	recallUngranted        // its CLOSE, no delegation granted: the next file follows
+	recallHeld             // a read delegation held: a Request may start the conflict
+	recallConflict         // the conflicter's OPEN for writing, the recall, DELEGRETURN
+	recallClosing          // both CLOSEs, the Request already complete
+)
+
+// recallBackoff is the wait between asking for delegations once recallPatience files in a
+// row were refused: a server that refuses recently recalled files (Linux, for 30 to 60 s)
+// would otherwise be asked thousands of times a second.
+const (
+	recallPatience = 8
+	recallBackoff  = 100 * time.Millisecond
 )
 
 // recallClient measures NFSv4.1 delegation recalls as a workloads.Client: each Request
-// (procedure nfs4.PRecall) is one recall, complete when the conflicting OPEN succeeded and
-// both clients closed the file. Two connections, each its own NFSv4.1 client: the holder
-// opens a file for reading and gets a read delegation; the conflicter opens it for writing,
-// which makes the server recall the delegation over the holder's backchannel (a CB_RECALL,
-// an RFC 8167 reverse call on the holder's own connection) and answer the conflicter
-// NFS4ERR_DELAY until the holder's DELEGRETURN. The conflicter's OPEN is made again as
-// soon as DELEGRETURN's reply is in.
+// (procedure nfs4.PRecall) is one recall, from the conflicting OPEN's first sending to its
+// success. Two connections, each its own NFSv4.1 client: between Requests the holder opens
+// a file for reading and gets a read delegation (Submit is busy until it holds one); a
+// Request makes the conflicter open the file for writing, the server recalls the delegation
+// over the holder's backchannel (a CB_RECALL, an RFC 8167 reverse call on the holder's own
+// connection) and answers the conflicter NFS4ERR_DELAY until the holder's DELEGRETURN. The
+// conflicter's OPEN is made again as soon as DELEGRETURN's reply is in; once it succeeds
+// the Request is complete and both clients close the file.
 type recallClient struct {
 	conns  [2]*rpcrdma.Conn // holder, conflicter
 	codecs [2]*nfs4.Codec
@@ -55,14 +65,14 @@ type recallClient struct {
 
 	step                      int
 	tag                       uint64
-	file                      int
+	file, refused             int
+	notBefore                 time.Time
 	t0, tReturn, recallNs     int64
 	delegReturnNs             int64
 	returned, conflictWaiting bool
 	retries                   uint64
 	closing                   int
 	finished                  []workloads.Completed
-	err                       error
 }
 
 var (
@@ -74,11 +84,14 @@ var (
 var errNoRecall = rpcproto.NewResultError("no_recall", "NFSv4.1 recall: the conflicting OPEN came back before any CB_RECALL")
 
 func (c *recallClient) Submit(r *workloads.Request) error {
-	if c.step != recallIdle {
+	if c.step != recallHeld {
 		return workloads.ErrBusy
 	}
-	c.tag, c.retries, c.returned, c.conflictWaiting = r.Tag, 0, false, false
-	return c.openNext()
+	c.tag, c.retries, c.returned, c.conflictWaiting, c.recallNs = r.Tag, 0, false, false, 0
+	c.codecs[0].Recall() // none before this conflict counts
+	c.step = recallConflict
+	c.t0 = nfs4.Now()
+	return c.call(1, nfs4.PDelegConflict)
 }
 
 // openNext starts the holder's OPEN of the next file.
@@ -96,6 +109,11 @@ func (c *recallClient) call(who, proc int) error {
 }
 
 func (c *recallClient) Progress(done []workloads.Completed) (int, error) {
+	if c.step == recallIdle && !time.Now().Before(c.notBefore) {
+		if err := c.openNext(); err != nil {
+			return 0, err
+		}
+	}
 	k, err := c.cq.Poll(c.wcs)
 	if err != nil {
 		return 0, &datapath.OpError{Op: "poll CQ", Err: err}
@@ -109,7 +127,7 @@ func (c *recallClient) Progress(done []workloads.Completed) (int, error) {
 		n, err := conn.Results(c.res)
 		for _, r := range c.res[:n] {
 			if err := c.on(who, int(r.Tag&0xff), r.Err); err != nil {
-				c.finish(err)
+				return 0, fmt.Errorf("delegation recall of %s: %s: %w", RecallFile((c.file-1)%RecallFiles), nfs4.Prog.Procs[r.Tag&0xff].Name, err)
 			}
 		}
 		if err != nil {
@@ -121,7 +139,7 @@ func (c *recallClient) Progress(done []workloads.Completed) (int, error) {
 			c.recallNs = at - c.t0
 			c.tReturn = nfs4.Now()
 			if err := c.call(0, nfs4.PDelegReturn); err != nil {
-				c.finish(err)
+				return 0, err
 			}
 		}
 	}
@@ -130,7 +148,8 @@ func (c *recallClient) Progress(done []workloads.Completed) (int, error) {
 	return n, nil
 }
 
-// on advances the recall with the result of who's call of proc.
+// on advances the recall with the result of who's call of proc; an error ends the run
+// (the two clients' state would no longer be known).
 func (c *recallClient) on(who, proc int, err error) error {
 	var le interface{ Later() bool }
 	switch {
@@ -143,15 +162,15 @@ func (c *recallClient) on(who, proc int, err error) error {
 			c.step = recallUngranted
 			return c.call(0, nfs4.PDelegClose)
 		}
-		c.codecs[0].Recall() // none before this conflict counts
-		c.step, c.recallNs = recallConflict, 0
-		c.t0 = nfs4.Now()
-		return c.call(1, nfs4.PDelegConflict)
+		c.step, c.refused = recallHeld, 0
 	case proc == nfs4.PDelegClose && c.step == recallUngranted:
 		if err != nil {
 			return err
 		}
-		return c.openNext()
+		c.step = recallIdle
+		if c.refused++; c.refused >= recallPatience {
+			c.notBefore = time.Now().Add(recallBackoff)
+		}
 	case proc == nfs4.PDelegReturn:
 		if err != nil {
 			return err
@@ -175,6 +194,7 @@ func (c *recallClient) on(who, proc int, err error) error {
 			return errNoRecall
 		}
 		c.rec.RecordRecall(c.recallNs, c.delegReturnNs, nfs4.Now()-c.t0, c.retries)
+		c.finished = append(c.finished, workloads.Completed{Tag: c.tag, CallClass: rpcproto.Short, ReplyClass: rpcproto.Short})
 		c.step, c.closing = recallClosing, 2
 		if err := c.call(0, nfs4.PDelegClose); err != nil {
 			return err
@@ -185,19 +205,10 @@ func (c *recallClient) on(who, proc int, err error) error {
 			return err
 		}
 		if c.closing--; c.closing == 0 {
-			c.finish(nil)
+			c.step = recallIdle
 		}
 	}
 	return nil
-}
-
-// finish ends the current recall with err.
-func (c *recallClient) finish(err error) {
-	if c.step == recallIdle {
-		return
-	}
-	c.step = recallIdle
-	c.finished = append(c.finished, workloads.Completed{Tag: c.tag, Err: err, CallClass: rpcproto.Short, ReplyClass: rpcproto.Short})
 }
 
 func (c *recallClient) Wait(timeout time.Duration) error { return c.cq.Wait(timeout) }
