@@ -65,4 +65,4 @@ vmtest:
 # The VM's measurements, not part of `make test`: the benchmarks on the guest's CPU and the
 # latency table (perftest beside the tool and the ping-pong, interleaved rounds).
 vmbench:
-	VMTEST_STEPS=bench,latency ./test/vm/vmtest.sh
+	VMTEST_STEPS=bench,latency,nfscompare ./test/vm/vmtest.sh

@@ -41,7 +41,7 @@ for d in 1 16; do
 done
 
 ts "=== nfs4: delegation recalls against knfsd"
-timeout 600 $NFS4 --mix recall --count 150 --warmup 0 -q --out $R/nfs4-recall.json
+timeout 600 $NFS4 --mix recall --count 100 --warmup 0 -q --out $R/nfs4-recall.json
 crc=$?
 $B report $R/nfs4-recall.json
 callbacks $R/nfs4-recall.json
