@@ -21,7 +21,7 @@ nfscmp_run() { # version op mix
 	rtt=$(tr -d '\n ' <$out | grep -o '"rtt":{[^}]*}' | head -1)
 	p50=$(echo "$rtt" | grep -o '"p50_ns":[0-9]*' | grep -o '[0-9]*$')
 	p99=$(echo "$rtt" | grep -o '"p99_ns":[0-9]*' | grep -o '[0-9]*$')
-	rps=$(tr -d '\n ' <$out | grep -o '"rpc_per_sec":[0-9.]*' | head -1 | grep -o '[0-9.]*$')
+	rps=$(tr -d '\n ' <$out | grep -o '"rpc_per_s":[0-9.]*' | head -1 | grep -o '[0-9.]*$')
 	echo "NFSCMP op=$2 v=$1 round=$r p50_us=$(awk -v n="${p50:-0}" 'BEGIN { printf "%.1f", n / 1000 }') p99_us=$(awk -v n="${p99:-0}" 'BEGIN { printf "%.1f", n / 1000 }') rps=${rps:-0} rc=$rc"
 	return $rc
 }

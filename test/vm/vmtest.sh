@@ -104,16 +104,16 @@ echo
 if grep -q '^NFSCMP ' "$LOG"; then
 	echo "=== NFSv3 against NFSv4.1 on knfsd (test/vm/nfscompare.sh): depth 1, per operation the median over the rounds"
 	awk '
-		{ delete f; for (i = 2; i <= NF; i++) { split($i, a, "="); f[a[1]] = a[2] }
+		{ delete f; for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
 		  k = f["op"] SUBSEP f["v"]; if (!(f["op"] in seen)) { seen[f["op"]] = 1; order[++n] = f["op"] }
 		  p50[k, ++c50[k]] = f["p50_us"]; p99[k, ++c99[k]] = f["p99_us"]; rps[k, ++crp[k]] = f["rps"] }
 		function med(arr, k, m,   i, j, t, x) { for (i = 1; i <= m; i++) x[i] = arr[k, i]
 			for (i = 2; i <= m; i++) for (j = i; j > 1 && x[j - 1] > x[j]; j--) { t = x[j]; x[j] = x[j - 1]; x[j - 1] = t }
 			return m == 0 ? 0 : (m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2) }
 		END { printf "    %-11s %6s %9s %9s %9s %9s %8s %8s %7s\n", "op", "rounds", "v3 p50", "v4 p50", "v3 p99", "v4 p99", "v3 RPC/s", "v4 RPC/s", "v4/v3"
-			for (i = 1; i <= n; i++) { o = order[i]; a = o SUBSEP 3; b = o SUBSEP 4
-				x = med(p50, a, c50[a]); y = med(p50, b, c50[b])
-				printf "    %-11s %6d %9.1f %9.1f %9.1f %9.1f %8.0f %8.0f %7.2f\n", o, c50[a], x, y, med(p99, a, c99[a]), med(p99, b, c99[b]), med(rps, a, crp[a]), med(rps, b, crp[b]), x > 0 ? y / x : 0 } }' \
+			for (i = 1; i <= n; i++) { o = order[i]; k3 = o SUBSEP 3; k4 = o SUBSEP 4
+				x = med(p50, k3, c50[k3]); y = med(p50, k4, c50[k4])
+				printf "    %-11s %6d %9.1f %9.1f %9.1f %9.1f %8.0f %8.0f %7.2f\n", o, c50[k3], x, y, med(p99, k3, c99[k3]), med(p99, k4, c99[k4]), med(rps, k3, crp[k3]), med(rps, k4, crp[k4]), (x > 0 ? y / x : 0) } }' \
 		<(grep -E '^NFSCMP ' "$LOG")
 	echo
 fi
