@@ -1,7 +1,8 @@
 # The fanin step of guest.sh (sourced there: uses its T, R, IP, DEV, ts, result and keep): the
 # fan-in under mpirun inside the guest, built with -tags verbs,mpi:
 #   1. a server rank and 2 client ranks over rxe0;
-#   2. 2 ranks of --program nfs3 against knfsd (started by guest.sh), each on its own files.
+#   2. 2 ranks of --program nfs3, then of nfs4, against knfsd (started by guest.sh), each on its
+#      own files.
 # Each results file must hold every client rank, its merged count the sum of theirs, and no
 # error.
 M=$T/rpcrdma-bench-mpi
@@ -42,3 +43,6 @@ for r in 0 1; do
 	$T/nfsfile -size 1m /export/rpcrdma-bench.dat.$r /export/rpcrdma-bench.scratch.$r
 done
 fanin_step fanin-knfsd 2 --addr $IP --program nfs3 --nfs-export $IP:/export --nfs-mountd 20048 --mix read/4k:2,write/4k:1,getattr:1
+
+ts "=== fanin: 2 ranks of --program nfs4 against knfsd on $DEV"
+fanin_step fanin-knfsd-nfs4 2 --addr $IP --program nfs4 --mix read/4k:2,write/4k:1,getattr:1
