@@ -301,6 +301,10 @@ ts "=== knfsd's NFSv3 replies recorded for the codec's tests (to the host's out/
 KNFSD_ADDR=$IP:20049 KNFSD_RECORD_DIR=/tmp/knfsd-replies timeout 120 $T/knfsd.test -test.v -test.count=1 -test.run 'RecordReplies$'
 result knfsd-record-replies $?
 grep -q ' /out 9p ' /proc/mounts && cp -r /tmp/knfsd-replies /out/
+ts "=== knfsd's NFSv4.1 replies over RDMA recorded for the codec's tests (to the host's out/knfsd-replies/nfs4)"
+KNFSD_ADDR=$IP:20049 KNFSD_RECORD_DIR=/tmp/knfsd-replies timeout 200 $T/knfsd.test -test.v -test.count=1 -test.run 'RecordNFS4Replies$' -test.timeout 190s
+result knfsd-record-nfs4-replies $?
+grep -q ' /out 9p ' /proc/mounts && cp -r /tmp/knfsd-replies /out/
 ts "=== the project's requester against knfsd: NFS NULL calls at depth 1 and 32"
 KNFSD_ADDR=$IP:20049 timeout 300 $T/knfsd.test -test.v -test.count=1 -test.run 'NullStream$' -test.timeout 280s
 result knfsd-null-stream $?
