@@ -33,49 +33,15 @@ const conversationTag = ^uint64(0)
 // to tear it down: its completions come from cq, which conn may share with others of the
 // poller's connections, through mux.
 func converse(conn *rpcrdma.Conn, conv rpcproto.Conversation, cq datapath.CQ, mux *rpcrdma.Mux, closing bool) error {
-	wcs := make([]datapath.Completion, 16)
-	res := make([]rpcrdma.Result, 4)
 	later := time.Now().Add(conversationLater)
 	for {
 		proc, size, ok := conv.Next(closing)
 		if !ok {
 			return nil
 		}
-		name := conv.Program().Procs[proc].Name
-		deadline := time.Now().Add(conversationReply)
-		var r rpcrdma.Result
-		// Measured calls may still be outstanding at teardown: their results are dropped
-		// and their credits awaited.
-		for sent, got := false, false; !got; {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%s: no reply in %v", name, conversationReply)
-			}
-			if !sent {
-				err := conn.Submit(rpcrdma.Call{Proc: proc, Size: size, Tag: conversationTag})
-				if err != nil && !errors.Is(err, rpcrdma.ErrNoCredit) {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-				sent = err == nil
-			}
-			k, err := cq.Poll(wcs)
-			if err != nil {
-				return &datapath.OpError{Op: "poll CQ", Err: err}
-			}
-			if k > 0 {
-				mux.Handle(wcs[:k])
-			} else {
-				mux.Idle()
-				runtime.Gosched()
-			}
-			n, err := conn.Results(res)
-			for _, x := range res[:n] {
-				if x.Tag == conversationTag {
-					r, got = x, true
-				}
-			}
-			if err != nil && !got {
-				return err
-			}
+		r, err := exchange(conn, cq, mux, proc, size)
+		if err != nil {
+			return fmt.Errorf("%s: %w", conv.Program().Procs[proc].Name, err)
 		}
 		var le interface{ Later() bool }
 		if errors.As(r.Err, &le) && le.Later() && time.Now().Before(later) {
@@ -84,6 +50,46 @@ func converse(conn *rpcrdma.Conn, conv rpcproto.Conversation, cq datapath.CQ, mu
 		}
 		if r.Err != nil {
 			return r.Err // the codec's errors name the step and the status
+		}
+	}
+}
+
+// exchange makes one call of proc on conn and waits for its result, polling cq (which conn
+// may share with others, through mux). Measured calls may still be outstanding at teardown:
+// their results are dropped and their credits awaited.
+func exchange(conn *rpcrdma.Conn, cq datapath.CQ, mux *rpcrdma.Mux, proc, size int) (rpcrdma.Result, error) {
+	var wcs [16]datapath.Completion
+	var res [4]rpcrdma.Result
+	deadline := time.Now().Add(conversationReply)
+	for sent := false; ; {
+		if time.Now().After(deadline) {
+			return rpcrdma.Result{}, fmt.Errorf("no reply in %v", conversationReply)
+		}
+		if !sent {
+			err := conn.Submit(rpcrdma.Call{Proc: proc, Size: size, Tag: conversationTag})
+			if err != nil && !errors.Is(err, rpcrdma.ErrNoCredit) {
+				return rpcrdma.Result{}, err
+			}
+			sent = err == nil
+		}
+		k, err := cq.Poll(wcs[:])
+		if err != nil {
+			return rpcrdma.Result{}, &datapath.OpError{Op: "poll CQ", Err: err}
+		}
+		if k > 0 {
+			mux.Handle(wcs[:k])
+		} else {
+			mux.Idle()
+			runtime.Gosched()
+		}
+		n, err := conn.Results(res[:])
+		for _, x := range res[:n] {
+			if x.Tag == conversationTag {
+				return x, nil
+			}
+		}
+		if err != nil {
+			return rpcrdma.Result{}, err
 		}
 	}
 }

@@ -70,6 +70,7 @@ type recallClient struct {
 	t0, tReturn, recallNs     int64
 	delegReturnNs             int64
 	returned, conflictWaiting bool
+	stopping                  bool // Close: take no more delegations
 	retries                   uint64
 	closing                   int
 	finished                  []workloads.Completed
@@ -109,7 +110,7 @@ func (c *recallClient) call(who, proc int) error {
 }
 
 func (c *recallClient) Progress(done []workloads.Completed) (int, error) {
-	if c.step == recallIdle && !time.Now().Before(c.notBefore) {
+	if c.step == recallIdle && !c.stopping && !time.Now().Before(c.notBefore) {
 		if err := c.openNext(); err != nil {
 			return 0, err
 		}
@@ -213,9 +214,44 @@ func (c *recallClient) on(who, proc int, err error) error {
 
 func (c *recallClient) Wait(timeout time.Duration) error { return c.cq.Wait(timeout) }
 
+// release returns what the measurement holds before the sessions are torn down, which
+// DESTROY_CLIENTID would otherwise refuse (the client's state is busy): the calls in flight
+// finish, and a delegation held is returned and its file closed.
+func (c *recallClient) release() error {
+	c.stopping = true
+	deadline := time.Now().Add(conversationReply)
+	for c.step != recallIdle && c.step != recallHeld {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the calls in flight did not finish in %v", conversationReply)
+		}
+		if _, err := c.Progress(nil); err != nil {
+			return err
+		}
+	}
+	if c.step != recallHeld {
+		return nil
+	}
+	c.step = recallIdle
+	for _, proc := range []int{nfs4.PDelegReturn, nfs4.PDelegClose} {
+		r, err := exchange(c.conns[0], c.cq, c.mux, proc, 0)
+		if err == nil {
+			err = r.Err
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", nfs4.Prog.Procs[proc].Name, err)
+		}
+	}
+	return nil
+}
+
 func (c *recallClient) Close() error {
 	st := make([]rpcrdma.Stats, 0, 2)
 	var first error
+	if c.conns[1] != nil && c.conns[0].Err() == nil && c.conns[1].Err() == nil {
+		if err := c.release(); err != nil && c.log != nil {
+			fmt.Fprintf(c.log, "rpcrdma-bench: recall: returning the delegation held: %v\n", err)
+		}
+	}
 	for i, conn := range c.conns {
 		if conn == nil {
 			continue
