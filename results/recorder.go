@@ -88,20 +88,27 @@ func (r *Recorder) SetProcedures(names []string) {
 
 // RecordProc adds a successful RPC's round trip to procedure i's share (after Record, which
 // counts it overall). It does nothing without SetProcedures, and allocates nothing.
-func (r *Recorder) RecordProc(i int, rttNs int64) {
-	if i < 0 || i >= len(r.procs) {
+func (r *Recorder) RecordProc(i int, rttNs int64) { recordIn(r.procs, i, rttNs) }
+
+// FailProc counts a failed RPC of procedure i (after Fail, which counts it by kind).
+func (r *Recorder) FailProc(i int) { failIn(r.procs, i) }
+
+// recordIn adds ns to share i of ps, if there is one, at the nearest end of the histogram's
+// range when outside it.
+func recordIn(ps []procRec, i int, ns int64) {
+	if i < 0 || i >= len(ps) {
 		return
 	}
-	v := min(max(rttNs, 0), HistogramHighest)
-	p := &r.procs[i]
+	v := min(max(ns, 0), HistogramHighest)
+	p := &ps[i]
 	p.mom.add(v)
 	_ = p.hist.RecordValue(v)
 }
 
-// FailProc counts a failed RPC of procedure i (after Fail, which counts it by kind).
-func (r *Recorder) FailProc(i int) {
-	if i >= 0 && i < len(r.procs) {
-		r.procs[i].errs++
+// failIn counts a failure in share i of ps, if there is one.
+func failIn(ps []procRec, i int) {
+	if i >= 0 && i < len(ps) {
+		ps[i].errs++
 	}
 }
 
@@ -122,22 +129,10 @@ func (r *Recorder) SetCallbacks(names []string) {
 // RecordCallback adds a callback of procedure i answered successfully: ns from the call's
 // arrival to the completion of the reply's Send. It does nothing without SetCallbacks and
 // allocates nothing; a time outside 0..100 s is recorded at the nearest end.
-func (r *Recorder) RecordCallback(i int, ns int64) {
-	if i < 0 || i >= len(r.cbs) {
-		return
-	}
-	v := min(max(ns, 0), HistogramHighest)
-	c := &r.cbs[i]
-	c.mom.add(v)
-	_ = c.hist.RecordValue(v)
-}
+func (r *Recorder) RecordCallback(i int, ns int64) { recordIn(r.cbs, i, ns) }
 
 // FailCallback counts a callback of procedure i answered with a failure.
-func (r *Recorder) FailCallback(i int) {
-	if i >= 0 && i < len(r.cbs) {
-		r.cbs[i].errs++
-	}
-}
+func (r *Recorder) FailCallback(i int) { failIn(r.cbs, i) }
 
 // RecordRecall records one delegation recalled and returned: recallNs from sending the
 // conflicting OPEN to CB_RECALL's arrival, delegReturnNs the DELEGRETURN's round trip,

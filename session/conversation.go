@@ -72,14 +72,11 @@ func exchange(conn *rpcrdma.Conn, cq datapath.CQ, mux *rpcrdma.Mux, proc, size i
 			}
 			sent = err == nil
 		}
-		k, err := cq.Poll(wcs[:])
+		k, err := poll(cq, mux, wcs[:])
 		if err != nil {
-			return rpcrdma.Result{}, &datapath.OpError{Op: "poll CQ", Err: err}
+			return rpcrdma.Result{}, err
 		}
-		if k > 0 {
-			mux.Handle(wcs[:k])
-		} else {
-			mux.Idle()
+		if k == 0 {
 			runtime.Gosched()
 		}
 		n, err := conn.Results(res[:])
@@ -142,4 +139,19 @@ func cqNeed(dev datapath.Device, cfg rpcrdma.Config, codec rpcproto.Codec) int {
 		cfg.ReverseCredits = backchannelCredits
 	}
 	return rpcrdma.CQNeed(dev, cfg)
+}
+
+// poll polls cq once and hands its completions to mux, or gives mux its idle work when there
+// were none; it returns how many there were.
+func poll(cq datapath.CQ, mux *rpcrdma.Mux, wcs []datapath.Completion) (int, error) {
+	k, err := cq.Poll(wcs)
+	if err != nil {
+		return 0, &datapath.OpError{Op: "poll CQ", Err: err}
+	}
+	if k > 0 {
+		mux.Handle(wcs[:k])
+	} else {
+		mux.Idle()
+	}
+	return k, nil
 }

@@ -1,15 +1,10 @@
 package session
 
 import (
-	"context"
-	"io"
-	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
-	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -80,19 +75,8 @@ func TestEngineConverses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts := []workloads.Point{{Threshold: 4096, Depth: 4, Workload: c}}
-	conn, err := Engine(EngineConfig{Provider: soft.New(soft.Config{}), Log: io.Discard, Codec: conv}, pts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	out := filepath.Join(t.TempDir(), "run.json")
-	o, err := Run(context.Background(), Config{Command: "test", Points: pts, RunConfig: map[string]string{}, Provider: "soft",
-		Connector: conn, Out: out, Log: io.Discard})
-	if err != nil || o.Run.Status.State != results.StateComplete {
-		t.Fatalf("run: %v, status %+v", err, o.Run.Status)
-	}
-	if got := o.Run.Points[0].Throughput.RPCs; got != 200 {
+	r := runOnSoftWith(t, conv, []workloads.Point{{Threshold: 4096, Depth: 4, Workload: c}})
+	if got := r.Points[0].Throughput.RPCs; got != 200 {
 		t.Errorf("%d RPCs measured, want the workload's 200 alone", got)
 	}
 	mu.Lock()

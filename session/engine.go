@@ -77,14 +77,8 @@ func (c *engineClient) Submit(r *workloads.Request) error {
 }
 
 func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
-	k, err := c.cq.Poll(c.wcs)
-	if err != nil {
-		return 0, &datapath.OpError{Op: "poll CQ", Err: err}
-	}
-	if k > 0 {
-		c.mux.Handle(c.wcs[:k])
-	} else {
-		c.mux.Idle()
+	if _, err := poll(c.cq, c.mux, c.wcs); err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, conn := range c.conns {

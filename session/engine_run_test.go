@@ -16,7 +16,13 @@ import (
 // returns the results file it wrote.
 func runOnSoft(t *testing.T, pts []workloads.Point) *results.Run {
 	t.Helper()
-	conn, err := Engine(EngineConfig{Provider: soft.New(soft.Config{}), Log: io.Discard}, pts)
+	return runOnSoftWith(t, nil, pts)
+}
+
+// runOnSoftWith is runOnSoft with the calls marshalled by codec (nil: the workload's).
+func runOnSoftWith(t *testing.T, codec rpcproto.Codec, pts []workloads.Point) *results.Run {
+	t.Helper()
+	conn, err := Engine(EngineConfig{Provider: soft.New(soft.Config{}), Log: io.Discard, Codec: codec}, pts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,22 +17,28 @@ import (
 // pts: the files found only when some procedure names one, and the file checked to hold the
 // largest READ.
 func NFSCodec(ctx context.Context, t *nfs3.Target, pts []workloads.Point) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
-	largestRead := -1 // no file named: NULL alone
-	for _, pt := range pts {
-		for _, e := range pt.Workload.Mix {
-			if e.Proc != "null" {
-				largestRead = max(largestRead, 0)
-			}
-			if e.Proc == "read" {
-				largestRead = max(largestRead, e.Size.Largest())
-			}
-		}
-	}
-	c, cred, err := t.Codec(ctx, largestRead)
+	c, cred, err := t.Codec(ctx, largestRead(pts))
 	if err != nil {
 		return nil, oncrpc.OpaqueAuth{}, err // not a nil *nfs3.Codec in a non-nil Codec
 	}
 	return c, cred, nil
+}
+
+// largestRead is the largest READ of pts's mixes: 0 when they name files but do not read,
+// -1 when they name none (NULL alone).
+func largestRead(pts []workloads.Point) int {
+	n := -1
+	for _, pt := range pts {
+		for _, e := range pt.Workload.Mix {
+			if e.Proc != "null" {
+				n = max(n, 0)
+			}
+			if e.Proc == "read" {
+				n = max(n, e.Size.Largest())
+			}
+		}
+	}
+	return n
 }
 
 // IsNFS reports whether p is an NFS program, whose calls name files on an NFS/RDMA server.
@@ -42,17 +48,6 @@ func IsNFS(p *rpcproto.Program) bool { return p == nfs3.Prog || p == nfs4.Prog }
 // naming files's File and Scratch in the server's root: each connection is its own client
 // with its own session, set up over the connection itself (nfs4.Codec).
 func NFS4Codec(files NFSFiles, pts []workloads.Point, verify bool) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
-	largestRead := -1 // no file named: NULL alone
-	for _, pt := range pts {
-		for _, e := range pt.Workload.Mix {
-			if e.Proc != "null" {
-				largestRead = max(largestRead, 0)
-			}
-			if e.Proc == "read" {
-				largestRead = max(largestRead, e.Size.Largest())
-			}
-		}
-	}
 	cred, err := (&nfs3.MountConfig{}).Credential()
 	if err != nil {
 		return nil, cred, err
@@ -61,7 +56,7 @@ func NFS4Codec(files NFSFiles, pts []workloads.Point, verify bool) (rpcproto.Cod
 	// Unique to this process and run: a server takes an owner it knows for a client that
 	// rebooted and ends that client's state.
 	owner := fmt.Sprintf("rpcrdma-bench/%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
-	return nfs4.New(nfs4.Config{File: files.File, Scratch: files.Scratch, LargestRead: largestRead, Owner: owner,
+	return nfs4.New(nfs4.Config{File: files.File, Scratch: files.Scratch, LargestRead: largestRead(pts), Owner: owner,
 		Verify: verify, Cred: cred}), cred, nil
 }
 

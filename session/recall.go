@@ -115,14 +115,8 @@ func (c *recallClient) Progress(done []workloads.Completed) (int, error) {
 			return 0, err
 		}
 	}
-	k, err := c.cq.Poll(c.wcs)
-	if err != nil {
-		return 0, &datapath.OpError{Op: "poll CQ", Err: err}
-	}
-	if k > 0 {
-		c.mux.Handle(c.wcs[:k])
-	} else {
-		c.mux.Idle()
+	if _, err := poll(c.cq, c.mux, c.wcs); err != nil {
+		return 0, err
 	}
 	for who, conn := range c.conns {
 		n, err := conn.Results(c.res)

@@ -3,12 +3,10 @@ package knfsd
 import (
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -121,14 +119,7 @@ func (r *recorder) DecodeResults(proc, slot int, body, chunk []byte, size int, s
 
 // save writes b as hex, 64 digits a line, into the recording directory as name.hex.
 func (r *recorder) save(name string, b []byte) {
-	h := hex.EncodeToString(b)
-	var s strings.Builder
-	for len(h) > 64 {
-		s.WriteString(h[:64] + "\n")
-		h = h[64:]
-	}
-	s.WriteString(h + "\n")
-	if err := os.WriteFile(filepath.Join(r.dir, name+".hex"), []byte(s.String()), 0o644); err != nil {
+	if err := writeHex(filepath.Join(r.dir, name+".hex"), b); err != nil {
 		r.t.Error(err)
 	}
 }

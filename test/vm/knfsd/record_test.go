@@ -42,14 +42,7 @@ func TestIntegrationKnfsdRecordReplies(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		h := hex.EncodeToString(body)
-		var b strings.Builder
-		for len(h) > 64 {
-			b.WriteString(h[:64] + "\n")
-			h = h[64:]
-		}
-		b.WriteString(h + "\n")
-		if err := os.WriteFile(filepath.Join(dir, name+".hex"), []byte(b.String()), 0o644); err != nil {
+		if err := writeHex(filepath.Join(dir, name+".hex"), body); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%s: %d bytes", name, len(body))
@@ -75,4 +68,16 @@ func TestIntegrationKnfsdRecordReplies(t *testing.T) {
 	record("commit", nfs3.ProcCommit, enc(&ca, ca.Size()))
 	da := nfs3.ReaddirplusArgs{Dir: f.Dir, DirCount: 1024, MaxCount: 4096}
 	record("readdirplus", nfs3.ProcReaddirplus, enc(&da, da.Size()))
+}
+
+// writeHex writes b to path as hex, 64 digits a line, as the codecs' tests read recordings.
+func writeHex(path string, b []byte) error {
+	h := hex.EncodeToString(b)
+	var s strings.Builder
+	for len(h) > 64 {
+		s.WriteString(h[:64] + "\n")
+		h = h[64:]
+	}
+	s.WriteString(h + "\n")
+	return os.WriteFile(path, []byte(s.String()), 0o644)
 }
