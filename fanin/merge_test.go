@@ -17,10 +17,10 @@ func TestMergePointBackchannel(t *testing.T) {
 		r.SetCallbacks([]string{"CB_NULL", "CB_COMPOUND"})
 		for i := range 100 {
 			r.Record(rpcproto.Short, rpcproto.Short, 10000, 8)
-			r.RecordCallback(1, int64(1000*(k+1)+i))
+			r.RecordCallback(1, rpcproto.Short, int64(1000*(k+1)+i))
 		}
 		r.RecordRecall(30000, 15000, int64(90000*(k+1)), 1)
-		r.FailCallback(0)
+		r.FailCallback(0, rpcproto.Short)
 		p, err := results.Summarize(results.Params{Procedure: "NULL", Class: "auto", Depth: 1, Connections: 1}, t0, t0.Add(time.Second), r)
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,13 +17,13 @@ func withBackchannel(t *testing.T, r *results.Run) *results.Run {
 	rec := results.NewRecorder()
 	rec.SetCallbacks([]string{"CB_NULL", "CB_COMPOUND"})
 	for i := range 2000 {
-		rec.RecordCallback(1, int64(2000+7*i))
+		rec.RecordCallback(1, rpcproto.Short, int64(2000+7*i))
 		if i%10 == 0 {
 			rec.RecordRecall(int64(30000+i), int64(15000+2*i), int64(90000+5*i), uint64(i%3))
 		}
 	}
-	rec.RecordCallback(0, 500)
-	rec.FailCallback(1)
+	rec.RecordCallback(0, rpcproto.Short, 500)
+	rec.FailCallback(1, rpcproto.Short)
 	rec.RecallNotGranted()
 	q, err := results.Summarize(results.Params{}, time.Unix(0, 0), time.Unix(1, 0), rec)
 	if err != nil {
@@ -66,10 +67,10 @@ func TestBackchannelTables(t *testing.T) {
 
 The peer’s calls over the point’s own connections (RFC 8167 reverse direction), answered by this side: microseconds from a call’s arrival to the completion of the reply’s Send; errors are the calls answered with a failure (untimed).
 
-| \# | proc | calls | p50 µs | p99 µs | max µs | errors |
-|--:|---|--:|--:|--:|--:|--:|
-| 1 | CB\_NULL | 1 | – | – | 0.50 | 0 |
-| 1 | CB\_COMPOUND | 2001 | 9.00 | 15.86 | 15.99 | 1 |
+| \# | proc | class | calls | p50 µs | p99 µs | max µs | errors |
+|--:|---|---|--:|--:|--:|--:|--:|
+| 1 | CB\_NULL | short | 1 | – | – | 0.50 | 0 |
+| 1 | CB\_COMPOUND | short | 2001 | 9.00 | 15.86 | 15.99 | 1 |
 
 ### Delegation recalls
 
@@ -88,10 +89,10 @@ Per delegation recalled and returned, in microseconds: recall, from sending the 
 	wantHTML := `<h3 id="run-1-callbacks">Callbacks</h3>
 <p class="foot">The peer’s calls over the point’s own connections (RFC 8167 reverse direction), answered by this side: microseconds from a call’s arrival to the completion of the reply’s Send; errors are the calls answered with a failure (untimed).</p>
 <div class="wide"><table>
-<thead><tr><th class="n">#</th><th>proc</th><th class="n">calls</th><th class="n">p50 µs</th><th class="n">p99 µs</th><th class="n">max µs</th><th class="n">errors</th></tr></thead>
+<thead><tr><th class="n">#</th><th>proc</th><th>class</th><th class="n">calls</th><th class="n">p50 µs</th><th class="n">p99 µs</th><th class="n">max µs</th><th class="n">errors</th></tr></thead>
 <tbody>
-<tr><td class="n">1</td><td>CB_NULL</td><td class="n">1</td><td class="n">–</td><td class="n">–</td><td class="n">0.50</td><td class="n">0</td></tr>
-<tr><td class="n">1</td><td>CB_COMPOUND</td><td class="n">2001</td><td class="n">9.00</td><td class="n">15.86</td><td class="n">15.99</td><td class="n">1</td></tr>
+<tr><td class="n">1</td><td>CB_NULL</td><td>short</td><td class="n">1</td><td class="n">–</td><td class="n">–</td><td class="n">0.50</td><td class="n">0</td></tr>
+<tr><td class="n">1</td><td>CB_COMPOUND</td><td>short</td><td class="n">2001</td><td class="n">9.00</td><td class="n">15.86</td><td class="n">15.99</td><td class="n">1</td></tr>
 </tbody>
 </table></div>
 

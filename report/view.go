@@ -553,13 +553,13 @@ func fanInViews(r *results.Run) []fanInView {
 	return out
 }
 
-// backchannelTables have the points' callbacks, a row per callback procedure (calls: all,
+// backchannelTables have the points' callbacks, a row per callback procedure and class (calls: all,
 // errors: those answered with a failure, untimed), and their delegation recalls, a row per
 // latency with the point's not-granted and retry counts on its first; empty when no point
 // has any.
 func backchannelTables(r *results.Run) (cbs, recalls table) {
-	cbs = table{Head: []string{"#", "proc", "calls", "p50 µs", "p99 µs", "max µs", "errors"},
-		Num: []bool{true, false, true, true, true, true, true}}
+	cbs = table{Head: []string{"#", "proc", "class", "calls", "p50 µs", "p99 µs", "max µs", "errors"},
+		Num: []bool{true, false, false, true, true, true, true, true}}
 	recalls = table{Head: []string{"#", "latency", "count", "p50 µs", "p90 µs", "p99 µs", "max µs", "not granted", "retries"},
 		Num: []bool{true, false, true, true, true, true, true, true, true}}
 	for i := range r.Points {
@@ -567,7 +567,7 @@ func backchannelTables(r *results.Run) (cbs, recalls table) {
 		n := strconv.Itoa(i + 1)
 		for j := range p.Callbacks {
 			c := &p.Callbacks[j]
-			cbs.Rows = append(cbs.Rows, row{Cells: []string{n, or(c.Procedure), strconv.FormatUint(c.RTT.Count+c.Errors, 10),
+			cbs.Rows = append(cbs.Rows, row{Cells: []string{n, or(c.Procedure), or(c.Class), strconv.FormatUint(c.RTT.Count+c.Errors, 10),
 				micros(c.RTT.P50), micros(c.RTT.P99), micros(c.RTT.Max), strconv.FormatUint(c.Errors, 10)}, Odd: i%2 == 1})
 		}
 		rc := p.Recalls

@@ -7,16 +7,16 @@ import (
 )
 
 // writeBackchannel prints, under the table, a point's callbacks (a row per callback
-// procedure) and its delegation recalls (a row per latency); nothing for a point without
+// procedure and class) and its delegation recalls (a row per latency); nothing for a point without
 // them.
 func writeBackchannel(w io.Writer, p *Point) error {
 	if len(p.Callbacks) > 0 {
 		fmt.Fprintf(w, "callbacks of %s: the peer's calls over its connections (RFC 8167), µs from a call's arrival to the completion of the reply's Send (calls answered with a failure: errors, untimed):\n", pointLabel(p))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  proc\tcalls\tp50 µs\tp99 µs\tmax µs\terrors\t")
+		fmt.Fprintln(tw, "  proc\tclass\tcalls\tp50 µs\tp99 µs\tmax µs\terrors\t")
 		for i := range p.Callbacks {
 			c := &p.Callbacks[i]
-			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%d\t\n", c.Procedure, c.RTT.Count+c.Errors, micros(c.RTT.P50), micros(c.RTT.P99), micros(c.RTT.Max), c.Errors)
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%d\t\n", c.Procedure, c.Class, c.RTT.Count+c.Errors, micros(c.RTT.P50), micros(c.RTT.P99), micros(c.RTT.Max), c.Errors)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,10 +19,10 @@ var cbNames = []string{"CB_NULL", "CB_COMPOUND"}
 func recordBackchannel(r *Recorder, i int) {
 	r.Record(rpcproto.Short, rpcproto.Short, int64(10000+i), 8)
 	if i%3 == 0 {
-		r.RecordCallback(1, int64(2000+7*i))
+		r.RecordCallback(1, rpcproto.Short, int64(2000+7*i))
 	}
 	if i%50 == 0 {
-		r.FailCallback(1)
+		r.FailCallback(1, rpcproto.Short)
 	}
 	if i%10 == 0 {
 		r.RecordRecall(int64(30000+i), int64(15000+2*i), int64(90000+5*i), uint64(i%3))
@@ -137,10 +138,10 @@ func TestRecordBackchannelNoAllocs(t *testing.T) {
 	var v int64
 	allocs := testing.AllocsPerRun(1000, func() {
 		v += 997
-		r.RecordCallback(0, v%5e6)
-		r.RecordCallback(1, -1)
-		r.RecordCallback(7, v) // out of the table: ignored
-		r.FailCallback(1)
+		r.RecordCallback(0, rpcproto.Short, v%5e6)
+		r.RecordCallback(1, rpcproto.Short, -1)
+		r.RecordCallback(7, rpcproto.Short, v) // out of the table: ignored
+		r.FailCallback(1, rpcproto.Short)
 		r.RecordRecall(v%5e6, v%1e6, 1<<62, 2)
 		r.RecallNotGranted()
 	})
@@ -157,7 +158,7 @@ func backchannelRun(t *testing.T) *Run {
 	for i := range 3000 {
 		recordBackchannel(r, i)
 	}
-	r.RecordCallback(0, 500)
+	r.RecordCallback(0, rpcproto.Short, 500)
 	p, err := Summarize(echo64, t0, t0.Add(1e9), r)
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +201,12 @@ func TestValidateBackchannel(t *testing.T) {
 		}},
 		{"unnamed callback", `points[0].callbacks[1].procedure: "" empty or listed twice`, func(r *Run) { r.Points[0].Callbacks[1].Procedure = "" }},
 		{"callback twice", `points[0].callbacks[1].procedure: "CB_NULL" empty or listed twice`, func(r *Run) { r.Points[0].Callbacks[1].Procedure = "CB_NULL" }},
+		{"callback of an unknown class", `points[0].callbacks[0].class: "bogus": want short, chunked or long`, func(r *Run) {
+			r.Points[0].Callbacks[0].Class = "bogus"
+		}},
+		{"procedure row with a class", `points[0].procedures[0].class: "short": a procedure's row spans its classes`, func(r *Run) {
+			r.Points[0].Procedures = []ProcStats{{Procedure: "read", Class: "short", RTT: r.Points[0].RTT}}
+		}},
 		{"empty callback row", "points[0].callbacks[0].rtt.count: 0 and no errors", func(r *Run) {
 			r.Points[0].Callbacks[0] = ProcStats{Procedure: "CB_NULL"}
 		}},
@@ -250,9 +257,9 @@ call, reply: payload bytes; thr: inline threshold in effect, bytes; count: RPCs 
 RTT: full round trip, call sent to reply received. payload Gb/s: call + reply payload of the point, headers excluded.
 -: too few RTTs for this percentile (it needs at least 10 beyond it); never estimated.
 callbacks of ECHO 64/64 B, threshold 4096, depth 1 × 1 connection(s): the peer's calls over its connections (RFC 8167), µs from a call's arrival to the completion of the reply's Send (calls answered with a failure: errors, untimed):
-           proc  calls  p50 µs  p99 µs  max µs  errors
-        CB_NULL      1       -       -    0.50       0
-    CB_COMPOUND   1060   12.48   22.78   22.98      60
+           proc  class  calls  p50 µs  p99 µs  max µs  errors
+        CB_NULL  short      1       -       -    0.50       0
+    CB_COMPOUND  short   1060   12.48   22.78   22.98      60
 delegation recalls of ECHO 64/64 B, threshold 4096, depth 1 × 1 connection(s): 300 recalled and returned, 120 not granted, 300 retries (NFS4ERR_DELAY), µs:
         latency  count  p50 µs  p90 µs  p99 µs  max µs
          recall    300   31.50   32.70       -   32.99
@@ -277,8 +284,8 @@ func TestMergeBackchannel(t *testing.T) {
 		recordBackchannel(all, i)
 		recordBackchannel(recs[i%3], i)
 	}
-	recs[1].RecordCallback(0, 700)
-	all.RecordCallback(0, 700)
+	recs[1].RecordCallback(0, rpcproto.Short, 700)
+	all.RecordCallback(0, rpcproto.Short, 700)
 	var cbs [][]ProcStats
 	var rcs []*Recalls
 	for _, r := range recs {
@@ -346,5 +353,28 @@ func TestWriteTextBackchannelMissing(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "-: too few RTTs") {
 		t.Errorf("no legend for the callbacks' -:\n%s", b.String())
+	}
+}
+
+// TestCallbacksByClass: a procedure's callbacks that came in different classes are rows of
+// their own, like forward RPCs' classes; a class that is no message class is not counted.
+func TestCallbacksByClass(t *testing.T) {
+	r := NewRecorder()
+	r.SetCallbacks([]string{"cb_null", "cb_compound"})
+	r.RecordCallback(1, rpcproto.Short, 1000)
+	r.RecordCallback(1, rpcproto.Short, 3000)
+	r.RecordCallback(1, rpcproto.Long, 9000)
+	r.FailCallback(1, rpcproto.Chunked)
+	r.RecordCallback(1, rpcproto.Auto, 5000)
+	p, err := Summarize(Params{}, time.Time{}, time.Time{}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p.Callbacks {
+		got = append(got, fmt.Sprintf("%s/%s:%d+%d", c.Procedure, c.Class, c.RTT.Count, c.Errors))
+	}
+	if want := "cb_compound/short:2+0 cb_compound/chunked:0+1 cb_compound/long:1+0"; strings.Join(got, " ") != want {
+		t.Errorf("callbacks rows %q, want %q", strings.Join(got, " "), want)
 	}
 }

@@ -71,9 +71,11 @@ func newRecallRec() *recallRec {
 // procRec is one procedure's share of a Recorder.
 type procRec struct {
 	name string
-	hist *hdr.Histogram
-	mom  moments
-	errs uint64
+	// class is the message class of a callbacks share's calls ("" for a procedure's share).
+	class string
+	hist  *hdr.Histogram
+	mom   moments
+	errs  uint64
 }
 
 // SetProcedures makes r break its RPCs down by procedure too: names[i] is procedure i as
@@ -112,27 +114,40 @@ func failIn(ps []procRec, i int) {
 	}
 }
 
-// SetCallbacks makes r count the calls the peer makes over the backchannel: names[i] is the
-// callback procedure numbered i, as RecordCallback and FailCallback number it. Call it before
-// recording, with the same names on every Recorder of a point; it allocates a histogram per
-// procedure and those of the recall measurement, so that recording allocates nothing.
+// SetCallbacks makes r count the calls the peer makes over the backchannel, by procedure and
+// by the message class they came in: names[i] is the callback procedure numbered i, as
+// RecordCallback and FailCallback number it. Call it before recording, with the same names
+// on every Recorder of a point; it allocates a histogram per procedure and class and those of
+// the recall measurement, so that recording allocates nothing.
 func (r *Recorder) SetCallbacks(names []string) {
-	r.cbs = make([]procRec, len(names))
-	for i, n := range names {
-		r.cbs[i] = procRec{name: n, hist: NewHistogram()}
+	r.cbs = make([]procRec, 0, len(names)*len(rpcproto.Kinds))
+	for _, n := range names {
+		for _, k := range rpcproto.Kinds {
+			r.cbs = append(r.cbs, procRec{name: n, class: k.String(), hist: NewHistogram()})
+		}
 	}
 	if r.recallLat == nil {
 		r.recallLat = newRecallRec()
 	}
 }
 
-// RecordCallback adds a callback of procedure i answered successfully: ns from the call's
-// arrival to the completion of the reply's Send. It does nothing without SetCallbacks and
+// RecordCallback adds a callback of procedure i, come in class, answered successfully: ns
+// from the call's arrival to the completion of the reply's Send. It does nothing without SetCallbacks and
 // allocates nothing; a time outside 0..100 s is recorded at the nearest end.
-func (r *Recorder) RecordCallback(i int, ns int64) { recordIn(r.cbs, i, ns) }
+func (r *Recorder) RecordCallback(i int, class rpcproto.Kind, ns int64) {
+	recordIn(r.cbs, callbackShare(i, class), ns)
+}
 
-// FailCallback counts a callback of procedure i answered with a failure.
-func (r *Recorder) FailCallback(i int) { failIn(r.cbs, i) }
+// FailCallback counts a callback of procedure i, come in class, answered with a failure.
+func (r *Recorder) FailCallback(i int, class rpcproto.Kind) { failIn(r.cbs, callbackShare(i, class)) }
+
+// callbackShare is the index in Recorder.cbs of procedure i's calls of class, -1 for none.
+func callbackShare(i int, class rpcproto.Kind) int {
+	if i < 0 || class == rpcproto.Auto || class >= rpcproto.NumKinds {
+		return -1
+	}
+	return i*len(rpcproto.Kinds) + int(class) - int(rpcproto.Short)
+}
 
 // RecordRecall records one delegation recalled and returned: recallNs from sending the
 // conflicting OPEN to CB_RECALL's arrival, delegReturnNs the DELEGRETURN's round trip,
@@ -276,10 +291,10 @@ func (r *Recorder) merge(o *Recorder) error {
 	if err := mergeProcs(&r.procs, o.procs, "procedure", r.SetProcedures); err != nil {
 		return err
 	}
-	if err := mergeProcs(&r.cbs, o.cbs, "callback", func(names []string) {
-		r.cbs = make([]procRec, len(names))
-		for i, n := range names {
-			r.cbs[i] = procRec{name: n, hist: NewHistogram()}
+	if err := mergeProcs(&r.cbs, o.cbs, "callback", func([]string) {
+		r.cbs = make([]procRec, len(o.cbs))
+		for i, c := range o.cbs {
+			r.cbs[i] = procRec{name: c.name, class: c.class, hist: NewHistogram()}
 		}
 	}); err != nil {
 		return err
@@ -426,7 +441,7 @@ func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, e
 		if err != nil {
 			return Point{}, err
 		}
-		p.Callbacks = append(p.Callbacks, ProcStats{Procedure: c.name, RTT: summarize(&c.mom, c.hist), Histogram: enc, Errors: c.errs})
+		p.Callbacks = append(p.Callbacks, ProcStats{Procedure: c.name, Class: c.class, RTT: summarize(&c.mom, c.hist), Histogram: enc, Errors: c.errs})
 	}
 	if all.recalls > 0 || all.notGranted > 0 {
 		rc := &Recalls{Count: all.recalls, NotGranted: all.notGranted, Retries: all.retries}

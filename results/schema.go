@@ -344,6 +344,9 @@ type ClassStats struct {
 type ProcStats struct {
 	// Procedure is the procedure's name in its program's table ("read", "echo", "CB_NULL").
 	Procedure string `json:"procedure"`
+	// Class, in Callbacks rows, is the message class the calls came in ("short", "chunked",
+	// "long"): a procedure has a row per class it came in.
+	Class string `json:"class,omitempty"`
 	// RTT summarises its successful RPCs (RTT.Count of them). For a callback it is the time
 	// from the call's arrival to the completion of the Send of this side's reply.
 	RTT Summary `json:"rtt"`

@@ -188,6 +188,9 @@ func (p *Point) validate(f string) error {
 			return fieldErr(pf+"procedure", "%q empty or listed twice", ps.Procedure)
 		}
 		procs[ps.Procedure] = true
+		if ps.Class != "" {
+			return fieldErr(pf+"class", "%q: a procedure's row spans its classes (only callbacks rows have one)", ps.Class)
+		}
 		hf := pf + "rtt_histogram"
 		if ps.Histogram == "" {
 			hf = ""
@@ -248,14 +251,19 @@ func (p *Point) validate(f string) error {
 // validateCallbacks checks a point's callbacks rows: named once each, holding a call, their
 // summaries consistent with their histograms.
 func validateCallbacks(f string, cbs []ProcStats) error {
-	seen := map[string]bool{}
+	seen := map[[2]string]bool{}
 	for i := range cbs {
 		c := &cbs[i]
 		cf := fmt.Sprintf("%scallbacks[%d].", f, i)
-		if c.Procedure == "" || seen[c.Procedure] {
-			return fieldErr(cf+"procedure", "%q empty or listed twice", c.Procedure)
+		switch c.Class {
+		case "", "short", "chunked", "long":
+		default:
+			return fieldErr(cf+"class", "%q: want short, chunked or long", c.Class)
 		}
-		seen[c.Procedure] = true
+		if k := [2]string{c.Procedure, c.Class}; c.Procedure == "" || seen[k] {
+			return fieldErr(cf+"procedure", "%q empty or listed twice in class %q", c.Procedure, c.Class)
+		}
+		seen[[2]string{c.Procedure, c.Class}] = true
 		if c.RTT.Count == 0 && c.Errors == 0 {
 			return fieldErr(cf+"rtt.count", "0 and no errors: a row is only for a procedure the peer called")
 		}

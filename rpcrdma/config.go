@@ -180,11 +180,12 @@ type Config struct {
 	// data's word for it, and posts receives for the peer's calls from the start.
 	Service rpcproto.Service `json:"-"`
 	// Served, when set, is called on the connection's goroutine as each reverse call's reply
-	// is known sent: the call's procedure (its number in the program), the time from its
-	// arrival to the reply's Send completion, and whether it failed (Service.Serve's error,
-	// or a call of a program or procedure the Service does not define, whose number may lie
-	// beyond Service.Procs). It must not allocate.
-	Served func(proc uint32, ns int64, failed bool) `json:"-"`
+	// is known sent: the call's procedure (its number in the program), the class it came in
+	// (short; chunked with a Read chunk; long in a Position Zero Read chunk), the time from
+	// its arrival to the reply's Send completion, and whether it failed (Service.Serve's
+	// error, or a call of a program or procedure the Service does not define, whose number
+	// may lie beyond Service.Procs). It must not allocate.
+	Served func(proc uint32, class rpcproto.Kind, ns int64, failed bool) `json:"-"`
 	// Cred is the credential of this end's calls (RFC 5531 section 8.2); the zero value is
 	// AUTH_NONE, which servers answer only for NULL. NFS servers want AUTH_SYS
 	// (oncrpc.SysCred). Its encoding must leave the call header within the room before the

@@ -703,7 +703,14 @@ func (sv *server) sent(x *sctx) {
 		sv.c.stats.Served++
 		x.served = false
 		if x.svcProc >= 0 && sv.c.cfg.Served != nil {
-			sv.c.cfg.Served(uint32(x.svcProc), nanotime()-x.arrived, x.svcFailed)
+			class := rpcproto.Short
+			switch {
+			case x.pos0:
+				class = rpcproto.Long
+			case x.chunk != nil:
+				class = rpcproto.Chunked
+			}
+			sv.c.cfg.Served(uint32(x.svcProc), class, nanotime()-x.arrived, x.svcFailed)
 		}
 	}
 }

@@ -53,6 +53,7 @@ func (wordCodec) DecodeResults(proc, slot int, body, chunk []byte, size int, see
 func TestServiceAnswersReverseCalls(t *testing.T) {
 	type served struct {
 		proc   uint32
+		class  rpcproto.Kind
 		ns     int64
 		failed bool
 	}
@@ -60,7 +61,9 @@ func TestServiceAnswersReverseCalls(t *testing.T) {
 	svc := &cbService{}
 	rc, sc := testCfg(4096), testCfg(4096)
 	rc.ReverseCredits, rc.Service = 2, svc
-	rc.Served = func(proc uint32, ns int64, failed bool) { got = append(got, served{proc, ns, failed}) }
+	rc.Served = func(proc uint32, class rpcproto.Kind, ns int64, failed bool) {
+		got = append(got, served{proc, class, ns, failed})
+	}
 	sc.ReverseCredits, sc.Codec = 2, wordCodec{rpcproto.NullCodec{P: cbProg}}
 	p := newPair(t, rc, sc)
 	if !p.req.Params().Reverse {
@@ -79,9 +82,9 @@ func TestServiceAnswersReverseCalls(t *testing.T) {
 	if len(got) != 4 {
 		t.Fatalf("Served called %d times, want 4: %+v", len(got), got)
 	}
-	for k, w := range []served{{0, 0, false}, {1, 0, false}, {2, 0, true}} {
-		if got[k].proc != w.proc || got[k].failed != w.failed || got[k].ns <= 0 {
-			t.Errorf("Served %d: %+v, want proc %d failed %v and a time", k, got[k], w.proc, w.failed)
+	for k, w := range []served{{0, rpcproto.Short, 0, false}, {1, rpcproto.Short, 0, false}, {2, rpcproto.Short, 0, true}} {
+		if got[k].proc != w.proc || got[k].class != w.class || got[k].failed != w.failed || got[k].ns <= 0 {
+			t.Errorf("Served %d: %+v, want proc %d, short, failed %v and a time", k, got[k], w.proc, w.failed)
 		}
 	}
 	if got[3].proc != 7 || !got[3].failed {

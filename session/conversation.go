@@ -122,12 +122,12 @@ func serve(cfg *rpcrdma.Config, cv rpcproto.Conversation, cb *results.Recorder) 
 	}
 	cfg.ReverseCredits = backchannelCredits
 	other := len(cfg.Service.Procs())
-	cfg.Served = func(proc uint32, ns int64, failed bool) {
+	cfg.Served = func(proc uint32, class rpcproto.Kind, ns int64, failed bool) {
 		i := min(int(proc), other)
 		if failed {
-			cb.FailCallback(i)
+			cb.FailCallback(i, class)
 		} else {
-			cb.RecordCallback(i, ns)
+			cb.RecordCallback(i, class, ns)
 		}
 	}
 }
