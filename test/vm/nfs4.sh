@@ -12,12 +12,12 @@
 # guest.sh started knfsd with NFSv4.1 and a 10 s grace time (setup waits it out) and wrote
 # the files: rpcrdma-bench.dat (the pattern), rpcrdma-bench.scratch, rpcrdma-bench.recall.N.
 
-# callbacks FILE: the callbacks rows of FILE's report (proc, calls, ..., errors): some calls,
-# no error.
+# callbacks FILE: the callbacks rows of FILE's report (proc, class, calls, ..., errors): some
+# calls, no error.
 callbacks() {
 	$B report "$1" >/tmp/cb.out 2>&1 || { cat /tmp/cb.out; return 1; }
 	awk '/^callbacks of / { on = 1; next } on && /^[^ ]/ { on = 0 }
-		on && $1 != "proc" && NF >= 6 { n += $2; e += $NF; print "CALLBACKS " $1 ": " $2 " calls, " $NF " errors" }
+		on && $1 != "proc" && NF >= 7 { n += $3; e += $NF; print "CALLBACKS " $1 " " $2 ": " $3 " calls, " $NF " errors" }
 		END { if (n == 0) { print "check: no callbacks"; exit 1 } if (e) { print "check: " e " callback errors"; exit 1 } }' /tmp/cb.out
 }
 
