@@ -421,6 +421,10 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 			}
 			if n := cv.Slots(); n > 0 {
 				conn.LimitCalls(n)
+				if n < cc.Credits && c.log != nil && len(cl.convs) == 1 {
+					fmt.Fprintf(c.log, "rpcrdma-bench: warning: %s granted %d session slots for a depth of %d: at most %d calls outstanding per connection\n",
+						c.addr, n, cc.Credits, n)
+				}
 			}
 		}
 		return cl, nil
