@@ -1,11 +1,16 @@
 package session
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -100,4 +105,46 @@ func join(l []string) string {
 		s += x
 	}
 	return s
+}
+
+// cbService is a callback program of two procedures.
+type cbService struct{}
+
+func (cbService) Program() (uint32, uint32)                 { return 0x40000000, 1 }
+func (cbService) Procs() []string                           { return []string{"cb_null", "cb_compound"} }
+func (cbService) Serve(uint32, []byte, []byte) (int, error) { return 0, nil }
+
+// serviceConv is stepConv with a callback service.
+type serviceConv struct{ stepConv }
+
+func (serviceConv) Service() rpcproto.Service { return cbService{} }
+
+// The server's calls a connection answers are recorded by procedure and class, a number the
+// program does not define as "other", and the connection takes them (reverse credits).
+func TestServeRecordsCallbacks(t *testing.T) {
+	cv := &serviceConv{}
+	cb := callbackRecorder(cv)
+	var cfg rpcrdma.Config
+	serve(&cfg, cv, cb)
+	if cfg.Service == nil || cfg.ReverseCredits != backchannelCredits || cfg.Codec == nil {
+		t.Fatalf("config: service %v, reverse credits %d", cfg.Service, cfg.ReverseCredits)
+	}
+	cfg.Served(1, rpcproto.Short, 5000, false)
+	cfg.Served(1, rpcproto.Short, 7000, false)
+	cfg.Served(0, rpcproto.Chunked, 3000, false)
+	cfg.Served(9, rpcproto.Short, 100, true)
+	p, err := results.Summarize(results.Params{}, time.Time{}, time.Time{}, cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p.Callbacks {
+		got = append(got, fmt.Sprintf("%s/%s:%d+%d", c.Procedure, c.Class, c.RTT.Count, c.Errors))
+	}
+	if want := "cb_null/chunked:1+0 cb_compound/short:2+0 other/short:0+1"; strings.Join(got, " ") != want {
+		t.Errorf("callbacks %q, want %q", strings.Join(got, " "), want)
+	}
+	if callbackRecorder(&stepConv{}) != nil {
+		t.Error("a conversation without a service got a callback recorder")
+	}
 }
