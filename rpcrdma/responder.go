@@ -590,7 +590,8 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 	// A reply waiting for RDMA_DONE is tracked through its own completion. So is one that
 	// holds a buffer of a shared sink pool: an unsignalled Send is known complete only when
 	// a later one of the same connection is, and other connections may be waiting for it.
-	sv.post(i, x, &wr, sgl[:nsge], class == rpcproto.ClassResponderRead || x.sink != nil && c.sinks.shared)
+	// So is a Service's reply, whose completion ends the time Config.Served reports.
+	sv.post(i, x, &wr, sgl[:nsge], class == rpcproto.ClassResponderRead || x.sink != nil && c.sinks.shared || x.svcProc >= 0)
 	c.stats.Replies.add(class)
 	x.served = true
 }

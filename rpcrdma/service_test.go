@@ -3,6 +3,7 @@ package rpcrdma
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -116,5 +117,23 @@ func TestLimitCalls(t *testing.T) {
 		if err := p.req.Submit(Call{Proc: 0}); !errors.Is(err, want) {
 			t.Fatalf("call %d with 2 allowed: %v, want %v", k+1, err, want)
 		}
+	}
+}
+
+// TestServedEachReply: Served reports each reverse call's reply as its own Send completes,
+// not when a later reply's does (the responder's replies are signalled only every few).
+func TestServedEachReply(t *testing.T) {
+	n := 0
+	rc, sc := testCfg(4096), testCfg(4096)
+	rc.ReverseCredits, rc.Service = 8, &cbService{}
+	rc.Served = func(uint32, rpcproto.Kind, int64, bool) { n++ }
+	sc.ReverseCredits, sc.Codec = 8, wordCodec{rpcproto.NullCodec{P: cbProg}}
+	p := newPair(t, rc, sc)
+	p.call(p.req, Call{Proc: 0})
+	for k := 1; k <= 3; k++ {
+		if r := p.call(p.rsp, Call{Proc: 1}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		p.until(fmt.Sprintf("reply %d reported", k), func() bool { return n >= k })
 	}
 }
