@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
@@ -45,8 +46,9 @@ func largestRead(pts []workloads.Point) int {
 func IsNFS(p *rpcproto.Program) bool { return p == nfs3.Prog || p == nfs4.Prog }
 
 // NFS4Codec is the EngineConfig.Codec and Cred of NFS version 4.1 calls for the points pts,
-// naming files's File and Scratch in the server's root: each connection is its own client
-// with its own session, set up over the connection itself (nfs4.Codec).
+// naming files's File and Scratch in its Export (a path in the server's namespace, its root
+// when empty): each connection is its own client with its own session, set up over the
+// connection itself (nfs4.Codec).
 func NFS4Codec(files NFSFiles, pts []workloads.Point, verify bool) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
 	cred, err := (&nfs3.MountConfig{}).Credential()
 	if err != nil {
@@ -56,7 +58,15 @@ func NFS4Codec(files NFSFiles, pts []workloads.Point, verify bool) (rpcproto.Cod
 	// Unique to this process and run: a server takes an owner it knows for a client that
 	// rebooted and ends that client's state.
 	owner := fmt.Sprintf("rpcrdma-bench/%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())
-	return nfs4.New(nfs4.Config{File: files.File, Scratch: files.Scratch, LargestRead: largestRead(pts), Owner: owner,
+	// The export's path in the server's namespace: HOST:/PATH as for nfs3, or /PATH.
+	export := files.Export
+	if _, p, ok := strings.Cut(export, ":"); ok {
+		export = p
+	}
+	if export != "" && !strings.HasPrefix(export, "/") {
+		return nil, cred, Usagef("--nfs-export %q: want /PATH or HOST:/PATH", files.Export)
+	}
+	return nfs4.New(nfs4.Config{File: files.File, Scratch: files.Scratch, Export: export, LargestRead: largestRead(pts), Owner: owner,
 		Verify: verify, Cred: cred}), cred, nil
 }
 

@@ -195,10 +195,10 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *session.RunConfig {
 		fs.StringVar(&c.Arrival, "arrival", "constant", "open-loop arrivals: constant or poisson")
 	}
 	fs.Var(programValue{c}, "program", "the RPC program: nfs3 (or nfs) is NFS version 3, its procedures null, getattr, lookup, read, write, write-sync, commit, readdirplus and presets nfs-read, nfs-write, nfs-meta, nfs-mix (against an NFS/RDMA server such as Linux's; see --nfs-export); nfs4 (or nfs4.1) is NFS version 4.1 in a session per connection, its callbacks answered on the same connection, with readdir for readdirplus, open-close, and recall (delegation recalls, measured alone); PROG[:VERS] calls that program's NULL procedure (default: the benchmark program)")
-	fs.StringVar(&w.NFS.Export, "nfs-export", "", "with --program nfs3: the export HOST:/PATH whose files the procedures name (default: --addr's host, /); its root handle comes from mountd, the files' from LOOKUP over NFS on TCP")
-	fs.StringVar(&w.NFS.File, "nfs-file", "rpcrdma-bench.dat", "with --program nfs3 or nfs4: the file in the export (nfs4: the server's root) that read and getattr name; with --verify it must hold the benchmark pattern (test/vm/nfsfile writes one)")
+	fs.StringVar(&w.NFS.Export, "nfs-export", "", "the export whose files the procedures name: with --program nfs3, HOST:/PATH (default: --addr's host, /), its root handle from mountd and the files' from LOOKUP over NFS on TCP; with nfs4, /PATH (or HOST:/PATH) in the server's NFSv4 namespace, looked up over the connection (default: its root)")
+	fs.StringVar(&w.NFS.File, "nfs-file", "rpcrdma-bench.dat", "with --program nfs3 or nfs4: the file in the export that read and getattr name; with --verify it must hold the benchmark pattern (test/vm/nfsfile writes one)")
 	fs.IntVar(&w.NFS.MountdPort, "nfs-mountd", 0, "with --program nfs3: mountd's TCP port (default: ask the server's portmapper)")
-	fs.StringVar(&w.NFS.Scratch, "nfs-scratch", "rpcrdma-bench.scratch", "with --program nfs3 or nfs4: the file in the export (nfs4: the server's root) that write and commit name (its content is overwritten)")
+	fs.StringVar(&w.NFS.Scratch, "nfs-scratch", "rpcrdma-bench.scratch", "with --program nfs3 or nfs4: the file in the export that write and commit name (its content is overwritten)")
 	fs.Var(classFlag(&c.Class), "class", "force the message class: auto, short, chunked or long")
 	fs.BoolVar(&c.Verify, "verify", false, "check every payload end to end (a run never reports speed for corrupted data)")
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")

@@ -132,6 +132,9 @@ func (c *Codec) stepName() string {
 	case stReclaimComplete:
 		return "RECLAIM_COMPLETE"
 	case stRootFH:
+		if c.cfg.Export != "" && c.cfg.Export != "/" {
+			return "LOOKUP of the export " + c.cfg.Export
+		}
 		return "PUTROOTFH"
 	case stFile:
 		return "LOOKUP " + c.cfg.File
@@ -205,14 +208,14 @@ func (c *Codec) encodeStep(b []byte, slot int) (int, error) {
 		case stReclaimComplete:
 			cp.ReclaimComplete(false)
 		case stRootFH:
-			cp.PutRootFH()
+			c.putExport(&cp)
 			cp.GetFH()
 		case stFile, stScratch:
 			name := c.cfg.file
 			if c.step == stScratch {
 				name = c.cfg.scratch
 			}
-			cp.PutRootFH()
+			c.putExport(&cp)
 			cp.Lookup(name)
 			cp.GetFH()
 			cp.Getattr(typeSize)
@@ -255,9 +258,9 @@ func (c *Codec) stepSizes() (args, prefix, results int) {
 	case stReclaimComplete:
 		results = seqHdr + statusRes
 	case stRootFH:
-		results = seqHdr + statusRes + getfhRes
+		results = seqHdr + (1+len(c.cfg.export))*statusRes + getfhRes
 	case stFile, stScratch:
-		results = seqHdr + 2*statusRes + getfhRes + getattrRes
+		results = seqHdr + (2+len(c.cfg.export))*statusRes + getfhRes + getattrRes
 	case stOpenRead, stOpenWrite:
 		results = seqHdr + statusRes + openRes
 	case stCheckFile:
@@ -342,7 +345,7 @@ func (c *Codec) stepResults(r *CompoundRes, slot int) (Status, error) {
 		}
 		return st, err
 	case stRootFH:
-		if st, err := r.Op(OpPutRootFH); err != nil || st != OK {
+		if st, err := c.exportResults(r); err != nil || st != OK {
 			return st, err
 		}
 		var fh GetFHRes
@@ -394,10 +397,11 @@ const checkRead = 512
 
 // lookupResults decodes PUTROOTFH, LOOKUP, GETFH and GETATTR of the read or the scratch file.
 func (c *Codec) lookupResults(r *CompoundRes) (Status, error) {
-	for _, op := range [...]uint32{OpPutRootFH, OpLookup} {
-		if st, err := r.Op(op); err != nil || st != OK {
-			return st, err
-		}
+	if st, err := c.exportResults(r); err != nil || st != OK {
+		return st, err
+	}
+	if st, err := r.Op(OpLookup); err != nil || st != OK {
+		return st, err
 	}
 	var fh GetFHRes
 	if err := r.GetFH(&fh); err != nil || fh.Status != OK {
@@ -451,3 +455,25 @@ func (c *Codec) seqResult(r *CompoundRes, slot int) (Status, error) {
 }
 
 var errNoSlots = rpcproto.NewResultError("nfs4_no_slots", "NFSv4.1 CREATE_SESSION: the server granted no slots")
+
+// putExport makes the export's root the current filehandle: PUTROOTFH, then a LOOKUP per
+// component of Config.Export.
+func (c *Codec) putExport(cp *Compound) {
+	cp.PutRootFH()
+	for _, name := range c.cfg.export {
+		cp.Lookup(name)
+	}
+}
+
+// exportResults decodes putExport's results.
+func (c *Codec) exportResults(r *CompoundRes) (Status, error) {
+	if st, err := r.Op(OpPutRootFH); err != nil || st != OK {
+		return st, err
+	}
+	for range c.cfg.export {
+		if st, err := r.Op(OpLookup); err != nil || st != OK {
+			return st, err
+		}
+	}
+	return OK, nil
+}

@@ -251,7 +251,7 @@ func (s *fakeServer) answer(call []byte) []byte {
 	var res xw
 	var n uint32
 	status := OK
-	lookedUp := ""
+	lookedUp, lookups := "", 0
 	for _, op := range c.ops {
 		n++
 		res.u32(op)
@@ -283,7 +283,11 @@ func (s *fakeServer) answer(call []byte) []byte {
 		case OpGetFH:
 			res.u32(0).opaque([]byte(fhs[lookedUp]))
 		case OpLookup:
-			lookedUp = c.names[0]
+			// An export's components lead to the root the files are named in.
+			if lookedUp = c.names[lookups]; fhs[lookedUp] == "" {
+				lookedUp = ""
+			}
+			lookups++
 			res.u32(0)
 		case OpGetattr:
 			// type REG, size.

@@ -83,6 +83,10 @@ type Config struct {
 	// name (overwritten): names in the export's root. With verify, File's content must be
 	// the benchmark pattern keyed by benchprog.FileSeed at every file offset.
 	File, Scratch string
+	// Export is the export's path in the server's NFSv4 namespace ("/srv/nfs"), looked up
+	// component by component from the root (PUTROOTFH); "" or "/" is the root itself (an
+	// export with fsid=0 on Linux).
+	Export string
 	// LargestRead is the largest read of the run: File must hold at least that many bytes.
 	// Negative: the mix is NULL alone, and no connection looks any file up.
 	LargestRead int
@@ -163,6 +167,7 @@ type Codec struct {
 type config struct {
 	Config
 	file, scratch []byte
+	export        [][]byte // Export's components
 	cred          oncrpc.SysCred
 	credSys       bool
 }
@@ -187,6 +192,11 @@ func New(cfg Config) *Codec {
 		cfg.CBProgram = DefaultCBProgram
 	}
 	c := &config{Config: cfg, file: []byte(cfg.File), scratch: []byte(cfg.Scratch)}
+	for _, name := range strings.Split(cfg.Export, "/") {
+		if name != "" {
+			c.export = append(c.export, []byte(name))
+		}
+	}
 	if cfg.Cred.Flavor == oncrpc.FlavorSys && oncrpc.DecodeSysCred(cfg.Cred.Body, &c.cred) == nil {
 		c.credSys = true
 	}

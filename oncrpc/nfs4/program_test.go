@@ -430,3 +430,32 @@ func TestMeasuredResults(t *testing.T) {
 		t.Fatalf("GETATTR STALE: %v", err)
 	}
 }
+
+// TestConversationExport: with an export path, the root the files are named in is looked up
+// component by component from the server's root, before the files, in the same COMPOUNDs.
+func TestConversationExport(t *testing.T) {
+	s := newFakeServer(t)
+	tmpl := New(Config{File: "f", Scratch: "s", LargestRead: 4096, Owner: "bench", Cred: sysCred(t), Export: "/srv//nfs/"})
+	c := tmpl.NewConn().(*Codec)
+	c.Start(testInfo)
+	converse(t, s, c, false)
+	want := []string{
+		"EXCHANGE_ID",
+		"CREATE_SESSION",
+		"SEQUENCE RECLAIM_COMPLETE",
+		"SEQUENCE PUTROOTFH LOOKUP LOOKUP GETFH",
+		"SEQUENCE PUTROOTFH LOOKUP LOOKUP LOOKUP GETFH GETATTR",
+		"SEQUENCE PUTROOTFH LOOKUP LOOKUP LOOKUP GETFH GETATTR",
+		"SEQUENCE PUTFH OPEN",
+		"SEQUENCE PUTFH OPEN",
+	}
+	if got := opNamesOf(s.calls); !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls\n got %q\nwant %q", got, want)
+	}
+	if got := strings.Join(s.calls[3].names, "/") + " " + strings.Join(s.calls[4].names, "/"); got != "srv/nfs srv/nfs/f" {
+		t.Errorf("LOOKUPs %q", got)
+	}
+	if string(c.file.fh()) != "FILE" || string(c.scratch.fh()) != "SCRATCH" {
+		t.Errorf("files' handles %q %q", c.file.fh(), c.scratch.fh())
+	}
+}

@@ -40,6 +40,19 @@ for d in 1 16; do
 	done
 done
 
+# The files of a directory below the server's root (guest.sh wrote 4 KiB ones in dir400),
+# named through --nfs-export: its path looked up over the connection.
+ts "=== nfs4: NFSv4.1 against knfsd with --nfs-export $IP:/dir400"
+timeout 180 $NFS4 --nfs-export $IP:/dir400 --mix getattr,read/1k,write/1k --depth 4 --count 1000 --warmup 100ms --verify \
+	-q --out $R/nfs4-export.json
+crc=$?
+check_results $R/nfs4-export.json short
+chk=$?
+echo "client rc=$crc check rc=$chk"
+[ $crc -eq 0 ] && [ $chk -eq 0 ]
+result nfs4-export $?
+keep $R/nfs4-export.json
+
 ts "=== nfs4: delegation recalls against knfsd"
 timeout 600 $NFS4 --mix recall --count 100 --warmup 0 -q --out $R/nfs4-recall.json
 crc=$?
