@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -135,5 +136,48 @@ func TestServedEachReply(t *testing.T) {
 			t.Fatal(r.Err)
 		}
 		p.until(fmt.Sprintf("reply %d reported", k), func() bool { return n >= k })
+	}
+}
+
+// TestServiceZeroAllocs: answering a reverse call with a Service, and reporting it through
+// Served, allocates nothing per call.
+func TestServiceZeroAllocs(t *testing.T) {
+	if os.Getenv("RPCRDMA_TEST_TCP") != "" {
+		t.Skip("in-process provider only (see TestZeroAllocs)")
+	}
+	n := 0
+	rc, sc := testCfg(4096), testCfg(4096)
+	rc.ReverseCredits, rc.Service = 4, &cbService{}
+	rc.Served = func(uint32, rpcproto.Kind, int64, bool) { n++ }
+	sc.ReverseCredits, sc.Codec = 4, wordCodec{rpcproto.NullCodec{P: cbProg}}
+	p := newPair(t, rc, sc)
+	done := make([]Result, 16)
+	roundTrip(p, Call{Proc: 0}, done) // the first forward call lets the responder call back
+	reverse := func() {
+		if err := p.rsp.Submit(Call{Proc: 1}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := p.req.Progress(done); err != nil {
+				t.Fatal(err)
+			}
+			k, err := p.rsp.Progress(done)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k > 0 {
+				if done[0].Err != nil {
+					t.Fatal(done[0].Err)
+				}
+				return
+			}
+		}
+	}
+	reverse()
+	if a := testing.AllocsPerRun(200, reverse); a != 0 {
+		t.Errorf("%v allocs per reverse call", a)
+	}
+	if n < 200 {
+		t.Errorf("Served reported %d calls of at least 201", n)
 	}
 }
