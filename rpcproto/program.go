@@ -92,13 +92,15 @@ type Codec interface {
 	// Program is the program the codec speaks.
 	Program() *Program
 	// Sizes returns, for procedure proc with a payload of size bytes: the XDR size of the
-	// arguments, how many of those bytes precede the payload (which, when the call carries
-	// it, is the arguments' last item, its length word the prefix's last four bytes), and
-	// the largest XDR size of the results.
+	// arguments, how many of those bytes precede the payload (when the call carries it, its
+	// length word is the prefix's last four bytes), and the largest XDR size of the results.
+	// Arguments may go on after the payload and its XDR pad (NFSv4.1's WRITE is followed by
+	// GETATTR): a Read chunk leaves those inline, right after the prefix.
 	Sizes(proc, size int) (args, prefix, results int)
 	// EncodeArgs writes proc's arguments into b, which is exactly args bytes long: the
-	// prefix, then (when the call carries the payload) the payload already in place and its
-	// zero pad. With verify set, it fills the payload with content the peer can check.
+	// prefix, then (when the call carries the payload) the payload already in place, its
+	// zero pad and what follows it. With verify set, it fills the payload with content the
+	// peer can check.
 	// seed is the call's own value, the same for its DecodeResults.
 	EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool)
 	// DecodeResults checks the results of proc in body; chunk holds the data a Write chunk

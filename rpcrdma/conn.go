@@ -258,6 +258,10 @@ const headroom = 1024
 // rest of headroom.
 const maxArgsPrefix = headroom - 160
 
+// tailroom is kept after the payload in slot and sink buffers: its XDR pad and the
+// arguments that follow it (an NFSv4.1 WRITE's GETATTR).
+const tailroom = 64
+
 // maxSlots bounds slots and contexts: their index must fit the XID's low 16 bits.
 const maxSlots = 1 << 15
 

@@ -26,6 +26,8 @@ type faultQP struct {
 	mangleReply func([]byte)
 	// beforeSend runs before each batch of sends is posted, after the receives.
 	beforeSend func()
+	// callSent sees each call Send as posted: its slot and SGL.
+	callSent func(s *slot, sgl []datapath.SGE)
 }
 
 // faults returns c's fault injector, putting it between c and its queue pair the first time.
@@ -56,6 +58,9 @@ func (f *faultQP) PostSend(wrs []datapath.SendWR) (int, error) {
 		switch wr.ID >> wrKindShift {
 		case kindCallSend:
 			s := &f.c.cl.slots[idx]
+			if f.callSent != nil {
+				f.callSent(s, wr.SGL)
+			}
 			if f.mangle != nil {
 				f.mangle(s.send.Bytes()[:wr.SGL[0].Length])
 				f.mangle = nil

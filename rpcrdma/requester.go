@@ -205,7 +205,7 @@ func (c *Conn) Submit(call Call) error {
 	}
 	// The RPC message sizes: arguments after the call header, largest possible results.
 	args, prefix, results := cl.codec.Sizes(call.Proc, size)
-	if prefix > maxArgsPrefix {
+	if prefix > maxArgsPrefix || args-prefix > c.cfg.MaxPayload+tailroom {
 		return ErrTooLarge
 	}
 	callDDP, replyDDP := p.DDP&rpcproto.InCall != 0, p.DDP&rpcproto.InReply != 0
@@ -238,12 +238,12 @@ func (c *Conn) LimitCalls(n int) { c.cl.limit = max(1, min(n, int(c.cl.max))) }
 // transport header in its send buffer), exposes its chunks to the peer, and returns the Send's
 // SGL: the transport header, then the RPC message (or, with a Read chunk, the part of it
 // that stays inline).
-func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, msgLen, replyLen int) (sgl [2]datapath.SGE, nsge int) {
+func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, msgLen, replyLen int) (sgl [3]datapath.SGE, nsge int) {
 	c := cl.c
 	cc, rc := s.callClass, s.replyClass
 
 	// The RPC call, contiguous in out: header and argument prefix right before the payload
-	// at headroom, zero pad after it.
+	// at headroom, zero pad after it, then any arguments that follow the payload.
 	ob := s.out.Bytes()
 	body := headroom - prefix
 	cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, cl.index(s), s.seed, c.cfg.Verify)
@@ -274,9 +274,14 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 		nsge = 2
 	case rpcproto.ClassReadChunk:
 		// RFC 8166 section 3.4.5: the payload leaves the stream and its pad with it; the
-		// chunk's position is where it would have started.
+		// chunk's position is where it would have started, and what follows the pad (an
+		// NFSv4.1 WRITE's GETATTR) stays inline right after the prefix.
 		sgl[1] = s.out.Sub(msgOff, headroom-msgOff)
 		nsge = 2
+		if end := headroom + (size+3)&^3; body+args > end {
+			sgl[2] = s.out.Sub(end, body+args-end)
+			nsge = 3
+		}
 		key := cl.expose(s, 0, s.out.Sub(headroom, size), datapath.AccessRemoteRead)
 		h.ReadList = append(h.ReadList, wire.ReadSegment{Position: uint32(headroom - msgOff),
 			Segment: wire.Segment{Handle: key, Length: uint32(size), Offset: s.out.Addr() + headroom}})
@@ -331,7 +336,7 @@ func poison(b []byte) {
 // post queues call i's Send and posts it: the reply proves the Send done, so the call waits
 // for its completion only when the Send is signalled, every sigEvery calls, to retire the
 // send queue's entries.
-func (cl *client) post(i int32, s *slot, sgl [2]datapath.SGE, nsge int) error {
+func (cl *client) post(i int32, s *slot, sgl [3]datapath.SGE, nsge int) error {
 	c := cl.c
 	wr := datapath.SendWR{ID: wrID(kindCallSend, uint32(i)), Op: datapath.OpSend}
 	s.state, s.waits = slotBusy, waitReply

@@ -200,7 +200,7 @@ func newShare(dev datapath.Device, cfg Config, bufs int) (*share, error) {
 	}
 	// Local access only: the responder's RDMA Reads land here, and a reply it exposes is
 	// reached through a window bound over it.
-	s := newSinks(pd, datapath.AccessLocalWrite|datapath.AccessMWBind, headroom+cfg.MaxPayload+8, bufs)
+	s := newSinks(pd, datapath.AccessLocalWrite|datapath.AccessMWBind, headroom+cfg.MaxPayload+tailroom, bufs)
 	return &share{pd: pd, sinks: s}, nil
 }
 

@@ -244,8 +244,8 @@ func newCQ(dev datapath.Device, cfg Config, out, in int) (datapath.CQ, datapath.
 	return cq, datapath.QPConfig{
 		SendCQ: cq, RecvCQ: cq,
 		MaxSendWR: sq, MaxRecvWR: rq,
-		MaxSendSGE: 2, MaxRecvSGE: 1,
-		RDMAReadDepth: 16,
+		MaxSendSGE: 3, MaxRecvSGE: 1,
+		RDMAReadDepth: ReadDepth,
 		// Small Sends (headers, NULL calls and replies) go inline in the work request:
 		// the NIC then need not read them from memory.
 		MaxInlineData: maxInline,
@@ -284,7 +284,7 @@ func (c *Conn) prepare(peer wire.PrivateData, peerSent bool, pext wire.Ext, out,
 	if c.replyWindows {
 		access |= datapath.AccessMWBind
 	}
-	big := headroom + cfg.MaxPayload + 8
+	big := headroom + cfg.MaxPayload + tailroom
 	// Every pool is sized for the most this connection may ever need (every credit, at
 	// MaxPayload) but committed only as RPCs use it (Lazy; buffers are reused last-in
 	// first-out, and receives are posted for the credits actually granted), so a connection
@@ -379,6 +379,11 @@ func (c *Conn) deferPosts() {
 
 // maxInline is the inline data size asked of the queue pair.
 const maxInline = 256
+
+// ReadDepth is the RDMA Reads a connection's queue pair serves and issues at once (its
+// responder resources and initiator depth), before the provider clamps it to the device's
+// max_qp_rd_atom.
+const ReadDepth = 16
 
 // sendBufSize holds any transport header this endpoint sends (including a reply echoing a
 // Write list at Limits) plus the small RPC messages built in it.

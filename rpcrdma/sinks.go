@@ -8,7 +8,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
 )
 
-// sinks is a pool of large buffers (headroom + MaxPayload + 8 bytes each) that contexts take
+// sinks is a pool of large buffers (headroom + MaxPayload + tailroom bytes each) that contexts take
 // only while they need one: a Read chunk or a whole message pulled into it, or a SOURCE
 // result built in it. A server poller's connections share one (see Serve): it grows by
 // registered segments as the calls in flight need buffers, up to max, and a call that finds

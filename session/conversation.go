@@ -94,7 +94,7 @@ func exchange(conn *rpcrdma.Conn, cq datapath.CQ, mux *rpcrdma.Mux, proc, size i
 // connInfo is what conv learns of conn once connected.
 func connInfo(conn *rpcrdma.Conn, cfg *rpcrdma.Config, dev datapath.Device) rpcproto.ConnInfo {
 	p := conn.Params()
-	ird := 4 // datapath.QPConfig.RDMAReadDepth's default, clamped to the device
+	ird := rpcrdma.ReadDepth // as the provider clamps it
 	if m := dev.Info().MaxQPRdAtom; m > 0 {
 		ird = min(ird, m)
 	}

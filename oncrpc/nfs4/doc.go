@@ -57,7 +57,9 @@
 // chunk (decoded as any reply). Neither item need be last in its COMPOUND: the reduced XDR
 // stream (RFC 8166 section 3.4.1) ends the item with its length word and continues with the
 // next operation. Compound.WriteReduced encodes a WRITE so and Compound.DDP returns the
-// item's position; CompoundRes.DecodeReduced takes the READ data from the Write chunk.
+// item's position; CompoundRes.DecodeReduced takes the READ data from the Write chunk. A
+// measured WRITE is followed by GETATTR of change, size and times, as the Linux client sends
+// it: with the data in a Read chunk, the GETATTR stays inline after the WRITE's length word.
 //
 // # The program
 //

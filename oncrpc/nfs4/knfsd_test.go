@@ -327,12 +327,16 @@ func TestKnfsdProcedures(t *testing.T) {
 		t.Errorf("read-chunk: %d bytes of data inline", len(inline.Data))
 	}
 
-	w := knfsdDecode(t, "write", false, OpSequence, OpPutFH, OpWrite)
+	w := knfsdDecode(t, "write", false, OpSequence, OpPutFH, OpWrite, OpGetattr)
 	engine("write", w, PWrite, 8)
 	if w.call.writeStable != uint32(Unstable) || len(w.call.writeData) != 8 || w.write.Count != 8 {
 		t.Errorf("write: %d bytes %v: %+v", len(w.call.writeData), StableHow(w.call.writeStable), w.write)
 	}
-	ws := knfsdDecode(t, "write-sync", false, OpSequence, OpPutFH, OpWrite)
+	// The GETATTR after WRITE, as the Linux client asks it: change, size and the times.
+	if m := w.ga.Attr.Mask; !m.Has(AttrChange) || !m.Has(AttrSize) || !m.Has(AttrTimeModify) || w.ga.Attr.Size < 8 {
+		t.Errorf("write: GETATTR %+v, want change, size of at least 8 bytes and time_modify", w.ga.Attr)
+	}
+	ws := knfsdDecode(t, "write-sync", false, OpSequence, OpPutFH, OpWrite, OpGetattr)
 	engine("write-sync", ws, PWriteSync, 8)
 	if ws.call.writeStable != uint32(FileSync) || ws.write.Count != 8 || ws.write.Committed != FileSync || ws.write.Verf != w.write.Verf {
 		t.Errorf("write-sync: %+v, want 8 bytes FILE_SYNC with the verifier %x", ws.write, w.write.Verf)

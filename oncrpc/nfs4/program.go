@@ -226,13 +226,15 @@ func (*Codec) Program() *rpcproto.Program { return Prog }
 // Result sizes: the largest each result can be (RFC 8881 XDR), counting its opnum and status.
 // Owners and groups are bounded as the Linux client bounds them (IDMAP_NAMESZ).
 const (
-	ownerMax    = 128
-	resHdr      = 12                    // status, empty tag, count
-	seqRes      = 8 + SessionIDLen + 20 // SEQUENCE4resok
-	statusRes   = 8                     // PUTFH, LOOKUP, ...
-	getfhRes    = 8 + 4 + MaxFH
-	fattrMax    = 16 + 4 + 104 + 2*(4+ownerMax) // the attributes of StatAttrs
-	getattrRes  = 8 + fattrMax
+	ownerMax   = 128
+	resHdr     = 12                    // status, empty tag, count
+	seqRes     = 8 + SessionIDLen + 20 // SEQUENCE4resok
+	statusRes  = 8                     // PUTFH, LOOKUP, ...
+	getfhRes   = 8 + 4 + MaxFH
+	fattrMax   = 16 + 4 + 104 + 2*(4+ownerMax) // the attributes of StatAttrs
+	getattrRes = 8 + fattrMax
+	// writeTail is the GETATTR of writeAttrs that follows WRITE's data in its COMPOUND.
+	writeTail   = 4 + 4 + 4*2
 	delegMax    = 4 + 16 + 4 + 12 + 12 + 4 + ownerMax // a WRITE delegation
 	openRes     = 8 + 16 + 20 + 4 + 16 + delegMax
 	closeRes    = 8 + 16
@@ -246,6 +248,10 @@ const (
 	seqArg      = 4 + 32
 	stepBufSize = 4096
 )
+
+// writeAttrs are what the Linux client asks after a WRITE to keep its cache consistent
+// (cache_consistency_bitmask): change, size, time_metadata and time_modify.
+var writeAttrs = NewBitmap(AttrChange, AttrSize, AttrTimeMetadata, AttrTimeModify)
 
 // readdirAttrs are the attributes READDIR asks for each entry.
 var readdirAttrs = StatAttrs
@@ -273,7 +279,7 @@ func (c *Codec) Sizes(proc, size int) (args, prefix, results int) {
 		return args, args, seqHdr + statusRes + readPrefix + pad4(size)
 	case PWrite, PWriteSync:
 		prefix = base + putfhArg(&c.scratch) + 4 + 32
-		return prefix + pad4(size), prefix, seqHdr + statusRes + writeRes
+		return prefix + pad4(size) + writeTail, prefix, seqHdr + statusRes + writeRes + getattrRes
 	case PCommit:
 		args = base + putfhArg(&c.scratch) + 4 + 12
 		return args, args, seqHdr + statusRes + commitRes
@@ -351,17 +357,26 @@ func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify b
 		if proc == PWriteSync {
 			stable = FileSync
 		}
-		at := len(b) - pad4(size)
-		data := b[at : at+size]
-		if verify {
-			benchprog.Fill(data, seed, 0)
-		}
-		clear(b[at+size:])
+		// The COMPOUND is encoded reduced, GETATTR right after WRITE's length word, then
+		// moved past the payload and its pad: the requester sends the whole stream inline, or
+		// the GETATTR right after the prefix with the payload in a Read chunk.
+		at := len(b) - writeTail - pad4(size)
+		var keep [writeTail]byte // the payload's first bytes, where GETATTR is encoded first
+		k := copy(keep[:], b[at:at+size])
 		cp.PutFH(c.scratch.fh())
-		cp.WriteReduced(&WriteArgs{Stateid: c.writeState, Offset: writeOffset(size, seed), Stable: stable, Data: data})
-		if _, err := cp.Finish(); err != nil {
+		cp.WriteReduced(&WriteArgs{Stateid: c.writeState, Offset: writeOffset(size, seed), Stable: stable, Data: b[at : at+size]})
+		cp.Getattr(writeAttrs)
+		n, err := cp.Finish()
+		if err != nil {
 			c.encErr = err
+			return
 		}
+		copy(b[at+pad4(size):], b[at:n])
+		copy(b[at:], keep[:k])
+		if verify {
+			benchprog.Fill(b[at:at+size], seed, 0)
+		}
+		clear(b[at+size : at+pad4(size)])
 		return
 	case PCommit:
 		cp.PutFH(c.scratch.fh())
@@ -495,6 +510,10 @@ func (c *Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed
 		}
 		if proc == PWriteSync && w.Committed != FileSync {
 			return nil, errNotFileSync
+		}
+		var ga GetattrRes
+		if err := status(proc, ga.Status, r.Getattr(&ga)); err != nil {
+			return nil, err
 		}
 	case PCommit:
 		if err := c.op(&r, proc, OpPutFH); err != nil {

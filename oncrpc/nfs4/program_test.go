@@ -321,12 +321,15 @@ func TestMeasuredExactBytes(t *testing.T) {
 		{"getattr", PGetattr, 0, "", hdr + "00000003 " + seq2 + " 00000016 00000004 f1f2f3f4 00000009 00000002 0010011a 0030a23a", -1},
 		// PUTFH; READ stateid, offset 0 (the file holds one 4 KiB block), count 4096.
 		{"read", PRead, 4096, "", hdr + "00000003 " + seq2b + " 00000016 00000004 f1f2f3f4 00000019 " + stateHex + " 00000000 00000000 00001000", -1},
-		// PUTFH 5c; WRITE stateid, offset 0, UNSTABLE4, data "hello" + pad: the data is last.
-		{"write", PWrite, 5, "68656c6c 6fffffff", hdr + "00000003 00000035 " + sessHex + " 00000003 00000002 0000000f 00000000" +
-			" 00000016 00000001 5c000000 00000026 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab 00000000 00000000 00000000 00000005 68656c6c 6f000000", 12 + 36 + 12 + 36},
+		// PUTFH 5c; WRITE stateid, offset 0, UNSTABLE4, data "hello" + pad; GETATTR {change
+		// size; time_metadata time_modify}, as the Linux client follows a WRITE.
+		{"write", PWrite, 5, "68656c6c 6fffffff", hdr + "00000004 00000035 " + sessHex + " 00000003 00000002 0000000f 00000000" +
+			" 00000016 00000001 5c000000 00000026 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab 00000000 00000000 00000000 00000005 68656c6c 6f000000" +
+			" 00000009 00000002 00000018 00300000", 12 + 36 + 12 + 36},
 		// ... FILE_SYNC4.
-		{"write-sync", PWriteSync, 4, "01020304", hdr + "00000003 00000035 " + sessHex + " 00000004 00000002 0000000f 00000000" +
-			" 00000016 00000001 5c000000 00000026 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab 00000000 00000000 00000002 00000004 01020304", 12 + 36 + 12 + 36},
+		{"write-sync", PWriteSync, 4, "01020304", hdr + "00000004 00000035 " + sessHex + " 00000004 00000002 0000000f 00000000" +
+			" 00000016 00000001 5c000000 00000026 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab 00000000 00000000 00000002 00000004 01020304" +
+			" 00000009 00000002 00000018 00300000", 12 + 36 + 12 + 36},
 		// PUTFH 5c; COMMIT 0, 0.
 		{"commit", PCommit, 0, "", hdr + "00000003 00000035 " + sessHex + " 00000005 00000002 0000000f 00000000" +
 			" 00000016 00000001 5c000000 00000005 00000000 00000000 00000000", -1},
