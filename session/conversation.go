@@ -1,8 +1,10 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"time"
 
@@ -154,4 +156,34 @@ func poll(cq datapath.CQ, mux *rpcrdma.Mux, wcs []datapath.Completion) (int, err
 		mux.Idle()
 	}
 	return k, nil
+}
+
+// dial connects to c's server with cfg (its CQ set) and attaches the connection to mux;
+// with a Conversation cv, it then sets the connection up. A connection whose setup failed is
+// returned with the error, for the caller to tear down with the others.
+func (c *engineConnector) dial(cfg rpcrdma.Config, cv rpcproto.Conversation, mux *rpcrdma.Mux) (*rpcrdma.Conn, error) {
+	conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	mux.Attach(conn)
+	if cv == nil {
+		return conn, nil
+	}
+	cv.Start(connInfo(conn, &cfg, c.dev))
+	if err := converse(conn, cv, cfg.CQ, mux, false); err != nil {
+		return conn, fmt.Errorf("setting up the %s connection to %s: %w", cv.Program().Name, c.addr, err)
+	}
+	return conn, nil
+}
+
+// tearDown runs cv's closing calls on connection i while it works. A teardown that fails
+// loses nothing measured: it is told to log, not returned.
+func tearDown(i int, conn *rpcrdma.Conn, cv rpcproto.Conversation, cq datapath.CQ, mux *rpcrdma.Mux, log io.Writer) {
+	if conn.Err() != nil {
+		return
+	}
+	if err := converse(conn, cv, cq, mux, true); err != nil && log != nil {
+		fmt.Fprintf(log, "rpcrdma-bench: connection %d to %s: tearing down: %v\n", i, conn.RemoteAddr(), err)
+	}
 }

@@ -108,11 +108,8 @@ func (c *engineClient) Close() error {
 	st := make([]rpcrdma.Stats, len(c.conns))
 	var first error
 	for i, conn := range c.conns {
-		if i < len(c.convs) && conn.Err() == nil {
-			// A teardown that fails loses nothing measured: it is told, not returned.
-			if err := converse(conn, c.convs[i], c.cq, c.mux, true); err != nil && c.log != nil {
-				fmt.Fprintf(c.log, "rpcrdma-bench: connection %d to %s: tearing down: %v\n", i, conn.RemoteAddr(), err)
-			}
+		if i < len(c.convs) {
+			tearDown(i, conn, c.convs[i], c.cq, c.mux, c.log)
 		}
 		st[i] = conn.Stats()
 		if err := conn.Close(); err != nil && first == nil {
@@ -402,22 +399,19 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 				}
 				serve(&cc, cv, cl.cb)
 			}
-			conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cc)
+			conn, err := c.dial(cc, cv, cl.mux)
+			if conn != nil {
+				cl.conns = append(cl.conns, conn)
+				if cv != nil {
+					cl.convs = append(cl.convs, cv)
+				}
+			}
 			if err != nil {
-				cl.Close()
-				return nil, err
-			}
-			cl.conns = append(cl.conns, conn)
-			cl.mux.Attach(conn)
-			if cv == nil {
-				continue
-			}
-			cl.convs = append(cl.convs, cv)
-			cv.Start(connInfo(conn, &cc, c.dev))
-			if err := converse(conn, cv, cq, cl.mux, false); err != nil {
-				err = fmt.Errorf("setting up the %s connection to %s: %w", codec.Program().Name, c.addr, err)
 				cl.Close() // tears down what was set up
 				return nil, err
+			}
+			if cv == nil {
+				continue
 			}
 			if n := cv.Slots(); n > 0 {
 				conn.LimitCalls(n)

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +53,7 @@ const (
 type recallClient struct {
 	conns  [2]*rpcrdma.Conn // holder, conflicter
 	codecs [2]*nfs4.Codec
-	convs  []rpcproto.Conversation
+	convs  [2]rpcproto.Conversation
 	cq     datapath.CQ
 	mux    *rpcrdma.Mux
 	wcs    []datapath.Completion
@@ -250,11 +249,7 @@ func (c *recallClient) Close() error {
 		if conn == nil {
 			continue
 		}
-		if i < len(c.convs) && conn.Err() == nil {
-			if err := converse(conn, c.convs[i], c.cq, c.mux, true); err != nil && c.log != nil {
-				fmt.Fprintf(c.log, "rpcrdma-bench: recall connection %d to %s: tearing down: %v\n", i, conn.RemoteAddr(), err)
-			}
-		}
+		tearDown(i, conn, c.convs[i], c.cq, c.mux, c.log)
 		st = append(st, conn.Stats())
 		if err := conn.Close(); err != nil && first == nil {
 			first = err
@@ -293,18 +288,13 @@ func (c *engineConnector) openRecall(conv rpcproto.Conversation, cfg rpcrdma.Con
 			}
 		}
 		serve(&cc, cv, cl.rec)
-		conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cc)
+		conn, err := c.dial(cc, cv, cl.mux)
+		if conn != nil {
+			cl.conns[i], cl.codecs[i], cl.convs[i] = conn, cv.(*nfs4.Codec), cv
+		}
 		if err != nil {
 			cl.Close()
 			return nil, err
-		}
-		cl.conns[i], cl.codecs[i] = conn, cv.(*nfs4.Codec)
-		cl.mux.Attach(conn)
-		cl.convs = append(cl.convs, cv)
-		cv.Start(connInfo(conn, &cc, c.dev))
-		if err := converse(conn, cv, cq, cl.mux, false); err != nil {
-			cl.Close()
-			return nil, fmt.Errorf("setting up the nfs4 connection to %s: %w", c.addr, err)
 		}
 	}
 	return cl, nil
