@@ -14,6 +14,8 @@ type Provider interface {
 	Devices() ([]DeviceInfo, error)
 	// Open opens the named device; "" opens the provider's default (its first) device.
 	Open(name string) (Device, error)
+	// Defaults is how the provider is best driven where the user does not say.
+	Defaults() Defaults
 }
 
 // Device is an opened RDMA device with a default protection domain, which Register, AllocMW

@@ -177,7 +177,7 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 				return nil, err
 			}
 			sc := session.ServeConfig{Provider: w.Provider, Device: w.Device, Listen: c.Listen, Threshold: threshold,
-				MaxPayload: 1 << 20, Pollers: 1, Poll: session.ServerPoll(w.Provider), MaxConnections: rpcrdma.DefaultMaxConnections,
+				MaxPayload: 1 << 20, Pollers: 1, Poll: p.Defaults().ServerPoll, MaxConnections: rpcrdma.DefaultMaxConnections,
 				IdleTimeout: 10 * time.Minute, Verify: workload.Verify, Transport: w.Transport}
 			r, err := sc.Open(p)
 			if err != nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -185,30 +184,10 @@ func (c EngineConfig) Polls(pts []workloads.Point) []datapath.Poll {
 	for i := range polls {
 		polls[i] = c.Poll
 	}
-	if c.Addr == "" {
-		name := ""
-		if c.Provider != nil {
-			name = c.Provider.Name()
-		}
-		polls = append(polls, localPoll(c.Poll, name))
+	if c.Addr == "" && c.Provider != nil {
+		polls = append(polls, c.Provider.Defaults().LocalPoll(c.Poll))
 	}
 	return polls
-}
-
-// localPoll is how the responder in this process waits: as the client does, but spinning
-// where the client is busy only while there are completions (hybrid), since a closed loop
-// keeps it spinning and it frees the CPU between points. On soft its spin is fixed: the
-// completions it waits for are made by goroutines of this process, and a spin that grew to
-// the time between them would hold the CPU they need (run, 2 cores, 3 alternated runs:
-// 26k to 32k RPC/s adaptive against 69k to 72k fixed).
-func localPoll(p datapath.Poll, provider string) datapath.Poll {
-	if p.Mode != datapath.PollBusy {
-		return p
-	}
-	if provider == soft.Name {
-		return datapath.Poll{Mode: datapath.PollHybrid, Spin: datapath.DefaultHybridSpin}
-	}
-	return datapath.Poll{Mode: datapath.PollHybrid}
 }
 
 // engineConnector dials each point's connections over a provider's device, to a server
@@ -254,7 +233,7 @@ func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
 		// exposed replies (responder-provided Read chunks).
 		Memory: c.Transport.Memory, RemoteInvalidate: c.Transport.RemoteInvalidate, ResponderRead: c.Transport.ResponderRead}
 	ctx, cancel := context.WithCancel(context.Background())
-	poll := localPoll(c.Poll, p.Name())
+	poll := p.Defaults().LocalPoll(c.Poll)
 	ls := &localServer{cancel: cancel, done: make(chan error, 1), peer: newPeerStats("responder in this process", c.Log), poll: poll}
 	conns := 0
 	for _, pt := range pts {

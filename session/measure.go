@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
@@ -293,7 +292,7 @@ func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Wr
 		// when it stops, as server --turnarounds prints its own.
 		cfg.ResponderDone = PrintTurnarounds(log, new(sync.Mutex), "rpcrdma-bench: the responder in this process, all points and warm-ups: ")
 	}
-	SizeRuntime(p.Name(), cfg.Polls(pts))
+	p.Defaults().SizeRuntime(cfg.Polls(pts))
 	return Engine(cfg, pts)
 }
 
@@ -318,17 +317,6 @@ func (c *RunConfig) programCodec(pts []workloads.Point) (rpcproto.Codec, oncrpc.
 		return nil, none, Usagef("--nfs-export %q: want HOST:/PATH", c.NFS.Export)
 	}
 	return NFSCodec(context.Background(), t, pts)
-}
-
-// SizeRuntime sizes the Go runtime for the pollers polls of provider: soft's get exactly
-// the Ps they need (datapath.SizeRuntime); elsewhere the runtime's default stays, with a P
-// more when spinning pollers would take every one (datapath.EnsureProcs).
-func SizeRuntime(provider string, polls []datapath.Poll) {
-	if provider == soft.Name {
-		datapath.SizeRuntime(polls)
-	} else {
-		datapath.EnsureProcs(polls)
-	}
 }
 
 // NFSRDMAPort is NFS/RDMA's IANA port (RFC 5666), the server's default: a client's --addr

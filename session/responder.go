@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 )
 
@@ -43,10 +41,10 @@ func Listen(c ResponderConfig) (*Responder, error) {
 	}
 	addr := c.Listen
 	if addr == "" {
+		addr = c.Provider.Defaults().LocalAddr
+	}
+	if addr == "" {
 		addr = localAddr(dev.Info())
-		if c.Provider.Name() == soft.Name {
-			addr = fmt.Sprintf("%srpcrdma-bench-%d", soft.InprocPrefix, os.Getpid())
-		}
 	}
 	l, err := dev.Listen(addr)
 	if err != nil {
@@ -110,30 +108,4 @@ func connEnd(remote string, served uint64, err error) string {
 		return fmt.Sprintf("connection from %s closed by the peer: %s (%d calls served)", remote, de.Reason, served)
 	}
 	return fmt.Sprintf("connection from %s broken: %v (%d calls served)", remote, err, served)
-}
-
-// MeasuringPoll is how the measuring side's pollers (run, client, sweep) wait unless told.
-// On verbs they spin: the device makes the completions and a spin has no wakeup on the
-// measured path. On soft the process's own threads make them (the peer's poster in process,
-// the socket readers over TCP), so a spinning poller competes with its peer for the CPUs, and
-// the scheduler sets the figures (in process at depth 16 on 2 cores: about 3 times the RPC/s
-// and a steadier p50 when blocking; docs/performance.md).
-func MeasuringPoll(provider string) datapath.Poll {
-	if provider == soft.Name || provider == "" {
-		return datapath.Poll{Mode: datapath.PollEvent}
-	}
-	return datapath.Poll{Mode: datapath.PollBusy}
-}
-
-// ServerPoll is how a responder serving other processes waits unless told: neither way
-// costs a CPU while idle. On soft, completions come from goroutines of this process that read the
-// socket, and a poller spinning after its last completion holds the P and CPU they need next,
-// so it waits for them (two processes on two cores, NULL at depth 1: 33-48 µs p50 in event
-// mode, 89-121 µs in hybrid). On verbs the device makes them and hybrid answers a closed
-// loop without a wake-up (rxe: p50 as busy, event 5 times slower).
-func ServerPoll(provider string) datapath.Poll {
-	if provider == soft.Name {
-		return datapath.Poll{Mode: datapath.PollEvent}
-	}
-	return datapath.Poll{Mode: datapath.PollHybrid}
 }

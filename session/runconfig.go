@@ -98,9 +98,6 @@ func (c *RunConfig) Threshold() int {
 // Base returns the workload every point shares, normalized; c.Transport takes the program's
 // inline rule.
 func (c *RunConfig) Base() (workloads.Config, error) {
-	if !c.Given["poll"] {
-		c.Workload.Poll = MeasuringPoll(c.Provider) // the responder in this process follows it
-	}
 	w := c.Workload
 	w.Duration = workloads.Duration(c.Duration)
 	if w.Count > 0 && !c.Given["duration"] {

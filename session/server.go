@@ -102,7 +102,7 @@ func (c *ServeConfig) Open(p datapath.Provider) (*Responder, error) {
 	for i := range polls {
 		polls[i] = c.Poll
 	}
-	SizeRuntime(c.Provider, polls)
+	p.Defaults().SizeRuntime(polls)
 	th := c.Threshold
 	if th == 0 {
 		th = rpcrdma.DefaultInline

@@ -36,6 +36,9 @@ func faninCommand() *command {
 					return fail(e, "fanin", session.Usagef("unexpected arguments %q", args))
 				}
 				c.Run.Command, c.Run.Given = "fanin", given(fs)
+				if !c.Run.Given["poll"] {
+					c.Run.Workload.Poll = providerDefaults(c.Run.Provider).MeasuringPoll
+				}
 				if !c.Run.Given["out"] {
 					c.Run.Out = defaultOut("fanin", time.Now())
 				}

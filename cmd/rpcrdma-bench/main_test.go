@@ -19,6 +19,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -219,6 +220,19 @@ func TestMeasuringPollDefault(t *testing.T) {
 	}
 }
 
+// A provider added to the list alone brings its own defaults: nothing else names it.
+func TestProviderDefaultsFromTheList(t *testing.T) {
+	hybrid := datapath.Poll{Mode: datapath.PollHybrid, Spin: 7 * time.Microsecond}
+	withProviders(t, soft.New(soft.Config{}), fakeProvider{name: "nic", defaults: datapath.Defaults{MeasuringPoll: hybrid}})
+	out := filepath.Join(t.TempDir(), "run.json")
+	if code, _, stderr := runMain(t, "fakerun", "--provider", "nic", "--count", "100", "--warmup", "0s", "--out", out, "-q"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if r, cfg := readRecord(t, out); cfg.Workload == nil || cfg.Workload.Poll != hybrid {
+		t.Errorf("config %s, want poll %v from the provider's defaults", r.Config, hybrid)
+	}
+}
+
 // The sweep's class switches, read back from its results file, sit where the (fake's)
 // thresholds put them.
 func TestSweepRecordsClassSwitches(t *testing.T) {
@@ -340,14 +354,16 @@ func waitForRPCs(t *testing.T) {
 
 // fakeProvider is a datapath.Provider with fixed devices, for the devices command.
 type fakeProvider struct {
-	name string
-	devs []datapath.DeviceInfo
-	err  error
+	name     string
+	devs     []datapath.DeviceInfo
+	err      error
+	defaults datapath.Defaults
 }
 
 func (p fakeProvider) Name() string                            { return p.name }
 func (p fakeProvider) Devices() ([]datapath.DeviceInfo, error) { return p.devs, p.err }
 func (p fakeProvider) Open(string) (datapath.Device, error)    { return nil, datapath.ErrNotSupported }
+func (p fakeProvider) Defaults() datapath.Defaults             { return p.defaults }
 
 func withProviders(t *testing.T, ps ...datapath.Provider) {
 	saved := builtin

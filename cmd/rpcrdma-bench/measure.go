@@ -59,6 +59,9 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 					return fail(e, name, session.Usagef("--addr is required"))
 				}
 				w.Command, w.Given = name, given(fs)
+				if !w.Given["poll"] {
+					w.Workload.Poll = providerDefaults(w.Provider).MeasuringPoll // the responder in this process follows it
+				}
 				if !w.Given["out"] {
 					// Every measurement is kept unless the user says otherwise: a run is
 					// expensive to repeat, and report, compare and plot work from files.

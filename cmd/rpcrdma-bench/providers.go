@@ -42,6 +42,16 @@ func openProvider(name string, slow session.SoftSlowdown, turnarounds bool) (dat
 	return p, nil
 }
 
+// providerDefaults are the named provider's defaults; an unknown name gets the default
+// provider's, and its error comes when the provider is opened.
+func providerDefaults(name string) datapath.Defaults {
+	p, err := lookupProvider(name)
+	if err != nil {
+		p = builtin[0]
+	}
+	return p.Defaults()
+}
+
 // lookupProvider finds a provider by its CLI name ("" is the default, the first).
 func lookupProvider(name string) (datapath.Provider, error) {
 	ps := providers()

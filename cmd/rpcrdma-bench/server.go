@@ -70,7 +70,7 @@ func serverCommand(open newServer) *command {
 					return fail(e, "server", err)
 				}
 				if !fs.Changed("poll") {
-					f.Poll = session.ServerPoll(f.Provider)
+					f.Poll = providerDefaults(f.Provider).ServerPoll
 				}
 				return serve(e, f, open)
 			}
