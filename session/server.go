@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -88,9 +87,6 @@ func (c *ServeConfig) Validate() error {
 	// Before listening: pinning would fail only once the first poller starts.
 	if err := CheckCPUs(c.CPUs); err != nil {
 		return err
-	}
-	if c.Provider == "" {
-		c.Provider = soft.Name
 	}
 	return CheckTurnarounds(c.Turnarounds, c.Provider)
 }

@@ -66,6 +66,9 @@ func serverCommand(open newServer) *command {
 				if len(thresholds) == 1 {
 					f.Threshold = thresholds[0]
 				}
+				if f.Provider == "" {
+					f.Provider = builtin[0].Name()
+				}
 				if err := f.Validate(); err != nil {
 					return fail(e, "server", err)
 				}
