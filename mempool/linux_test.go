@@ -196,7 +196,7 @@ func TestHugePageFallbackForced(t *testing.T) {
 
 func TestLock(t *testing.T) {
 	r, err := New(nil, Config{Lock: true, Pools: []PoolConfig{{Size: 4096, Count: 16}}})
-	var le *MemlockError
+	var le *datapath.MemlockError
 	if errors.As(err, &le) {
 		t.Skipf("this process may not lock 64 KiB (%v); run as root or raise `ulimit -l`", err)
 	}
@@ -238,7 +238,7 @@ func mlockChild() int {
 		return 3
 	}
 	fmt.Print(err.Error())
-	var le *MemlockError
+	var le *datapath.MemlockError
 	if !errors.As(err, &le) || !(errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.EPERM)) || le.Cur != childLimit || le.Bytes != 1<<20 {
 		return 4
 	}
@@ -255,8 +255,8 @@ func TestLockErrorExplainsLimit(t *testing.T) {
 	msg := string(out)
 	t.Log(msg)
 	for _, want := range []string{
-		"mlock 1048576 bytes",
-		"RLIMIT_MEMLOCK is 65536 bytes (hard limit 65536 bytes)",
+		"mempool: mlock 1 MiB",
+		"RLIMIT_MEMLOCK) is 64 KiB (hard limit 64 KiB)",
 		"ulimit -l",
 		"/etc/security/limits.conf",
 		"LimitMEMLOCK=infinity",

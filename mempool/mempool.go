@@ -26,7 +26,7 @@ type Config struct {
 	HugePages bool
 
 	// Lock mlocks the region. Registration pins pages anyway, but locking here makes an
-	// RLIMIT_MEMLOCK shortfall fail early with an explanation (see MemlockError) and keeps
+	// RLIMIT_MEMLOCK shortfall fail early with an explanation (see datapath.MemlockError) and keeps
 	// memory the soft provider uses out of swap too.
 	Lock bool
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
 type mapping struct {
@@ -92,41 +94,12 @@ func unmap(mem []byte) error {
 	return nil
 }
 
-// MemlockError is a failed mlock with what is needed to fix it.
-type MemlockError struct {
-	// Bytes is the number of bytes New tried to lock.
-	Bytes int
-	// Cur and Max are RLIMIT_MEMLOCK's soft and hard limits in bytes (math.MaxUint64 is
-	// unlimited).
-	Cur, Max uint64
-	// Err is the errno from mlock (ENOMEM or EPERM when over the limit).
-	Err error
-}
-
-func (e *MemlockError) Error() string {
-	return fmt.Sprintf("mempool: mlock %d bytes: %v: the locked-memory limit RLIMIT_MEMLOCK is %s "+
-		"(hard limit %s), counting memory this process has already locked; raise it for the shell "+
-		"with `ulimit -l unlimited` (or a size in KiB), for logins with a line such as "+
-		"`* - memlock unlimited` in /etc/security/limits.conf, or for a systemd service with "+
-		"LimitMEMLOCK=infinity; processes with CAP_IPC_LOCK are not limited",
-		e.Bytes, e.Err, limitString(e.Cur), limitString(e.Max))
-}
-
-func (e *MemlockError) Unwrap() error { return e.Err }
-
-func limitString(v uint64) string {
-	if v == unix.RLIM_INFINITY {
-		return "unlimited"
-	}
-	return strconv.FormatUint(v, 10) + " bytes"
-}
-
 func lock(mem []byte) error {
 	err := unix.Mlock(mem)
 	if err == nil {
 		return nil
 	}
-	le := &MemlockError{Bytes: len(mem), Err: err}
+	le := &datapath.MemlockError{Op: "mempool: mlock", Bytes: len(mem), Err: err}
 	var lim unix.Rlimit
 	if gerr := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); gerr == nil {
 		le.Cur, le.Max = lim.Cur, lim.Max

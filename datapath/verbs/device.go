@@ -95,7 +95,7 @@ func (d *device) register(pd *C.struct_ibv_pd, mem []byte, access datapath.Acces
 	m.mr, err = C.vb_reg_mr(pd, C.uintptr_t(uintptr(unsafe.Pointer(&mem[0]))), C.size_t(len(mem)), ibvAccess(access))
 	if m.mr == nil {
 		var lim unix.Rlimit
-		if errors.Is(err, unix.ENOMEM) && unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim) == nil && lim.Cur != rlimInfinity {
+		if errors.Is(err, unix.ENOMEM) && unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim) == nil && lim.Cur != datapath.RLimInfinity {
 			// Most likely the locked-memory limit, not the machine's memory: say so
 			// where it happened, with the limit and the fix.
 			err = memlockError(err, len(mem), lim.Cur, lim.Max)
