@@ -362,8 +362,8 @@ func TestRegisterFailureUnmaps(t *testing.T) {
 	cause := errors.New("ibv_reg_mr: cannot allocate memory")
 	dev := &fakeDevice{failReg: cause}
 	_, err := New(dev, onePool(4096, 4))
-	var e *OpError
-	if !errors.As(err, &e) || e.Op != "register" || !errors.Is(err, cause) {
+	var e *datapath.OpError
+	if !errors.As(err, &e) || e.Op != "mempool: register" || !errors.Is(err, cause) {
 		t.Fatalf("New with a failing Register = %v", err)
 	}
 	if _, ok := smapsOf(t, addrOf(dev.mem)); ok {

@@ -106,15 +106,6 @@ var (
 	ErrNotOut = errors.New("mempool: buffer put twice")
 )
 
-// OpError is a failed setup operation on a region: what was attempted and why.
-type OpError struct {
-	Op  string // "mmap", "mlock", "register", "config", ...
-	Err error
-}
-
-func (e *OpError) Error() string { return "mempool: " + e.Op + ": " + e.Err.Error() }
-func (e *OpError) Unwrap() error { return e.Err }
-
 // LeakError is returned by Region.Close when buffers were still out.
 type LeakError struct {
 	// Indexes are the region indexes of the buffers not returned, ascending.
@@ -192,7 +183,7 @@ type Registrar interface {
 func New(dev Registrar, cfg Config) (*Region, error) {
 	layout, size, err := plan(cfg)
 	if err != nil {
-		return nil, &OpError{Op: "config", Err: err}
+		return nil, &datapath.OpError{Op: "mempool: config", Err: err}
 	}
 	lazy := false
 	for _, pc := range cfg.Pools {
@@ -239,7 +230,7 @@ func New(dev Registrar, cfg Config) (*Region, error) {
 		}
 		mr, err := dev.Register(r.mem, access)
 		if err != nil {
-			return fail(&OpError{Op: "register", Err: err})
+			return fail(&datapath.OpError{Op: "mempool: register", Err: err})
 		}
 		r.mr = mr
 		r.info.Registered = true
@@ -358,7 +349,7 @@ func (r *Region) Info() Info { return r.info }
 // owner must be done before Close.
 func (r *Region) Close() error {
 	if r.closed {
-		return &OpError{Op: "close", Err: datapath.ErrClosed}
+		return &datapath.OpError{Op: "mempool: close", Err: datapath.ErrClosed}
 	}
 	r.closed = true
 	var errs []error
@@ -378,7 +369,7 @@ func (r *Region) Close() error {
 	}
 	if r.mr != nil {
 		if err := r.mr.Close(); err != nil {
-			errs = append(errs, &OpError{Op: "deregister", Err: err})
+			errs = append(errs, &datapath.OpError{Op: "mempool: deregister", Err: err})
 		}
 	}
 	if err := unmap(r.mem); err != nil {

@@ -247,8 +247,8 @@ func TestConfigErrors(t *testing.T) {
 		{onePool(1<<30, 1<<12), "exceed the region limit"},
 	} {
 		_, err := New(nil, tc.cfg)
-		var e *OpError
-		if !errors.As(err, &e) || e.Op != "config" || !strings.Contains(err.Error(), tc.want) {
+		var e *datapath.OpError
+		if !errors.As(err, &e) || e.Op != "mempool: config" || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%+v) = %v, want a config error containing %q", tc.cfg, err, tc.want)
 		}
 	}

@@ -55,7 +55,7 @@ func mapRegion(size int, huge, populateAll bool) (mapping, error) {
 		}
 		mem, err := mmapFunc(-1, 0, n, prot, fl)
 		if err != nil {
-			return mapping{}, &OpError{Op: fmt.Sprintf("mmap %d bytes", n), Err: err}
+			return mapping{}, &datapath.OpError{Op: fmt.Sprintf("mempool: mmap %d bytes", n), Err: err}
 		}
 		m.mem, m.pageSize = mem, page
 		if huge {
@@ -69,7 +69,7 @@ func mapRegion(size int, huge, populateAll bool) (mapping, error) {
 	}
 	if err := unix.Madvise(m.mem, unix.MADV_DONTFORK); err != nil {
 		_ = unix.Munmap(m.mem)
-		return mapping{}, &OpError{Op: "madvise MADV_DONTFORK", Err: err}
+		return mapping{}, &datapath.OpError{Op: "mempool: madvise MADV_DONTFORK", Err: err}
 	}
 	return m, nil
 }
@@ -89,7 +89,7 @@ func populate(mem []byte, page int) {
 
 func unmap(mem []byte) error {
 	if err := unix.Munmap(mem); err != nil {
-		return &OpError{Op: "munmap", Err: err}
+		return &datapath.OpError{Op: "mempool: munmap", Err: err}
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func lock(mem []byte) error {
 	if gerr := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim); gerr == nil {
 		le.Cur, le.Max = lim.Cur, lim.Max
 	} else {
-		return &OpError{Op: "mlock", Err: errors.Join(err, gerr)}
+		return &datapath.OpError{Op: "mempool: mlock", Err: errors.Join(err, gerr)}
 	}
 	return le
 }
