@@ -105,3 +105,29 @@ func TestInlineRuleLinux(t *testing.T) {
 		}
 	}
 }
+
+// Submit's shortcut agrees with chooseClasses wherever it answers: short both ways, for every
+// message and reply length around the thresholds, under either rule.
+func TestInlineBothAgrees(t *testing.T) {
+	for _, rule := range []InlineRule{InlineExact, InlineLinux} {
+		for _, th := range []int{1024, 4096} {
+			for msg := th - 200; msg <= th+8; msg += 4 {
+				for reply := th - 200; reply <= th+8; reply += 4 {
+					if !inlineBoth(msg, reply, th, th, rule) {
+						continue
+					}
+					for _, ddp := range []bool{false, true} {
+						cc, rc, err := chooseClasses(classQuery{msgLen: msg, replyLen: reply, callDDP: ddp, replyDDP: ddp,
+							sendT: th, recvT: th, rule: rule})
+						if err != nil || cc != rpcproto.ClassShort || rc != rpcproto.ClassShort {
+							t.Fatalf("rule %v, threshold %d, call %d, reply %d: chooseClasses %v/%v %v, shortcut short/short", rule, th, msg, reply, cc, rc, err)
+						}
+					}
+				}
+			}
+		}
+	}
+	if inlineBoth(100, 100, 4096, 4096, InlineLinux) {
+		t.Error("the shortcut answers under the linux rule, whose header room it does not know")
+	}
+}

@@ -218,7 +218,7 @@ const (
 
 func (c Config) withDefaults() Config {
 	if c.Codec == nil {
-		c.Codec = benchprog.Codec{}
+		c.Codec = &benchprog.Codec{}
 	}
 	if c.SendSize == 0 {
 		c.SendSize = DefaultInline

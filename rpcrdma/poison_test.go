@@ -49,7 +49,7 @@ func (r lazyRequest) Accept(cfg datapath.QPConfig, pd []byte) (datapath.Conn, er
 // offsetCodec is the benchmark program with SOURCE data keyed, as NFS READ data is by its file
 // offset, by one of four values rather than by each call's own seed: data left in a buffer
 // by an earlier call can be exactly what a later one expects.
-type offsetCodec struct{ benchprog.Codec }
+type offsetCodec struct{ *benchprog.Codec }
 
 func (c offsetCodec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool) {
 	c.Codec.EncodeArgs(b, proc, size, slot, seed%4, verify)
@@ -78,7 +78,7 @@ func newLazyPair(t *testing.T, reqCfg, rspCfg Config) (*pair, *atomic.Bool) {
 // the requester poisons the reply's Write chunk and Reply chunk before each call.
 func TestVerifyCatchesMissingWrite(t *testing.T) {
 	reqCfg := testCfg(4096)
-	reqCfg.Codec = offsetCodec{}
+	reqCfg.Codec = offsetCodec{&benchprog.Codec{}}
 	p, lazy := newLazyPair(t, reqCfg, testCfg(4096))
 	source := Call{Proc: benchprog.ProcSource, Size: 64 << 10}
 	echo := Call{Proc: benchprog.ProcEcho, Size: 16 << 10}

@@ -84,6 +84,7 @@ type slot struct {
 // 8167) for a responder, with its own credit accounting (RFC 8167 section 4.1).
 type client struct {
 	c           *Conn
+	procs       []rpcproto.Procedure // the codec's program's, read once: Submit's table
 	slots       []slot
 	free        []int32
 	ready       []int32
@@ -117,6 +118,7 @@ func (cl *client) init(c *Conn, n, credits int, dev datapath.PD) error {
 	cl.hdr = newHeader(c.cfg.Limits)
 	cl.codec = c.cfg.Codec
 	prog := cl.codec.Program()
+	cl.procs = prog.Procs
 	cl.rpc = oncrpc.Call{Prog: prog.Number, Vers: prog.Version, Cred: c.cfg.Cred}
 	cl.callSize = callHeaderSize
 	if c.cfg.Cred.Flavor != oncrpc.FlavorNone || len(c.cfg.Cred.Body) > 0 {
@@ -191,7 +193,7 @@ func (c *Conn) Submit(call Call) error {
 	if cl.outstanding >= int(cl.credits) || cl.outstanding >= cl.limit || len(cl.free) == 0 {
 		return ErrNoCredit
 	}
-	procs := cl.codec.Program().Procs
+	procs := cl.procs
 	if call.Proc < 0 || call.Proc >= len(procs) {
 		return ErrBadProc
 	}
@@ -211,11 +213,15 @@ func (c *Conn) Submit(call Call) error {
 	callDDP, replyDDP := p.DDP&rpcproto.InCall != 0, p.DDP&rpcproto.InReply != 0
 	msgLen := cl.callSize + args
 	replyLen := replyHeaderSize + results
-	cc, rc, err := chooseClasses(classQuery{force: call.Class, msgLen: msgLen, replyLen: replyLen,
-		callDDP: callDDP, replyDDP: replyDDP, sendT: c.params.Inline.SendSize, recvT: c.params.Inline.RecvSize,
-		responderRead: c.params.ResponderRead, rule: c.cfg.InlineRule})
-	if err != nil {
-		return err
+	cc, rc := rpcproto.ClassShort, rpcproto.ClassShort
+	if call.Class != rpcproto.ClassAuto || !inlineBoth(msgLen, replyLen, c.params.Inline.SendSize, c.params.Inline.RecvSize, c.cfg.InlineRule) {
+		var err error
+		cc, rc, err = chooseClasses(classQuery{force: call.Class, msgLen: msgLen, replyLen: replyLen,
+			callDDP: callDDP, replyDDP: replyDDP, sendT: c.params.Inline.SendSize, recvT: c.params.Inline.RecvSize,
+			responderRead: c.params.ResponderRead, rule: c.cfg.InlineRule})
+		if err != nil {
+			return err
+		}
 	}
 
 	i := cl.free[len(cl.free)-1]
@@ -885,6 +891,13 @@ type classQuery struct {
 	responderRead bool
 	// rule is how much header room an unforced inline message must leave.
 	rule InlineRule
+}
+
+// inlineBoth is chooseClasses' answer for an unforced call whose message and largest reply
+// both fit inline with a header that carries no chunks: short both ways, decided without
+// building a query, the common case of small RPCs.
+func inlineBoth(msgLen, replyLen, sendT, recvT int, rule InlineRule) bool {
+	return rule != InlineLinux && wire.MinHeaderSize+msgLen <= sendT && wire.MinHeaderSize+replyLen <= recvT
 }
 
 // chooseClasses decides the classes of a call and its reply, as RFC 8166 section 3.5 and

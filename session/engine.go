@@ -313,7 +313,7 @@ func netdevAddrs(name string) []net.IP {
 // NULL procedure of another program.
 func codecFor(w *workloads.Config) rpcproto.Codec {
 	if w.Program == 0 {
-		return benchprog.Codec{}
+		return &benchprog.Codec{}
 	}
 	return rpcproto.NullCodec{P: w.Table()}
 }

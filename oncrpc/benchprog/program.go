@@ -56,13 +56,13 @@ var errResults = oncrpc.NewXDRError("results", ErrSize)
 // replies. It keeps no state, so one value serves every connection.
 type Codec struct{}
 
-var _ rpcproto.Codec = Codec{}
+var _ rpcproto.Codec = (*Codec)(nil)
 
 // Program returns Prog.
-func (Codec) Program() *rpcproto.Program { return Prog }
+func (*Codec) Program() *rpcproto.Program { return Prog }
 
 // Sizes implements rpcproto.Codec.
-func (Codec) Sizes(proc, size int) (args, prefix, results int) {
+func (*Codec) Sizes(proc, size int) (args, prefix, results int) {
 	switch proc {
 	case ProcEcho:
 		return 4 + pad4(size), 4, 4 + pad4(size)
@@ -77,7 +77,7 @@ func (Codec) Sizes(proc, size int) (args, prefix, results int) {
 // EncodeArgs implements rpcproto.Codec: the payload (ECHO's, SINK's) is already at the end
 // of b; with verify it is filled with the pattern keyed by seed, which SINK's server checks
 // and ECHO's reply brings back.
-func (Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool) {
+func (*Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool) {
 	switch proc {
 	case ProcEcho:
 		if verify {
@@ -98,7 +98,7 @@ func (Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool
 }
 
 // DecodeResults implements rpcproto.Codec.
-func (Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
+func (*Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed uint64, verify bool) ([]byte, error) {
 	var data []byte
 	switch proc {
 	case ProcEcho:
