@@ -199,11 +199,11 @@ type Conn struct {
 	// atomics on the hot path); Stats returns a copy.
 	stats Stats
 
-	qpn      uint32
-	inline   int // the queue pair's effective MaxInlineData
-	sharedCQ bool
-	err      error
-	closed   bool
+	qpn           uint32
+	maxInlineData int // the queue pair's effective MaxInlineData (a Send's bytes copied into its WQE), not RFC 8166's inline threshold
+	sharedCQ      bool
+	err           error
+	closed        bool
 	// closeReason is what Close tells the peer when the connection ends without a fault
 	// (Mux.Close: MuxConfig.CloseReason).
 	closeReason string
@@ -598,12 +598,12 @@ func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 	switch wr.Op {
 	case datapath.OpSend:
 		c.stats.Send.add(n)
-		if n <= c.inline {
+		if n <= c.maxInlineData {
 			wr.Flags |= datapath.FlagInline
 		}
 	case datapath.OpSendInv:
 		c.stats.SendInv.add(n)
-		if n <= c.inline {
+		if n <= c.maxInlineData {
 			wr.Flags |= datapath.FlagInline
 		}
 	case datapath.OpWrite:

@@ -348,7 +348,7 @@ func (c *Conn) prepare(peer wire.PrivateData, peerSent bool, pext wire.Ext, out,
 // posted before it sends anything (RFC 8167 section 4.3).
 func (c *Conn) start() error {
 	c.qpn = c.qp.QPN()
-	c.inline = c.qp.Caps().MaxInlineData
+	c.maxInlineData = c.qp.Caps().MaxInlineData
 	// The batch slack only where the receive queue has room for it (a device's MaxQPWR
 	// may have clamped it).
 	c.recvCap = min(c.recvCap, c.qp.Caps().MaxRecvWR)
