@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -20,13 +22,13 @@ import (
 // Run.Repeat) and the job's layout. Every client rank runs the same points in the same order,
 // each started on all of them at once.
 type Command struct {
-	Run         *session.RunConfig
+	Run         *cli.RunConfig
 	ServerRanks []int
 	Pairs       bool
 	// Listen is where a server rank listens (port 0 picks one).
 	Listen string
 	// Open opens the provider the settings name, with the slowdown and probe they ask for.
-	Open func(name string, slow session.SoftSlowdown, turnarounds bool) (datapath.Provider, error)
+	Open func(name string, slow cli.SoftSlowdown, turnarounds bool) (datapath.Provider, error)
 	// sweep is the sweep Check planned (Run.Sweep).
 	sweep *workloads.Sweep
 }
@@ -43,7 +45,7 @@ func RankFile(name string, rank int) string {
 // Record is the "config" object of a fan-in's results file: the client ranks' settings and
 // the layout.
 type Record struct {
-	session.RunRecord
+	cli.RunRecord
 	FanIn JobRecord `json:"fanin"`
 }
 
@@ -54,15 +56,15 @@ type JobRecord struct {
 	Pairs       bool  `json:"pairs,omitempty"`
 }
 
-// Check validates the settings before the job wires up, as session.UsageError where the user
+// Check validates the settings before the job wires up, as cli.UsageError where the user
 // is at fault, and returns the points every client rank measures, in order. With Run.Sweep
-// they are a sweep's (session.RunConfig.Plan): --thresholds, --sizes (a plain list) and
+// they are a sweep's (cli.RunConfig.Plan): --thresholds, --sizes (a plain list) and
 // --depths are its axes, --mix its one mix.
 func (c *Command) Check() ([]workloads.Point, error) {
 	w := c.Run
 	if w.Sweep {
 		if sz := w.Workload.Size; sz.Dist != "" && sz.Dist != "list" {
-			return nil, session.Usagef("--sweep takes --sizes as a list of sizes to sweep, not a %s distribution", sz.Dist)
+			return nil, cli.Usagef("--sweep takes --sizes as a list of sizes to sweep, not a %s distribution", sz.Dist)
 		}
 		if len(w.Workload.Size.Values) > 0 {
 			w.Sizes, w.Workload.Size = w.Workload.Size.Values, workloads.Sizes{}
@@ -71,30 +73,30 @@ func (c *Command) Check() ([]workloads.Point, error) {
 			w.Mixes, w.Mix = []string{w.Mix}, ""
 		}
 	} else if len(w.Depths) > 0 {
-		return nil, session.Usagef("--depths is a sweep's axis: give --sweep, or --depth for one point")
+		return nil, cli.Usagef("--depths is a sweep's axis: give --sweep, or --depth for one point")
 	}
 	base, err := w.Base()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := session.CheckAddr("listen", c.Listen, false); err != nil {
+	if _, err := cli.CheckAddr("listen", c.Listen, false); err != nil {
 		return nil, err
 	}
 	if w.Addr != "" {
-		if w.Addr, err = session.CheckAddr("addr", w.Addr, true); err != nil {
+		if w.Addr, err = cli.CheckAddr("addr", w.Addr, true); err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case w.Auto || len(w.Judge.Baseline) > 0:
-		return nil, session.Usagef("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N")
-	case session.IsNFS(base.Prog) && w.Addr == "":
-		return nil, session.Usagef("--program %s needs --addr, the NFS/RDMA server every rank measures (server ranks serve the benchmark program only)", base.Prog.Name)
+		return nil, cli.Usagef("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N")
+	case engine.IsNFS(base.Prog) && w.Addr == "":
+		return nil, cli.Usagef("--program %s needs --addr, the NFS/RDMA server every rank measures (server ranks serve the benchmark program only)", base.Prog.Name)
 	case w.Addr != "" && (len(c.ServerRanks) > 0 || c.Pairs):
-		return nil, session.Usagef("--addr: every rank measures that server, so there are no --server-ranks or --pairs")
+		return nil, cli.Usagef("--addr: every rank measures that server, so there are no --server-ranks or --pairs")
 	}
-	if err := session.CheckCPUs(base.CPUs); err != nil {
-		return nil, session.UsageError{Msg: err.Error()}
+	if err := cli.CheckCPUs(base.CPUs); err != nil {
+		return nil, cli.UsageError{Msg: err.Error()}
 	}
 	if w.Provider == "" {
 		w.Provider = "soft"
@@ -115,7 +117,7 @@ func (c *Command) Check() ([]workloads.Point, error) {
 // Check).
 func (c *Command) Record(ranks int, pts []workloads.Point) Record {
 	w := c.Run
-	rec := Record{RunRecord: session.RunRecord{Command: "fanin", Provider: w.Provider, Device: w.Device, Addr: w.Addr,
+	rec := Record{RunRecord: cli.RunRecord{Command: "fanin", Provider: w.Provider, Device: w.Device, Addr: w.Addr,
 		Transport: w.Transport, Turnarounds: w.Turnarounds, Shuffle: w.Shuffle},
 		FanIn: JobRecord{Ranks: ranks, ServerRanks: c.ServerRanks, Pairs: c.Pairs}}
 	if c.sweep != nil {
@@ -130,8 +132,8 @@ func (c *Command) Record(ranks int, pts []workloads.Point) Record {
 	if w.Slowdown.On() {
 		rec.SoftSlowdown = &w.Slowdown
 	}
-	if session.IsNFS(pts[0].Workload.Prog) {
-		rec.NFS = &session.NFSFiles{Export: w.NFS.Export, File: RankFile(w.NFS.File, -1), Scratch: RankFile(w.NFS.Scratch, -1), MountdPort: w.NFS.MountdPort}
+	if engine.IsNFS(pts[0].Workload.Prog) {
+		rec.NFS = &engine.NFSFiles{Export: w.NFS.Export, File: RankFile(w.NFS.File, -1), Scratch: RankFile(w.NFS.Scratch, -1), MountdPort: w.NFS.MountdPort}
 	}
 	return rec
 }
@@ -172,11 +174,11 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 	threshold := slices.MaxFunc(pts, func(a, b workloads.Point) int { return a.Threshold - b.Threshold }).Threshold
 	return Run(ctx, Config{Comm: comm, ServerRanks: c.ServerRanks, Pairs: c.Pairs, External: w.Addr, RunConfig: rec, Out: out, Log: log,
 		Serve: func() (Server, error) {
-			p, err := c.Open(w.Provider, session.SoftSlowdown{}, false) // the slowdown is the clients'
+			p, err := c.Open(w.Provider, cli.SoftSlowdown{}, false) // the slowdown is the clients'
 			if err != nil {
 				return nil, err
 			}
-			sc := session.ServeConfig{Provider: w.Provider, Device: w.Device, Listen: c.Listen, Threshold: threshold,
+			sc := cli.ServeConfig{Provider: w.Provider, Device: w.Device, Listen: c.Listen, Threshold: threshold,
 				MaxPayload: 1 << 20, Pollers: 1, Poll: p.Defaults().ServerPoll, MaxConnections: rpcrdma.DefaultMaxConnections,
 				IdleTimeout: 10 * time.Minute, Verify: workload.Verify, Transport: w.Transport}
 			r, err := sc.Open(p)

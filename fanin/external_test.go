@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -75,7 +76,7 @@ func TestCommandCheck(t *testing.T) {
 		{"", "10.0.0.1:7000", true, "there are no --server-ranks or --pairs", ""},
 		{"", "", true, "", ""},
 	} {
-		rc := &session.RunConfig{Command: "fanin", Duration: time.Second, Thresholds: []int{4096}, Given: map[string]bool{}}
+		rc := &cli.RunConfig{Command: "fanin", Duration: time.Second, Thresholds: []int{4096}, Given: map[string]bool{}}
 		rc.Workload.Depth, rc.Workload.Pollers, rc.Workload.Connections = 4, 1, 1
 		if tc.prog == "nfs3" {
 			rc.Given["program"], rc.Workload.Prog = true, nfs3.Prog

@@ -1,24 +1,17 @@
 // Package session runs a measuring session: given the points to measure and a Connector
 // that makes each point's clients, it runs the points one after the other on fresh
-// connections (in interleaved rounds when repeated, each point once per round), summarises each into a results.Point, keeps the results file current after
-// every point (so that nothing finished is lost whatever happens next), and returns the run
-// with its final status.
+// connections (in interleaved rounds when repeated, each point once per round), summarises
+// each into a results.Point, keeps the results file current after every point (so that
+// nothing finished is lost whatever happens next), and returns the run with its final status.
 //
-// The Connector is where the transport comes in. Engine connects each point's pollers to a
-// server through the rpcrdma engine over a datapath provider, starting a responder in this
-// process when the session has no server address; tests use fakes (workloadstest). The
-// server command serves other processes with the same Responder (Listen).
+// The Connector is where the transport comes in: package engine connects each point's
+// pollers through the rpcrdma engine; tests use fakes (workloadstest). The session knows no
+// transport, no program and no command-line flag.
 //
 // A session can add rounds until a judgement of its results is conclusive (Config.AfterRound
 // with UntilConclusive): against a baseline (AgainstBaseline) or the best inline threshold
 // (ThresholdsSettled), from the first round a look can decide, alpha split over the looks
 // (Looks).
-//
-// The commands come in as plain settings: RunConfig (run, client, sweep), checked and
-// planned by Prepare into a Measurement, which runs the session and concludes it (a sweep's
-// class switches or best thresholds, the judgement's verdict); ServeConfig (server), run by
-// StartServing with a line per abnormal connection end and a summary at stop; Report, Plot
-// and Compare work on results files. Bad settings are a UsageError naming the flag.
 //
 // A session prints one line per point and write failures to Config.Log: the caller shows
 // progress (Config.Progress, which NewProgress's line serves) and prints the table and how

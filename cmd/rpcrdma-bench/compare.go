@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // compareCommand is the compare subcommand.
@@ -41,22 +41,22 @@ Exit status: 0 ok, 1 regressed (or a base point missing in current), 2 bad usage
 			metrics := fs.String("metrics", "", "judge these metrics, comma-separated (default: those --threshold names, else p50,p99,rps and at fan-in points jain,slowest)")
 			format := fs.String("format", "text", "output: text, markdown, json or junit")
 			return func(e *env, args []string) int {
-				return compare(e, fs, session.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format}, args)
+				return compare(e, fs, cli.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format}, args)
 			}
 		},
 	}
 }
 
-func compare(e *env, fs *pflag.FlagSet, c session.CompareFiles, args []string) int {
+func compare(e *env, fs *pflag.FlagSet, c cli.CompareFiles, args []string) int {
 	switch dash := fs.ArgsLenAtDash(); {
 	case dash >= 0:
 		c.Base, c.Current = args[:dash], args[dash:]
 	case len(args) == 2:
 		c.Base, c.Current = args[:1], args[1:]
 	default:
-		return fail(e, "compare", session.Usagef("want BASE CURRENT, or BASE... -- CURRENT... (got %d files and no --)", len(args)))
+		return fail(e, "compare", cli.Usagef("want BASE CURRENT, or BASE... -- CURRENT... (got %d files and no --)", len(args)))
 	}
-	cmp, err := session.Compare(e.stdin, e.stdout, c)
+	cmp, err := cli.Compare(e.stdin, e.stdout, c)
 	if err != nil {
 		return fail(e, "compare", err)
 	}

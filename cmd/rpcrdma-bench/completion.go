@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/completion"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // completionValues are the fixed values of the flags that take one, for shell completion.
@@ -34,7 +34,7 @@ func completionValues(cmd, flag string) []string {
 }
 
 // completion writes the completion script for shell (args[0]) of these commands.
-func (commands cli) completion(e *env, args []string) int {
+func (commands commandSet) completion(e *env, args []string) int {
 	if len(args) != 1 || args[0] == "--help" || args[0] == "-h" {
 		out := e.stderr
 		if len(args) == 1 {
@@ -55,7 +55,7 @@ func (commands cli) completion(e *env, args []string) int {
 		c.Commands = append(c.Commands, completion.Command{Name: n, Summary: commands[n].summary, Flags: fs})
 	}
 	if err := completion.Write(e.stdout, args[0], c); err != nil {
-		return fail(e, "completion", session.UsageError{Msg: err.Error()})
+		return fail(e, "completion", cli.UsageError{Msg: err.Error()})
 	}
 	return exitOK
 }

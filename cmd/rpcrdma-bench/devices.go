@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // devicesCommand is the devices subcommand.
@@ -22,7 +22,7 @@ func devicesCommand() *command {
 			asJSON := fs.Bool("json", false, "print the attributes as JSON (datapath.DeviceInfo)")
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, "devices", session.Usagef("takes no arguments, got %q", args))
+					return fail(e, "devices", cli.Usagef("takes no arguments, got %q", args))
 				}
 				return devices(e, *provider, *device, *asJSON)
 			}
@@ -39,7 +39,7 @@ func devices(e *env, provider, device string, asJSON bool) int {
 		}
 		ps = []datapath.Provider{p}
 	}
-	failed, err := session.Devices(e.stdout, e.stderr, ps, provider != "", device, asJSON)
+	failed, err := cli.Devices(e.stdout, e.stderr, ps, provider != "", device, asJSON)
 	switch {
 	case err != nil:
 		return fail(e, "devices", err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -79,7 +80,7 @@ func TestNFSProgramInputs(t *testing.T) {
 // ran at 4 KiB, so the table, the switches, the threshold answer and the file say 4096 (the
 // offer kept beside it), and a warning says the server capped the offer.
 func TestEngineSweepLabelsTheNegotiatedThreshold(t *testing.T) {
-	srv, err := openServer(&session.ServeConfig{Provider: "soft", Listen: "127.0.0.1:0", Threshold: 4096, MaxPayload: 1 << 20,
+	srv, err := openServer(&cli.ServeConfig{Provider: "soft", Listen: "127.0.0.1:0", Threshold: 4096, MaxPayload: 1 << 20,
 		Pollers: 1, MaxConnections: 64, Poll: soft.New(soft.Config{}).Defaults().ServerPoll})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -63,30 +64,30 @@ func (fakeConnector) Close() error { return nil }
 var testCLI = newCLI(append(builtinCommands(), fakeCommands()...)...)
 
 func fakeCommands() []*command {
-	open := func(*session.RunConfig, []workloads.Point) (session.Connector, error) {
+	open := func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
 		return fakeConnector{latency: 20 * time.Microsecond}, nil
 	}
 	cs := []*command{measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open),
 		measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open),
 		measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
-			func(*session.RunConfig, []workloads.Point) (session.Connector, error) {
+			func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
 				return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
 			}),
 		measureCommand("fakebreakrun", "a run whose connection breaks (tests only)", "[flags]", "  rpcrdma-bench fakebreakrun", false, addrNone,
-			func(*session.RunConfig, []workloads.Point) (session.Connector, error) {
+			func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
 				return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
 			}),
 		measureCommand("fakeslowrun", "a run on slow fake clients (tests only)", "[flags]", "  rpcrdma-bench fakeslowrun", false, addrNone,
-			func(*session.RunConfig, []workloads.Point) (session.Connector, error) {
+			func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
 				return fakeConnector{latency: time.Millisecond}, nil
 			}),
 		measureCommand("fakestallrun", "a run whose client never takes an RPC (tests only)", "[flags]", "  rpcrdma-bench fakestallrun", false, addrNone,
-			func(*session.RunConfig, []workloads.Point) (session.Connector, error) {
+			func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
 				return stalledConnector{}, nil
 			})}
 	// quietsweep is sweep as if the host had nothing else to do: the verdicts of tests must
 	// not depend on the machine's load.
-	for _, c := range engineCommands(func(w *session.RunConfig, pts []workloads.Point) (session.Connector, error) {
+	for _, c := range engineCommands(func(w *cli.RunConfig, pts []workloads.Point) (session.Connector, error) {
 		conn, err := openEngine(w, pts)
 		if err != nil {
 			return nil, err
@@ -98,7 +99,7 @@ func fakeCommands() []*command {
 			cs = append(cs, c)
 		}
 	}
-	srv := serverCommand(func(f *session.ServeConfig) (session.Server, error) { return &fakeServer{addr: f.Listen}, nil })
+	srv := serverCommand(func(f *cli.ServeConfig) (cli.Server, error) { return &fakeServer{addr: f.Listen}, nil })
 	srv.name = "fakeserver"
 	return append(cs, srv, measureCommand("fakeclient", "a client of a fake server (tests only)", "--addr HOST:PORT [flags]", "  rpcrdma-bench fakeclient --addr h:1", false, addrRequired, open))
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin/mpi"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
 )
@@ -33,7 +33,7 @@ func faninCommand() *command {
 			fs.StringVar(&c.Run.Addr, "addr", "", "a server outside the job that every rank measures, HOST[:PORT] (port 20049 by default): an NFS/RDMA server with --program nfs3, each rank on its own files (--nfs-file and --nfs-scratch with .RANK appended)")
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, "fanin", session.Usagef("unexpected arguments %q", args))
+					return fail(e, "fanin", cli.Usagef("unexpected arguments %q", args))
 				}
 				c.Run.Command, c.Run.Given = "fanin", given(fs)
 				if !c.Run.Given["poll"] {
@@ -59,9 +59,9 @@ func runFanIn(e *env, c *fanin.Command) int {
 	}
 	defer comm.Close()
 	if comm.Rank() == 0 {
-		if err := session.CheckOut(c.Run.Out); err != nil {
+		if err := cli.CheckOut(c.Run.Out); err != nil {
 			// Before anything is measured; the other ranks wait in the wire-up: end them.
-			code := fail(e, "fanin", session.UsageError{Msg: err.Error()})
+			code := fail(e, "fanin", cli.UsageError{Msg: err.Error()})
 			comm.Abort(code)
 			return code
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
@@ -168,8 +169,8 @@ func (repeatValue) Type() string { return "N" }
 
 // addWorkloadFlags registers a measuring command's flags on fs, parsed into the settings it
 // returns.
-func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *session.RunConfig {
-	w := &session.RunConfig{Sweep: sweep}
+func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *cli.RunConfig {
+	w := &cli.RunConfig{Sweep: sweep}
 	c := &w.Workload
 	fs.StringVar(&w.Provider, "provider", "", "RDMA provider: soft (default, pure Go) or verbs (libibverbs; build with -tags verbs)")
 	fs.StringVar(&w.Device, "device", "", "device to open (default: the provider's first; see 'rpcrdma-bench devices')")
@@ -231,7 +232,7 @@ const mixHelp = `Mixes:
 
 // addJudgeFlags declares the measuring commands' judgement of their own results: against a
 // baseline, as compare judges.
-func addJudgeFlags(fs *pflag.FlagSet, j *session.JudgeFlags) {
+func addJudgeFlags(fs *pflag.FlagSet, j *cli.JudgeFlags) {
 	fs.StringArrayVar(&j.Baseline, "baseline", nil, "judge the results against these base results as compare does and exit as it does (0 ok, 1 regressed, 3 inconclusive): files, directories (their *.json) or a quoted glob; repeat the flag for several")
 	fs.StringVar(&j.Threshold, "threshold", "", "with --baseline: tolerated changes NAME=CHANGE%,... as compare --threshold (not --thresholds, the inline thresholds)")
 	fs.StringVar(&j.Metrics, "metrics", "", "with --baseline: judge these metrics, as compare --metrics")

@@ -22,13 +22,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/completion"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
 )
 
-// Exit codes; bad usage is a session.UsageError.
+// Exit codes; bad usage is a cli.UsageError.
 const (
 	exitOK     = 0
 	exitFailed = 1 // a run failed or was interrupted, a regression was found
@@ -67,11 +67,11 @@ func builtinCommands() []*command {
 		reportCommand(), plotCommand(), compareCommand(), devicesCommand(), versionCommand(), faninCommand())
 }
 
-// cli is a set of commands by name: the binary's own in main, with fakes in tests.
-type cli map[string]*command
+// commandSet is a set of commands by name: the binary's own in main, with fakes in tests.
+type commandSet map[string]*command
 
-func newCLI(cs ...*command) cli {
-	m := make(cli, len(cs))
+func newCLI(cs ...*command) commandSet {
+	m := make(commandSet, len(cs))
 	for _, c := range cs {
 		m[c.name] = c
 	}
@@ -80,12 +80,12 @@ func newCLI(cs ...*command) cli {
 
 // Main runs the CLI with args (without the program name) and an empty standard input, and
 // returns the exit status.
-func (commands cli) Main(args []string, stdout, stderr io.Writer) int {
+func (commands commandSet) Main(args []string, stdout, stderr io.Writer) int {
 	return commands.MainIO(args, strings.NewReader(""), stdout, stderr)
 }
 
 // MainIO is Main reading standard input from stdin (results named "-").
-func (commands cli) MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (commands commandSet) MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		commands.usage(e.stderr)
@@ -133,7 +133,7 @@ func runCommand(e *env, c *command, args []string) int {
 	return run(e, fs.Args())
 }
 
-func (commands cli) usage(w io.Writer) {
+func (commands commandSet) usage(w io.Writer) {
 	fmt.Fprintln(w, "rpcrdma-bench measures RPC-over-RDMA (RFC 8166) latency and throughput.")
 	fmt.Fprintln(w, "\nUsage:\n  rpcrdma-bench COMMAND [flags]\n\nCommands:")
 	for _, n := range commands.names() {
@@ -157,7 +157,7 @@ func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {
 // fail reports err for command name and returns the exit status it calls for.
 func fail(e *env, name string, err error) int {
 	fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v\n", name, err)
-	var ue session.UsageError
+	var ue cli.UsageError
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
@@ -165,7 +165,7 @@ func fail(e *env, name string, err error) int {
 }
 
 // names are the commands' names, sorted.
-func (commands cli) names() []string {
+func (commands commandSet) names() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
@@ -169,7 +170,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if !strings.Contains(stdout, "MIX") || !strings.Contains(stdout, "chunked") {
 		t.Fatalf("table:\n%s", stdout)
 	}
-	var cfg session.RunRecord
+	var cfg cli.RunRecord
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -184,13 +185,13 @@ func TestRunWritesCompleteResults(t *testing.T) {
 }
 
 // readRecord reads the results file out and its "config" object.
-func readRecord(t *testing.T, out string) (*results.Run, session.RunRecord) {
+func readRecord(t *testing.T, out string) (*results.Run, cli.RunRecord) {
 	t.Helper()
 	r, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg session.RunRecord
+	var cfg cli.RunRecord
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}

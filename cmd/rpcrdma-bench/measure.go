@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 
@@ -14,11 +15,11 @@ import (
 // newConnector opens the connector a command's flags ask for, for the points it will run
 // (so that a server in this process can be sized for all of them); its error is reported as
 // the command's failure.
-type newConnector func(w *session.RunConfig, pts []workloads.Point) (session.Connector, error)
+type newConnector func(w *cli.RunConfig, pts []workloads.Point) (session.Connector, error)
 
 // openEngine is the commands' connector: the transport engine over the provider the flags
 // name, to --addr or to a responder in this process.
-func openEngine(w *session.RunConfig, pts []workloads.Point) (session.Connector, error) {
+func openEngine(w *cli.RunConfig, pts []workloads.Point) (session.Connector, error) {
 	p, err := openProvider(w.Provider, w.Slowdown, w.Turnarounds)
 	if err != nil {
 		return nil, err
@@ -53,10 +54,10 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 			}
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, name, session.Usagef("unexpected arguments %q", args))
+					return fail(e, name, cli.Usagef("unexpected arguments %q", args))
 				}
 				if addr == addrRequired && w.Addr == "" {
-					return fail(e, name, session.Usagef("--addr is required"))
+					return fail(e, name, cli.Usagef("--addr is required"))
 				}
 				w.Command, w.Given = name, given(fs)
 				if !w.Given["poll"] {
@@ -73,7 +74,7 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 	}
 }
 
-func measure(e *env, w *session.RunConfig, open newConnector) int {
+func measure(e *env, w *cli.RunConfig, open newConnector) int {
 	name := w.Command
 	m, err := w.Prepare(e.stdin)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -97,8 +98,8 @@ func TestClientAddrDefaultsToNFSRDMAPort(t *testing.T) {
 // A server refuses a CPU it may not run on before it listens.
 func TestServerChecksCPUsBeforeListening(t *testing.T) {
 	opened := false
-	c := newCLI(engineCommands(func(*session.RunConfig, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil },
-		func(*session.ServeConfig) (session.Server, error) { opened = true; return nil, errors.New("opened") })...)
+	c := newCLI(engineCommands(func(*cli.RunConfig, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil },
+		func(*cli.ServeConfig) (cli.Server, error) { opened = true; return nil, errors.New("opened") })...)
 	var o, e strings.Builder
 	code := c.Main([]string{"server", "--cpus", "1023"}, &o, &e)
 	if code != exitUsage || opened || !strings.Contains(e.String(), "CPU 1023 is not available") {

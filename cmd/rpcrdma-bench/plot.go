@@ -1,9 +1,8 @@
 package main
 
 import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/spf13/pflag"
-
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // plotCommand is the plot subcommand.
@@ -23,7 +22,7 @@ func plotCommand() *command {
 			_ = fs.MarkHidden("dir")
 			formats := fs.String("format", "png,svg", "chart formats, comma-separated: png, svg")
 			return func(e *env, args []string) int {
-				if err := session.Plot(e.stdin, e.stdout, *dir, *formats, args); err != nil {
+				if err := cli.Plot(e.stdin, e.stdout, *dir, *formats, args); err != nil {
 					return fail(e, "plot", err)
 				}
 				return exitOK

@@ -5,8 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
-
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/verbs"
@@ -22,15 +21,15 @@ var builtin = []datapath.Provider{soft.New(soft.Config{}), verbs.New(verbs.Confi
 func providers() []datapath.Provider { return builtin }
 
 // openProvider is the provider named ("" the default), with the soft provider's slowdown
-// and the turnaround probe when asked for (session.CheckTurnarounds passed).
-func openProvider(name string, slow session.SoftSlowdown, turnarounds bool) (datapath.Provider, error) {
+// and the turnaround probe when asked for (cli.CheckTurnarounds passed).
+func openProvider(name string, slow cli.SoftSlowdown, turnarounds bool) (datapath.Provider, error) {
 	p, err := lookupProvider(name)
 	if err != nil {
 		return nil, err
 	}
 	if slow.On() {
 		if p.Name() != soft.Name {
-			return nil, session.Usagef("--soft-delay and --soft-bandwidth slow the soft provider only (provider %s)", p.Name())
+			return nil, cli.Usagef("--soft-delay and --soft-bandwidth slow the soft provider only (provider %s)", p.Name())
 		}
 		p = soft.New(soft.Config{CompletionDelay: time.Duration(slow.CompletionDelay), Bandwidth: slow.BandwidthBps})
 	}
@@ -71,5 +70,5 @@ func lookupProvider(name string) (datapath.Provider, error) {
 	if len(names) == 0 {
 		names = []string{"none"}
 	}
-	return nil, session.Usagef("unknown provider %q (have %s)", name, strings.Join(names, ", "))
+	return nil, cli.Usagef("unknown provider %q (have %s)", name, strings.Join(names, ", "))
 }

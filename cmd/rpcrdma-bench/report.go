@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/report"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // reportCommand is the report subcommand.
@@ -28,7 +28,7 @@ A directory argument stands for the *.json results files in it, in name order; "
 argument, when standard input is not a terminal) for a results file on standard input. With
 --format html and no --dir, a single directory argument also receives the page.`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			var c session.ReportConfig
+			var c cli.ReportConfig
 			fs.StringVar(&c.Format, "format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes), thresholds (the best inline threshold per size or mix, beyond noise or not) or html (a page with charts, and its Markdown twin)")
 			fs.StringVar(&c.Out, "out", "", "write to `FILE` instead of stdout (not for html)")
 			fs.StringVar(&c.Dir, "dir", "report", "html: directory for report.html, report.md and the charts (default: the one directory given, else report)")
@@ -37,7 +37,7 @@ argument, when standard input is not a terminal) for a results file on standard 
 			fs.BoolVar(&c.Page.NoCharts, "no-charts", false, "html: tables only")
 			return func(e *env, args []string) int {
 				c.OutGiven, c.DirGiven = fs.Changed("out"), fs.Changed("dir")
-				if err := session.Report(e.stdin, e.stdout, c, args); err != nil {
+				if err := cli.Report(e.stdin, e.stdout, c, args); err != nil {
 					return fail(e, "report", err)
 				}
 				return exitOK

@@ -3,18 +3,17 @@ package main
 import (
 	"time"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
-
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 
 	"github.com/spf13/pflag"
 )
 
 // newServer starts listening as f says.
-type newServer func(f *session.ServeConfig) (session.Server, error)
+type newServer func(f *cli.ServeConfig) (cli.Server, error)
 
 // openServer is the server command's responder, listening as f says.
-func openServer(f *session.ServeConfig) (session.Server, error) {
+func openServer(f *cli.ServeConfig) (cli.Server, error) {
 	p, err := openProvider(f.Provider, f.Slowdown, f.Turnarounds)
 	if err != nil {
 		return nil, err
@@ -36,7 +35,7 @@ func serverCommand(open newServer) *command {
   rpcrdma-bench server --thresholds 16k --cpus 3 --verify   # offer 16 KiB inline, pin the poller
   rpcrdma-bench server --remote-invalidate --responder-read # Send With Invalidate, responder Read chunks`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
-			f := &session.ServeConfig{}
+			f := &cli.ServeConfig{}
 			var thresholds []int
 			fs.StringVar(&f.Provider, "provider", "", "RDMA provider: soft (default, pure Go over TCP between processes) or verbs")
 			fs.StringVar(&f.Device, "device", "", "device to open (default: the provider's first)")
@@ -58,10 +57,10 @@ func serverCommand(open newServer) *command {
 			addSlowdownFlags(fs, &f.Slowdown)
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, "server", session.Usagef("unexpected arguments %q", args))
+					return fail(e, "server", cli.Usagef("unexpected arguments %q", args))
 				}
 				if len(thresholds) > 1 {
-					return fail(e, "server", session.Usagef("--thresholds takes one value (%d given)", len(thresholds)))
+					return fail(e, "server", cli.Usagef("--thresholds takes one value (%d given)", len(thresholds)))
 				}
 				if len(thresholds) == 1 {
 					f.Threshold = thresholds[0]
@@ -81,10 +80,10 @@ func serverCommand(open newServer) *command {
 	}
 }
 
-func serve(e *env, f *session.ServeConfig, open newServer) int {
+func serve(e *env, f *cli.ServeConfig, open newServer) int {
 	stop := newStopper(e, false) // before it says it listens
 	defer stop.release()
-	srv, err := session.StartServing(f, open, e.stderr)
+	srv, err := cli.StartServing(f, open, e.stderr)
 	if err != nil {
 		return fail(e, "server", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -16,10 +17,10 @@ import (
 // The engine commands, made with fakes: every help text, flag set and input check
 // works before the engine does.
 func TestEngineCommandsWithFakes(t *testing.T) {
-	var got *session.ServeConfig
+	var got *cli.ServeConfig
 	errOpened := errors.New("opened") // ends the server command once its flags are seen
-	open := func(*session.RunConfig, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil }
-	c := newCLI(engineCommands(open, func(f *session.ServeConfig) (session.Server, error) {
+	open := func(*cli.RunConfig, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil }
+	c := newCLI(engineCommands(open, func(f *cli.ServeConfig) (cli.Server, error) {
 		got = f
 		return nil, errOpened
 	})...)

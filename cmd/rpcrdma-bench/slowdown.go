@@ -7,14 +7,14 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
 // addSlowdownFlags declares --soft-delay and --soft-bandwidth, the soft provider's
 // calibrated slowdown.
-func addSlowdownFlags(fs *pflag.FlagSet, s *session.SoftSlowdown) {
+func addSlowdownFlags(fs *pflag.FlagSet, s *cli.SoftSlowdown) {
 	fs.Var(delayFlag(&s.CompletionDelay), "soft-delay", "test instrument (soft provider): hold every completion back this long, a known slowdown for measuring a regression gate (default none)")
 	fs.Var(bandwidthFlag(&s.BandwidthBps), "soft-bandwidth", "test instrument (soft provider): pass every byte posted through one link of this rate, e.g. 1Gbit, 500Mbit or bits/s (default none)")
 }

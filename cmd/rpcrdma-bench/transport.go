@@ -1,10 +1,10 @@
 package main
 
 import (
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
-
 	"github.com/spf13/pflag"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
+	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -13,7 +13,7 @@ import (
 func memoryFlag(v *rpcrdma.MemoryMode) flagValue[rpcrdma.MemoryMode] {
 	return flagValue[rpcrdma.MemoryMode]{v, "mode", func(x string) (m rpcrdma.MemoryMode, err error) {
 		if x == "" || m.UnmarshalText([]byte(x)) != nil {
-			return m, session.Usagef("unknown memory mode %q (want preregistered or windows)", x)
+			return m, cli.Usagef("unknown memory mode %q (want preregistered or windows)", x)
 		}
 		return m, nil
 	}, rpcrdma.MemoryMode.String}
@@ -23,7 +23,7 @@ func memoryFlag(v *rpcrdma.MemoryMode) flagValue[rpcrdma.MemoryMode] {
 func inlineRuleFlag(v *rpcrdma.InlineRule) flagValue[rpcrdma.InlineRule] {
 	return flagValue[rpcrdma.InlineRule]{v, "rule", func(x string) (r rpcrdma.InlineRule, err error) {
 		if x == "" || r.UnmarshalText([]byte(x)) != nil {
-			return r, session.Usagef("unknown inline rule %q (want exact or linux)", x)
+			return r, cli.Usagef("unknown inline rule %q (want exact or linux)", x)
 		}
 		return r, nil
 	}, rpcrdma.InlineRule.String}
@@ -35,7 +35,7 @@ func inlineSizeFlag(v *int) flagValue[int] {
 	return flagValue[int]{v, "size", func(x string) (int, error) {
 		n, err := workloads.ParseSize(x)
 		if err == nil && (n == 0 || (rpcrdma.Config{SendSize: n}).Validate() != nil) {
-			err = session.Usagef("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
+			err = cli.Usagef("inline size %s is not a multiple of 1k from 1k to 256k (RFC 8797 section 4.2)", x)
 		}
 		return n, err
 	}, func(n int) string {
@@ -48,7 +48,7 @@ func inlineSizeFlag(v *int) flagValue[int] {
 
 // addTransportFlags declares the engine's knobs on fs. requester selects the requester's
 // wording (run, client, sweep) over the server's.
-func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) {
+func addTransportFlags(fs *pflag.FlagSet, t *engine.Transport, requester bool) {
 	fs.Var(memoryFlag(&t.Memory), "memory", "chunk memory: preregistered (one registration per connection, zero-copy, no per-RPC work) or windows (a memory window bound and invalidated per chunk of each RPC, as Linux FRWR)")
 	if requester {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "offer remote invalidation (RFC 8797 R bit): replies end the RPC's window by Send With Invalidate, saving a LOCAL_INV; needs --memory windows")
@@ -59,7 +59,7 @@ func addTransportFlags(fs *pflag.FlagSet, t *session.Transport, requester bool) 
 	} else {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "set the R bit: reply with Send With Invalidate to clients that set it too (their windows memory)")
 		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer responder-provided Read chunks for replies too long for the client's reply resources (to clients that accept them)")
-		// The server's --credits is its own (session.ServeConfig.Credits), declared with its flags.
+		// The server's --credits is its own (cli.ServeConfig.Credits), declared with its flags.
 	}
 	fs.Var(inlineSizeFlag(&t.SendSize), "send-size", "inline send size to advertise instead of the threshold (asymmetric thresholds)")
 	fs.Var(inlineSizeFlag(&t.RecvSize), "recv-size", "inline receive size to advertise instead of the threshold (asymmetric thresholds)")

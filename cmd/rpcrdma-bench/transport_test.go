@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
-
+	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 )
@@ -48,7 +47,7 @@ func TestTransportFlagsBadValues(t *testing.T) {
 // only in them measures the same points.
 func TestTransportFlagsInConfig(t *testing.T) {
 	dir := t.TempDir()
-	read := func(name string, args ...string) (session.Transport, []results.Params) {
+	read := func(name string, args ...string) (engine.Transport, []results.Params) {
 		t.Helper()
 		out := filepath.Join(dir, name)
 		args = append([]string{"fakerun", "--mix", "sink/64k", "--count", "50", "--warmup", "0", "-q", "--out", out}, args...)
@@ -63,11 +62,11 @@ func TestTransportFlagsInConfig(t *testing.T) {
 		return cfg.Transport, ps
 	}
 	base, bp := read("base.json")
-	if base != (session.Transport{}) {
+	if base != (engine.Transport{}) {
 		t.Fatalf("defaults: %+v", base)
 	}
 	got, gp := read("set.json", "--memory", "windows", "--remote-invalidate", "--responder-read", "--done-invalidate", "--credits", "8", "--send-size", "1k", "--recv-size", "16k", "--inline-rule", "linux")
-	want := session.Transport{Memory: rpcrdma.MemoryWindows, RemoteInvalidate: true, ResponderRead: true, DoneInvalidate: true, Credits: 8, SendSize: 1024, RecvSize: 16384, InlineRule: rpcrdma.InlineLinux}
+	want := engine.Transport{Memory: rpcrdma.MemoryWindows, RemoteInvalidate: true, ResponderRead: true, DoneInvalidate: true, Credits: 8, SendSize: 1024, RecvSize: 16384, InlineRule: rpcrdma.InlineLinux}
 	if got != want {
 		t.Fatalf("config.transport = %+v, want %+v", got, want)
 	}

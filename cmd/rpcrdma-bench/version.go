@@ -3,9 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/spf13/pflag"
-
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // versionCommand is the version subcommand.
@@ -18,9 +17,9 @@ func versionCommand() *command {
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
-					return fail(e, "version", session.Usagef("takes no arguments, got %q", args))
+					return fail(e, "version", cli.Usagef("takes no arguments, got %q", args))
 				}
-				fmt.Fprint(e.stdout, session.Version(providers()))
+				fmt.Fprint(e.stdout, cli.Version(providers()))
 				return exitOK
 			}
 		},

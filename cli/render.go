@@ -1,10 +1,11 @@
-package session
+package cli
 
 import (
 	"fmt"
 	"io"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -50,7 +51,7 @@ func Render(w io.Writer, format string, runs []*results.Run, names []string) err
 
 // WriteSwitches writes where each size changed message class in r, per threshold and depth.
 func WriteSwitches(w io.Writer, r *results.Run) {
-	sw := Switches(r)
+	sw := session.Switches(r)
 	fmt.Fprintln(w, "\nclass switches (size in (below, at]):")
 	if len(sw) == 0 {
 		fmt.Fprintln(w, "  none")

@@ -1,4 +1,4 @@
-package session
+package cli
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/plots"
 	"github.com/rpcrdma-bench/rpcrdma-bench/report"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 // The commands that read results files (report, plot, compare): their inputs are results
@@ -33,7 +34,7 @@ func Inputs(stdin io.Reader, args []string) (files, dirs []string, err error) {
 
 // noInput says stdin is a terminal, or an empty in-memory input (tests).
 func noInput(stdin io.Reader) bool {
-	if f, ok := stdin.(*os.File); ok && IsTerminal(f) {
+	if f, ok := stdin.(*os.File); ok && session.IsTerminal(f) {
 		return true
 	}
 	r, ok := stdin.(interface{ Len() int })

@@ -1,4 +1,4 @@
-package session
+package engine
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma/wire"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -159,7 +160,7 @@ type EngineConfig struct {
 // Engine returns the Connector of the transport engine: each point's connections dialed
 // over c.Provider's device to c.Addr, or to a responder it starts in this process, sized
 // for every point of pts.
-func Engine(c EngineConfig, pts []workloads.Point) (Connector, error) {
+func Engine(c EngineConfig, pts []workloads.Point) (session.Connector, error) {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
@@ -215,7 +216,7 @@ type localServer struct {
 // that the client's offer alone sets each point's thresholds (RFC 8797: each way the minimum
 // of the sender's send and the receiver's receive size), and sized for every point's depth
 // and payload.
-func openLocal(c EngineConfig, pts []workloads.Point) (Connector, error) {
+func openLocal(c EngineConfig, pts []workloads.Point) (session.Connector, error) {
 	p := c.Provider
 	dev, err := p.Open(c.Device)
 	if err != nil {
@@ -326,7 +327,7 @@ func (c *engineConnector) Device() *datapath.DeviceInfo {
 	return &info
 }
 
-func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() PointReport, error) {
+func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() session.PointReport, error) {
 	cfg := c.cfg
 	cfg.SendSize, cfg.RecvSize = pt.Threshold, pt.Threshold
 	cfg.Credits = pt.Workload.Depth
@@ -402,11 +403,11 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 		}
 		return cl, nil
 	}
-	report := func() PointReport {
+	report := func() session.PointReport {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(stats) == 0 {
-			return PointReport{}
+			return session.PointReport{}
 		}
 		var ops results.Ops
 		for _, s := range stats {
@@ -419,7 +420,7 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() Po
 			ops.SendInv.Bytes -= s.SendInv.Bytes
 			ops.SendInv.Count += s.RemoteInvalidated
 		}
-		rep := PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops,
+		rep := session.PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops,
 			Threshold: effectiveThreshold(stats[0].Params.Inline, c.tr)}
 		if len(cbs) > 0 {
 			if p, err := results.Summarize(results.Params{}, time.Time{}, time.Time{}, cbs...); err == nil {

@@ -1,4 +1,4 @@
-package session
+package engine
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -28,7 +29,7 @@ func runOnSoftWith(t *testing.T, codec rpcproto.Codec, pts []workloads.Point) *r
 	}
 	defer conn.Close()
 	out := filepath.Join(t.TempDir(), "run.json")
-	o, err := Run(context.Background(), Config{Command: "test", Points: pts, RunConfig: map[string]string{}, Provider: "soft",
+	o, err := session.Run(context.Background(), session.Config{Command: "test", Points: pts, RunConfig: map[string]string{}, Provider: "soft",
 		Connector: conn, Out: out, Log: io.Discard})
 	if err != nil || o.Run.Status.State != results.StateComplete {
 		t.Fatalf("run: %v, status %+v", err, o.Run.Status)
@@ -74,7 +75,7 @@ func TestEngineSweepSwitchesAtThresholds(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runOnSoft(t, pts)
-	got := Switches(r)
+	got := session.Switches(r)
 	if len(got) != 4 {
 		t.Fatalf("switches %+v, want one per threshold", got)
 	}

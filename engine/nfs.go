@@ -1,4 +1,4 @@
-package session
+package engine
 
 import (
 	"context"
@@ -64,32 +64,17 @@ func NFS4Codec(files NFSFiles, pts []workloads.Point, verify bool) (rpcproto.Cod
 		export = p
 	}
 	if export != "" && !strings.HasPrefix(export, "/") {
-		return nil, cred, Usagef("--nfs-export %q: want /PATH or HOST:/PATH", files.Export)
+		return nil, cred, fmt.Errorf("NFS export %q: want /PATH or HOST:/PATH", files.Export)
 	}
 	return nfs4.New(nfs4.Config{File: files.File, Scratch: files.Scratch, Export: export, LargestRead: largestRead(pts), Owner: owner,
 		Verify: verify, Cred: cred}), cred, nil
 }
 
-// checkRecall refuses a mix that names nfs4's recall beside other procedures or asks for
-// more than one recall at a time: a recall is a conversation of two clients measured alone.
-// Its depth is 1 unless given.
-func checkRecall(w *workloads.Config, given map[string]bool) error {
-	if w.Prog != nfs4.Prog {
-		return nil
-	}
-	for _, e := range w.Mix {
-		if e.Proc != "recall" {
-			continue
-		}
-		if len(w.Mix) > 1 {
-			return Usagef("--mix: recall is measured alone (--mix recall)")
-		}
-		if !given["depth"] {
-			w.Depth = 1
-		}
-		if w.Depth > 1 || w.Connections > 1 || w.Pollers > 1 {
-			return Usagef("--mix recall: one recall at a time (depth, connections and pollers 1)")
-		}
-	}
-	return nil
+// NFSFiles name the files of --program nfs3 and nfs4, as a results file's config records them.
+type NFSFiles struct {
+	Export  string `json:"export"`
+	File    string `json:"file"`
+	Scratch string `json:"scratch"`
+	// MountdPort is mountd's TCP port, 0 when the portmapper was asked.
+	MountdPort int `json:"mountd_port,omitempty"`
 }

@@ -1,4 +1,4 @@
-package session
+package cli
 
 import (
 	"context"
@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -38,9 +40,9 @@ type RunRecord struct {
 	// Sweep is the sweep, Points its expansion, of a sweep.
 	Sweep *workloads.Sweep `json:"sweep,omitempty"`
 	// Transport is the engine's knobs the run set, the same for every point.
-	Transport Transport `json:"transport"`
+	Transport engine.Transport `json:"transport"`
 	// NFS names the files of --program nfs3.
-	NFS *NFSFiles `json:"nfs,omitempty"`
+	NFS *engine.NFSFiles `json:"nfs,omitempty"`
 	// Turnarounds says the pollers' turnaround probe was on (--turnarounds).
 	Turnarounds bool `json:"turnarounds,omitempty"`
 	// Repeat is the rounds of every point (--repeat; absent: one); Shuffle says each
@@ -52,7 +54,7 @@ type RunRecord struct {
 	SoftSlowdown *SoftSlowdown `json:"soft_slowdown,omitempty"`
 	// Auto is the judgement the run made of itself (--baseline, --repeat auto), absent
 	// without one.
-	Auto *AutoRecord `json:"auto,omitempty"`
+	Auto *session.AutoRecord `json:"auto,omitempty"`
 }
 
 // Measurement is a measuring command planned: its points, its record and its judgement,
@@ -62,7 +64,7 @@ type Measurement struct {
 	Points []workloads.Point
 	c      *RunConfig
 	record *RunRecord
-	judge  *Judgement
+	judge  *session.Judgement
 }
 
 // Prepare checks c, plans its points and its judgement (reading a baseline named "-" from
@@ -77,7 +79,7 @@ func (c *RunConfig) Prepare(stdin io.Reader) (*Measurement, error) {
 		c.Addr = a
 	}
 	rec := &RunRecord{Command: c.Command, Provider: c.Provider, Device: c.Device, Addr: c.Addr, Turnarounds: c.Turnarounds}
-	if IsNFS(c.Workload.Prog) {
+	if engine.IsNFS(c.Workload.Prog) {
 		rec.NFS = &c.NFS
 	}
 	if rec.Provider == "" {
@@ -132,28 +134,28 @@ func (c *RunConfig) Prepare(stdin io.Reader) (*Measurement, error) {
 
 // Run measures m's points over conn, the table and the results to stdout, progress and
 // point lines to stderr; hurry is Config.Hurry.
-func (m *Measurement) Run(ctx, hurry context.Context, conn Connector, stdout, stderr io.Writer) (*Outcome, error) {
+func (m *Measurement) Run(ctx, hurry context.Context, conn session.Connector, stdout, stderr io.Writer) (*session.Outcome, error) {
 	c := m.c
-	sc := Config{Command: c.Command, Points: m.Points, RunConfig: m.record, Provider: m.record.Provider, Connector: conn,
+	sc := session.Config{Command: c.Command, Points: m.Points, RunConfig: m.record, Provider: m.record.Provider, Connector: conn,
 		Out: c.Out, ResultsTo: stdout, Log: stderr, Interval: c.Interval, Hurry: hurry,
 		Rounds: c.Repeat, Shuffle: c.Shuffle, Seed: c.Workload.Seed}
 	if m.judge != nil {
 		sc.AfterRound = m.judge.AfterRound()
 	}
 	if !c.Quiet {
-		per, total, started := PlannedTime(m.Points), len(m.Points)*max(c.Repeat, 1), 0
+		per, total, started := session.PlannedTime(m.Points), len(m.Points)*max(c.Repeat, 1), 0
 		if c.Auto {
 			per = 0 // the rounds are not known in advance: no ETA
 		}
 		sc.Progress = func(label string, lives []*workloads.Live) func() {
 			started++
-			p := NewProgress(stderr, label, lives, workloads.Now)
+			p := session.NewProgress(stderr, label, lives, workloads.Now)
 			p.Point, p.After = per, per*time.Duration(max(total-started, 0))
 			p.Start()
 			return p.End
 		}
 	}
-	return Run(ctx, sc)
+	return session.Run(ctx, sc)
 }
 
 // Conclude prints to out what a sweep's run r answers (its class switches, or the best
@@ -207,7 +209,7 @@ func (m *Measurement) Conclude(out, stderr io.Writer, r *results.Run) (int, erro
 }
 
 // planJudgement is the judgement c asks for, nil for none.
-func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*Judgement, error) {
+func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*session.Judgement, error) {
 	f := &c.Judge
 	if len(f.Baseline) == 0 {
 		for _, n := range []string{"threshold", "metrics"} {
@@ -219,7 +221,7 @@ func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*Judg
 			return nil, nil
 		}
 	}
-	jc := JudgeConfig{Compare: results.CompareConfig{Alpha: f.Alpha}, Auto: c.Auto, Budget: c.Repeat, Points: pts, Sweep: c.Sweep}
+	jc := session.JudgeConfig{Compare: results.CompareConfig{Alpha: f.Alpha}, Auto: c.Auto, Budget: c.Repeat, Points: pts, Sweep: c.Sweep}
 	if len(f.Baseline) > 0 && f.Alpha > 0 && f.Alpha < 1 { // a bad --alpha is named first
 		cfg, err := CompareConfig(f.Alpha, f.Threshold, f.Metrics)
 		if err != nil {
@@ -234,7 +236,7 @@ func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*Judg
 		}
 		jc.Compare = cfg
 	}
-	j, err := PlanJudgement(jc)
+	j, err := session.PlanJudgement(jc)
 	if err != nil {
 		return nil, UsageError{err.Error()}
 	}
@@ -279,12 +281,12 @@ func baselineFiles(args []string) ([]string, error) {
 // Engine is the Connector of c's points pts over provider p (its slowdown and probe
 // already applied): the transport engine to c.Addr or to a responder in this process,
 // which logs to log. It sizes the Go runtime for the pollers.
-func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Writer) (Connector, error) {
+func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Writer) (session.Connector, error) {
 	codec, cred, err := c.programCodec(pts)
 	if err != nil {
 		return nil, err
 	}
-	cfg := EngineConfig{Provider: p, Device: c.Device, Addr: c.Addr, Verify: c.Workload.Verify,
+	cfg := engine.EngineConfig{Provider: p, Device: c.Device, Addr: c.Addr, Verify: c.Workload.Verify,
 		Poll: c.Workload.Poll, Transport: c.Transport, Codec: codec, Cred: cred, Log: log}
 	if c.Turnarounds {
 		// The client's turnarounds go into the results, point by point; the responder's
@@ -293,7 +295,7 @@ func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Wr
 		cfg.ResponderDone = PrintTurnarounds(log, new(sync.Mutex), "rpcrdma-bench: the responder in this process, all points and warm-ups: ")
 	}
 	p.Defaults().SizeRuntime(cfg.Polls(pts))
-	return Engine(cfg, pts)
+	return engine.Engine(cfg, pts)
 }
 
 // programCodec is the codec of a program the session cannot make by itself, and the
@@ -302,21 +304,28 @@ func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Wr
 // program's NULL).
 func (c *RunConfig) programCodec(pts []workloads.Point) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
 	var none oncrpc.OpaqueAuth
-	if !IsNFS(c.Workload.Prog) {
+	if !engine.IsNFS(c.Workload.Prog) {
 		return nil, none, nil
 	}
 	if c.Addr == "" {
 		return nil, none, Usagef("--program %s needs --addr: an NFS/RDMA server (the server in this process serves only the benchmark program)", c.Workload.Prog.Name)
 	}
 	if c.Workload.Prog == nfs4.Prog {
-		return NFS4Codec(c.NFS, pts, c.Workload.Verify)
+		export := c.NFS.Export
+		if _, p, ok := strings.Cut(export, ":"); ok {
+			export = p
+		}
+		if export != "" && !strings.HasPrefix(export, "/") {
+			return nil, none, Usagef("--nfs-export %q: want /PATH or HOST:/PATH", c.NFS.Export)
+		}
+		return engine.NFS4Codec(c.NFS, pts, c.Workload.Verify)
 	}
 	t := &nfs3.Target{Addr: c.Addr, Export: c.NFS.Export, File: c.NFS.File, Scratch: c.NFS.Scratch,
 		Mount: nfs3.MountConfig{MountdPort: c.NFS.MountdPort}}
 	if _, _, err := t.ParseExport(); err != nil {
 		return nil, none, Usagef("--nfs-export %q: want HOST:/PATH", c.NFS.Export)
 	}
-	return NFSCodec(context.Background(), t, pts)
+	return engine.NFSCodec(context.Background(), t, pts)
 }
 
 // NFSRDMAPort is NFS/RDMA's IANA port (RFC 5666), the server's default: a client's --addr
@@ -358,7 +367,7 @@ func CheckCPUs(cpus []int) error {
 // directory exists and takes a new file, and path is not a directory. "" (no file) and "-"
 // (standard output) always can. The probe file is removed again.
 func CheckOut(path string) error {
-	if path == "" || path == Stdout {
+	if path == "" || path == session.Stdout {
 		return nil
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {

@@ -1,4 +1,4 @@
-package session
+package cli
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -48,7 +49,7 @@ type ServeConfig struct {
 	// measured when the server stops.
 	Turnarounds bool
 	// Transport is the engine's knobs (its Credits unused: see Credits above).
-	Transport Transport
+	Transport engine.Transport
 	// Slowdown is the soft provider's calibrated slowdown (--soft-delay, --soft-bandwidth).
 	Slowdown SoftSlowdown
 	// ConnDone and PollerDone report each connection's and each poller's end (set by
@@ -78,7 +79,7 @@ func (c *ServeConfig) Validate() error {
 	if _, err := CheckAddr("listen", c.Listen, false); err != nil {
 		return err
 	}
-	if err := c.Transport.Validate(false); err != nil {
+	if err := ValidateTransport(&c.Transport, false); err != nil {
 		return UsageError{err.Error()}
 	}
 	if _, err := (workloads.Config{CPUs: c.CPUs}).Normalized(); err != nil {
@@ -93,7 +94,7 @@ func (c *ServeConfig) Validate() error {
 
 // Open starts c's responder over provider p (its slowdown and probe already applied),
 // sizing the Go runtime for its pollers.
-func (c *ServeConfig) Open(p datapath.Provider) (*Responder, error) {
+func (c *ServeConfig) Open(p datapath.Provider) (*engine.Responder, error) {
 	polls := make([]datapath.Poll, c.Pollers)
 	for i := range polls {
 		polls[i] = c.Poll
@@ -104,7 +105,7 @@ func (c *ServeConfig) Open(p datapath.Provider) (*Responder, error) {
 		th = rpcrdma.DefaultInline
 	}
 	cfg := rpcrdma.ServeConfig{Endpoint: rpcrdma.Config{SendSize: th, RecvSize: th, Credits: c.Credits,
-		MaxPayload: PayloadSize(c.MaxPayload), Verify: c.Verify},
+		MaxPayload: engine.PayloadSize(c.MaxPayload), Verify: c.Verify},
 		// An idle event or hybrid poller wakes every EventTimeout to notice a stop and idle
 		// connections: 100 ms keeps an idle server's CPU near zero.
 		Pollers: c.Pollers, Poller: datapath.PollerConfig{Poll: c.Poll, EventTimeout: 100 * time.Millisecond},
@@ -118,7 +119,7 @@ func (c *ServeConfig) Open(p datapath.Provider) (*Responder, error) {
 		}
 		cfg.Poller.Pin, cfg.CPUs = true, picker
 	}
-	return Listen(ResponderConfig{Provider: p, Device: c.Device, Listen: c.Listen, Serve: cfg, Once: c.Once})
+	return engine.Listen(engine.ResponderConfig{Provider: p, Device: c.Device, Listen: c.Listen, Serve: cfg, Once: c.Once})
 }
 
 // Server is a responder as the server command runs it: Responder, or a test's fake.
@@ -161,7 +162,7 @@ func (t *serverTally) String() string {
 func StartServing(c *ServeConfig, open func(*ServeConfig) (Server, error), log io.Writer) (*Serving, error) {
 	s := &Serving{log: log}
 	c.ConnDone = func(conn *rpcrdma.Conn, err error) {
-		line := ConnEndLine(conn, err)
+		line := engine.ConnEndLine(conn, err)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if conn != nil {

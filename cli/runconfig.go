@@ -1,10 +1,12 @@
-package session
+package cli
 
 import (
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -37,8 +39,8 @@ type RunConfig struct {
 	// Proc is a sweep's procedure, Mix a run's mix, Mixes a sweep's mixes (unparsed).
 	Proc, Mix string
 	Mixes     []string
-	Transport Transport
-	NFS       NFSFiles
+	Transport engine.Transport
+	NFS       engine.NFSFiles
 	// Provider and Device name the datapath; Out the results file; Addr the server ("":
 	// one in this process).
 	Provider, Device, Out, Addr string
@@ -60,15 +62,6 @@ type JudgeFlags struct {
 	Baseline           []string
 	Threshold, Metrics string
 	Alpha              float64
-}
-
-// NFSFiles name the files of --program nfs3 and nfs4, as a results file's config records them.
-type NFSFiles struct {
-	Export  string `json:"export"`
-	File    string `json:"file"`
-	Scratch string `json:"scratch"`
-	// MountdPort is mountd's TCP port, 0 when the portmapper was asked.
-	MountdPort int `json:"mountd_port,omitempty"`
 }
 
 // SoftSlowdown is the soft provider's calibrated slowdown (soft.Config.CompletionDelay and
@@ -152,13 +145,13 @@ func (c *RunConfig) Base() (workloads.Config, error) {
 	if len(c.Thresholds) > 1 && !c.Sweep {
 		return w, Usagef("--thresholds takes one value here (%d given); 'sweep' takes a list", len(c.Thresholds))
 	}
-	if err := c.Transport.Validate(true); err != nil {
+	if err := ValidateTransport(&c.Transport, true); err != nil {
 		return w, UsageError{err.Error()}
 	}
 	if err := checkRecall(&w, c.Given); err != nil {
 		return w, err
 	}
-	if IsNFS(w.Prog) && !c.Given["inline-rule"] {
+	if engine.IsNFS(w.Prog) && !c.Given["inline-rule"] {
 		// NFS results should predict what a Linux client sees.
 		c.Transport.InlineRule = rpcrdma.InlineLinux
 	}
@@ -252,6 +245,30 @@ func CheckTurnarounds(on bool, provider string) error {
 			provider = "soft"
 		}
 		return Usagef("--turnarounds needs --provider verbs: the probe is in its completion queues' C code (provider %s has none)", provider)
+	}
+	return nil
+}
+
+// checkRecall refuses a mix that names nfs4's recall beside other procedures or asks for
+// more than one recall at a time: a recall is a conversation of two clients measured alone.
+// Its depth is 1 unless given.
+func checkRecall(w *workloads.Config, given map[string]bool) error {
+	if w.Prog != nfs4.Prog {
+		return nil
+	}
+	for _, e := range w.Mix {
+		if e.Proc != "recall" {
+			continue
+		}
+		if len(w.Mix) > 1 {
+			return Usagef("--mix: recall is measured alone (--mix recall)")
+		}
+		if !given["depth"] {
+			w.Depth = 1
+		}
+		if w.Depth > 1 || w.Connections > 1 || w.Pollers > 1 {
+			return Usagef("--mix recall: one recall at a time (depth, connections and pollers 1)")
+		}
 	}
 	return nil
 }

@@ -1,9 +1,10 @@
-package session
+package cli
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 )
 
@@ -17,9 +18,9 @@ func CheckCredits(n int) error {
 	return nil
 }
 
-// Validate reports knob combinations that cannot mean what they say, naming the flags that
+// ValidateTransport reports knob combinations that cannot mean what they say, naming the flags that
 // set them; requester selects the requester's rules (run, client, sweep) over the server's.
-func (t *Transport) Validate(requester bool) error {
+func ValidateTransport(t *engine.Transport, requester bool) error {
 	if err := CheckCredits(t.Credits); err != nil {
 		return err
 	}

@@ -1,0 +1,10 @@
+// Package engine is the session's Connector over the rpcrdma engine: it dials each point's
+// connections over a datapath provider's device, to a server elsewhere or to a responder it
+// starts in this process (Listen, which the server command uses too), sets each connection
+// up with its program's Conversation (an NFSv4.1 session) and answers the server's callbacks,
+// and reports what the connections negotiated and the RDMA operations they posted.
+//
+// It also makes the codecs of the NFS programs for a target (NFSCodec, NFS4Codec) and runs
+// NFSv4.1's delegation-recall measurement. Its settings are plain values (EngineConfig,
+// Transport, NFSFiles); naming the flags that set them is the caller's business.
+package engine
