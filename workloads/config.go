@@ -261,10 +261,20 @@ func (c *Config) Table() *rpcproto.Program {
 // Normalized returns c with every default filled in and checks it; normalizing a normalized
 // Config changes nothing. Errors name the field.
 func (c Config) Normalized() (Config, error) {
+	for _, step := range []func() error{c.normalizeMix, c.normalizeShape, c.normalizeTiming} {
+		if err := step(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// normalizeMix fills and checks what is sent: the mix, its sizes, the program and the class.
+func (c *Config) normalizeMix() error {
 	if len(c.Mix) == 0 {
 		mix, err := nfsLikeMix()
 		if err != nil {
-			return c, fmt.Errorf("workloads: the default mix: %v", err)
+			return fmt.Errorf("workloads: the default mix: %v", err)
 		}
 		c.Mix = mix
 	} else {
@@ -275,35 +285,35 @@ func (c Config) Normalized() (Config, error) {
 	}
 	c.Size = c.Size.normalized()
 	if err := c.Size.validate(); err != nil {
-		return c, fmt.Errorf("workloads: size: %v", err)
+		return fmt.Errorf("workloads: size: %v", err)
 	}
 	switch {
 	case c.Prog != nil && c.Prog != benchprog.Prog:
 		c.Program, c.Version = c.Prog.Number, c.Prog.Version
 	case c.Program == 0 && c.Version != 0:
-		return c, fmt.Errorf("workloads: version %d without a program", c.Version)
+		return fmt.Errorf("workloads: version %d without a program", c.Version)
 	}
 	prog := c.Table()
 	for i := range c.Mix {
 		e := &c.Mix[i]
 		idx, err := prog.Lookup(e.Proc)
 		if err != nil {
-			return c, fmt.Errorf("workloads: mix entry %d: %v", i, err)
+			return fmt.Errorf("workloads: mix entry %d: %v", i, err)
 		}
 		p := &prog.Procs[idx]
 		e.Proc = p.Name
 		if e.Weight < 0 {
-			return c, fmt.Errorf("workloads: mix entry %d (%v): negative weight %d", i, e.Proc, e.Weight)
+			return fmt.Errorf("workloads: mix entry %d (%v): negative weight %d", i, e.Proc, e.Weight)
 		}
 		if e.Weight == 0 {
 			e.Weight = 1
 		}
 		if e.Weight > maxWeight {
-			return c, fmt.Errorf("workloads: mix entry %d (%v): weight %d above %d", i, e.Proc, e.Weight, maxWeight)
+			return fmt.Errorf("workloads: mix entry %d (%v): weight %d above %d", i, e.Proc, e.Weight, maxWeight)
 		}
 		if !p.Sized() {
 			if !e.Size.IsZero() {
-				return c, fmt.Errorf("workloads: mix entry %d: %s carries no payload, so takes no size", i, e.Proc)
+				return fmt.Errorf("workloads: mix entry %d: %s carries no payload, so takes no size", i, e.Proc)
 			}
 			continue
 		}
@@ -312,27 +322,32 @@ func (c Config) Normalized() (Config, error) {
 		}
 		e.Size = e.Size.normalized()
 		if err := e.Size.validate(); err != nil {
-			return c, fmt.Errorf("workloads: mix entry %d (%v): %v", i, e.Proc, err)
+			return fmt.Errorf("workloads: mix entry %d (%v): %v", i, e.Proc, err)
 		}
 	}
 	if int(c.Class) >= rpcproto.NumKinds {
-		return c, fmt.Errorf("workloads: unknown message class %d", c.Class)
+		return fmt.Errorf("workloads: unknown message class %d", c.Class)
 	}
 	if c.Class == rpcproto.Chunked {
 		for _, e := range c.Mix {
 			if i, _ := prog.Lookup(e.Proc); prog.Procs[i].DDP == rpcproto.None {
-				return c, fmt.Errorf("workloads: class chunked needs DDP-eligible data, which %s does not carry", e.Proc)
+				return fmt.Errorf("workloads: class chunked needs DDP-eligible data, which %s does not carry", e.Proc)
 			}
 		}
 	}
+	return nil
+}
+
+// normalizeShape fills and checks how it is sent: drain, depth, connections, pollers and CPUs.
+func (c *Config) normalizeShape() error {
 	if c.Drain < 0 {
-		return c, fmt.Errorf("workloads: drain %v is negative", time.Duration(c.Drain))
+		return fmt.Errorf("workloads: drain %v is negative", time.Duration(c.Drain))
 	}
 	if c.Depth == 0 {
 		c.Depth = DefaultDepth
 	}
 	if c.Depth < 0 || c.Depth > MaxDepth {
-		return c, fmt.Errorf("workloads: depth %d out of range [1, %d]", c.Depth, MaxDepth)
+		return fmt.Errorf("workloads: depth %d out of range [1, %d]", c.Depth, MaxDepth)
 	}
 	if c.Connections == 0 {
 		c.Connections = 1
@@ -341,27 +356,32 @@ func (c Config) Normalized() (Config, error) {
 		c.Pollers = 1
 	}
 	if c.Connections < 0 || c.Pollers < 0 || c.Connections > MaxConnections {
-		return c, fmt.Errorf("workloads: %d connections, %d pollers: want 1 to %d connections", c.Connections, c.Pollers, MaxConnections)
+		return fmt.Errorf("workloads: %d connections, %d pollers: want 1 to %d connections", c.Connections, c.Pollers, MaxConnections)
 	}
 	if per := (c.Connections + c.Pollers - 1) / c.Pollers; c.Depth*per > MaxOutstanding {
-		return c, fmt.Errorf("workloads: depth %d × %d connections per poller is above %d outstanding RPCs", c.Depth, per, MaxOutstanding)
+		return fmt.Errorf("workloads: depth %d × %d connections per poller is above %d outstanding RPCs", c.Depth, per, MaxOutstanding)
 	}
 	if c.Pollers > c.Connections {
-		return c, fmt.Errorf("workloads: %d pollers for %d connections: a poller needs a connection", c.Pollers, c.Connections)
+		return fmt.Errorf("workloads: %d pollers for %d connections: a poller needs a connection", c.Pollers, c.Connections)
 	}
 	for _, cpu := range c.CPUs {
 		if cpu < 0 || cpu >= maxCPU {
-			return c, fmt.Errorf("workloads: cpu %d out of range [0, %d)", cpu, maxCPU)
+			return fmt.Errorf("workloads: cpu %d out of range [0, %d)", cpu, maxCPU)
 		}
 	}
+	return nil
+}
+
+// normalizeTiming fills and checks when: count, duration, warm-up, rate, arrival, seed and table.
+func (c *Config) normalizeTiming() error {
 	if c.Count < 0 {
-		return c, fmt.Errorf("workloads: negative count %d", c.Count)
+		return fmt.Errorf("workloads: negative count %d", c.Count)
 	}
 	if c.Duration < 0 || c.Duration > MaxDuration {
-		return c, fmt.Errorf("workloads: duration %v out of range [0, %v]", time.Duration(c.Duration), time.Duration(MaxDuration))
+		return fmt.Errorf("workloads: duration %v out of range [0, %v]", time.Duration(c.Duration), time.Duration(MaxDuration))
 	}
 	if c.Warmup > MaxDuration {
-		return c, fmt.Errorf("workloads: warm-up %v above %v", time.Duration(c.Warmup), time.Duration(MaxDuration))
+		return fmt.Errorf("workloads: warm-up %v above %v", time.Duration(c.Warmup), time.Duration(MaxDuration))
 	}
 	if c.Duration == 0 && c.Count == 0 {
 		c.Duration = Duration(DefaultDuration)
@@ -374,7 +394,7 @@ func (c Config) Normalized() (Config, error) {
 		c.Warmup = NoWarmup
 	}
 	if c.Rate != 0 && !(c.Rate >= MinRate && c.Rate <= MaxRate) {
-		return c, fmt.Errorf("workloads: rate %g out of range [%g, %g] RPC/s (0: closed loop)", c.Rate, MinRate, MaxRate)
+		return fmt.Errorf("workloads: rate %g out of range [%g, %g] RPC/s (0: closed loop)", c.Rate, MinRate, MaxRate)
 	}
 	switch c.Arrival {
 	case "":
@@ -383,7 +403,7 @@ func (c Config) Normalized() (Config, error) {
 		}
 	case "constant", "poisson":
 	default:
-		return c, fmt.Errorf("workloads: unknown arrival law %q (want constant or poisson)", c.Arrival)
+		return fmt.Errorf("workloads: unknown arrival law %q (want constant or poisson)", c.Arrival)
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
@@ -392,10 +412,10 @@ func (c Config) Normalized() (Config, error) {
 		c.TableSize = DefaultTableSize
 	}
 	if c.TableSize < 0 || c.TableSize > 1<<24 {
-		return c, fmt.Errorf("workloads: table size %d out of range [1, %d]", c.TableSize, 1<<24)
+		return fmt.Errorf("workloads: table size %d out of range [1, %d]", c.TableSize, 1<<24)
 	}
 	c.TableSize = ceilPow2(c.TableSize)
-	return c, nil
+	return nil
 }
 
 // maxWeight bounds mix weights so that Table's share arithmetic cannot overflow.
