@@ -174,10 +174,10 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 	return nil
 }
 
-// expireDone lets every connection release its overdue Read chunks while the CQ stays busy
-// (Idle, which does too, runs only when it is not), so that a peer that withholds RDMA_DONE
-// holds shared sink buffers for DoneTimeout, not for as long as other connections keep the
-// poller busy.
+// expireDone lets every connection release its overdue Read chunks and fail on an overdue
+// RDMA Read while the CQ stays busy (Idle, which does too, runs only when it is not), so
+// that a peer that withholds RDMA_DONE or answers RDMA Reads late holds shared sink buffers
+// for DoneTimeout or ReadTimeout, not for as long as other connections keep the poller busy.
 func (m *Mux) expireDone() {
 	now := time.Now()
 	for _, c := range m.conns {
@@ -185,6 +185,11 @@ func (m *Mux) expireDone() {
 			n := len(c.sv.waiting)
 			if c.sv.expireDone(now); len(c.sv.waiting) != n {
 				m.markDirty(c) // it queued LOCAL_INVs
+			}
+		}
+		if c.err == nil && len(c.sv.pulls) > 0 {
+			if c.sv.expirePulls(now); c.err != nil {
+				m.markDirty(c) // flushDirty finds it broken: reap
 			}
 		}
 	}
