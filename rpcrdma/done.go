@@ -38,7 +38,6 @@ func (sv *server) onDone(xid uint32, wc *datapath.Completion) {
 		sv.waiting = append(sv.waiting[:k], sv.waiting[k+1:]...)
 		sv.pendingDone--
 		c.stats.DoneReceived++
-		sv.slow = time.Until(x.deadline) < c.cfg.DoneTimeout-slowHold
 		if wc.Invalidated && x.mwUsed && wc.InvRKey == x.mwKey {
 			x.mwUsed = false
 			c.stats.RemoteInvalidated++
@@ -77,7 +76,6 @@ func (sv *server) expireDone(now time.Time) {
 		n := copy(sv.waiting, sv.waiting[1:])
 		sv.waiting = sv.waiting[:n]
 		sv.c.stats.DoneTimeouts++
-		sv.slow = true
 		// Deadlines grow in posting order, so late stays sorted by until.
 		sv.late = append(sv.late, lateDone{xid: x.hdr.XID, until: x.deadline.Add((doneReserve - 1) * sv.c.cfg.DoneTimeout)})
 		sv.unexpose(i, x)

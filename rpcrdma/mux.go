@@ -56,6 +56,8 @@ type Mux struct {
 
 	// handles counts Handle calls: every few, overdue Read chunks expire (expireDone).
 	handles uint32
+	// expired is the clock of the last expireDone from Idle.
+	expired int64
 
 	// Hand-over from other goroutines: mu guards pending, npending mirrors its length so
 	// that the poller looks at it without the lock.
@@ -226,6 +228,16 @@ func (m *Mux) Idle() error {
 	if m.npending.Load() > 0 {
 		m.adopt()
 	}
+	if now := m.cfg.Clock(); now-m.expired >= int64(expireEvery) {
+		// An idle poller wakes every few milliseconds to 100 ms: the bounds on what a peer
+		// holds are checked at each wake-up, not only every 16.
+		m.expired = now
+		m.expireDone()
+		m.wakeSinks()
+		if m.flushDirty() {
+			m.reap()
+		}
+	}
 	m.idles++
 	if m.idles%16 != 0 {
 		return nil
@@ -312,6 +324,9 @@ func (m *Mux) Close() {
 	clear(m.conns)
 	m.conns = m.conns[:0]
 }
+
+// expireEvery is how often an idle Mux checks DoneTimeout and ReadTimeout at most.
+const expireEvery = 5 * time.Millisecond
 
 func monoNow() int64 { return int64(time.Since(monoEpoch)) }
 

@@ -56,6 +56,7 @@ type sctx struct {
 	credit      uint32
 	deadline    time.Time
 	pullAt      time.Time // when its Read chunk's pull was posted
+	sinkAt      time.Time // when it took its sink buffer
 	mw          datapath.MW
 	mwKey       uint32
 	mwUsed      bool
@@ -103,8 +104,9 @@ type server struct {
 	// pulls are the contexts whose Read chunk is being pulled, oldest first (a queue pair's
 	// RDMA Reads complete in order): the oldest bounds ReadTimeout and tells peerSlow.
 	pulls []int32
-	// slow says the peer held the last buffer it finished with longer than slowHold: an RDMA
-	// Read answered late, an RDMA_DONE late or never sent.
+	// slow says the last shared sink buffer this side gave back was held longer than
+	// slowHold (an RDMA Read answered late, an RDMA_DONE late or never sent), or none came
+	// back yet: a peer is slow until it shows otherwise.
 	slow bool
 	// Reply Sends are signalled only every sigEvery (as Linux does): an unsignalled one is
 	// known complete when a later signalled one completes, so its context waits in retire
@@ -173,6 +175,7 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	sv.free = make([]int32, 0, n)
 	sv.waiting = make([]int32, 0, n)
 	sv.pulls = make([]int32, 0, n)
+	sv.slow = true
 	sv.late = make([]lateDone, 0, max(sv.awaitCap, 1))
 	sv.retire = make([]int32, 0, n)
 	sv.sigEvery = signalEvery(grant)
@@ -260,6 +263,7 @@ func (sv *server) release(i int32) {
 		x.sink = nil
 		if c.sinks.shared {
 			c.sinks.putBack(sv)
+			sv.slow = time.Since(x.sinkAt) > slowHold
 		}
 	}
 	x.msg, x.chunk = nil, nil
@@ -279,6 +283,7 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 		if x.sink = s.get(); x.sink != nil {
 			if s.shared {
 				s.held(sv)
+				x.sinkAt = time.Now()
 			}
 			return true
 		}
@@ -299,6 +304,7 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 func (sv *server) resume(i int32, b *mempool.Buf) {
 	x := &sv.ctxs[i]
 	x.sink = b
+	x.sinkAt = time.Now()
 	sv.c.sinks.held(sv)
 	switch x.resume {
 	case resumePull:
@@ -497,9 +503,10 @@ func (sv *server) pull(i int32, x *sctx, off int) {
 // 100 µs), far below the 200 ms of a peer that answers late on purpose.
 const slowHold = 10 * time.Millisecond
 
-// peerSlow reports whether the peer keeps the buffers it is given for long: the last one it
-// finished with took longer than slowHold, or its oldest pull or reply awaiting RDMA_DONE has
-// already. Such a peer gets fewer shared sink buffers (sinks.allow).
+// peerSlow reports whether the peer keeps the buffers it is given for long: the last one
+// that came back was held longer than slowHold (or none came back yet), or its oldest pull
+// or reply awaiting RDMA_DONE has been out that long already. Such a peer gets fewer shared
+// sink buffers (sinks.allow).
 func (sv *server) peerSlow(now time.Time) bool {
 	if sv.slow {
 		return true
@@ -510,15 +517,14 @@ func (sv *server) peerSlow(now time.Time) bool {
 	return len(sv.waiting) > 0 && now.Sub(sv.ctxs[sv.waiting[0]].deadline) > slowHold-sv.c.cfg.DoneTimeout
 }
 
-// pulled ends the pull of context i and notes how long the peer took.
-func (sv *server) pulled(i int32, x *sctx) {
+// pulled ends the pull of context i.
+func (sv *server) pulled(i int32) {
 	for k, j := range sv.pulls {
 		if j == i {
 			sv.pulls = append(sv.pulls[:k], sv.pulls[k+1:]...)
-			break
+			return
 		}
 	}
-	sv.slow = time.Since(x.pullAt) > slowHold
 }
 
 // ErrReadTimeout ends a connection whose peer left an RDMA Read of a chunk unanswered for
@@ -542,7 +548,7 @@ func (sv *server) onReadDone(i uint32) {
 	if x.state != ctxPulling {
 		return
 	}
-	sv.pulled(int32(i), x)
+	sv.pulled(int32(i))
 	x.waits &^= ctxWaitRead
 	if !x.pos0 {
 		sv.serve(int32(i), x)

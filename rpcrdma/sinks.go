@@ -13,7 +13,7 @@ import (
 // sinks is a pool of large buffers (headroom + MaxPayload + tailroom bytes each) that contexts take
 // only while they need one: a Read chunk or a whole message pulled into it, or a SOURCE
 // result built in it. A server poller's connections share one (see Serve): it grows by
-// registered segments as the calls in flight need buffers, up to max, and a call that finds
+// registered segments as the calls in flight need buffers, up to limit, and a call that finds
 // none free waits in order until one is put back. A connection that is not served by Serve
 // has one of its own, made whole at setup with a buffer per context: a context holds at most
 // one, so it never waits.
