@@ -29,7 +29,7 @@ type ServeConfig struct {
 	// buffers the pollers share among their connections.
 	MaxPayload int
 	// SinkBuffers bounds each poller's shared pool of those buffers (0: one connection's
-	// worth at the full grant).
+	// worth at the full grant); each connection also keeps one of its own in reserve.
 	SinkBuffers int
 	// Pollers and CPUs place the responder's polling threads as workloads.Config does;
 	// connections are dealt to the least loaded poller and share its CQ.

@@ -147,6 +147,11 @@ type Config struct {
 	// DoneTimeout is how long a responder keeps a responder-provided Read chunk exposed
 	// waiting for RDMA_DONE before it releases it anyway. Default 1s.
 	DoneTimeout time.Duration `json:"done_timeout_ns"`
+	// ReadTimeout is how long the RDMA Reads that pull a Read chunk may go unanswered before
+	// the connection fails with ErrReadTimeout: the buffer they fill cannot be given to
+	// another call while they may still land, so a peer that answers late would hold it as
+	// long as it likes. Default 1s.
+	ReadTimeout time.Duration `json:"read_timeout_ns,omitempty"`
 
 	// Credits is, for a requester, the credit value it requests and so the most calls it
 	// can ever have outstanding; for a responder, the most credits it grants (it grants
@@ -214,6 +219,7 @@ const (
 	DefaultCredits     = 64
 	DefaultMaxPayload  = 256 << 10
 	DefaultDoneTimeout = time.Second
+	DefaultReadTimeout = time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -234,6 +240,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DoneTimeout == 0 {
 		c.DoneTimeout = DefaultDoneTimeout
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
 	}
 	d := DefaultEndpointLimits
 	if c.Limits.ReadSegments <= 0 {
@@ -281,6 +290,9 @@ func (c Config) validate() error {
 	}
 	if c.DoneTimeout < 0 {
 		return &ConfigError{Field: "DoneTimeout", Reason: "must not be negative"}
+	}
+	if c.ReadTimeout < 0 {
+		return &ConfigError{Field: "ReadTimeout", Reason: "must not be negative"}
 	}
 	call := oncrpc.Call{Cred: c.Cred}
 	if len(c.Cred.Body) > 400 || call.Size() > headroom-maxArgsPrefix {

@@ -381,13 +381,16 @@ func (c *Conn) Handle(wcs []datapath.Completion) error {
 	return c.Idle()
 }
 
-// Idle expires responder-provided Read chunks whose RDMA_DONE is overdue and posts the
-// queued receives and sends. It returns the *ConnError once the connection broke.
+// Idle expires responder-provided Read chunks whose RDMA_DONE is overdue, fails the
+// connection when an RDMA Read is overdue (ReadTimeout), and posts the queued receives and
+// sends. It returns the *ConnError once the connection broke.
 func (c *Conn) Idle() error {
+	if c.err == nil && c.sv.pendingDone+len(c.sv.pulls) > 0 {
+		now := time.Now()
+		c.sv.expireDone(now)
+		c.sv.expirePulls(now)
+	}
 	if c.err == nil {
-		if c.sv.pendingDone > 0 {
-			c.sv.expireDone(time.Now())
-		}
 		if err := c.flush(); err != nil { // which replenishes first
 			c.fail("post", err)
 		}

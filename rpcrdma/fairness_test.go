@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,5 +323,264 @@ func TestProcessSharedSinksLeaveOtherConnectionsAShare(t *testing.T) {
 	}
 	if sa.err != nil {
 		t.Fatalf("the hogging peer's connection: %v", sa.err)
+	}
+}
+
+// fillWithHogs dials n connections to rig whose peers withhold RDMA_DONE (DoneTimeout an
+// hour), then lets each in turn keep its credits busy with SOURCEs in responder-provided Read
+// chunks until the pool refuses it a buffer (a call of it waits). It returns a step that
+// drives the rig and keeps every hog busy.
+func fillWithHogs(t *testing.T, rig *muxRig, n int, cfg Config) (step func(), servers []*Conn) {
+	t.Helper()
+	var hogs, busy []*Conn
+	for range n {
+		h, sh := rig.dialLocal(cfg)
+		sh.cfg.DoneTimeout = time.Hour
+		faults(h).suppressDone = true
+		hogs, servers = append(hogs, h), append(servers, sh)
+	}
+	var res [32]Result
+	step = func() {
+		for _, h := range busy {
+			keepSourcing(h, res[:])
+		}
+		rig.step()
+	}
+	for k, sh := range servers {
+		busy = hogs[:k+1]
+		for deadline := time.Now().Add(hangGuard); ; {
+			step()
+			parked := false
+			for _, w := range rig.sh.sinks.waiting {
+				parked = parked || w.c == sh
+			}
+			if parked {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("hog %d of %d never found the pool refusing it (it holds %d buffers)", k+1, n, holding(sh))
+			}
+		}
+	}
+	return step, servers
+}
+
+// However many connections withhold RDMA_DONE, and however small the pool, a well-behaved
+// connection's calls still get a sink buffer: the first case is the probe of two hogs that
+// took the whole pool of 8 (6 and 2) while the third connection's SINK never completed.
+func TestHogsLeaveEveryConnectionABuffer(t *testing.T) {
+	for _, tc := range []struct{ pool, hogs int }{{8, 2}, {2, 2}, {1, 3}, {8, 5}, {16, 4}} {
+		t.Run(fmt.Sprintf("pool=%d/hogs=%d", tc.pool, tc.hogs), func(t *testing.T) {
+			cfg := testCfg(1024)
+			cfg.ResponderRead, cfg.Credits = true, 16
+			rig := newMuxRig(t, soft.InprocPrefix+fmt.Sprintf("hogs%d-%d", tc.pool, tc.hogs), cfg, tc.pool)
+			b, _ := rig.dialLocal(cfg)
+			step, hogs := fillWithHogs(t, rig, tc.hogs, cfg)
+			for k := range 20 {
+				if !sinkOnce(t, b, 5*time.Second, step) {
+					held := make([]int, len(hogs))
+					for j, h := range hogs {
+						held[j] = holding(h)
+					}
+					t.Fatalf("SINK %d of the well-behaved connection did not complete in 5s while %d connections withholding RDMA_DONE hold %v of the pool's %d shared buffers",
+						k+1, tc.hogs, held, rig.sh.sinks.max)
+				}
+			}
+		})
+	}
+}
+
+// delayRelay forwards TCP connections to target, passing on what the dialing side sends
+// delay after it came: every RDMA Read a server pulls through it is answered that late.
+func delayRelay(t *testing.T, target string, delay time.Duration) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var open []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			mu.Lock()
+			open = append(open, in, out)
+			mu.Unlock()
+			wg.Add(3)
+			go func() { defer wg.Done(); io.Copy(in, out); in.Close() }()
+			q := make(chan relayChunk, 1024)
+			go func() {
+				defer wg.Done()
+				defer close(q)
+				for {
+					b := make([]byte, 64<<10)
+					n, err := in.Read(b)
+					if n > 0 {
+						q <- relayChunk{time.Now().Add(delay), b[:n]}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for c := range q {
+					time.Sleep(time.Until(c.at))
+					if _, err := out.Write(c.b); err != nil {
+						break
+					}
+				}
+				out.Close()
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+type relayChunk struct {
+	at time.Time
+	b  []byte
+}
+
+// Peers that answer every RDMA Read 200 ms late, keeping 64 SINKs outstanding each, do not
+// hold a small pool away from a well-behaved connection: it completes 50 SINKs before the
+// slow peers complete 20 between them.
+func TestSlowReadersLeaveOthersTheirBuffers(t *testing.T) {
+	for _, tc := range []struct{ pool, slow int }{{2, 2}, {8, 3}} {
+		t.Run(fmt.Sprintf("pool=%d/slow=%d", tc.pool, tc.slow), func(t *testing.T) {
+			cfg := testCfg(1024)
+			cfg.Credits = 64
+			rig := newMuxRig(t, "127.0.0.1:0", cfg, tc.pool)
+			relay := delayRelay(t, rig.l.Addr(), 200*time.Millisecond)
+			var slow []*Conn
+			for range tc.slow {
+				var h *Conn
+				rig.accept(func() (err error) {
+					h, err = Dial(context.Background(), rig.dev, relay, cfg)
+					return err
+				})
+				t.Cleanup(func() { h.Close() })
+				slow = append(slow, h)
+			}
+			b, _ := rig.dialLocal(cfg)
+			var res [64]Result
+			slowDone := 0
+			step := func() {
+				for _, h := range slow {
+					for h.Submit(Call{Proc: benchprog.ProcSink, Size: 16 << 10}) == nil {
+					}
+					n, err := h.Progress(res[:])
+					if err != nil {
+						t.Fatalf("slow reader: %v", err)
+					}
+					slowDone += n
+				}
+				rig.step()
+			}
+			// The slow readers' calls reach the server first and take what they may.
+			for deadline := time.Now().Add(hangGuard); len(rig.sh.sinks.waiting) == 0; {
+				step()
+				if time.Now().After(deadline) {
+					t.Fatal("the slow readers never filled the pool")
+				}
+			}
+			for k := range 50 {
+				if !sinkOnce(t, b, hangGuard, step) {
+					t.Fatalf("SINK %d of the well-behaved connection never completed", k+1)
+				}
+				if slowDone >= 20 {
+					t.Fatalf("the slow readers completed %d SINKs (each RDMA Read answered 200 ms late) while the well-behaved connection completed %d: it waits on their buffers",
+						slowDone, k+1)
+				}
+			}
+		})
+	}
+}
+
+// An RDMA Read unanswered for longer than ReadTimeout fails the connection, as DoneTimeout
+// bounds a withheld RDMA_DONE: the buffer it reads into comes back with the queue pair.
+func TestReadTimeoutBoundsSlowRead(t *testing.T) {
+	cfg := testCfg(1024)
+	rig := newMuxRig(t, "127.0.0.1:0", cfg, 4)
+	rig.cfg.ReadTimeout = 200 * time.Millisecond
+	relay := delayRelay(t, rig.l.Addr(), time.Second)
+	var h *Conn
+	sh := rig.accept(func() (err error) {
+		h, err = Dial(context.Background(), rig.dev, relay, cfg)
+		return err
+	})
+	t.Cleanup(func() { h.Close() })
+	if err := h.Submit(Call{Proc: benchprog.ProcSink, Size: 16 << 10, Tag: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var res [4]Result
+	for deadline := time.Now().Add(hangGuard); sh.err == nil; {
+		rig.step()
+		if n, _ := h.Progress(res[:]); n > 0 && res[0].Err == nil {
+			t.Fatalf("the SINK whose RDMA Read was answered 1 s late completed; want the connection failed after the read timeout of %v", rig.cfg.ReadTimeout)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server's connection never failed")
+		}
+	}
+	if !errors.Is(sh.err, ErrReadTimeout) {
+		t.Fatalf("the server's connection failed with %v, want ErrReadTimeout", sh.err)
+	}
+}
+
+// A Position Zero call beyond the grant fails the connection before it is pulled: the peer
+// gets no context, sink buffer or RDMA Read for it.
+func TestPositionZeroBeyondGrantNotPulled(t *testing.T) {
+	rc, sc := testCfg(1024), testCfg(1024)
+	rc.Credits, sc.Credits = 16, 4
+	p := newPair(t, rc, sc)
+	calls := make([]Call, 8)
+	for k := range calls {
+		calls[k] = Call{Proc: benchprog.ProcEcho, Size: 5000, Class: rpcproto.ClassPosZeroRead, Tag: uint64(k)}
+	}
+	for _, r := range func() []Result { r, _ := p.run(calls, nil); return r }() {
+		if r.Err != nil {
+			t.Fatalf("at the grant: %v", r.Err)
+		}
+	}
+	if g := p.req.cl.credits; g != 4 {
+		t.Fatalf("granted %d, want 4", g)
+	}
+	reads := p.rsp.stats.Read.Count
+	if err := overspend(p.req, 6, Call{Proc: benchprog.ProcEcho, Size: 5000, Class: rpcproto.ClassPosZeroRead}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	var res [16]Result
+	for deadline := time.Now().Add(hangGuard); p.rsp.err == nil && time.Now().Before(deadline); {
+		p.rsp.Progress(res[:])
+		p.req.Progress(res[:])
+	}
+	if !errors.Is(p.rsp.err, ErrCreditOverrun) || !strings.Contains(p.rsp.err.Error(), "4 granted") {
+		t.Fatalf("6 Position Zero calls with 4 credits granted: the responder's connection ended with %v; want ErrCreditOverrun naming the grant", p.rsp.err)
+	}
+	if n := p.rsp.stats.Read.Count - reads; n > 4 {
+		t.Fatalf("the responder posted %d RDMA Reads for 6 Position Zero calls with 4 credits granted: it pulled calls beyond the grant", n)
 	}
 }

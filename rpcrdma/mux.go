@@ -56,6 +56,8 @@ type Mux struct {
 
 	// handles counts Handle calls: every few, overdue Read chunks expire (expireDone).
 	handles uint32
+	// expired is the clock of the last expireDone from Idle.
+	expired int64
 
 	// Hand-over from other goroutines: mu guards pending, npending mirrors its length so
 	// that the poller looks at it without the lock.
@@ -174,10 +176,10 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 	return nil
 }
 
-// expireDone lets every connection release its overdue Read chunks while the CQ stays busy
-// (Idle, which does too, runs only when it is not), so that a peer that withholds RDMA_DONE
-// holds shared sink buffers for DoneTimeout, not for as long as other connections keep the
-// poller busy.
+// expireDone lets every connection release its overdue Read chunks and fail on an overdue
+// RDMA Read while the CQ stays busy (Idle, which does too, runs only when it is not), so
+// that a peer that withholds RDMA_DONE or answers RDMA Reads late holds shared sink buffers
+// for DoneTimeout or ReadTimeout, not for as long as other connections keep the poller busy.
 func (m *Mux) expireDone() {
 	now := time.Now()
 	for _, c := range m.conns {
@@ -185,6 +187,11 @@ func (m *Mux) expireDone() {
 			n := len(c.sv.waiting)
 			if c.sv.expireDone(now); len(c.sv.waiting) != n {
 				m.markDirty(c) // it queued LOCAL_INVs
+			}
+		}
+		if c.err == nil && len(c.sv.pulls) > 0 {
+			if c.sv.expirePulls(now); c.err != nil {
+				m.markDirty(c) // flushDirty finds it broken: reap
 			}
 		}
 	}
@@ -220,6 +227,16 @@ func (m *Mux) flushDirty() bool {
 func (m *Mux) Idle() error {
 	if m.npending.Load() > 0 {
 		m.adopt()
+	}
+	if now := m.cfg.Clock(); now-m.expired >= int64(expireEvery) {
+		// An idle poller wakes every few milliseconds to 100 ms: the bounds on what a peer
+		// holds are checked at each wake-up, not only every 16.
+		m.expired = now
+		m.expireDone()
+		m.wakeSinks()
+		if m.flushDirty() {
+			m.reap()
+		}
 	}
 	m.idles++
 	if m.idles%16 != 0 {
@@ -307,6 +324,9 @@ func (m *Mux) Close() {
 	clear(m.conns)
 	m.conns = m.conns[:0]
 }
+
+// expireEvery is how often an idle Mux checks DoneTimeout and ReadTimeout at most.
+const expireEvery = 5 * time.Millisecond
 
 func monoNow() int64 { return int64(time.Since(monoEpoch)) }
 

@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -54,6 +55,8 @@ type sctx struct {
 	chunk       []byte // Read chunk data at a non-zero position
 	credit      uint32
 	deadline    time.Time
+	pullAt      time.Time // when its Read chunk's pull was posted
+	sinkAt      time.Time // when it took its sink buffer
 	mw          datapath.MW
 	mwKey       uint32
 	mwUsed      bool
@@ -98,6 +101,13 @@ type server struct {
 	// sinkHeld counts the buffers of a shared sink pool this side's contexts hold
 	// (sinks.allow).
 	sinkHeld int
+	// pulls are the contexts whose Read chunk is being pulled, oldest first (a queue pair's
+	// RDMA Reads complete in order): the oldest bounds ReadTimeout and tells peerSlow.
+	pulls []int32
+	// slow says the last shared sink buffer this side gave back was held longer than
+	// slowHold (an RDMA Read answered late, an RDMA_DONE late or never sent), or none came
+	// back yet: a peer is slow until it shows otherwise.
+	slow bool
 	// Reply Sends are signalled only every sigEvery (as Linux does): an unsignalled one is
 	// known complete when a later signalled one completes, so its context waits in retire
 	// until then. seq numbers reply Sends in posting order; posted is the last one handed
@@ -116,14 +126,23 @@ func signalEvery(n int) int { return max(1, min(16, n/2)) }
 // granted calls are unanswered, so the peer has no credit left). Only calls count: replies
 // to our reverse calls and RDMA_DONE never come here.
 func (sv *server) startServing(x *sctx) bool {
-	if sv.serving >= int(sv.granted) {
-		sv.c.fail("serve call", fmt.Errorf("%w: call %d unanswered with %d granted", ErrCreditOverrun, sv.serving+1, sv.granted))
+	if !sv.withinGrant() {
 		return false
 	}
 	x.serving = true
 	sv.serving++
 	st := &sv.c.stats
 	st.MaxServing = max(st.MaxServing, sv.serving)
+	return true
+}
+
+// withinGrant reports whether one more call may be unanswered, and fails the connection
+// when not.
+func (sv *server) withinGrant() bool {
+	if sv.serving >= int(sv.granted) {
+		sv.c.fail("serve call", fmt.Errorf("%w: call %d unanswered with %d granted", ErrCreditOverrun, sv.serving+1, sv.granted))
+		return false
+	}
 	return true
 }
 
@@ -155,6 +174,8 @@ func (sv *server) init(c *Conn, n, grant int, dev datapath.PD) error {
 	sv.ctxs = make([]sctx, n)
 	sv.free = make([]int32, 0, n)
 	sv.waiting = make([]int32, 0, n)
+	sv.pulls = make([]int32, 0, n)
+	sv.slow = true
 	sv.late = make([]lateDone, 0, max(sv.awaitCap, 1))
 	sv.retire = make([]int32, 0, n)
 	sv.sigEvery = signalEvery(grant)
@@ -188,6 +209,7 @@ func (sv *server) returnSinks() {
 		x := &sv.ctxs[k]
 		if x.sink != nil {
 			s.put(x.sink)
+			s.putBack(sv)
 			x.sink = nil
 		}
 		parked = parked || x.state == ctxSinkWait
@@ -195,7 +217,6 @@ func (sv *server) returnSinks() {
 	if parked {
 		s.drop(sv.c)
 	}
-	sv.sinkHeld = 0
 }
 
 func (sv *server) closeMWs() {
@@ -241,7 +262,8 @@ func (sv *server) release(i int32) {
 		c.sinks.put(x.sink) // a shared pool's waiting calls get it from the Mux (wakeSinks)
 		x.sink = nil
 		if c.sinks.shared {
-			sv.sinkHeld--
+			c.sinks.putBack(sv)
+			sv.slow = time.Since(x.sinkAt) > slowHold
 		}
 	}
 	x.msg, x.chunk = nil, nil
@@ -260,7 +282,8 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 	if s := c.sinks; !s.shared || s.allow(sv) {
 		if x.sink = s.get(); x.sink != nil {
 			if s.shared {
-				sv.sinkHeld++
+				s.held(sv)
+				x.sinkAt = time.Now()
 			}
 			return true
 		}
@@ -281,7 +304,8 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 func (sv *server) resume(i int32, b *mempool.Buf) {
 	x := &sv.ctxs[i]
 	x.sink = b
-	sv.sinkHeld++
+	x.sinkAt = time.Now()
+	sv.c.sinks.held(sv)
 	switch x.resume {
 	case resumePull:
 		sv.pullChunk(i, x)
@@ -404,13 +428,24 @@ func readLen(h *wire.Header) int {
 	return n
 }
 
-// onPositionZero starts pulling an RDMA_NOMSG message's Position Zero Read chunk.
+// onPositionZero starts pulling an RDMA_NOMSG message's Position Zero Read chunk. One that
+// names no outstanding call of ours cannot be a reply to one: where this side serves calls,
+// it is counted as a call before anything is pulled, so a peer beyond its grant gets no
+// context, buffer or RDMA Read.
 func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
+	call := sv.grant > 0 && sv.c.cl.lookup(sv.c.hdr.XID) == nil
+	if call && !sv.withinGrant() {
+		sv.c.recvPool.Put(buf)
+		return
+	}
 	i, x := sv.take(buf)
 	if x == nil {
 		return
 	}
 	x.pos0 = true
+	if call {
+		sv.startServing(x) // within the grant, checked above
+	}
 	total := 0
 	bad := false
 	for _, r := range x.hdr.ReadList {
@@ -458,6 +493,53 @@ func (sv *server) pull(i int32, x *sctx, off int) {
 		off += int(r.Length)
 	}
 	x.state, x.waits = ctxPulling, ctxWaitRead
+	x.pullAt = time.Now()
+	sv.pulls = append(sv.pulls, i)
+}
+
+// slowHold is how long a peer may keep a buffer on its account (an RDMA Read of a chunk, a
+// reply in a responder-provided Read chunk awaiting RDMA_DONE) before peerSlow calls it slow:
+// far above an RDMA Read's time on a fabric (microseconds) or over loopback TCP (about
+// 100 µs), far below the 200 ms of a peer that answers late on purpose.
+const slowHold = 10 * time.Millisecond
+
+// peerSlow reports whether the peer keeps the buffers it is given for long: the last one
+// that came back was held longer than slowHold (or none came back yet), or its oldest pull
+// or reply awaiting RDMA_DONE has been out that long already. Such a peer gets fewer shared
+// sink buffers (sinks.allow).
+func (sv *server) peerSlow(now time.Time) bool {
+	if sv.slow {
+		return true
+	}
+	if len(sv.pulls) > 0 && now.Sub(sv.ctxs[sv.pulls[0]].pullAt) > slowHold {
+		return true
+	}
+	return len(sv.waiting) > 0 && now.Sub(sv.ctxs[sv.waiting[0]].deadline) > slowHold-sv.c.cfg.DoneTimeout
+}
+
+// pulled ends the pull of context i.
+func (sv *server) pulled(i int32) {
+	for k, j := range sv.pulls {
+		if j == i {
+			sv.pulls = append(sv.pulls[:k], sv.pulls[k+1:]...)
+			return
+		}
+	}
+}
+
+// ErrReadTimeout ends a connection whose peer left an RDMA Read of a chunk unanswered for
+// longer than Config.ReadTimeout: the buffer it reads into cannot be reused before the
+// queue pair is gone.
+var ErrReadTimeout = errors.New("rpcrdma: RDMA Read unanswered for longer than the read timeout")
+
+// expirePulls fails the connection when its oldest pull is older than ReadTimeout.
+func (sv *server) expirePulls(now time.Time) {
+	if len(sv.pulls) == 0 {
+		return
+	}
+	if d := now.Sub(sv.ctxs[sv.pulls[0]].pullAt); d > sv.c.cfg.ReadTimeout {
+		sv.c.fail("pull a Read chunk", fmt.Errorf("%w (%v): unanswered for %v", ErrReadTimeout, sv.c.cfg.ReadTimeout, d.Round(time.Millisecond)))
+	}
 }
 
 func (sv *server) onReadDone(i uint32) {
@@ -466,6 +548,7 @@ func (sv *server) onReadDone(i uint32) {
 	if x.state != ctxPulling {
 		return
 	}
+	sv.pulled(int32(i))
 	x.waits &^= ctxWaitRead
 	if !x.pos0 {
 		sv.serve(int32(i), x)
@@ -479,7 +562,7 @@ func (sv *server) onReadDone(i uint32) {
 			return
 		}
 		sv.checkEnable()
-		if !sv.startServing(x) {
+		if !x.serving && !sv.startServing(x) {
 			sv.release(int32(i))
 			return
 		}
@@ -490,6 +573,7 @@ func (sv *server) onReadDone(i uint32) {
 		sv.serve(int32(i), x)
 		return
 	}
+	sv.answered(x) // a reply to nothing, counted as a call in case it was one
 	x.state = ctxPulled
 	c.recvPool.Put(x.recv)
 	x.recv = nil

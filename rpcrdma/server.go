@@ -30,11 +30,13 @@ type ServeConfig struct {
 	MaxConnections int
 	// IdleTimeout closes a connection that did nothing for this long (0: never).
 	IdleTimeout time.Duration
-	// SinkBuffers bounds each poller's sink pool: the buffers of Endpoint.MaxPayload (plus
-	// headroom) that the calls in flight on its connections pull Read chunks into and build
-	// long replies in (default: what one connection at the full grant can use at once,
-	// SinkBuffersFor). The pool grows to it as calls need buffers; a call that finds none
-	// free waits for one. Used where the device has memory windows (see Serve).
+	// SinkBuffers bounds the shared part of each poller's sink pool: the buffers of
+	// Endpoint.MaxPayload (plus headroom) that the calls in flight on its connections pull
+	// Read chunks into and build long replies in (default: what one connection at the full
+	// grant can use at once, SinkBuffersFor). Each connection also keeps one in reserve, so
+	// the pool grows to SinkBuffers + connections as calls need buffers; a call that may take
+	// none waits for one (TRANSPORT.md, Memory). Used where the device has memory windows
+	// (see Serve).
 	SinkBuffers int
 	// Done, if set, is called once per connection when it ends, with the connection (its
 	// Stats final) and the reason: nil when Serve's context ended, the *ConnError when

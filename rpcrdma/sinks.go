@@ -3,6 +3,8 @@ package rpcrdma
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
@@ -11,21 +13,26 @@ import (
 // sinks is a pool of large buffers (headroom + MaxPayload + tailroom bytes each) that contexts take
 // only while they need one: a Read chunk or a whole message pulled into it, or a SOURCE
 // result built in it. A server poller's connections share one (see Serve): it grows by
-// registered segments as the calls in flight need buffers, up to max, and a call that finds
+// registered segments as the calls in flight need buffers, up to limit, and a call that finds
 // none free waits in order until one is put back. A connection that is not served by Serve
 // has one of its own, made whole at setup with a buffer per context: a context holds at most
 // one, so it never waits.
 //
-// No connection can hold a shared pool (allow): one that holds its share, max over the
-// connections of the poller, takes another buffer only while more than a share stays
-// available, and waiting calls that allow refuses let later ones of other connections pass.
+// No connection can hold a shared pool (allow). Each connection served keeps one buffer in
+// reserve beyond max, so the pool is max + conns buffers at most and a connection that holds
+// none always finds one, however many others misbehave. Beyond that first buffer, a
+// connection competes for the max shared ones: one that holds its share of them (max over
+// the connections) takes another only while more than a share stays free, and one whose
+// peer holds buffers long (server.peerSlow: RDMA Reads answered late, RDMA_DONE withheld)
+// only while half of them stays free. Waiting calls that allow refuses let later ones of
+// other connections pass.
 //
 // Owned by one poller thread: no locks.
 type sinks struct {
 	reg    mempool.Registrar
 	access datapath.Access
 	size   int // bytes per buffer
-	max    int // buffers at most
+	max    int // buffers shared beyond the connections' reserves (all of them for an own pool)
 	made   int
 	segs   []*mempool.Region
 	free   []*mempool.Buf // last in, first out: the memory in use stays warm
@@ -35,14 +42,47 @@ type sinks struct {
 	shared  bool  // by the connections of a poller (woken by its Mux)
 	// conns counts the connections that share the pool (kept by their Mux).
 	conns int
+	// over counts the shared buffers held: those beyond each connection's first.
+	over int
 }
 
-// allow reports whether the server half sv may take a buffer of a shared pool: while it
-// holds less than its share (max over the connections), or while more than a share stays
-// free (or not yet made) for the others.
+// limit is how many buffers the pool may have: the shared ones and one reserved for each
+// connection.
+func (s *sinks) limit() int { return s.max + s.conns }
+
+// allow reports whether the server half sv may take a buffer of a shared pool now: its
+// reserved one when it holds none; else a shared one while it holds less than its share,
+// or while more than a share stays free for the others (half of them, for a slow peer).
 func (s *sinks) allow(sv *server) bool {
-	share := max(1, s.max/max(1, s.conns))
-	return sv.sinkHeld < share || s.conns <= 1 || len(s.free)+s.max-s.made > share
+	if sv.sinkHeld == 0 {
+		return true
+	}
+	free := s.max - s.over
+	switch {
+	case free <= 0:
+		return false
+	case s.conns <= 1:
+		return true
+	case sv.peerSlow(time.Now()):
+		// Its peer keeps what it takes for long: the others keep half the shared buffers.
+		return free-1 >= (s.max+1)/2
+	}
+	share := max(1, s.max/s.conns)
+	return sv.sinkHeld-1 < share || free > share
+}
+
+// held counts a buffer sv just took (shared pools).
+func (s *sinks) held(sv *server) {
+	if sv.sinkHeld++; sv.sinkHeld > 1 {
+		s.over++
+	}
+}
+
+// putBack counts a buffer sv gave back (shared pools).
+func (s *sinks) putBack(sv *server) {
+	if sv.sinkHeld--; sv.sinkHeld > 0 {
+		s.over--
+	}
 }
 
 type sinkWait struct {
@@ -69,6 +109,7 @@ func ownSinks(p *mempool.Pool) *sinks {
 // then a slice pop and push whichever segment a buffer is from; close gives them back.
 func (s *sinks) take(p *mempool.Pool) {
 	n := p.Free()
+	s.free = slices.Grow(s.free, n) // a shared pool's limit grows with its connections
 	s.free = s.free[:len(s.free)+n]
 	for k := range n {
 		s.free[len(s.free)-1-k] = p.Get()
@@ -95,9 +136,9 @@ func (s *sinks) grow(n int) error {
 // buffer is in use (or a segment could not be registered): the caller waits (park). A
 // context of a shared pool asks allow first.
 func (s *sinks) get() *mempool.Buf {
-	if len(s.free) == 0 && s.made < s.max && s.reg != nil {
-		// Doubling keeps segments (and registrations) few: at most log2(max) + 1.
-		if s.grow(min(s.max-s.made, max(s.made, 4))) != nil {
+	if len(s.free) == 0 && s.made < s.limit() && s.reg != nil {
+		// Doubling keeps segments (and registrations) few: at most log2(limit) + 1.
+		if s.grow(min(s.limit()-s.made, max(s.made, 4))) != nil {
 			return nil
 		}
 	}
@@ -125,7 +166,7 @@ func (s *sinks) wake(touched func(*Conn)) {
 		sv := &w.c.sv
 		switch {
 		case w.c.err != nil || sv.ctxs[w.i].state != ctxSinkWait:
-		case len(s.free) == 0 && s.made >= s.max:
+		case len(s.free) == 0 && s.made >= s.limit():
 			live = append(live, s.waiting[k:]...)
 			clear(s.waiting[len(live):])
 			s.waiting = live

@@ -44,7 +44,7 @@ func serverCommand(open newServer) *command {
 			fs.IntVar(&f.Credits, "credits", 0, "credits granted to each client (default the engine's)")
 			f.MaxPayload = 1 << 20
 			fs.Var(sizeFlag(&f.MaxPayload), "max-payload", "largest payload of one RPC: the size of the buffers Read chunks are pulled into and long replies built in")
-			fs.IntVar(&f.SinkBuffers, "sink-buffers", 0, "per poller, the most of those buffers the calls in flight hold at once (registered as needed; a call that finds none free waits); default one connection's worth at the full grant")
+			fs.IntVar(&f.SinkBuffers, "sink-buffers", 0, "per poller, the most of those buffers the calls in flight share, beyond one reserved for each connection (registered as needed; a call that may take none waits); default one connection's worth at the full grant")
 			fs.IntVar(&f.Pollers, "pollers", 1, "poller threads; connections are dealt to the least loaded and share its completion queue")
 			fs.Var(cpusFlag(&f.CPUs), "cpus", "pin poller i to the i-th CPU of this list (default: unpinned)")
 			fs.Var(pollFlag(&f.Poll, true), "poll", "how idle pollers wait: busy (a CPU each, always), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms); default event on soft, hybrid on verbs")

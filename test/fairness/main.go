@@ -1,9 +1,10 @@
 // Command fairness measures how a running `rpcrdma-bench server` shares its poller's sink
-// pool: a well-behaved client's SINK rate and p50 alone and beside a misbehaving peer,
-// alternated (alone, beside, alone, beside, ...), -runs times for each peer. It starts the
-// server itself, with a small pool (-sink-buffers) and responder-provided Read chunks. The
-// peers are the rpcrdma package's test binary in its peer mode (TestPeerProcess, driven over
-// its standard input):
+// pool: a well-behaved client's SINK rate and p50 alone and beside one or more misbehaving
+// peers, alternated (alone, beside, alone, beside, ...), -runs times for each kind of peer and
+// number of them, at each pool size of -pools. For each pool it starts the server itself
+// (`--responder-read`, `--sink-buffers` N, the server's default for 0), on a loopback port of
+// its own. The peers are the rpcrdma package's test binary in its peer mode (TestPeerProcess,
+// driven over its standard input), each in a process of its own:
 //
 //	slowread  keeps its 64 credits busy with SINKs through a relay that delays everything it
 //	          sends to the server by -delay, so every RDMA Read is answered that late
@@ -11,7 +12,8 @@
 //	          and never sends RDMA_DONE, so each reply holds a buffer for DoneTimeout
 //
 // scripts/fairness.sh builds both binaries and runs it. It prints one FAIRNESS line per
-// measurement and one FAIRNESS-SUMMARY line per peer: the medians and beside/alone ratios.
+// measurement and one FAIRNESS-SUMMARY line per pool, peer kind and count: the medians and
+// the beside/alone ratios.
 package main
 
 import (
@@ -27,6 +29,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
@@ -38,29 +42,54 @@ import (
 type options struct {
 	server, peer string
 	peerDir      string
-	sinkBuffers  int
+	pools        []int
+	counts       []int
 	runs         int
 	duration     time.Duration
+	settle       time.Duration
 	size, depth  int
 	delay        time.Duration
 }
 
 func main() {
 	var o options
+	var pools, counts string
 	flag.StringVar(&o.server, "server", "", "the rpcrdma-bench binary")
 	flag.StringVar(&o.peer, "peer", "", "the rpcrdma package's test binary (go test -c ./rpcrdma)")
 	flag.StringVar(&o.peerDir, "peer-dir", "rpcrdma", "the directory the test binary runs in (its package's, for testdata)")
-	flag.IntVar(&o.sinkBuffers, "sink-buffers", 16, "the server's --sink-buffers")
-	flag.IntVar(&o.runs, "runs", 3, "alternated runs per misbehaving peer")
+	flag.StringVar(&pools, "pools", "2,8,0", "the server's --sink-buffers values, comma-separated (0: its default)")
+	flag.StringVar(&counts, "peers", "1,2", "how many misbehaving peers at once, comma-separated")
+	flag.IntVar(&o.runs, "runs", 3, "alternated runs per pool, peer kind and count")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "measured time per run")
+	flag.DurationVar(&o.settle, "settle", 1500*time.Millisecond, "wait after the peers start (they take what they may) and after they stop")
 	flag.IntVar(&o.size, "size", 16<<10, "SINK payload bytes (a Read chunk)")
 	flag.IntVar(&o.depth, "depth", 4, "the well-behaved client's calls outstanding")
 	flag.DurationVar(&o.delay, "delay", 200*time.Millisecond, "how late slowread answers each RDMA Read")
 	flag.Parse()
-	if err := run(o); err != nil {
+	var err error
+	if o.pools, err = ints("-pools", pools, 0); err == nil {
+		o.counts, err = ints("-peers", counts, 1)
+	}
+	if err == nil {
+		err = run(o)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fairness:", err)
 		os.Exit(1)
 	}
+}
+
+// ints parses a comma-separated list of integers of at least least.
+func ints(name, list string, least int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < least {
+			return nil, fmt.Errorf("%s: %q is not an integer of at least %d", name, f, least)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 const maxPayload = 64 << 10
@@ -69,12 +98,32 @@ func run(o options) error {
 	if o.server == "" || o.peer == "" {
 		return errors.New("-server and -peer are required")
 	}
+	for _, pool := range o.pools {
+		if err := runPool(o, pool); err != nil {
+			return fmt.Errorf("pool %s: %w", poolName(pool), err)
+		}
+	}
+	return nil
+}
+
+func poolName(pool int) string {
+	if pool == 0 {
+		return "default"
+	}
+	return strconv.Itoa(pool)
+}
+
+// runPool measures every peer kind and count against a server whose pool is pool buffers.
+func runPool(o options, pool int) error {
 	addr, err := freeAddr()
 	if err != nil {
 		return err
 	}
-	srv := exec.Command(o.server, "server", "--provider", "soft", "--listen", addr, "--responder-read",
-		"--sink-buffers", fmt.Sprint(o.sinkBuffers), "--max-payload", fmt.Sprint(maxPayload))
+	args := []string{"server", "--provider", "soft", "--listen", addr, "--responder-read", "--max-payload", fmt.Sprint(maxPayload)}
+	if pool > 0 {
+		args = append(args, "--sink-buffers", fmt.Sprint(pool))
+	}
+	srv := exec.Command(o.server, args...)
 	srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
 	if err := srv.Start(); err != nil {
 		return fmt.Errorf("start the server: %w", err)
@@ -108,33 +157,47 @@ func run(o options) error {
 	defer c.Close()
 
 	type sample struct{ rate, p50 float64 }
-	kinds := []string{"slowread", "nodone"}
-	alone, beside := map[string][]sample{}, map[string][]sample{}
+	type cell struct {
+		kind string
+		n    int
+	}
+	var cells []cell
+	for _, kind := range []string{"slowread", "nodone"} {
+		for _, n := range o.counts {
+			cells = append(cells, cell{kind, n})
+		}
+	}
+	alone, beside := map[cell][]sample{}, map[cell][]sample{}
 	for r := 1; r <= o.runs; r++ {
-		for _, kind := range kinds {
+		for _, cl := range cells {
 			ra, pa, err := measure(c, o)
 			if err != nil {
 				return fmt.Errorf("alone: %w", err)
 			}
-			p, err := startPeer(o, kind, addr, relay.Addr().String())
-			if err != nil {
-				return fmt.Errorf("%s: %w", kind, err)
+			var peers []*peer
+			for range cl.n {
+				p, err := startPeer(o, cl.kind, addr, relay.Addr().String())
+				if err != nil {
+					stopAll(peers)
+					return fmt.Errorf("%s: %w", cl.kind, err)
+				}
+				peers = append(peers, p)
 			}
-			time.Sleep(time.Second) // the peer fills what it can hold
+			time.Sleep(o.settle) // the peers take what they may
 			rb, pb, err := measure(c, o)
-			p.stop()
+			stopAll(peers)
 			if err != nil {
-				return fmt.Errorf("beside %s: %w", kind, err)
+				return fmt.Errorf("beside %d %s: %w", cl.n, cl.kind, err)
 			}
-			fmt.Printf("FAIRNESS peer=%s run=%d alone_rps=%.0f alone_p50_us=%.0f beside_rps=%.0f beside_p50_us=%.0f\n",
-				kind, r, ra, pa, rb, pb)
-			alone[kind] = append(alone[kind], sample{ra, pa})
-			beside[kind] = append(beside[kind], sample{rb, pb})
-			// What the peer held comes back by DoneTimeout (1 s) at most.
-			time.Sleep(1500 * time.Millisecond)
+			fmt.Printf("FAIRNESS pool=%s peer=%s peers=%d run=%d alone_rps=%.0f alone_p50_us=%.0f beside_rps=%.0f beside_p50_us=%.0f\n",
+				poolName(pool), cl.kind, cl.n, r, ra, pa, rb, pb)
+			alone[cl] = append(alone[cl], sample{ra, pa})
+			beside[cl] = append(beside[cl], sample{rb, pb})
+			// What the peers held comes back when their connections close.
+			time.Sleep(o.settle)
 		}
 	}
-	for _, kind := range kinds {
+	for _, cl := range cells {
 		med := func(s []sample, f func(sample) float64) float64 {
 			v := make([]float64, len(s))
 			for i := range s {
@@ -145,12 +208,18 @@ func run(o options) error {
 		}
 		rate := func(s sample) float64 { return s.rate }
 		p50 := func(s sample) float64 { return s.p50 }
-		ar, br := med(alone[kind], rate), med(beside[kind], rate)
-		ap, bp := med(alone[kind], p50), med(beside[kind], p50)
-		fmt.Printf("FAIRNESS-SUMMARY peer=%s runs=%d alone_rps=%.0f beside_rps=%.0f rate_ratio=%.2f alone_p50_us=%.0f beside_p50_us=%.0f p50_ratio=%.2f\n",
-			kind, o.runs, ar, br, br/ar, ap, bp, bp/ap)
+		ar, br := med(alone[cl], rate), med(beside[cl], rate)
+		ap, bp := med(alone[cl], p50), med(beside[cl], p50)
+		fmt.Printf("FAIRNESS-SUMMARY pool=%s peer=%s peers=%d runs=%d alone_rps=%.0f beside_rps=%.0f rate_ratio=%.2f alone_p50_us=%.0f beside_p50_us=%.0f p50_ratio=%.2f\n",
+			poolName(pool), cl.kind, cl.n, o.runs, ar, br, br/ar, ap, bp, bp/ap)
 	}
 	return nil
+}
+
+func stopAll(peers []*peer) {
+	for _, p := range peers {
+		p.stop()
+	}
 }
 
 // measure keeps depth SINKs outstanding on c for the duration and returns the rate (RPC/s)
