@@ -131,7 +131,7 @@ func config(t *testing.T, out string, d time.Duration, conn func(rank int) sessi
 			Out:       out,
 			RunConfig: map[string]string{"command": "fanin"},
 			Serve:     func() (fanin.Server, error) { return fakeServer{addr: fmt.Sprintf("0.0.0.0:%d", 20000+rank)}, nil },
-			Measure: func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+			Measure: func(ctx, hurry context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
 				o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, Provider: "fake", Connector: wrap(conn(rank))})
 				if err != nil {
 					return nil, err
@@ -264,8 +264,8 @@ func TestFanInRankDies(t *testing.T) {
 		cf := c(rank)
 		if rank == 3 {
 			measure := cf.Measure
-			cf.Measure = func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
-				go func() { measure(ctx, addr, wrap) }()
+			cf.Measure = func(ctx, hurry context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+				go func() { measure(ctx, hurry, addr, wrap) }()
 				time.Sleep(300 * time.Millisecond)
 				runtime.Goexit() // the rank's process is gone: its connections close
 				return nil, nil
