@@ -402,10 +402,10 @@ func (c Config) measure(ctx, hurry context.Context, w wireup, layout Layout, ran
 		cause = l.lostErr.Error()
 	default:
 	}
-	lost := fmt.Errorf("rank 0 (host %s) was lost before it had this rank's results: %s", w.Hosts[0], cause)
+	f := failure{rank: 0, host: w.Hosts[0], what: fmt.Sprintf("lost before it had rank %d's results: %s", rank, cause)}
+	lost := errors.New(f.String())
 	if c.OwnOut != "" {
-		col := &collected{hosts: map[int]string{rank: c.Comm.Host()}, results: map[int]*rankResult{rank: res},
-			failed: []failure{{rank: 0, host: w.Hosts[0], what: lost.Error()}}}
+		col := &collected{hosts: map[int]string{rank: c.Comm.Host()}, results: map[int]*rankResult{rank: res}, failed: []failure{f}}
 		r, merr := c.merged(layout, col, barrier, true)
 		if merr == nil {
 			r.Status.Message = fmt.Sprintf("rank %d's own points only: %s", rank, r.Status.Message)

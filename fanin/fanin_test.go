@@ -121,7 +121,7 @@ func jobCtx(t *testing.T, ctx context.Context, n int, cfg func(rank int) fanin.C
 func config(t *testing.T, out string, d time.Duration, conn func(rank int) session.Connector) func(rank int) fanin.Config {
 	return func(rank int) fanin.Config {
 		w := workloads.Config{Mix: []workloads.MixEntry{{Proc: "echo", Weight: 1, Size: workloads.Sizes{Values: []int{64}}}},
-			Depth: 4, Connections: 2, Pollers: 2, Poll: datapath.Poll{Mode: datapath.PollEvent}, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond)}
+			Depth: 4, Connections: 2, Pollers: 2, Poll: datapath.Poll{Mode: datapath.PollEvent}, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond), Drain: workloads.Duration(200 * time.Millisecond)}
 		w, err := w.Normalized()
 		if err != nil {
 			t.Error(err)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The fan-in under mpirun on this host over the soft provider: 1 server rank and 3 client
 # ranks, then 4 ranks in pairs, a sweep's points in lockstep, then 4 ranks of which one client
-# rank is killed mid-run.
+# rank is killed mid-run, then the fault steps (scripts/fanincheck.sh's faults: strays, a
+# stopped client rank, a stopped server rank, rank 0 killed).
 # Each run's results file is checked: the merged histogram's count is the sum of the ranks'
 # and every rank's measured interval overlaps the others' by at least 95% (the killed run:
 # it failed, names the rank, and kept the others' points). As root it installs Open MPI and
@@ -54,4 +55,6 @@ launched=$!
 killrank 2 OMPI_COMM_WORLD_RANK "$launched"
 if wait "$launched"; then fail "the run with a killed rank succeeded"; fi
 checkkilled "$dir/killed.json" "$dir/killed.log"
+
+faults mpitest OMPI_COMM_WORLD_RANK $mpirun -np 4
 echo "mpitest: ok"
