@@ -193,8 +193,8 @@ func TestRefineClock(t *testing.T) {
 	if got := refine(clock{Offset: 0, Error: 50}, time.Second, clock{Offset: int64(time.Hour), Error: 50}); got != (clock{Offset: int64(time.Hour), Error: 50}) {
 		t.Errorf("a stepped clock: %+v, want the new estimate", got)
 	}
-	if got := refine(clock{Offset: 0, Error: 10}, time.Second, clock{Offset: 500_000, Error: 10}); got.Offset != 500_000 || got.Error != 10 {
-		// 1000 ppm over 1 s widens 10 ns to 1 ms: the new one is inside it.
+	if got := refine(clock{Offset: 0, Error: 10}, 10*time.Second, clock{Offset: 500_000, Error: 10}); got.Offset != 500_000 || got.Error != 10 {
+		// 100 ppm over 10 s widens 10 ns to 1 ms: the new one is inside it.
 		t.Errorf("an aged estimate: %+v, want the new one, 500000±10", got)
 	}
 }

@@ -164,9 +164,10 @@ func (l *link) clockOffset(n int) (clock, error) {
 	return best, nil
 }
 
-// driftPPM bounds how far two undisciplined clocks drift apart, in parts per million (NTP
-// assumes 500 for one).
-const driftPPM = 1000
+// driftPPM bounds how fast two hosts' clocks drift apart, in parts per million: a crystal's
+// tolerance is some tens (NTP grows its error bound by 15 a second); a larger drift, or a
+// step, makes the next estimate disagree with the aged one, which is then dropped.
+const driftPPM = 100
 
 // refine combines an estimate prev made age ago with a new one, next: prev's bound widened
 // by the drift over age; if their intervals meet, their intersection (the tighter bound);

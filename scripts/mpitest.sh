@@ -46,7 +46,8 @@ timeout 120 $mpirun -np 3 "$bin" fanin --sweep --thresholds 1k,4k --sizes 64,4k 
 	--out "$dir/sweep.json" >"$dir/sweep.log" 2>&1 || { cat "$dir/sweep.log" >&2; fail "mpirun -np 3 fanin --sweep failed"; }
 jq -e '.status.state == "complete" and (.points | length) == 4 and all(.points[]; (.fanin.ranks | length) == 2 and
 	.rtt.count == ([.fanin.ranks[].point.rtt.count] | add) and .fanin.overlap >= 0.95)' "$dir/sweep.json" >/dev/null ||
-	fail "sweep.json: want 4 complete points, each merging 2 ranks that overlap by 95%"
+	{ jq -c '.status, [.points[] | {overlap: .fanin.overlap, skew_ns: .fanin.skew_ns, skew_error_ns: .fanin.skew_error_ns, ranks: [.fanin.ranks[] | {rank, clock_error_ns, count: .point.rtt.count}]}]' "$dir/sweep.json" >&2
+	  fail "sweep.json: want 4 complete points, each merging 2 ranks that overlap by 95%"; }
 jq -r '"  \(.points | length) points, overlap at least \([.points[].fanin.overlap] | min * 1000 | floor / 10)%"' "$dir/sweep.json"
 
 echo "mpitest: client rank 2 killed mid-run"
