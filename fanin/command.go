@@ -27,6 +27,8 @@ type Command struct {
 	Pairs       bool
 	// Listen is where a server rank listens (port 0 picks one).
 	Listen string
+	// Coordinator is the host rank 0's coordinator listens on (Config.Coordinator).
+	Coordinator string
 	// Open opens the provider the settings name, with the slowdown and probe they ask for.
 	Open func(name string, slow cli.SoftSlowdown, turnarounds bool) (datapath.Provider, error)
 	// sweep is the sweep Check planned (Run.Sweep).
@@ -166,13 +168,18 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 	w := c.Run
 	workload := pts[0].Workload
 	rec := c.Record(comm.Size(), pts)
-	out := w.Out
+	// Rank 0 writes the merged file; a client rank writes its own only if rank 0 is lost.
+	out, own := w.Out, ""
 	if comm.Rank() != 0 {
 		out = ""
+		if w.Out != "" {
+			own = RankFile(w.Out, comm.Rank())
+		}
 	}
 	// The server offers the largest threshold, so that no point's own offer is capped.
 	threshold := slices.MaxFunc(pts, func(a, b workloads.Point) int { return a.Threshold - b.Threshold }).Threshold
-	return Run(ctx, Config{Comm: comm, ServerRanks: c.ServerRanks, Pairs: c.Pairs, External: w.Addr, RunConfig: rec, Out: out, Log: log,
+	return Run(ctx, Config{Comm: comm, ServerRanks: c.ServerRanks, Pairs: c.Pairs, External: w.Addr, RunConfig: rec, Out: out, OwnOut: own,
+		Coordinator: c.Coordinator, Log: log,
 		Serve: func() (Server, error) {
 			p, err := c.Open(w.Provider, cli.SoftSlowdown{}, false) // the slowdown is the clients'
 			if err != nil {
@@ -187,7 +194,7 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 			}
 			return r, nil
 		},
-		Measure: func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+		Measure: func(ctx, lost context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
 			p, err := c.Open(w.Provider, w.Slowdown, w.Turnarounds)
 			if err != nil {
 				return nil, err
@@ -200,6 +207,10 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 				return nil, err
 			}
 			defer conn.Close()
+			// The drain is skipped on a second signal, or when this rank's server is lost.
+			hurry, hasten := context.WithCancel(hurry)
+			defer context.AfterFunc(lost, hasten)()
+			defer hasten()
 			o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, RunConfig: rec, Provider: w.Provider,
 				Connector: wrap(conn), Log: log, Hurry: hurry, Interval: w.Interval, Rounds: w.Repeat, Shuffle: w.Shuffle, Seed: workload.Seed})
 			if err != nil {

@@ -2,37 +2,74 @@ package fanin
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// coordinator is rank 0's side of the run: it starts every point when all client ranks are
-// ready, collects their results and watches their connections; the first failure (a rank
-// that could not connect, ended in an error or died) stops every rank.
+// helloWait bounds the wait for a connection's hello; maxPending bounds the connections
+// waiting to say it, so that strays cannot hold the coordinator's memory or descriptors.
+const (
+	helloWait  = 10 * time.Second
+	maxPending = 32
+)
+
+// maxRefusals bounds the refusals a run records one by one; the rest are counted.
+const maxRefusals = 32
+
+// missedBeats is how many heartbeats a side may miss before the other gives it up.
+const missedBeats = 5
+
+// coordinator is rank 0's side of the run: it admits the ranks that hold the job's secret,
+// starts every point when all client ranks are ready, collects their results and watches
+// them (their connections, heartbeats and each point's deadline); the first failure (a rank
+// that could not connect, ended in an error, died or hangs) stops every rank.
 type coordinator struct {
-	l       net.Listener
-	layout  Layout
-	events  chan event
-	ranks   map[int]*rankState
-	failed  []failure
-	stopped bool
-	starts  map[int]int64 // point → its start (startAt)
+	l      net.Listener
+	layout Layout
+	secret []byte
+	// beat is the heartbeat's period; grace what a point may take past its warm-up,
+	// duration and drain before its deadline.
+	beat, grace time.Duration
+	events      chan event
+	pending     chan struct{}
+	ranks       map[int]*rankState
+	failed      []failure
+	refused     []results.Refusal
+	nrefused    int
+	gaveUp      bool
+	stopped     bool
+	starts      map[int]int64 // point → its start (startAt)
+	log         io.Writer
 	// changed is called with the state after every result or failure (rank 0 keeps its
 	// results file current with it, so that a kill loses nothing already received).
 	changed func(*collected)
 }
 
 type rankState struct {
-	host   string
-	c      *conn
-	votes  map[int]bool // points voted for
-	asked  map[int]bool // votes not answered yet
+	host  string
+	c     *conn
+	votes map[int]bool // points voted for
+	asked map[int]bool // votes not answered yet
+	// lens are the lengths it voted its points with (warm-up, duration and drain), drain
+	// the longest drain it voted.
+	lens   map[int]int64
+	drain  time.Duration
 	result *rankResult
-	gone   bool
+	// gone: its connection ended, or the coordinator gave it up.
+	gone bool
+	// seen is when it last sent anything; due when it must have voted or reported by
+	// (zero: no deadline), dueWhy what it failed to do then.
+	seen, due time.Time
+	dueWhy    string
 }
 
 type failure struct {
@@ -43,73 +80,119 @@ type failure struct {
 func (f failure) String() string { return fmt.Sprintf("rank %d (host %s): %s", f.rank, f.host, f.what) }
 
 type event struct {
-	rank int
-	m    msg
-	c    *conn // hello: the rank's connection
-	err  error // the connection ended
+	rank  int
+	m     msg
+	c     *conn // the connection it came on
+	hello bool
+	err   error // the connection ended
+	// refused: the connection was turned away before its hello was accepted.
+	refused *results.Refusal
 }
 
-// collected is what the coordinator has: every rank's host and result, and the failures in
-// the order they happened.
+// collected is what the coordinator has: every rank's host and result, the failures in the
+// order they happened, and the connections it refused.
 type collected struct {
-	hosts   map[int]string
-	results map[int]*rankResult
-	failed  []failure
+	hosts    map[int]string
+	results  map[int]*rankResult
+	failed   []failure
+	refused  []results.Refusal
+	nrefused int
+	// gaveUp: a rank failed alive (stopped, hung): it still holds the launcher's job.
+	gaveUp bool
 }
 
-func listenCoordinator(layout Layout) (*coordinator, error) {
-	l, err := net.Listen("tcp", ":0")
+// listenCoordinator listens on host (an address of rank 0 the other ranks reach, port 0
+// picks one).
+func listenCoordinator(layout Layout, host string, secret []byte, beat, grace time.Duration, log io.Writer) (*coordinator, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
-		return nil, fmt.Errorf("coordinator: listen: %w", err)
+		return nil, fmt.Errorf("coordinator: listen on %s: %w", host, err)
 	}
-	return &coordinator{l: l, layout: layout, events: make(chan event, 16), ranks: map[int]*rankState{}, starts: map[int]int64{}}, nil
+	return &coordinator{l: l, layout: layout, secret: secret, beat: beat, grace: grace, log: log,
+		events: make(chan event, 16), pending: make(chan struct{}, maxPending),
+		ranks: map[int]*rankState{}, starts: map[int]int64{}}, nil
 }
 
-// addr is the coordinator's address as the other ranks reach it: host with the port listened on.
-func (co *coordinator) addr(host string) string {
-	return net.JoinHostPort(host, fmt.Sprint(co.l.Addr().(*net.TCPAddr).Port))
-}
+// addr is the coordinator's address as the other ranks reach it.
+func (co *coordinator) addr() string { return co.l.Addr().String() }
 
-// accept reads each connection's hello and then its messages, as events.
+// accept reads each connection's hello, checks it, and then reads its messages, as events.
 func (co *coordinator) accept(done <-chan struct{}) {
 	for {
 		nc, err := co.l.Accept()
 		if err != nil {
 			return
 		}
-		go func() {
-			c := newConn(nc)
-			nc.SetReadDeadline(time.Now().Add(30 * time.Second))
-			m, err := c.recv()
-			nc.SetReadDeadline(time.Time{})
-			if err != nil || m.Kind != msgHello || m.Rank < 0 || m.Rank >= co.layout.Size() {
-				nc.Close()
-				return
-			}
-			rank := m.Rank
-			select {
-			case co.events <- event{rank: rank, m: m, c: c}:
-			case <-done:
-				nc.Close()
-				return
-			}
-			for {
-				m, err := c.recv()
-				if err != nil {
-					select {
-					case co.events <- event{rank: rank, err: err}:
-					case <-done:
-					}
-					return
-				}
-				select {
-				case co.events <- event{rank: rank, m: m}:
-				case <-done:
-					return
-				}
-			}
-		}()
+		go co.admit(nc, done)
 	}
+}
+
+func (co *coordinator) admit(nc net.Conn, done <-chan struct{}) {
+	emit := func(ev event) bool {
+		select {
+		case co.events <- ev:
+			return true
+		case <-done:
+			nc.Close()
+			return false
+		}
+	}
+	refuse := func(why string) {
+		nc.Close()
+		emit(event{refused: &results.Refusal{From: nc.RemoteAddr().String(), Cause: why, At: time.Now().UTC()}})
+	}
+	select {
+	case co.pending <- struct{}{}:
+	default:
+		refuse(fmt.Sprintf("%d connections were already waiting to say hello", maxPending))
+		return
+	}
+	c := newConn(nc)
+	nc.SetReadDeadline(time.Now().Add(helloWait))
+	m, err := c.recv(maxHello)
+	nc.SetReadDeadline(time.Time{})
+	<-co.pending
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("closed before it said hello")
+		}
+		refuse(fmt.Sprintf("no hello: %v", err))
+		return
+	}
+	if why := co.check(m); why != "" {
+		refuse(why)
+		return
+	}
+	rank := m.Rank
+	if !emit(event{rank: rank, m: m, c: c, hello: true}) {
+		return
+	}
+	for {
+		m, err := c.recv(maxMsg)
+		if err != nil {
+			emit(event{rank: rank, c: c, err: err})
+			return
+		}
+		if !emit(event{rank: rank, m: m, c: c}) {
+			return
+		}
+	}
+}
+
+// check is why hello m is refused, "" if it is not: it must carry the job's secret (compared
+// in constant time) and name a rank of the job in the role the layout gives it.
+func (co *coordinator) check(m msg) string {
+	switch {
+	case m.Kind != msgHello:
+		return fmt.Sprintf("its first message is %q, not a hello", m.Kind)
+	case subtle.ConstantTimeCompare([]byte(m.Secret), co.secret) != 1:
+		return fmt.Sprintf("a hello for rank %d without the job's secret", m.Rank)
+	case m.Rank < 0 || m.Rank >= co.layout.Size():
+		return fmt.Sprintf("a hello for rank %d, not a rank of the job (0 to %d)", m.Rank, co.layout.Size()-1)
+	case Role(m.Role) != co.layout.Role(m.Rank):
+		return fmt.Sprintf("a hello for rank %d as a %s, which is a %s rank", m.Rank, m.Role, co.layout.Role(m.Rank))
+	}
+	return ""
 }
 
 // run coordinates until every client rank reported or was lost, and returns what was
@@ -122,12 +205,16 @@ func (co *coordinator) run(ctx context.Context, grace, setup time.Duration) *col
 	defer co.l.Close()
 	setupT := time.NewTimer(setup)
 	defer setupT.Stop()
+	beat := time.NewTicker(co.beat)
+	defer beat.Stop()
 	var graceC <-chan time.Time
 	ctxDone := ctx.Done()
 	for !co.finished() {
 		select {
 		case ev := <-co.events:
 			co.handle(ev)
+		case <-beat.C:
+			co.heartbeat()
 		case <-setupT.C:
 			for r := range co.layout.Size() {
 				if co.ranks[r] == nil {
@@ -158,11 +245,45 @@ func (co *coordinator) run(ctx context.Context, grace, setup time.Duration) *col
 		select {
 		case ev := <-co.events:
 			co.handle(ev)
+		case <-beat.C:
+			co.heartbeat()
 		case <-wait:
 			return co.collected()
 		}
 	}
 	return co.collected()
+}
+
+// heartbeat tells every rank that rank 0 is alive and gives up the ranks that sent nothing
+// for missedBeats beats or missed their deadline.
+func (co *coordinator) heartbeat() {
+	now := time.Now()
+	for r := range co.layout.Size() {
+		s := co.ranks[r]
+		if s == nil || s.gone {
+			continue
+		}
+		s.c.send(msg{Kind: msgBeat})
+		if s.result != nil {
+			continue
+		}
+		if silent := now.Sub(s.seen); silent > missedBeats*co.beat {
+			co.giveUp(r, fmt.Sprintf("sent nothing for %v (heartbeat every %v): the process is stopped or hangs", silent.Round(time.Millisecond), co.beat))
+		} else if !s.due.IsZero() && now.After(s.due) {
+			co.giveUp(r, s.dueWhy)
+		}
+	}
+}
+
+// giveUp fails rank r, alive but not doing its part: it is told to stop (should it wake)
+// and no longer waited for.
+func (co *coordinator) giveUp(r int, why string) {
+	s := co.ranks[r]
+	s.c.send(msg{Kind: msgStop, Err: "rank 0 gave this rank up: " + why})
+	s.gone = true
+	s.c.c.Close()
+	co.gaveUp = true
+	co.fail(r, s.host, why)
 }
 
 func (co *coordinator) serversReported() bool {
@@ -198,39 +319,69 @@ func (co *coordinator) finished() bool {
 	return true
 }
 
+// refuse records a connection turned away.
+func (co *coordinator) refuse(rf results.Refusal) {
+	co.nrefused++
+	fmt.Fprintf(co.log, "rpcrdma-bench fanin: refused a connection from %s: %s\n", rf.From, rf.Cause)
+	if len(co.refused) < maxRefusals {
+		co.refused = append(co.refused, rf)
+	}
+	co.changed(co.collected())
+}
+
 func (co *coordinator) handle(ev event) {
+	if ev.refused != nil {
+		co.refuse(*ev.refused)
+		return
+	}
 	s := co.ranks[ev.rank]
-	switch {
-	case ev.c != nil:
+	if ev.hello {
 		if s != nil {
-			ev.c.c.Close() // a second hello for one rank
+			// The rank that joined first keeps its place.
+			ev.c.c.Close()
+			co.refuse(results.Refusal{From: ev.c.c.RemoteAddr().String(), At: time.Now().UTC(),
+				Cause: fmt.Sprintf("a second hello for rank %d, which joined from %s", ev.rank, s.c.c.RemoteAddr())})
 			return
 		}
-		s = &rankState{host: ev.m.Host, c: ev.c, votes: map[int]bool{}, asked: map[int]bool{}}
+		now := time.Now()
+		s = &rankState{host: ev.m.Host, c: ev.c, votes: map[int]bool{}, asked: map[int]bool{}, lens: map[int]int64{}, seen: now}
 		co.ranks[ev.rank] = s
+		if co.layout.Role(ev.rank) == RoleClient {
+			co.setDue(s, now.Add(co.grace+openWait+time.Minute), "never voted for its first point")
+		}
 		if co.stopped {
 			s.c.send(msg{Kind: msgStop, Err: co.failed[0].String()})
 		}
 		return
-	case s == nil:
-		return
-	case ev.err != nil:
+	}
+	if s == nil || s.c != ev.c || s.gone {
+		return // not the connection the rank joined on, or given up
+	}
+	s.seen = time.Now()
+	if ev.err != nil {
 		s.gone = true
 		if s.result == nil && co.layout.Role(ev.rank) == RoleClient {
 			co.fail(ev.rank, s.host, fmt.Sprintf("its connection to rank 0 ended before it reported (the process died?): %v", ev.err))
 		} else if s.result == nil && !co.finished() {
 			co.fail(ev.rank, s.host, fmt.Sprintf("the server rank's connection to rank 0 ended while clients were measuring (the process died?): %v", ev.err))
 		}
+		co.decide()
+		return
 	}
 	switch ev.m.Kind {
 	case msgClock:
 		s.c.send(msg{Kind: msgClock, T0: ev.m.T0, T1: time.Now().UnixNano()})
 		return
+	case msgBeat:
+		return
 	case msgVote:
 		if ev.m.Err != "" {
 			co.fail(ev.rank, s.host, ev.m.Err)
 		}
-		s.votes[ev.m.Point], s.asked[ev.m.Point] = true, true
+		s.votes[ev.m.Point], s.asked[ev.m.Point], s.lens[ev.m.Point] = true, true, ev.m.Len
+		s.drain = max(s.drain, time.Duration(ev.m.Drain))
+		s.due = time.Time{}
+		co.awaitVotes(ev.m.Point)
 	case msgResult:
 		s.result = ev.m.Result
 		if s.result == nil {
@@ -240,8 +391,28 @@ func (co *coordinator) handle(ev event) {
 			co.fail(ev.rank, s.host, s.result.Err)
 		}
 		co.changed(co.collected())
+		// The rank may go now: rank 0 has its results (and, above, on disk).
+		s.c.send(msg{Kind: msgResult})
 	}
 	co.decide()
+}
+
+// setDue gives s a deadline, unless it has an earlier one.
+func (co *coordinator) setDue(s *rankState, at time.Time, why string) {
+	if s.due.IsZero() || at.Before(s.due) {
+		s.due, s.dueWhy = at, why
+	}
+}
+
+// awaitVotes bounds the wait for the other client ranks' votes for point k, once one voted:
+// each has openWait (its pollers' bound) and the grace.
+func (co *coordinator) awaitVotes(k int) {
+	at := time.Now().Add(openWait + co.grace)
+	for _, r := range co.layout.Clients() {
+		if s := co.ranks[r]; s != nil && !s.gone && s.result == nil && !s.votes[k] {
+			co.setDue(s, at, fmt.Sprintf("did not vote for point %d within %v of the first rank's vote", k+1, openWait+co.grace))
+		}
+	}
 }
 
 // decide answers the votes that can be answered: all of them with the first failure once
@@ -249,7 +420,7 @@ func (co *coordinator) handle(ev event) {
 func (co *coordinator) decide() {
 	for _, r := range co.layout.Clients() {
 		s := co.ranks[r]
-		if s == nil {
+		if s == nil || s.gone {
 			continue
 		}
 		for k := range s.asked {
@@ -260,16 +431,32 @@ func (co *coordinator) decide() {
 			delete(s.asked, k)
 			m := msg{Kind: msgVerdict, Point: k, Err: why}
 			if why == "" {
-				m.T1 = co.startAt(k)
+				m.T1, m.Len = co.startAt(k), int64(co.lead())
+				// The point must end by its length past its start, and the grace.
+				at := time.Now().Add(time.Duration(m.T1-time.Now().UnixNano()) + time.Duration(co.pointLen(k)) + co.grace)
+				co.setDue(s, at, fmt.Sprintf("point %d did not end within its deadline (its warm-up, duration and drain, %v, and %v of grace)", k+1, time.Duration(co.pointLen(k)), co.grace))
 			}
 			s.c.send(m)
 		}
 	}
 }
 
+// pointLen is the longest length the client ranks voted for point k with.
+func (co *coordinator) pointLen(k int) int64 {
+	var n int64
+	for _, s := range co.ranks {
+		n = max(n, s.lens[k])
+	}
+	return n
+}
+
 // startLead is how far ahead of its verdicts a point starts, per client rank: the verdicts
 // go out one after the other, and each rank waits for the same instant.
 const startLead = time.Millisecond
+
+func (co *coordinator) lead() time.Duration {
+	return time.Duration(len(co.layout.Clients())+2) * startLead
+}
 
 // startAt is when point k starts, in rank 0's wall clock (Unix nanoseconds): fixed when its
 // first verdict goes out.
@@ -277,7 +464,7 @@ func (co *coordinator) startAt(k int) int64 {
 	if at, ok := co.starts[k]; ok {
 		return at
 	}
-	at := time.Now().Add(time.Duration(len(co.layout.Clients())+2) * startLead).UnixNano()
+	at := time.Now().Add(co.lead()).UnixNano()
 	co.starts[k] = at
 	return at
 }
@@ -306,21 +493,31 @@ func (co *coordinator) fail(r int, host, what string) {
 	co.changed(co.collected())
 }
 
-// stopAll tells every client rank but the failed one to stop measuring, once.
+// stopAll tells every client rank but the failed one to stop measuring, once; the clients
+// of a failed server rank skip their drain (its replies will not come). Every client rank
+// must report within the grace past the point's drain.
 func (co *coordinator) stopAll(why string, failed int) {
 	if co.stopped {
 		return
 	}
 	co.stopped = true
+	hurry := failed >= 0 && co.layout.Role(failed) == RoleServer
+	drain := workloads.MinDrain
+	for _, s := range co.ranks {
+		drain = max(drain, s.drain)
+	}
+	at := time.Now().Add(co.grace + drain)
 	for _, r := range co.layout.Clients() {
 		if s := co.ranks[r]; s != nil && !s.gone && s.result == nil && r != failed {
-			s.c.send(msg{Kind: msgStop, Err: why})
+			s.c.send(msg{Kind: msgStop, Err: why, Hurry: hurry && co.layout.ServerOf(r) == failed})
+			co.setDue(s, at, fmt.Sprintf("did not report within %v of being told to stop (its drain and the grace)", co.grace+drain))
 		}
 	}
 }
 
 func (co *coordinator) collected() *collected {
-	c := &collected{hosts: map[int]string{}, results: map[int]*rankResult{}, failed: slices.Clone(co.failed)}
+	c := &collected{hosts: map[int]string{}, results: map[int]*rankResult{}, failed: slices.Clone(co.failed),
+		refused: slices.Clone(co.refused), nrefused: co.nrefused, gaveUp: co.gaveUp}
 	for r, s := range co.ranks {
 		c.hosts[r] = s.host
 		if s.result != nil {
@@ -338,105 +535,3 @@ func (c *collected) failures() string {
 	}
 	return strings.Join(s, "; ")
 }
-
-// link is a rank's connection to the coordinator.
-type link struct {
-	c        *conn
-	verdicts chan msg
-	clocks   chan msg
-	lost     chan struct{}
-	lostErr  error
-}
-
-// dialCoordinator connects rank to the coordinator at addr; onStop is called (once at most,
-// from another goroutine) when the coordinator says to stop or is lost.
-func dialCoordinator(addr string, rank int, host string, role Role, onStop func(why string)) (*link, error) {
-	nc, err := net.DialTimeout("tcp", addr, 30*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("connect to the coordinator (rank 0) at %s: %w", addr, err)
-	}
-	l := &link{c: newConn(nc), verdicts: make(chan msg, 1), clocks: make(chan msg, 1), lost: make(chan struct{})}
-	if err := l.c.send(msg{Kind: msgHello, Rank: rank, Host: host, Role: string(role)}); err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("coordinator (rank 0) at %s: %w", addr, err)
-	}
-	go func() {
-		stopped := false
-		stop := func(why string) {
-			if !stopped {
-				stopped = true
-				onStop(why)
-			}
-		}
-		for {
-			m, err := l.c.recv()
-			if err != nil {
-				l.lostErr = fmt.Errorf("connection to the coordinator (rank 0) lost: %w", err)
-				close(l.lost)
-				stop(l.lostErr.Error())
-				return
-			}
-			switch m.Kind {
-			case msgVerdict:
-				l.verdicts <- m
-			case msgClock:
-				l.clocks <- m
-			case msgStop:
-				stop(m.Err)
-			}
-		}
-	}()
-	return l, nil
-}
-
-// vote says whether this rank is ready for point k (cause nil) and waits for the verdict:
-// nil and when to start the point (rank 0's wall clock, Unix nanoseconds), else why not.
-func (l *link) vote(k int, cause error) (int64, error) {
-	m := msg{Kind: msgVote, Point: k}
-	if cause != nil {
-		m.Err = cause.Error()
-	}
-	if err := l.c.send(m); err != nil {
-		return 0, err
-	}
-	select {
-	case v := <-l.verdicts:
-		if v.Err != "" {
-			return 0, errors.New(v.Err)
-		}
-		return v.T1, nil
-	case <-l.lost:
-		return 0, l.lostErr
-	}
-}
-
-// clockExchanges is how many exchanges clockOffset makes; the quickest one counts.
-const clockExchanges = 8
-
-// clockOffset estimates rank 0's wall clock minus this rank's as NTP does: rank 0's reading
-// is taken to lie halfway through the exchange, so the exchange with the shortest round trip
-// bounds the error best, by half its round trip (the second result).
-func (l *link) clockOffset() (offset, bound int64, err error) {
-	bound = -1
-	for range clockExchanges {
-		t0 := time.Now()
-		if err := l.c.send(msg{Kind: msgClock, T0: t0.UnixNano()}); err != nil {
-			return 0, 0, err
-		}
-		var m msg
-		select {
-		case m = <-l.clocks:
-		case <-l.lost:
-			return 0, 0, l.lostErr
-		}
-		rtt := int64(time.Since(t0))
-		if bound < 0 || rtt/2 < bound {
-			offset, bound = m.T1-(t0.UnixNano()+rtt/2), rtt/2
-		}
-	}
-	return offset, bound, nil
-}
-
-func (l *link) report(res *rankResult) error { return l.c.send(msg{Kind: msgResult, Result: res}) }
-
-func (l *link) close() error { return l.c.c.Close() }

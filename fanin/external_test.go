@@ -30,11 +30,11 @@ func TestFanInExternalServer(t *testing.T) {
 			return fakeServer{addr: "0.0.0.0:1"}, nil
 		}
 		measure := cf.Measure
-		cf.Measure = func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+		cf.Measure = func(ctx, hurry context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
 			mu.Lock()
 			addrs[addr]++
 			mu.Unlock()
-			return measure(ctx, addr, wrap)
+			return measure(ctx, hurry, addr, wrap)
 		}
 		return cf
 	})

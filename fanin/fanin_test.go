@@ -121,7 +121,7 @@ func jobCtx(t *testing.T, ctx context.Context, n int, cfg func(rank int) fanin.C
 func config(t *testing.T, out string, d time.Duration, conn func(rank int) session.Connector) func(rank int) fanin.Config {
 	return func(rank int) fanin.Config {
 		w := workloads.Config{Mix: []workloads.MixEntry{{Proc: "echo", Weight: 1, Size: workloads.Sizes{Values: []int{64}}}},
-			Depth: 4, Connections: 2, Pollers: 2, Poll: datapath.Poll{Mode: datapath.PollEvent}, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond)}
+			Depth: 4, Connections: 2, Pollers: 2, Poll: datapath.Poll{Mode: datapath.PollEvent}, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond), Drain: workloads.Duration(200 * time.Millisecond)}
 		w, err := w.Normalized()
 		if err != nil {
 			t.Error(err)
@@ -131,7 +131,7 @@ func config(t *testing.T, out string, d time.Duration, conn func(rank int) sessi
 			Out:       out,
 			RunConfig: map[string]string{"command": "fanin"},
 			Serve:     func() (fanin.Server, error) { return fakeServer{addr: fmt.Sprintf("0.0.0.0:%d", 20000+rank)}, nil },
-			Measure: func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+			Measure: func(ctx, hurry context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
 				o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, Provider: "fake", Connector: wrap(conn(rank))})
 				if err != nil {
 					return nil, err
@@ -264,8 +264,8 @@ func TestFanInRankDies(t *testing.T) {
 		cf := c(rank)
 		if rank == 3 {
 			measure := cf.Measure
-			cf.Measure = func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
-				go func() { measure(ctx, addr, wrap) }()
+			cf.Measure = func(ctx, hurry context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+				go func() { measure(ctx, hurry, addr, wrap) }()
 				time.Sleep(300 * time.Millisecond)
 				runtime.Goexit() // the rank's process is gone: its connections close
 				return nil, nil

@@ -62,9 +62,12 @@ func mergePoint(rps []results.RankPoint, fi results.FanIn) (results.Point, error
 	if p.Classes, err = mergeClasses(rps); err != nil {
 		return results.Point{}, err
 	}
-	cbs, rcs := make([][]results.ProcStats, len(rps)), make([]*results.Recalls, len(rps))
+	prs, cbs, rcs := make([][]results.ProcStats, len(rps)), make([][]results.ProcStats, len(rps)), make([]*results.Recalls, len(rps))
 	for i := range rps {
-		cbs[i], rcs[i] = rps[i].Point.Callbacks, rps[i].Point.Recalls
+		prs[i], cbs[i], rcs[i] = rps[i].Point.Procedures, rps[i].Point.Callbacks, rps[i].Point.Recalls
+	}
+	if p.Procedures, err = results.MergeProcedures(prs); err != nil {
+		return results.Point{}, err
 	}
 	if p.Callbacks, err = results.MergeCallbacks(cbs); err != nil {
 		return results.Point{}, err
@@ -78,7 +81,7 @@ func mergePoint(rps []results.RankPoint, fi results.FanIn) (results.Point, error
 	fi.Ranks = rps
 	fi.Overlap = overlap(rps)
 	fi.Fairness()
-	fi.SkewNs = skew(rps)
+	fi.SkewNs, fi.SkewErrorNs = skew(rps)
 	p.FanIn = &fi
 	return p, nil
 }
@@ -158,29 +161,44 @@ func mergeClasses(rps []results.RankPoint) ([]results.ClassStats, error) {
 }
 
 // overlap is the share of the longest measured interval during which every rank measured,
-// in rank 0's clock.
+// in rank 0's clock, at least: each rank's interval is shrunk by its clock's error bound at
+// both ends.
 func overlap(rps []results.RankPoint) float64 {
-	start, end := rank0(&rps[0], rps[0].Point.Start), rank0(&rps[0], rps[0].Point.End)
+	if len(rps) == 1 {
+		return 1
+	}
+	bound := func(rp *results.RankPoint) time.Duration { return time.Duration(rp.ClockErrorNs) }
+	start, end := rank0(&rps[0], rps[0].Point.Start).Add(bound(&rps[0])), rank0(&rps[0], rps[0].Point.End).Add(-bound(&rps[0]))
 	var longest time.Duration
 	for i := range rps {
 		q := &rps[i].Point
-		start, end = maxTime(start, rank0(&rps[i], q.Start)), minTime(end, rank0(&rps[i], q.End))
+		start, end = maxTime(start, rank0(&rps[i], q.Start).Add(bound(&rps[i]))), minTime(end, rank0(&rps[i], q.End).Add(-bound(&rps[i])))
 		longest = max(longest, q.End.Sub(q.Start))
 	}
 	if longest <= 0 {
 		return 1
 	}
-	return max(0, float64(end.Sub(start))/float64(longest))
+	return min(1, max(0, float64(end.Sub(start))/float64(longest)))
 }
 
 // skew is the spread of the ranks' clocks read as the point's start verdict arrived, in
-// rank 0's clock.
-func skew(rps []results.RankPoint) int64 {
+// rank 0's clock, and its error bound: the two largest of the ranks' bounds added (the
+// spread is between two ranks' readings).
+func skew(rps []results.RankPoint) (int64, int64) {
 	lo := rank0(&rps[0], rps[0].StartClock)
 	hi := lo
+	var e1, e2 int64 // the largest bounds
 	for i := range rps {
 		t := rank0(&rps[i], rps[i].StartClock)
 		lo, hi = minTime(lo, t), maxTime(hi, t)
+		if e := rps[i].ClockErrorNs; e > e1 {
+			e1, e2 = e, e1
+		} else if e > e2 {
+			e2 = e
+		}
 	}
-	return int64(hi.Sub(lo))
+	if len(rps) == 1 {
+		return 0, 0
+	}
+	return int64(hi.Sub(lo)), e1 + e2
 }

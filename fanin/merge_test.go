@@ -43,3 +43,51 @@ func TestMergePointBackchannel(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A fan-in's point of a mix merges its ranks' per-procedure rows exactly: a row per procedure,
+// its histogram the sum of the ranks', its errors summed, the counts adding up to the point's.
+func TestMergePointProcedures(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
+	var rps []results.RankPoint
+	for k := range 2 {
+		r := results.NewRecorder()
+		r.SetProcedures([]string{"read", "write", "getattr"})
+		for i := range 100 {
+			rtt := int64(1000*(k+1) + i)
+			r.Record(rpcproto.Short, rpcproto.Short, rtt, 8)
+			r.RecordProc(i%2, rtt) // read and write; getattr only on rank 2
+		}
+		if k == 1 {
+			r.Record(rpcproto.Short, rpcproto.Short, 50000, 8)
+			r.RecordProc(2, 50000)
+			r.FailProc(0)
+		}
+		p, err := results.Summarize(results.Params{Procedure: "MIX", Class: "auto", Depth: 1, Connections: 1}, t0, t0.Add(time.Second), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Complete = true
+		rps = append(rps, results.RankPoint{Rank: k + 1, Point: p})
+	}
+	p, err := mergePoint(rps, results.FanIn{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Procedures) != 3 {
+		t.Fatalf("procedures %+v, want read, write and getattr", p.Procedures)
+	}
+	rd, wr, ga := p.Procedures[0], p.Procedures[1], p.Procedures[2]
+	if rd.Procedure != "read" || rd.RTT.Count != 100 || *rd.RTT.Min != 1000 || *rd.RTT.Max != 2098 || rd.Errors != 1 ||
+		wr.Procedure != "write" || wr.RTT.Count != 100 || *wr.RTT.Min != 1001 || *wr.RTT.Max != 2099 ||
+		ga.Procedure != "getattr" || ga.RTT.Count != 1 || *ga.RTT.Max != 50000 {
+		t.Errorf("procedures %+v", p.Procedures)
+	}
+	h, err := results.DecodeHistogram(rd.Histogram)
+	if err != nil || h.TotalCount() != 100 {
+		t.Errorf("read's merged histogram: %v, %d samples", err, h.TotalCount())
+	}
+	run := &results.Run{SchemaVersion: results.SchemaVersion, Start: p.Start, End: p.End, Status: results.Status{State: results.StateComplete}, Points: []results.Point{p}}
+	if err := run.Validate(); err != nil {
+		t.Error(err)
+	}
+}

@@ -68,7 +68,7 @@ func TestFanInSweepLockstep(t *testing.T) {
 	_, errs := job(t, 4, func(rank int) fanin.Config {
 		return fanin.Config{Out: out, RunConfig: c.Record(4, pts),
 			Serve: func() (fanin.Server, error) { return fakeServer{addr: fmt.Sprintf("0.0.0.0:%d", 20000+rank)}, nil },
-			Measure: func(ctx context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+			Measure: func(ctx, hurry context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
 				o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, Rounds: 2, Provider: "fake", Connector: wrap(&fakeConnector{})})
 				if err != nil {
 					return nil, err

@@ -25,13 +25,17 @@ type FanIn struct {
 	Failed []RankFailure `json:"failed,omitempty"`
 	// SkewNs is the spread (latest minus earliest) of the ranks' wall clocks read just after
 	// the point's start signal, each corrected by its ClockOffsetNs: how far apart the
-	// ranks started.
-	SkewNs int64 `json:"skew_ns"`
+	// ranks started. SkewErrorNs bounds its error: the two largest of the ranks'
+	// ClockErrorNs added.
+	SkewNs      int64 `json:"skew_ns"`
+	SkewErrorNs int64 `json:"skew_error_ns"`
 	// BarrierNs is what one barrier of all the ranks took at rank 0 (the median of several
 	// at wire-up): the launcher's own synchronisation cost.
 	BarrierNs int64 `json:"barrier_ns"`
 	// Overlap is the share of the longest rank's measured interval during which every rank
-	// was measuring (0 to 1; 1 for one rank), the ranks' clocks corrected by their offsets.
+	// was measuring (0 to 1; 1 for one rank), the ranks' clocks corrected by their offsets:
+	// at least this share, as each rank's interval is taken shrunk by its ClockErrorNs at
+	// both ends.
 	Overlap float64 `json:"overlap"`
 	// Jain is Jain's fairness index over the ranks' RPC rates, (Σx)²/(n·Σx²): 1 when all are
 	// equal, 1/n when one rank did everything.
@@ -42,6 +46,23 @@ type FanIn struct {
 	// a rank's count does not support the percentile).
 	P50Spread *[2]int64 `json:"p50_spread_ns"`
 	P99Spread *[2]int64 `json:"p99_spread_ns"`
+	// Refused are the connections rank 0's coordinator turned away (no hello, a wrong
+	// secret, a rank not of the job or already joined), the first MaxRefusals;
+	// RefusedCount counts them all. The run goes on without them.
+	Refused      []Refusal `json:"refused,omitempty"`
+	RefusedCount int       `json:"refused_count,omitempty"`
+}
+
+// MaxRefusals is how many refusals FanIn.Refused lists.
+const MaxRefusals = 32
+
+// Refusal is a connection to rank 0's coordinator that was turned away.
+type Refusal struct {
+	// From is the connection's remote address, At when it was refused (rank 0's clock).
+	From string    `json:"from"`
+	At   time.Time `json:"at"`
+	// Cause is why.
+	Cause string `json:"cause"`
 }
 
 // ServerRank is a rank that served and what serving cost it.
@@ -147,8 +168,11 @@ func (f *FanIn) validate(fp string) error {
 			return err
 		}
 	}
-	if f.SkewNs < 0 || f.BarrierNs < 0 {
-		return fieldErr(fp+"skew_ns", "negative skew (%d) or barrier (%d)", f.SkewNs, f.BarrierNs)
+	if f.SkewNs < 0 || f.BarrierNs < 0 || f.SkewErrorNs < 0 {
+		return fieldErr(fp+"skew_ns", "negative skew (%d), its error (%d) or barrier (%d)", f.SkewNs, f.SkewErrorNs, f.BarrierNs)
+	}
+	if len(f.Refused) > MaxRefusals || f.RefusedCount < len(f.Refused) {
+		return fieldErr(fp+"refused_count", "%d, with %d refusals listed (at most %d)", f.RefusedCount, len(f.Refused), MaxRefusals)
 	}
 	for _, x := range []struct {
 		name string
@@ -247,8 +271,8 @@ func writeFanIn(w io.Writer, p *Point) error {
 	if len(servers) == 0 {
 		serving = "a server outside the job"
 	}
-	fmt.Fprintf(w, "fan-in %s: %d client rank(s), %s; skew %s µs, overlap %.1f%%, barrier %s µs; Jain %.4f, slowest rank %d; p50 %s µs, p99 %s µs\n",
-		pointLabel(p), len(f.Ranks), serving, micros(&f.SkewNs), 100*f.Overlap, micros(&f.BarrierNs), f.Jain, f.SlowestRank, spread(f.P50Spread), spread(f.P99Spread))
+	fmt.Fprintf(w, "fan-in %s: %d client rank(s), %s; skew %s±%s µs, overlap %.1f%%, barrier %s µs; Jain %.4f, slowest rank %d; p50 %s µs, p99 %s µs\n",
+		pointLabel(p), len(f.Ranks), serving, micros(&f.SkewNs), micros(&f.SkewErrorNs), 100*f.Overlap, micros(&f.BarrierNs), f.Jain, f.SlowestRank, spread(f.P50Spread), spread(f.P99Spread))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  rank\thost\tserver\tconns\tcount\tRTT p50 µs\tp99 µs\tmax µs\tRPC/s\terrors\tclock µs\t")
 	for _, r := range f.Ranks {
@@ -278,13 +302,29 @@ func writeFanIn(w io.Writer, p *Point) error {
 	for _, x := range f.Failed {
 		fmt.Fprintf(w, "  failed: rank %d (host %s): %s\n", x.Rank, x.Host, x.Cause)
 	}
+	for _, x := range f.Refused {
+		fmt.Fprintf(w, "  refused: a connection from %s: %s\n", x.From, x.Cause)
+	}
+	if n := f.RefusedCount - len(f.Refused); n > 0 {
+		fmt.Fprintf(w, "  refused: %d more connections\n", n)
+	}
 	return nil
 }
 
 // MergeCallbacks merges the callbacks rows of several points (the ranks' of a fan-in): a row
-// per procedure any of them had, in their order, histograms added exactly and errors summed.
-// A row without a histogram cannot be merged exactly and is an error.
+// per procedure and class any of them had, in their order, histograms added exactly and
+// errors summed. A row without a histogram cannot be merged exactly and is an error.
 func MergeCallbacks(parts [][]ProcStats) ([]ProcStats, error) {
+	return mergeProcRows("callbacks", parts)
+}
+
+// MergeProcedures merges the procedures rows of several points as MergeCallbacks merges
+// callbacks rows.
+func MergeProcedures(parts [][]ProcStats) ([]ProcStats, error) {
+	return mergeProcRows("procedures", parts)
+}
+
+func mergeProcRows(what string, parts [][]ProcStats) ([]ProcStats, error) {
 	var out []ProcStats
 	var sums [][]Summary
 	var hists [][]string
@@ -293,13 +333,13 @@ func MergeCallbacks(parts [][]ProcStats) ([]ProcStats, error) {
 		prev := -1
 		for _, c := range part {
 			if c.Histogram == "" {
-				return nil, fmt.Errorf("merge callbacks: part %d: %s has no histogram", k, c.Procedure)
+				return nil, fmt.Errorf("merge %s: part %d: %s has no histogram", what, k, c.Procedure)
 			}
-			i := slices.IndexFunc(out, func(o ProcStats) bool { return o.Procedure == c.Procedure })
+			i := slices.IndexFunc(out, func(o ProcStats) bool { return o.Procedure == c.Procedure && o.Class == c.Class })
 			if i < 0 {
 				// After the part's previous row, so that parts in one table order keep it.
 				i = prev + 1
-				out = slices.Insert(out, i, ProcStats{Procedure: c.Procedure})
+				out = slices.Insert(out, i, ProcStats{Procedure: c.Procedure, Class: c.Class})
 				sums, hists, errs = slices.Insert(sums, i, nil), slices.Insert(hists, i, nil), slices.Insert(errs, i, 0)
 			}
 			sums[i], hists[i] = append(sums[i], c.RTT), append(hists[i], c.Histogram)
@@ -310,7 +350,7 @@ func MergeCallbacks(parts [][]ProcStats) ([]ProcStats, error) {
 	for i := range out {
 		var err error
 		if out[i].RTT, out[i].Histogram, err = MergeSummaries(sums[i], hists[i]); err != nil {
-			return nil, fmt.Errorf("merge callbacks: %s: %w", out[i].Procedure, err)
+			return nil, fmt.Errorf("merge %s: %s: %w", what, out[i].Procedure, err)
 		}
 		out[i].Errors = errs[i]
 	}

@@ -429,7 +429,11 @@ func Summarize(params Params, start, end time.Time, recs ...*Recorder) (Point, e
 			if pr.mom.n == 0 && pr.errs == 0 {
 				continue
 			}
-			p.Procedures = append(p.Procedures, ProcStats{Procedure: pr.name, RTT: summarize(&pr.mom, pr.hist), Errors: pr.errs})
+			enc, err := EncodeHistogram(pr.hist)
+			if err != nil {
+				return Point{}, err
+			}
+			p.Procedures = append(p.Procedures, ProcStats{Procedure: pr.name, RTT: summarize(&pr.mom, pr.hist), Histogram: enc, Errors: pr.errs})
 		}
 	}
 	for i := range all.cbs {

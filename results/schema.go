@@ -18,8 +18,10 @@ import (
 // Point.PeerOpsInferred; version 3 added Point.GC; version 4 Pollers[].Turnaround; version 5
 // added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
 // Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
-// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls.
-const SchemaVersion = 7
+// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls;
+// version 8 added FanIn.SkewErrorNs, FanIn.Refused and FanIn.RefusedCount, and takes
+// FanIn.Overlap with the clocks' error bounds.
+const SchemaVersion = 8
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -351,7 +353,8 @@ type ProcStats struct {
 	// from the call's arrival to the completion of the Send of this side's reply.
 	RTT Summary `json:"rtt"`
 	// Histogram is RTT's HDR histogram, so that rows of several points merge exactly: present
-	// in Callbacks rows; Procedures rows may carry it (this package does not write it).
+	// in Callbacks rows and Procedures rows (a Procedures row of a file written before
+	// version 8 may lack it).
 	Histogram string `json:"rtt_histogram,omitempty"`
 	// Errors counts its failed RPCs: for Procedures, their kinds are in the point's Errors;
 	// for Callbacks, the calls answered with a failure, counted here only.

@@ -79,6 +79,9 @@ func (r *Run) Validate() error {
 		if r.SchemaVersion < 6 && r.Points[i].FanIn != nil {
 			return fieldErr(fmt.Sprintf("points[%d].fanin", i), "not in schema_version %d (added in 6)", r.SchemaVersion)
 		}
+		if fi := r.Points[i].FanIn; r.SchemaVersion < 8 && fi != nil && (fi.SkewErrorNs != 0 || fi.Refused != nil || fi.RefusedCount != 0) {
+			return fieldErr(fmt.Sprintf("points[%d].fanin", i), "skew_error_ns, refused or refused_count: not in schema_version %d (added in 8)", r.SchemaVersion)
+		}
 		if pt := &r.Points[i]; r.SchemaVersion < 7 {
 			set := pt.Callbacks != nil || pt.Recalls != nil
 			name := "callbacks"

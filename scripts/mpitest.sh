@@ -1,7 +1,8 @@
 #!/bin/sh
 # The fan-in under mpirun on this host over the soft provider: 1 server rank and 3 client
 # ranks, then 4 ranks in pairs, a sweep's points in lockstep, then 4 ranks of which one client
-# rank is killed mid-run.
+# rank is killed mid-run, then the fault steps (scripts/fanincheck.sh's faults: strays, a
+# stopped client rank, a stopped server rank, rank 0 killed).
 # Each run's results file is checked: the merged histogram's count is the sum of the ranks'
 # and every rank's measured interval overlaps the others' by at least 95% (the killed run:
 # it failed, names the rank, and kept the others' points). As root it installs Open MPI and
@@ -45,7 +46,8 @@ timeout 120 $mpirun -np 3 "$bin" fanin --sweep --thresholds 1k,4k --sizes 64,4k 
 	--out "$dir/sweep.json" >"$dir/sweep.log" 2>&1 || { cat "$dir/sweep.log" >&2; fail "mpirun -np 3 fanin --sweep failed"; }
 jq -e '.status.state == "complete" and (.points | length) == 4 and all(.points[]; (.fanin.ranks | length) == 2 and
 	.rtt.count == ([.fanin.ranks[].point.rtt.count] | add) and .fanin.overlap >= 0.95)' "$dir/sweep.json" >/dev/null ||
-	fail "sweep.json: want 4 complete points, each merging 2 ranks that overlap by 95%"
+	{ jq -c '.status, [.points[] | {overlap: .fanin.overlap, skew_ns: .fanin.skew_ns, skew_error_ns: .fanin.skew_error_ns, ranks: [.fanin.ranks[] | {rank, clock_error_ns, count: .point.rtt.count}]}]' "$dir/sweep.json" >&2
+	  fail "sweep.json: want 4 complete points, each merging 2 ranks that overlap by 95%"; }
 jq -r '"  \(.points | length) points, overlap at least \([.points[].fanin.overlap] | min * 1000 | floor / 10)%"' "$dir/sweep.json"
 
 echo "mpitest: client rank 2 killed mid-run"
@@ -54,4 +56,6 @@ launched=$!
 killrank 2 OMPI_COMM_WORLD_RANK "$launched"
 if wait "$launched"; then fail "the run with a killed rank succeeded"; fi
 checkkilled "$dir/killed.json" "$dir/killed.log"
+
+faults mpitest OMPI_COMM_WORLD_RANK $mpirun -np 4
 echo "mpitest: ok"

@@ -2,7 +2,8 @@
 # The fan-in under Slurm's srun, on a single-node Slurm this script starts and stops itself
 # (munge, slurmctld and slurmd as root, no systemd), over the soft provider: 1 server rank and
 # 3 client ranks, then 4 ranks in pairs, then 4 ranks of which one client rank is killed
-# mid-run; each results file is checked as scripts/mpitest.sh checks it. Debian's Open MPI
+# mid-run, then the fault steps (strays, a stopped client rank, a stopped server rank, rank 0
+# killed); each results file is checked as scripts/mpitest.sh checks it. Debian's Open MPI
 # initialises under srun through PMIx (--mpi=pmix). As root it installs slurm-wlm, munge,
 # Open MPI and jq. Usage: scripts/slurmtest.sh [DURATION], 3s by default.
 set -eu
@@ -105,4 +106,6 @@ launched=$!
 killrank 2 SLURM_PROCID "$launched"
 if wait "$launched"; then fail "the run with a killed rank succeeded"; fi
 checkkilled "$dir/killed.json" "$dir/killed.log"
+
+faults slurmtest SLURM_PROCID $srun
 echo "slurmtest: ok"

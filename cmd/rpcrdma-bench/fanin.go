@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,7 @@ func faninCommand() *command {
 			fs.BoolVar(&c.Pairs, "pairs", false, "pair the ranks: rank 2k serves rank 2k+1 (many links at once)")
 			fs.BoolVar(&c.Run.Sweep, "sweep", false, "run a sweep's points in lockstep: --thresholds, --sizes and --depths are its axes, --mix its one mix")
 			fs.Var(depthsFlag(&c.Run.Depths), "depths", "with --sweep: queue depths to sweep (default --depth)")
+			fs.StringVar(&c.Coordinator, "coordinator", "", "the host name or address rank 0 takes the ranks' connections on (default: loopback when every rank runs on rank 0's host, else the first address of rank 0's host name that is not a loopback)")
 			fs.StringVar(&c.Listen, "listen", c.Listen, "where a server rank listens (port 0 picks one; an unspecified host is advertised as the rank's host name)")
 			fs.StringVar(&c.Run.Addr, "addr", "", "a server outside the job that every rank measures, HOST[:PORT] (port 20049 by default): an NFS/RDMA server with --program nfs3, each rank on its own files (--nfs-file and --nfs-scratch with .RANK appended)")
 			return func(e *env, args []string) int {
@@ -75,8 +77,14 @@ func runFanIn(e *env, c *fanin.Command) int {
 		}
 		return exitOK
 	}
-	if err := c.Report(e.stdout, e.stderr, r, err); err != nil {
-		return fail(e, "fanin", err)
+	if rerr := c.Report(e.stdout, e.stderr, r, err); rerr != nil {
+		code := fail(e, "fanin", rerr)
+		if errors.Is(err, fanin.ErrGaveUp) {
+			// A stopped or hung rank would hold the job (and MPI_Finalize) for ever.
+			fmt.Fprintf(e.stderr, "rpcrdma-bench fanin: ending the job (MPI_Abort): the rank given up would hold it\n")
+			comm.Abort(code)
+		}
+		return code
 	}
 	return exitOK
 }
