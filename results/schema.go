@@ -18,8 +18,9 @@ import (
 // Point.PeerOpsInferred; version 3 added Point.GC; version 4 Pollers[].Turnaround; version 5
 // added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
 // Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
-// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls.
-const SchemaVersion = 7
+// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls;
+// version 8 added Point.Recoveries.
+const SchemaVersion = 8
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -115,6 +116,9 @@ type Point struct {
 	Callbacks []ProcStats `json:"callbacks,omitempty"`
 	// Recalls is the delegation-recall measurement; absent when none was made.
 	Recalls *Recalls `json:"recalls,omitempty"`
+	// Recoveries counts the NFSv4.1 sessions the point's connections set up again after the
+	// server lost them; absent when none was.
+	Recoveries *Recoveries `json:"recoveries,omitempty"`
 	// Ops counts the RDMA operations this side posted and received.
 	Ops Ops `json:"ops"`
 	// PeerOps counts those of the other side of the point's connections, when it was
@@ -356,6 +360,15 @@ type ProcStats struct {
 	// Errors counts its failed RPCs: for Procedures, their kinds are in the point's Errors;
 	// for Callbacks, the calls answered with a failure, counted here only.
 	Errors uint64 `json:"errors"`
+}
+
+// Recoveries counts what a point's connections set up again on the same connection after the
+// server lost their NFSv4.1 session (NFS4ERR_BADSESSION, NFS4ERR_DEADSESSION).
+type Recoveries struct {
+	// Sessions is the sessions made again; ClientIDs, of those, the ones that needed a new
+	// client ID first (the server had forgotten the client too: NFS4ERR_STALE_CLIENTID).
+	Sessions  int `json:"sessions"`
+	ClientIDs int `json:"client_ids"`
 }
 
 // Recalls is the delegation-recall measurement of a point: this side holds a read delegation,

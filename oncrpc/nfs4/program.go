@@ -138,10 +138,17 @@ type Codec struct {
 	clientID uint64
 	exchSeq  uint32
 	session  SessionID
-	slots    int
-	target   uint32
+	slots    int       // the fore channel's grant: ca_maxrequests, at most the credits
+	table    slotTable // the fore channel's slots
 	backChan bool
-	seq      []uint32 // the fore channel's slots: the last sequenceid of each
+	// lost: the server answered BADSESSION or DEADSESSION; Next sets a session up again.
+	lost bool
+	// recovering: Next is setting a lost session up again; sessions and clients count the
+	// sessions and client IDs made again so.
+	recovering       bool
+	sessions, newIDs int
+	// pathDown: a SEQUENCE result carried SEQ4_STATUS_CB_PATH_DOWN.
+	pathDown bool
 
 	root, file, scratch fhBuf
 	fileSize            uint64
@@ -312,21 +319,19 @@ var (
 	setupOwner = []byte("setup")
 )
 
-// seqSlot returns slot's last sequenceid, growing the table for a slot beyond the credits
-// Start gave (which the requester does not use).
-func (c *Codec) seqSlot(slot int) *uint32 {
-	if slot >= len(c.seq) {
-		c.seq = append(c.seq, make([]uint32, slot+1-len(c.seq))...)
-	}
-	return &c.seq[slot]
-}
-
-// sequence starts a COMPOUND of the session in b with SEQUENCE on slot.
-func (c *Codec) sequence(cp *Compound, b []byte, slot int) {
+// sequence starts a COMPOUND of the session in b with SEQUENCE on the session slot the call
+// on the transport's slot req takes; req < 0 only measures (Sizes): slot 0, nothing taken.
+func (c *Codec) sequence(cp *Compound, b []byte, req int) {
 	cp.Start(b, nil)
-	highest := max(c.slots, 1) - 1
-	cp.Sequence(&SequenceArgs{SessionID: c.session, SequenceID: *c.seqSlot(slot) + 1,
-		SlotID: uint32(slot), HighestSlotID: uint32(max(highest, slot))})
+	a := SequenceArgs{SessionID: c.session, SequenceID: 1}
+	if req >= 0 {
+		slot, seqid, highest, ok := c.table.take(req)
+		if !ok {
+			c.encErr = errNoSlot
+		}
+		a.SlotID, a.SequenceID, a.HighestSlotID = uint32(slot), seqid, highest
+	}
+	cp.Sequence(&a)
 }
 
 // EncodeArgs implements rpcproto.Codec.
@@ -442,6 +447,7 @@ func (c *Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed
 	if c.encErr != nil {
 		err := c.encErr
 		c.encErr = nil
+		c.table.end(slot, outcomeUnanswered)
 		return nil, err
 	}
 	var r CompoundRes
@@ -452,6 +458,7 @@ func (c *Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed
 		err = r.Decode(body)
 	}
 	if err != nil {
+		c.table.end(slot, outcomeUnanswered)
 		return nil, err
 	}
 	if proc == PSession {
@@ -613,7 +620,24 @@ func status(proc int, st Status, err error) error {
 
 // TargetHighestSlot is the server's target_highest_slotid of the last SEQUENCE result: the
 // highest slot it would have the client use.
-func (c *Codec) TargetHighestSlot() uint32 { return c.target }
+func (c *Codec) TargetHighestSlot() uint32 { return uint32(max(c.table.target, 1) - 1) }
+
+// Unanswered implements rpcproto.Conversation: the call on the transport's slot ended
+// without results; its session slot moves on, as if the server had executed it (RFC 8881
+// section 2.10.6.1; a wrong guess costs the next call on that slot NFS4ERR_SEQ_MISORDERED,
+// after which the slot steps back).
+func (c *Codec) Unanswered(proc, slot int) { c.table.end(slot, outcomeUnanswered) }
+
+// Lost implements rpcproto.Conversation: the server answered BADSESSION or DEADSESSION.
+func (c *Codec) Lost() bool { return c.lost }
+
+// Recoveries counts the sessions this connection set up again after the server lost one,
+// and of those the ones that needed a new client ID (NFS4ERR_STALE_CLIENTID).
+func (c *Codec) Recoveries() (sessions, clients int) { return c.sessions, c.newIDs }
+
+// CallbackPathDown reports whether a SEQUENCE result said the back channel is down
+// (SEQ4_STATUS_CB_PATH_DOWN): the server cannot make callbacks.
+func (c *Codec) CallbackPathDown() bool { return c.pathDown }
 
 // SetRecallFile names the file, in the export's root, that the delegation procedures open.
 func (c *Codec) SetRecallFile(name string) { c.recallName = []byte(name) }
@@ -641,6 +665,7 @@ var (
 	errNotFileSync = rpcproto.NewResultError("nfs4_write_not_file_sync", "NFSv4.1 WRITE: a FILE_SYNC write came back committed less stably")
 	errSeqMismatch = rpcproto.NewResultError("nfs4_sequence_mismatch", "NFSv4.1 SEQUENCE: the result names another session, slot or sequenceid than the call")
 	errArgsSize    = rpcproto.NewResultError("nfs4_args_size", "NFSv4.1: the arguments did not fill the size Sizes gave")
+	errNoSlot      = rpcproto.NewResultError("nfs4_no_slot", "NFSv4.1 SEQUENCE: every session slot busy (more calls outstanding than the session's slots)")
 	errStatusOther = rpcproto.NewResultError("nfs4err_other", "NFSv4.1: a status this client does not name")
 )
 
