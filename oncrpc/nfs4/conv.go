@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -464,16 +465,15 @@ func (c *Codec) lookupResults(r *CompoundRes) (Status, error) {
 	if !ga.Attr.Mask.Has(AttrType) || !ga.Attr.Mask.Has(AttrSize) {
 		return OK, fmt.Errorf("%s: GETATTR without its type and size", name)
 	}
-	if ga.Attr.Type != TypeReg {
-		return OK, fmt.Errorf("%s: not a regular file (nfs_ftype4 %d)", name, ga.Attr.Type)
+	if err := nfsbase.CheckRegular(name, ga.Attr.Type == TypeReg, fmt.Sprintf("nfs_ftype4 %d", ga.Attr.Type)); err != nil {
+		return OK, err
 	}
 	if c.step == stScratch {
 		c.scratch.set(fh.FH)
 		return OK, nil
 	}
-	if ga.Attr.Size < uint64(c.cfg.LargestRead) {
-		return OK, fmt.Errorf("%s: %d bytes, smaller than the largest read (%d): use a larger file or smaller reads",
-			name, ga.Attr.Size, c.cfg.LargestRead)
+	if err := nfsbase.CheckSize(name, ga.Attr.Size, c.cfg.LargestRead); err != nil {
+		return OK, err
 	}
 	c.file.set(fh.FH)
 	c.fileSize = ga.Attr.Size

@@ -9,21 +9,21 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
-// Indexes of the procedures in Prog's table, the numbers workloads and the engine use. The
-// Setup procedures follow the workload-visible ones.
+// Indexes of the procedures in Prog's table, the numbers workloads and the engine use: those
+// of package nfsbase (the listing READDIR), then NFSv4.1's own; the Setup procedures follow
+// the workload-visible ones.
 const (
-	PNull = iota
-	PGetattr
-	PLookup
-	PRead
-	PWrite
-	PWriteSync
-	PCommit
-	PReaddir
-	POpenClose
+	PNull, PGetattr, PLookup, PRead = nfsbase.PNull, nfsbase.PGetattr, nfsbase.PLookup, nfsbase.PRead
+	PWrite, PWriteSync, PCommit     = nfsbase.PWrite, nfsbase.PWriteSync, nfsbase.PCommit
+	PReaddir                        = nfsbase.PDir
+)
+
+const (
+	POpenClose = nfsbase.PDir + 1 + iota
 	// PRecall is a delegation recall as a workload names it ("recall"): a conversation of two
 	// clients made of the Setup procedures below (package session measures it), never
 	// sent as one call.
@@ -41,41 +41,19 @@ const (
 	PDelegClose
 )
 
-// Prog is NFSv4.1 as a workload names it, with the procedure names and presets of package
-// nfs3 where they mean the same. Every procedure but NULL is a COMPOUND starting with
-// SEQUENCE. READ's data comes back in a Write chunk and WRITE's goes in a Read chunk when they
-// do not fit inline, as the Linux client moves them; READDIR's reply, sized by the workload
-// (its maxcount), comes in a Reply chunk when large; everything else travels inline.
-// "open-close" is OPEN and CLOSE of the read file in one COMPOUND.
-var Prog = &rpcproto.Program{
-	Name:    "nfs4",
-	Number:  Program,
-	Version: Version,
-	Procs: []rpcproto.Procedure{
-		PNull:          {Name: "null", Number: ProcNull},
-		PGetattr:       {Name: "getattr", Number: ProcCompound},
-		PLookup:        {Name: "lookup", Number: ProcCompound},
-		PRead:          {Name: "read", Number: ProcCompound, Payload: rpcproto.InReply, DDP: rpcproto.InReply},
-		PWrite:         {Name: "write", Number: ProcCompound, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
-		PWriteSync:     {Name: "write-sync", Number: ProcCompound, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
-		PCommit:        {Name: "commit", Number: ProcCompound},
-		PReaddir:       {Name: "readdir", Number: ProcCompound, Payload: rpcproto.InReply},
-		POpenClose:     {Name: "open-close", Number: ProcCompound},
-		PRecall:        {Name: "recall", Number: ProcCompound},
-		PSession:       {Name: "session", Number: ProcCompound, Setup: true},
-		PDelegOpen:     {Name: "deleg-open", Number: ProcCompound, Setup: true},
-		PDelegConflict: {Name: "deleg-conflict", Number: ProcCompound, Setup: true},
-		PDelegReturn:   {Name: "delegreturn", Number: ProcCompound, Setup: true},
-		PDelegClose:    {Name: "deleg-close", Number: ProcCompound, Setup: true},
-	},
-	Presets: map[string]string{
-		"nfs-read":   "read/4k:50,read/64k:30,read/1m:20",
-		"nfs-write":  "write/4k:50,write/64k:30,write/1m:20",
-		"nfs-meta":   "getattr:60,lookup:30,readdir/8k:10",
-		"nfs-mix":    "getattr:30,lookup:10,read/4k:25,read/64k:10,write/4k:15,write/64k:5,commit:5",
-		"open-close": "open-close",
-	},
-}
+// Prog is NFSv4.1 as a workload names it: nfsbase's procedures (their payloads and chunks as
+// the Linux client moves them) and presets, each a COMPOUND starting with SEQUENCE but NULL,
+// then its own. "open-close" is OPEN and CLOSE of the read file in one COMPOUND.
+var Prog = nfsbase.Program("nfs4", Program, Version, "readdir", [...]uint32{ProcNull, ProcCompound, ProcCompound,
+	ProcCompound, ProcCompound, ProcCompound, ProcCompound, ProcCompound}, nfsbase.Presets("readdir", "open-close", "open-close"),
+	// In the order of their indexes, POpenClose to PDelegClose.
+	rpcproto.Procedure{Name: "open-close", Number: ProcCompound},
+	rpcproto.Procedure{Name: "recall", Number: ProcCompound},
+	rpcproto.Procedure{Name: "session", Number: ProcCompound, Setup: true},
+	rpcproto.Procedure{Name: "deleg-open", Number: ProcCompound, Setup: true},
+	rpcproto.Procedure{Name: "deleg-conflict", Number: ProcCompound, Setup: true},
+	rpcproto.Procedure{Name: "delegreturn", Number: ProcCompound, Setup: true},
+	rpcproto.Procedure{Name: "deleg-close", Number: ProcCompound, Setup: true})
 
 // Config is what every connection of a run shares.
 type Config struct {
@@ -108,8 +86,8 @@ type Config struct {
 const DefaultCBProgram uint32 = 0x40000000
 
 // WriteSpan bounds the scratch file: a WRITE goes to one of the slots of its size in the
-// first WriteSpan bytes (to offset 0 when it is larger), as in package nfs3.
-const WriteSpan = 4 << 20
+// first WriteSpan bytes (to offset 0 when it is larger).
+const WriteSpan = nfsbase.WriteSpan
 
 // start is the origin of Now's clock.
 var start = time.Now()
@@ -369,7 +347,7 @@ func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify b
 		var keep [writeTail]byte // the payload's first bytes, where GETATTR is encoded first
 		k := copy(keep[:], b[at:at+size])
 		cp.PutFH(c.scratch.fh())
-		cp.WriteReduced(&WriteArgs{Stateid: c.writeState, Offset: writeOffset(size, seed), Stable: stable, Data: b[at : at+size]})
+		cp.WriteReduced(&WriteArgs{Stateid: c.writeState, Offset: nfsbase.WriteOffset(size, seed), Stable: stable, Data: b[at : at+size]})
 		cp.Getattr(writeAttrs)
 		n, err := cp.Finish()
 		if err != nil {
@@ -418,25 +396,9 @@ func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify b
 	}
 }
 
-// readOffset is where READ of size bytes reads for a call's seed: a block-aligned offset
-// inside the file, spread over it (as package nfs3).
+// readOffset is where READ of size bytes reads for a call's seed (nfsbase.ReadOffset).
 func (c *Codec) readOffset(size int, seed uint64) uint64 {
-	if size == 0 || c.fileSize < uint64(size) {
-		return 0
-	}
-	blocks := c.fileSize / uint64(size)
-	return (spread(seed) % blocks) * uint64(size)
-}
-
-// spread mixes a call's seed so that every bit of it moves the offset: seeds of one
-// requester slot differ only in their high bits (the XID's generation).
-func spread(seed uint64) uint64 { return (seed * 0x9e3779b97f4a7c15) >> 32 }
-
-// writeOffset is where a WRITE of size bytes writes for a call's seed: one of the slots of
-// its size in the first WriteSpan bytes of the scratch file.
-func writeOffset(size int, seed uint64) uint64 {
-	slots := uint64(max(1, WriteSpan/max(size, 1)))
-	return (spread(seed) % slots) * uint64(size)
+	return nfsbase.ReadOffset(c.fileSize, size, seed)
 }
 
 // DecodeResults implements rpcproto.Codec.
@@ -671,28 +633,13 @@ var (
 
 // statusErrs are the failures of each procedure by status, made once: failing allocates
 // nothing. NFS4ERR_DELAY and NFS4ERR_GRACE ask for the call again later.
-var statusErrs = func() map[[2]uint32]*rpcproto.ResultError {
-	m := map[[2]uint32]*rpcproto.ResultError{}
-	for p := range Prog.Procs {
-		name := strings.ToUpper(Prog.Procs[p].Name)
-		for st := range statusNames {
-			m[[2]uint32{uint32(p), uint32(st)}] = newStatusError(st, "NFSv4.1 "+name+": "+st.String())
-		}
-	}
-	return m
-}()
+var statusErrs = nfsbase.NewFailures(Prog, statusNames, "NFSv4.1", later, errStatusOther)
+
+// later reports whether st asks for the call again later.
+func later(st Status) bool { return st == ErrDelay || st == ErrGrace }
 
 func newStatusError(st Status, msg string) *rpcproto.ResultError {
-	kind := strings.ToLower(st.String())
-	if st == ErrDelay || st == ErrGrace {
-		return rpcproto.NewLaterError(kind, msg)
-	}
-	return rpcproto.NewResultError(kind, msg)
+	return nfsbase.Failure(st, msg, later)
 }
 
-func statusError(proc int, st Status) error {
-	if e, ok := statusErrs[[2]uint32{uint32(proc), uint32(st)}]; ok {
-		return e
-	}
-	return errStatusOther
-}
+func statusError(proc int, st Status) error { return statusErrs.Of(proc, uint32(st)) }
