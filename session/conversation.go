@@ -95,7 +95,9 @@ func exchange(conn *rpcrdma.Conn, cq datapath.CQ, mux *rpcrdma.Mux, proc, size i
 
 // recoverer is a Conversation that counts the sessions it set up again after the server lost
 // one, and of those the ones that needed a new client ID.
-type recoverer interface{ Recoveries() (sessions, clients int) }
+type recoverer interface {
+	Recoveries() (sessions, clients int)
+}
 
 // recover follows up a failed call on connection i: the conversation's slots may have
 // shrunk (the server lowered its highest slot, or answered NFS4ERR_BADSLOT), and once it

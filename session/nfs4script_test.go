@@ -115,17 +115,17 @@ type scriptServer struct {
 
 	sendNext, sending int
 
-	clientID    uint64
-	known       bool // the client ID is the server's
-	session     [16]byte
-	live        bool // the session is the server's
-	gen         uint32
-	slots       []uint32
-	measured    int
-	lost        bool // the script took the session: the next CREATE_SESSION is a recovery
-	cbSeq, cbID uint32
-	cbSent      [][]byte // callbacks sent, by XID offset, for the replay
-	cbReplies   [][]byte
+	clientID  uint64
+	known     bool // the client ID is the server's
+	session   [16]byte
+	live      bool // the session is the server's
+	gen       uint32
+	slots     []uint32
+	measured  int
+	lost      bool // the script took the session: the next CREATE_SESSION is a recovery
+	cbSeq     uint32
+	cbSent    [][]byte // callbacks sent, by XID offset, for the replay
+	cbReplies [][]byte
 }
 
 // serveScript runs the scripted server of spec (a JSON script); it returns the exit status.
@@ -667,10 +667,18 @@ func (p *scripted) output(t *testing.T) []string {
 	return append([]string(nil), p.lines...)
 }
 
+// scriptResult is what a scriptRun measured: its point (nil when no results file was
+// written) and that file, the run's error, and what it logged.
+type scriptResult struct {
+	pt   *results.Point
+	file string
+	err  error
+	log  string
+}
+
 // scriptRun is one point of mix at depth against p's server, over the soft provider's TCP
-// wire in mem's memory mode, through the engine: the results file (nil when the run failed),
-// the run's error and what it logged.
-func scriptRun(t *testing.T, p *scripted, mix string, count, depth int, mem rpcrdma.MemoryMode) (*results.Point, error, string) {
+// wire in mem's memory mode, through the engine.
+func scriptRun(t *testing.T, p *scripted, mix string, count, depth int, mem rpcrdma.MemoryMode) scriptResult {
 	t.Helper()
 	m, err := workloads.ParseMix(mix, nfs4.Prog)
 	if err != nil {
@@ -702,14 +710,10 @@ func scriptRun(t *testing.T, p *scripted, mix string, count, depth int, mem rpcr
 	}
 	r, err := results.ReadFile(out)
 	if err != nil || len(r.Points) == 0 {
-		return nil, runErr, logged
+		return scriptResult{err: runErr, log: logged}
 	}
-	lastFile = out
-	return &r.Points[0], runErr, logged
+	return scriptResult{pt: &r.Points[0], file: out, err: runErr, log: logged}
 }
-
-// lastFile is the results file of the last scriptRun that wrote one.
-var lastFile string
 
 // recoveries is the points[0].recoveries of the results file f, read apart from package
 // results' types (nil when absent).
@@ -758,9 +762,10 @@ func errorsOf(p *results.Point) uint64 {
 // ERR_CHUNK) costs that call alone: its slot moves on as if the server had run it.
 func TestScriptedCallExecutedThenFailed(t *testing.T) {
 	p := startScript(t, script{ChunkErrorAt: 20})
-	pt, err, logged := scriptRun(t, p, "getattr", 400, 4, rpcrdma.MemoryPreregistered)
-	if pt == nil || err != nil && !failedRPCs(err) {
-		t.Fatalf("run: %v\n%s", err, logged)
+	r := scriptRun(t, p, "getattr", 400, 4, rpcrdma.MemoryPreregistered)
+	pt := r.pt
+	if pt == nil || r.err != nil && !failedRPCs(r.err) {
+		t.Fatalf("run: %v\n%s", r.err, r.log)
 	}
 	if n := errorsOf(pt); n != 1 || pt.Throughput.RPCs+n != 400 {
 		t.Fatalf("%d RPCs, %d failed (%+v), want 1 failed: the ERR_CHUNK alone", pt.Throughput.RPCs, n, pt.Errors)
@@ -775,16 +780,17 @@ func TestScriptedTwoSlotsAtDepth16(t *testing.T) {
 	for _, mem := range []rpcrdma.MemoryMode{rpcrdma.MemoryPreregistered, rpcrdma.MemoryWindows} {
 		t.Run(mem.String(), func(t *testing.T) {
 			p := startScript(t, script{Grant: 2})
-			pt, err, logged := scriptRun(t, p, "read/8k", 2000, 16, mem)
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, logged)
+			r := scriptRun(t, p, "read/8k", 2000, 16, mem)
+			pt := r.pt
+			if r.err != nil {
+				t.Fatalf("run: %v\n%s", r.err, r.log)
 			}
 			lines := p.output(t)
 			if n := errorsOf(pt); n != 0 || pt.Throughput.RPCs != 2000 {
 				t.Fatalf("%d RPCs, %d failed (%+v); server: %q", pt.Throughput.RPCs, n, pt.Errors, lines)
 			}
-			if !strings.Contains(logged, "granted 2 session slots for a depth of 16") {
-				t.Errorf("no warning of the 2 slots: %q", logged)
+			if !strings.Contains(r.log, "granted 2 session slots for a depth of 16") {
+				t.Errorf("no warning of the 2 slots: %q", r.log)
 			}
 		})
 	}
@@ -798,8 +804,8 @@ func TestScriptedRecallOfUnknownDelegation(t *testing.T) {
 	for _, cache := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cachethis=%v", cache), func(t *testing.T) {
 			p := startScript(t, script{RecallAt: 10, ReplayRecall: true, CacheThis: cache})
-			if _, err, logged := scriptRun(t, p, "getattr", 300, 1, rpcrdma.MemoryPreregistered); err != nil {
-				t.Fatalf("run: %v\n%s", err, logged)
+			if r := scriptRun(t, p, "getattr", 300, 1, rpcrdma.MemoryPreregistered); r.err != nil {
+				t.Fatalf("run: %v\n%s", r.err, r.log)
 			}
 			lines := strings.Join(p.output(t), "\n")
 			first := "CB first status=10001 ops=11:0,4:10001"
@@ -821,16 +827,17 @@ func TestScriptedSessionLost(t *testing.T) {
 	for _, forget := range []bool{false, true} {
 		t.Run(fmt.Sprintf("client forgotten=%v", forget), func(t *testing.T) {
 			p := startScript(t, script{LoseAt: 50, ForgetClient: forget})
-			pt, err, logged := scriptRun(t, p, "getattr", 400, 4, rpcrdma.MemoryPreregistered)
-			if pt == nil || err != nil && !failedRPCs(err) {
-				t.Fatalf("run: %v\n%s", err, logged)
+			r := scriptRun(t, p, "getattr", 400, 4, rpcrdma.MemoryPreregistered)
+			pt := r.pt
+			if pt == nil || r.err != nil && !failedRPCs(r.err) {
+				t.Fatalf("run: %v\n%s", r.err, r.log)
 			}
 			lines := p.output(t)
 			want := struct{ Sessions, ClientIDs int }{Sessions: 1}
 			if forget {
 				want.ClientIDs = 1
 			}
-			rec := recoveries(t, lastFile)
+			rec := recoveries(t, r.file)
 			if rec == nil || *rec != want || pt.Throughput.RPCs+errorsOf(pt) != 400 || errorsOf(pt) > 4 {
 				t.Fatalf("recoveries %+v, want %+v; %d RPCs, %d failed (%+v); server %q", rec, want,
 					pt.Throughput.RPCs, errorsOf(pt), pt.Errors, lines)
@@ -839,7 +846,7 @@ func TestScriptedSessionLost(t *testing.T) {
 	}
 	t.Run("refused", func(t *testing.T) {
 		p := startScript(t, script{LoseAt: 50, RefuseRecovery: true})
-		_, err, _ := scriptRun(t, p, "getattr", 400, 4, rpcrdma.MemoryPreregistered)
+		err := scriptRun(t, p, "getattr", 400, 4, rpcrdma.MemoryPreregistered).err
 		if err == nil || !strings.Contains(err.Error(), "recovering the lost nfs4 session") || !strings.Contains(err.Error(), "NFS4ERR_SERVERFAULT") {
 			t.Fatalf("run: %v, want the failed recovery named", err)
 		}
@@ -851,13 +858,13 @@ func TestScriptedSessionLost(t *testing.T) {
 func TestScriptedBackChannelMissing(t *testing.T) {
 	p := startScript(t, script{NoBackChannel: true})
 	start := time.Now()
-	_, err, _ := scriptRun(t, p, "recall", 1, 1, rpcrdma.MemoryPreregistered)
+	err := scriptRun(t, p, "recall", 1, 1, rpcrdma.MemoryPreregistered).err
 	if err == nil || !strings.Contains(err.Error(), "bound no back channel") {
 		t.Fatalf("recall without a back channel: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
 	}
 	p = startScript(t, script{PathDown: true})
-	_, err, logged := scriptRun(t, p, "getattr", 50, 1, rpcrdma.MemoryPreregistered)
-	if err != nil || !strings.Contains(logged, "back channel down (SEQ4_STATUS_CB_PATH_DOWN)") {
-		t.Fatalf("run: %v; logged %q, want the back channel reported down", err, logged)
+	r := scriptRun(t, p, "getattr", 50, 1, rpcrdma.MemoryPreregistered)
+	if r.err != nil || !strings.Contains(r.log, "back channel down (SEQ4_STATUS_CB_PATH_DOWN)") {
+		t.Fatalf("run: %v; logged %q, want the back channel reported down", r.err, r.log)
 	}
 }
