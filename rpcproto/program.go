@@ -134,8 +134,9 @@ type Conversation interface {
 	// false once the connection is set up (closing false) or torn down (closing true).
 	Next(closing bool) (proc, size int, ok bool)
 	// Slots is the most calls the connection may have outstanding once set up (the
-	// session's slots), 0 for no bound beyond the credits. The engine bounds the
-	// connection's calls by it (rpcrdma.Conn.LimitCalls).
+	// session's slots, as the server bounds them now), 0 for no bound beyond the credits.
+	// The engine bounds the connection's calls by it (rpcrdma.Conn.LimitCalls) after each
+	// batch of results.
 	Slots() int
 	// Unanswered tells the conversation that the call on slot ended without results it
 	// could decode: its reply failed below the codec (an RDMA_ERROR, an RPC reject, a

@@ -99,8 +99,8 @@ type recoverer interface {
 	Recoveries() (sessions, clients int)
 }
 
-// recover follows up a failed call on connection i: the conversation's slots may have
-// shrunk (the server lowered its highest slot, or answered NFS4ERR_BADSLOT), and once it
+// recover follows up the results of connection i: the conversation's slots may have moved
+// (the server's target or highest slot, a slot it answered NFS4ERR_BADSLOT), and once it
 // lost its state and the connection's calls are all in, it is set up again on the same
 // connection. A recovery that fails ends the point.
 func (c *engineClient) recover(i int) error {

@@ -91,16 +91,14 @@ func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
 			break
 		}
 		k, err := conn.Results(c.res[:min(len(c.res), len(done)-n)])
-		failed := false
 		for _, r := range c.res[:k] {
 			done[n] = workloads.Completed{Tag: r.Tag, Err: r.Err, CallClass: r.CallClass.Kind(), ReplyClass: r.ReplyClass.Kind()}
 			n++
-			failed = failed || r.Err != nil
 		}
 		if err != nil {
 			return n, err
 		}
-		if i < len(c.convs) && (failed || c.convs[i].Lost()) {
+		if i < len(c.convs) && (k > 0 || c.convs[i].Lost()) {
 			if err := c.recover(i); err != nil {
 				return n, err
 			}

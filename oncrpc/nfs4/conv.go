@@ -81,13 +81,14 @@ func (c *Codec) Start(info rpcproto.ConnInfo) {
 // Service returns the connection's callback service.
 func (c *Codec) Service() rpcproto.Service { return &c.cb }
 
-// Slots is min(credits, the server's ca_maxrequests) once the session exists, lowered by
-// the server's sr_highest_slotid and NFS4ERR_BADSLOT since; 0 before.
+// Slots is min(credits, the server's ca_maxrequests) once the session exists, bounded since
+// by the server's last sr_target_highest_slotid and sr_highest_slotid (as Linux's client
+// bounds its slots by the target) and by a slot it answered NFS4ERR_BADSLOT; 0 before.
 func (c *Codec) Slots() int {
 	if c.slots == 0 {
 		return 0
 	}
-	return max(1, min(c.slots, c.table.highest, c.table.retired))
+	return max(1, min(c.slots, c.table.highest, c.table.target, c.table.retired))
 }
 
 // BackChannel reports whether the server bound the session's back channel to the connection

@@ -9,12 +9,10 @@ package nfs4
 // its own. It allocates nothing after reset.
 type slotTable struct {
 	slots []sessionSlot
-	// highest is the server's last sr_highest_slotid plus one, retired the lowest slot it
-	// answered NFS4ERR_BADSLOT (or the grant): Slots reports the smaller.
-	highest, retired int
-	// target is the server's sr_target_highest_slotid plus one: the slots it would have the
-	// client use (reported; Slots bounds calls by the grant).
-	target int
+	// highest is the server's last sr_highest_slotid plus one, target its last
+	// sr_target_highest_slotid plus one (the slots it would have the client use), retired
+	// the lowest slot it answered NFS4ERR_BADSLOT (or the grant): Slots reports the least.
+	highest, target, retired int
 	// of maps the transport's slot index to the session slot its call holds, -1 for none.
 	of []int16
 }

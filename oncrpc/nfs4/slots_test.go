@@ -109,15 +109,17 @@ func encode2(c *Codec, args, req int) []byte {
 	return b
 }
 
-// The server's sr_highest_slotid bounds Slots, its sr_target_highest_slotid is reported.
+// The server's sr_target_highest_slotid and sr_highest_slotid bound Slots, up to the grant.
 func TestSlotBounds(t *testing.T) {
 	s, c := setUp(t)
-	s.maxReqs = 4 // the fake answers highest and target maxReqs-1
-	if _, err := s.call(c, PGetattr, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if c.Slots() != 4 || c.TargetHighestSlot() != 3 {
-		t.Fatalf("Slots %d, target %d; want 4 and 3", c.Slots(), c.TargetHighestSlot())
+	for _, tt := range []struct{ server, slots int }{{4, 4}, {8, 8}, {2, 2}, {32, 8}} {
+		s.maxReqs = uint32(tt.server) // the fake answers highest and target maxReqs-1
+		if _, err := s.call(c, PGetattr, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if c.Slots() != tt.slots || c.TargetHighestSlot() != uint32(tt.slots-1) {
+			t.Fatalf("server at %d: Slots %d, target %d; want %d (the grant is 8)", tt.server, c.Slots(), c.TargetHighestSlot(), tt.slots)
+		}
 	}
 }
 
