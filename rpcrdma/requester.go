@@ -64,22 +64,21 @@ type slot struct {
 	state, waits          uint8
 	callClass, replyClass rpcproto.Class
 	remoteInv             bool
-	// pending: a Conversation encoded the call and has been told nothing of its end yet.
-	pending       bool
-	xid           uint32
-	gen           uint16
-	invKey        uint32
-	offered       uint32 // the Reply chunk's length, when the call offered one
-	call          Call
-	seed          uint64
-	send, out, in *mempool.Buf
-	recv          *mempool.Buf // receive buffer of an inline reply, held for Data
-	ctx           int32        // context holding a pulled responder-provided reply, or -1
-	err           error
-	data          []byte
-	mw            [2]datapath.MW // call chunk, reply chunk (MemoryWindows)
-	mwKey         [2]uint32
-	mwUsed        [2]bool
+	xid                   uint32
+	gen                   uint16
+	invKey                uint32
+	offered               uint32 // the Reply chunk's length, when the call offered one
+	call                  Call
+	seed                  uint64
+	send, out, in         *mempool.Buf
+	recv                  *mempool.Buf // receive buffer of an inline reply, held for Data
+	ctx                   int32        // context holding a pulled responder-provided reply, or -1
+	err                   error
+	data                  []byte
+	mw                    [2]datapath.MW // call chunk, reply chunk (MemoryWindows)
+	mwKey                 [2]uint32
+	mwUsed                [2]bool
+	pending               bool // a Conversation encoded the call and is not yet told how it ended
 }
 
 // client is the side of a Conn that sends calls: forward for a requester, reverse (RFC
@@ -102,9 +101,8 @@ type client struct {
 	seedBase        uint64
 	hdr             *wire.Header
 	codec           rpcproto.Codec
-	// conv is codec as a Conversation, told of the calls that end unanswered.
-	conv rpcproto.Conversation
-	rpc  oncrpc.Call
+	conv            rpcproto.Conversation // codec as one, told of the calls that end unanswered
+	rpc             oncrpc.Call
 	// callSize is the RPC call header's size; callHdr, when the credential is not
 	// AUTH_NONE, the header encoded once (XID and procedure set per call).
 	callSize int
