@@ -93,15 +93,37 @@ func exchange(conn *rpcrdma.Conn, cq datapath.CQ, mux *rpcrdma.Mux, proc, size i
 	}
 }
 
-// connInfo is what conv learns of conn once connected.
-func connInfo(conn *rpcrdma.Conn, cfg *rpcrdma.Config, dev datapath.Device) rpcproto.ConnInfo {
-	p := conn.Params()
-	ird := rpcrdma.ReadDepth // as the provider clamps it
-	if m := dev.Info().MaxQPRdAtom; m > 0 {
-		ird = min(ird, m)
+// recoverer is a Conversation that counts the sessions it set up again after the server lost
+// one, and of those the ones that needed a new client ID.
+type recoverer interface {
+	Recoveries() (sessions, clients int)
+}
+
+// recover follows up the results of connection i: the conversation's slots may have moved
+// (the server's target or highest slot, a slot it answered NFS4ERR_BADSLOT), and once it
+// lost its state and the connection's calls are all in, it is set up again on the same
+// connection. A recovery that fails ends the point.
+func (c *engineClient) recover(i int) error {
+	conn, cv := c.conns[i], c.convs[i]
+	if cv.Lost() {
+		if conn.Outstanding() > 0 {
+			return nil // the calls still out fail the same way; the next failure comes back here
+		}
+		if err := converse(conn, cv, c.cq, c.mux, false); err != nil {
+			return fmt.Errorf("connection %d to %s: recovering the lost %s session: %w", i, conn.RemoteAddr(), cv.Program().Name, err)
+		}
 	}
+	if n := cv.Slots(); n > 0 {
+		conn.LimitCalls(n)
+	}
+	return nil
+}
+
+// connInfo is what conv learns of conn once connected.
+func connInfo(conn *rpcrdma.Conn, cfg *rpcrdma.Config) rpcproto.ConnInfo {
+	p := conn.Params()
 	return rpcproto.ConnInfo{SendSize: p.Inline.SendSize, RecvSize: p.Inline.RecvSize, MaxPayload: cfg.MaxPayload,
-		Credits: cfg.Credits, ReverseCredits: cfg.ReverseCredits, IRD: ird}
+		Credits: cfg.Credits, ReverseCredits: cfg.ReverseCredits}
 }
 
 // callbackRecorder records the calls cv's Service answers, a row per procedure and one for
@@ -170,11 +192,22 @@ func (c *engineConnector) dial(cfg rpcrdma.Config, cv rpcproto.Conversation, mux
 	if cv == nil {
 		return conn, nil
 	}
-	cv.Start(connInfo(conn, &cfg, c.dev))
+	cv.Start(connInfo(conn, &cfg))
 	if err := converse(conn, cv, cfg.CQ, mux, false); err != nil {
 		return conn, fmt.Errorf("setting up the %s connection to %s: %w", cv.Program().Name, c.addr, err)
 	}
+	if b, ok := cv.(backChanneler); ok && cv.Service() != nil && !b.BackChannel() && c.log != nil {
+		fmt.Fprintf(c.log, "rpcrdma-bench: warning: %s bound no back channel to the %s session: it can make no callbacks\n", c.addr, cv.Program().Name)
+	}
 	return conn, nil
+}
+
+// backChanneler is a Conversation whose server may call back over the connection: whether
+// the server bound the connection as the back channel, and whether it later said the
+// back channel was down.
+type backChanneler interface {
+	BackChannel() bool
+	CallbackPathDown() bool
 }
 
 // tearDown runs cv's closing calls on connection i while it works. A teardown that fails
@@ -182,6 +215,9 @@ func (c *engineConnector) dial(cfg rpcrdma.Config, cv rpcproto.Conversation, mux
 func tearDown(i int, conn *rpcrdma.Conn, cv rpcproto.Conversation, cq datapath.CQ, mux *rpcrdma.Mux, log io.Writer) {
 	if conn.Err() != nil {
 		return
+	}
+	if b, ok := cv.(backChanneler); ok && b.CallbackPathDown() && log != nil {
+		fmt.Fprintf(log, "rpcrdma-bench: warning: connection %d to %s: the server reported the back channel down (SEQ4_STATUS_CB_PATH_DOWN)\n", i, conn.RemoteAddr())
 	}
 	if err := converse(conn, cv, cq, mux, true); err != nil && log != nil {
 		fmt.Fprintf(log, "rpcrdma-bench: connection %d to %s: tearing down: %v\n", i, conn.RemoteAddr(), err)

@@ -37,6 +37,8 @@ func (c *stepConv) NewConn() rpcproto.Conversation {
 func (c *stepConv) Service() rpcproto.Service    { return nil }
 func (c *stepConv) Start(info rpcproto.ConnInfo) { c.info = info }
 func (c *stepConv) Slots() int                   { return 2 }
+func (c *stepConv) Unanswered(proc, slot int)    {}
+func (c *stepConv) Lost() bool                   { return false }
 func (c *stepConv) note(s string) {
 	c.mu.Lock()
 	(*c.log)[c.me] = append((*c.log)[c.me], s)

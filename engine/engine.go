@@ -46,6 +46,8 @@ type engineClient struct {
 	cb *results.Recorder
 	// done collects the connections' final Stats and cb when the poller closes the client.
 	done func(st []rpcrdma.Stats, cb *results.Recorder)
+	// recovered collects the sessions the connections set up again (recoverer).
+	recovered func(results.Recoveries)
 }
 
 var (
@@ -68,6 +70,9 @@ func (c *engineClient) Submit(r *workloads.Request) error {
 		if c.next++; c.next == len(c.conns) {
 			c.next = 0
 		}
+		if k < len(c.convs) && c.convs[k].Lost() {
+			continue // its session is set up again once its calls are in (Progress)
+		}
 		err := c.conns[k].Submit(call)
 		if err != rpcrdma.ErrNoCredit {
 			return err
@@ -81,7 +86,7 @@ func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
 		return 0, err
 	}
 	n := 0
-	for _, conn := range c.conns {
+	for i, conn := range c.conns {
 		if n == len(done) {
 			break
 		}
@@ -92,6 +97,11 @@ func (c *engineClient) Progress(done []workloads.Completed) (int, error) {
 		}
 		if err != nil {
 			return n, err
+		}
+		if i < len(c.convs) && (k > 0 || c.convs[i].Lost()) {
+			if err := c.recover(i); err != nil {
+				return n, err
+			}
 		}
 	}
 	return n, nil
@@ -109,6 +119,10 @@ func (c *engineClient) Close() error {
 	var first error
 	for i, conn := range c.conns {
 		if i < len(c.convs) {
+			if r, ok := c.convs[i].(recoverer); ok && c.recovered != nil {
+				s, n := r.Recoveries()
+				c.recovered(results.Recoveries{Sessions: s, ClientIDs: n})
+			}
 			tearDown(i, conn, c.convs[i], c.cq, c.mux, c.log)
 		}
 		st[i] = conn.Stats()
@@ -345,7 +359,14 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 		mu    sync.Mutex
 		stats []rpcrdma.Stats
 		cbs   []*results.Recorder
+		recov results.Recoveries
 	)
+	recovered := func(r results.Recoveries) {
+		mu.Lock()
+		recov.Sessions += r.Sessions
+		recov.ClientIDs += r.ClientIDs
+		mu.Unlock()
+	}
 	done := func(st []rpcrdma.Stats, cb *results.Recorder) {
 		mu.Lock()
 		stats = append(stats, st...)
@@ -359,7 +380,7 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 			return c.openRecall(codec.(rpcproto.Conversation), cfg, done)
 		}
 		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
-			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log, done: done}
+			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log, done: done, recovered: recovered}
 		cq, err := c.dev.NewCQ(cqNeed(c.dev, cfg, codec) * conns)
 		if err != nil {
 			return nil, &datapath.OpError{Op: "create CQ", Err: err}
@@ -422,6 +443,10 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 		}
 		rep := session.PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops,
 			Threshold: effectiveThreshold(stats[0].Params.Inline, c.tr)}
+		if recov.Sessions > 0 {
+			r := recov
+			rep.Recoveries = &r
+		}
 		if len(cbs) > 0 {
 			if p, err := results.Summarize(results.Params{}, time.Time{}, time.Time{}, cbs...); err == nil {
 				rep.Callbacks, rep.Recalls = p.Callbacks, p.Recalls

@@ -83,6 +83,10 @@ var (
 // errNoRecall: the server never recalled the delegation the conflicting OPEN broke.
 var errNoRecall = rpcproto.NewResultError("no_recall", "NFSv4.1 recall: the conflicting OPEN came back before any CB_RECALL")
 
+// errPathDown: the server said it cannot reach the holder's back channel, so the recall the
+// conflicting OPEN waits for will never come.
+var errPathDown = errors.New("NFSv4.1 recall: the server reports the back channel down (SEQ4_STATUS_CB_PATH_DOWN): it cannot send CB_RECALL")
+
 func (c *recallClient) Submit(r *workloads.Request) error {
 	if c.step != recallHeld {
 		return workloads.ErrBusy
@@ -129,6 +133,9 @@ func (c *recallClient) Progress(done []workloads.Completed) (int, error) {
 		}
 	}
 	if c.step == recallConflict && !c.returned && c.recallNs == 0 {
+		if c.codecs[0].CallbackPathDown() {
+			return 0, errPathDown
+		}
 		if _, at, ok := c.codecs[0].Recall(); ok {
 			c.recallNs = at - c.t0
 			c.tReturn = nfs4.Now()
@@ -291,6 +298,9 @@ func (c *engineConnector) openRecall(conv rpcproto.Conversation, cfg rpcrdma.Con
 		conn, err := c.dial(cc, cv, cl.mux)
 		if conn != nil {
 			cl.conns[i], cl.codecs[i], cl.convs[i] = conn, cv.(*nfs4.Codec), cv
+		}
+		if err == nil && i == 0 && !cl.codecs[0].BackChannel() {
+			err = fmt.Errorf("--mix recall: %s bound no back channel to the session (its CREATE_SESSION result lacks CONN_BACK_CHAN): it cannot recall a delegation", c.addr)
 		}
 		if err != nil {
 			cl.Close()

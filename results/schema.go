@@ -19,8 +19,8 @@ import (
 // added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
 // Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
 // Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls;
-// version 8 added FanIn.SkewErrorNs, FanIn.Refused and FanIn.RefusedCount, and takes
-// FanIn.Overlap with the clocks' error bounds.
+// version 8 added FanIn.SkewErrorNs, FanIn.Refused, FanIn.RefusedCount and Point.Recoveries,
+// and takes FanIn.Overlap with the clocks' error bounds.
 const SchemaVersion = 8
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
@@ -117,6 +117,9 @@ type Point struct {
 	Callbacks []ProcStats `json:"callbacks,omitempty"`
 	// Recalls is the delegation-recall measurement; absent when none was made.
 	Recalls *Recalls `json:"recalls,omitempty"`
+	// Recoveries counts the NFSv4.1 sessions the point's connections set up again after the
+	// server lost them; absent when none was.
+	Recoveries *Recoveries `json:"recoveries,omitempty"`
 	// Ops counts the RDMA operations this side posted and received.
 	Ops Ops `json:"ops"`
 	// PeerOps counts those of the other side of the point's connections, when it was
@@ -359,6 +362,15 @@ type ProcStats struct {
 	// Errors counts its failed RPCs: for Procedures, their kinds are in the point's Errors;
 	// for Callbacks, the calls answered with a failure, counted here only.
 	Errors uint64 `json:"errors"`
+}
+
+// Recoveries counts what a point's connections set up again on the same connection after the
+// server lost their NFSv4.1 session (NFS4ERR_BADSESSION, NFS4ERR_DEADSESSION).
+type Recoveries struct {
+	// Sessions is the sessions made again; ClientIDs, of those, the ones that needed a new
+	// client ID first (the server had forgotten the client too: NFS4ERR_STALE_CLIENTID).
+	Sessions  int `json:"sessions"`
+	ClientIDs int `json:"client_ids"`
 }
 
 // Recalls is the delegation-recall measurement of a point: this side holds a read delegation,

@@ -86,8 +86,12 @@ func (p *Program) Lookup(name string) (int, error) {
 // the arguments around it, so that payload bytes are written once, where the transport
 // sends or exposes them from. Its methods run on the RPC path: they must not allocate.
 //
-// slot is the requester's slot the call occupies, from 0 to its credits less one: no two
-// outstanding calls of a connection share one (NFSv4.1's SEQUENCE names it).
+// slot is the transport's slot the call occupies, from 0 to its credits less one: no two
+// outstanding calls of a connection share one, but a slot is free again only once its call
+// has finished entirely (its memory windows invalidated, its Send completed), so that the
+// indices in use may reach beyond the number of calls outstanding. A protocol whose calls
+// name a slot of their own (NFSv4.1's SEQUENCE) maps the transport's slot to its own; see
+// Conversation for when such a slot is free again.
 type Codec interface {
 	// Program is the program the codec speaks.
 	Program() *Program
@@ -130,8 +134,26 @@ type Conversation interface {
 	// false once the connection is set up (closing false) or torn down (closing true).
 	Next(closing bool) (proc, size int, ok bool)
 	// Slots is the most calls the connection may have outstanding once set up (the
-	// session's slots), 0 for no bound beyond the credits.
+	// session's slots, as the server bounds them now), 0 for no bound beyond the credits.
+	// The engine bounds the connection's calls by it (rpcrdma.Conn.LimitCalls) after each
+	// batch of results.
 	Slots() int
+	// Unanswered tells the conversation that the call on slot ended without results it
+	// could decode: its reply failed below the codec (an RDMA_ERROR, an RPC reject, a
+	// reply the transport refused) or the connection broke. The server may have executed
+	// it.
+	//
+	// The slot contract: for every call EncodeArgs encoded, the transport calls exactly one
+	// of DecodeResults and Unanswered, when the reply arrives or the call fails and before
+	// that call stops counting against the connection's calls outstanding, so that a
+	// conversation whose own slots number Slots() always finds one free for the next call.
+	// A call that gets no reply at all keeps its slot until the connection ends.
+	Unanswered(proc, slot int)
+	// Lost reports that the connection's state was lost (NFSv4.1: the server answered
+	// BADSESSION or DEADSESSION): the engine stops submitting on the connection, waits for
+	// its calls outstanding to end, and sets it up again with Next(false), whose calls
+	// restore the state (a new session; a new client ID when the server forgot the old).
+	Lost() bool
 }
 
 // ConnInfo is what a Conversation learns of its connection.
@@ -144,8 +166,6 @@ type ConnInfo struct {
 	// Credits are the calls this side may have outstanding, ReverseCredits the server's
 	// calls it takes at once (0: no reverse direction).
 	Credits, ReverseCredits int
-	// IRD is how many RDMA Reads the connection serves at once for its peer, 0 unknown.
-	IRD int
 }
 
 // Service answers the calls a server makes to its requester over the requester's own

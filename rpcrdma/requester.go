@@ -78,6 +78,7 @@ type slot struct {
 	mw                    [2]datapath.MW // call chunk, reply chunk (MemoryWindows)
 	mwKey                 [2]uint32
 	mwUsed                [2]bool
+	pending               bool // a Conversation encoded the call and is not yet told how it ended
 }
 
 // client is the side of a Conn that sends calls: forward for a requester, reverse (RFC
@@ -101,6 +102,7 @@ type client struct {
 	seedBase        uint64
 	hdr             *wire.Header
 	codec           rpcproto.Codec
+	conv            rpcproto.Conversation // codec as one, told of the calls that end unanswered
 	rpc             oncrpc.Call
 	// callSize is the RPC call header's size; callHdr, when the credential is not
 	// AUTH_NONE, the header encoded once (XID and procedure set per call).
@@ -117,6 +119,7 @@ func (cl *client) init(c *Conn, n, credits int, dev datapath.PD) error {
 	cl.sigEvery = signalEvery(credits)
 	cl.hdr = newHeader(c.cfg.Limits)
 	cl.codec = c.cfg.Codec
+	cl.conv, _ = cl.codec.(rpcproto.Conversation)
 	prog := cl.codec.Program()
 	cl.procs = prog.Procs
 	cl.rpc = oncrpc.Call{Prog: prog.Number, Vers: prog.Version, Cred: c.cfg.Cred}
@@ -240,6 +243,10 @@ func (c *Conn) Submit(call Call) error {
 // credits: an upper layer's own bound, such as the slots of an NFSv4.1 session.
 func (c *Conn) LimitCalls(n int) { c.cl.limit = max(1, min(n, int(c.cl.max))) }
 
+// Outstanding is the calls this side has sent whose replies have not come (nor the
+// connection broken).
+func (c *Conn) Outstanding() int { return c.cl.outstanding }
+
 // marshal encodes the call of slot s in place (the RPC message contiguous in its out buffer, the
 // transport header in its send buffer), exposes its chunks to the peer, and returns the Send's
 // SGL: the transport header, then the RPC message (or, with a Read chunk, the part of it
@@ -253,6 +260,7 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 	ob := s.out.Bytes()
 	body := headroom - prefix
 	cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, cl.index(s), s.seed, c.cfg.Verify)
+	s.pending = cl.conv != nil
 	msgOff := body - cl.callSize
 	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
 	if cl.callHdr == nil {
@@ -516,8 +524,18 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 		cl.parse(s, s.in.Bytes()[:n], nil, false)
 		c.stats.RepliesReceived.add(rpcproto.ClassReplyChunk)
 	}
+	cl.unanswered(s)
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
+}
+
+// unanswered tells a Conversation of the call of slot s, whose reply is in or which failed,
+// if DecodeResults did not see it (rpcproto.Conversation's slot contract).
+func (cl *client) unanswered(s *slot) {
+	if s.pending {
+		s.pending = false
+		cl.conv.Unanswered(s.call.Proc, cl.index(s))
+	}
 }
 
 // ReplyError is ErrBadReply with what was wrong with the reply: errors.Is(err, ErrBadReply)
@@ -598,6 +616,7 @@ func (cl *client) onBadReply(buf *mempool.Buf, wc *datapath.Completion, b []byte
 		s.err = &ReplyError{What: "transport header", Err: err}
 	}
 	c.recvPool.Put(buf)
+	cl.unanswered(s)
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
 	return true
@@ -621,6 +640,7 @@ func (cl *client) onUnpullable(xid uint32, wc *datapath.Completion, why *ReplyEr
 	cl.noteInvalidated(s, wc)
 	s.err = why
 	s.replyClass = rpcproto.ClassResponderRead
+	cl.unanswered(s)
 	cl.sendDone(s, xid, 0, false)
 	cl.invalidate(s, i)
 	cl.maybeFinish(s, i)
@@ -661,6 +681,7 @@ func (cl *client) onPulledReply(ctx int32, xid uint32, msg []byte) bool {
 	s.ctx = ctx
 	s.replyClass = rpcproto.ClassResponderRead
 	cl.parse(s, msg, nil, false)
+	cl.unanswered(s)
 	c.stats.RepliesReceived.add(rpcproto.ClassResponderRead)
 	cl.sendDone(s, xid, key, inv)
 	cl.invalidate(s, i)
@@ -746,6 +767,7 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 	} else if chunk == nil {
 		chunk = noData
 	}
+	s.pending = false
 	data, err := cl.codec.DecodeResults(s.call.Proc, cl.index(s), msg[off:], chunk, s.call.Size, s.seed, cl.c.cfg.Verify)
 	if err != nil {
 		if _, ok := err.(interface{ Kind() string }); ok {
@@ -872,6 +894,7 @@ func (cl *client) failAll(err error) {
 		if s.waits&waitReply != 0 {
 			cl.outstanding--
 		}
+		cl.unanswered(s)
 		s.err, s.waits, s.state = err, 0, slotReady
 		cl.ready = append(cl.ready, int32(i))
 	}

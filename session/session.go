@@ -64,6 +64,8 @@ type PointReport struct {
 	// measurement's parts. Nil when none.
 	Callbacks []results.ProcStats
 	Recalls   *results.Recalls
+	// Recoveries counts the sessions the connections set up again; nil when none.
+	Recoveries *results.Recoveries
 }
 
 // Stdout as Config.Out writes the results to Config.ResultsTo once, at the end: a stream
@@ -408,7 +410,7 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 			rp.Ops = *pr.Ops
 		}
 		rp.PeerOps, rp.PeerOpsInferred = pr.PeerOps, pr.PeerOpsInferred
-		rp.Callbacks, rp.Recalls = pr.Callbacks, pr.Recalls
+		rp.Callbacks, rp.Recalls, rp.Recoveries = pr.Callbacks, pr.Recalls, pr.Recoveries
 		if pr.Threshold != 0 && pr.Threshold != pt.Threshold {
 			// Label what was measured: a threshold study filed under the offer would
 			// answer the question with a size that never applied.

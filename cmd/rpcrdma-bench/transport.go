@@ -55,7 +55,7 @@ func addTransportFlags(fs *pflag.FlagSet, t *engine.Transport, requester bool) {
 		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer no Reply chunk: replies that would need one (long ECHO, --class long SOURCE) come back in a responder-provided Read chunk, pulled by RDMA Read and acknowledged with RDMA_DONE")
 		fs.BoolVar(&t.DoneInvalidate, "done-invalidate", false, "send RDMA_DONE by Send With Invalidate of the server's Read chunk key when both ends set the R bit (the reliable-reply draft's SHOULD); needs --remote-invalidate")
 		fs.IntVar(&t.Credits, "credits", 0, "credits to request, the most RPCs a connection may have outstanding (default: --depth)")
-		fs.Var(inlineRuleFlag(&t.InlineRule), "inline-rule", "when a call or reply leaves the Send for chunks: exact (when its exact header and message exceed the inline size) or linux (when the message exceeds the inline size less the Linux client's worst-case header) (default: linux with --program nfs3, else exact)")
+		fs.Var(inlineRuleFlag(&t.InlineRule), "inline-rule", "when a call or reply leaves the Send for chunks: exact (when its exact header and message exceed the inline size) or linux (when the message exceeds the inline size less the Linux client's worst-case header) (default: linux with --program nfs3 or nfs4, else exact)")
 	} else {
 		fs.BoolVar(&t.RemoteInvalidate, "remote-invalidate", false, "set the R bit: reply with Send With Invalidate to clients that set it too (their windows memory)")
 		fs.BoolVar(&t.ResponderRead, "responder-read", false, "offer responder-provided Read chunks for replies too long for the client's reply resources (to clients that accept them)")

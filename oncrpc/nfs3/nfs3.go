@@ -3,9 +3,9 @@ package nfs3
 import (
 	"encoding/binary"
 	"errors"
-	"strconv"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 )
 
 // The NFS program (RFC 1813 section 3).
@@ -147,12 +147,7 @@ var statusNames = map[Status]string{
 	ErrBadType: "NFS3ERR_BADTYPE", ErrJukebox: "NFS3ERR_JUKEBOX",
 }
 
-func (s Status) String() string {
-	if n, ok := statusNames[s]; ok {
-		return n
-	}
-	return "NFS3ERR(" + strconv.FormatUint(uint64(s), 10) + ")"
-}
+func (s Status) String() string { return nfsbase.StatusName(statusNames, "NFS3ERR", s) }
 
 // StableHow is stable_how: how far a WRITE must be committed before the reply.
 type StableHow uint32

@@ -1,53 +1,24 @@
 package nfs3
 
 import (
-	"strings"
-
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
-// Indexes of the procedures in Prog's table, the numbers workloads and the engine use.
-const (
-	PNull = iota
-	PGetattr
-	PLookup
-	PRead
-	PWrite
-	PWriteSync
-	PCommit
-	PReaddirplus
-)
+// Prog is NFS version 3 as a workload names it: nfsbase's procedures (their payloads and
+// chunks as the Linux client moves them) and presets, with the procedure numbers of RFC 1813.
+var Prog = nfsbase.Program("nfs3", Program, Version, "readdirplus", [...]uint32{ProcNull, ProcGetattr, ProcLookup,
+	ProcRead, ProcWrite, ProcWrite, ProcCommit, ProcReaddirplus}, nfsbase.Presets("readdirplus"))
 
-// Prog is NFS version 3 as a workload names it. READ's data comes back in a Write chunk and
-// WRITE's goes in a Read chunk when they do not fit inline, as the Linux client moves them;
-// READDIRPLUS's reply, sized by the workload (its maxcount), comes in a Reply chunk when
-// large; everything else travels inline. "write" is an UNSTABLE WRITE, "write-sync" a
-// FILE_SYNC one.
-var Prog = &rpcproto.Program{
-	Name:    "nfs3",
-	Number:  Program,
-	Version: Version,
-	Procs: []rpcproto.Procedure{
-		PNull:        {Name: "null", Number: ProcNull},
-		PGetattr:     {Name: "getattr", Number: ProcGetattr},
-		PLookup:      {Name: "lookup", Number: ProcLookup},
-		PRead:        {Name: "read", Number: ProcRead, Payload: rpcproto.InReply, DDP: rpcproto.InReply},
-		PWrite:       {Name: "write", Number: ProcWrite, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
-		PWriteSync:   {Name: "write-sync", Number: ProcWrite, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
-		PCommit:      {Name: "commit", Number: ProcCommit},
-		PReaddirplus: {Name: "readdirplus", Number: ProcReaddirplus, Payload: rpcproto.InReply},
-	},
-	// Presets: what an NFS client's traffic looks like for reading, writing, metadata and a
-	// mix of the three, with sizes around the inline thresholds people compare.
-	Presets: map[string]string{
-		"nfs-read":  "read/4k:50,read/64k:30,read/1m:20",
-		"nfs-write": "write/4k:50,write/64k:30,write/1m:20",
-		"nfs-meta":  "getattr:60,lookup:30,readdirplus/8k:10",
-		"nfs-mix":   "getattr:30,lookup:10,read/4k:25,read/64k:10,write/4k:15,write/64k:5,commit:5",
-	},
-}
+// Indexes of the procedures in Prog's table, the numbers workloads and the engine use: those
+// of package nfsbase, the listing READDIRPLUS.
+const (
+	PNull, PGetattr, PLookup, PRead = nfsbase.PNull, nfsbase.PGetattr, nfsbase.PLookup, nfsbase.PRead
+	PWrite, PWriteSync, PCommit     = nfsbase.PWrite, nfsbase.PWriteSync, nfsbase.PCommit
+	PReaddirplus                    = nfsbase.PDir
+)
 
 // Files are the file handles a Codec's calls name, found once per run (Setup).
 type Files struct {
@@ -69,7 +40,7 @@ const PatternSeed = benchprog.FileSeed
 
 // WriteSpan bounds the scratch file: a WRITE goes to one of the slots of its size in the
 // first WriteSpan bytes (to offset 0 when it is larger).
-const WriteSpan = 4 << 20
+const WriteSpan = nfsbase.WriteSpan
 
 // Codec is the requester's NFSv3: it marshals calls on f's files in place and checks their
 // results, counting every status other than NFS3_OK as a failure named by procedure and
@@ -119,19 +90,10 @@ func (c *Codec) Sizes(proc, size int) (args, prefix, results int) {
 	return 0, 0, 0
 }
 
-// readOffset is where READ of size bytes reads for a call's seed: a block-aligned offset
-// inside the file, spread over it.
+// readOffset is where READ of size bytes reads for a call's seed (nfsbase.ReadOffset).
 func (c *Codec) readOffset(size int, seed uint64) uint64 {
-	if size == 0 || c.F.Size < uint64(size) {
-		return 0
-	}
-	blocks := c.F.Size / uint64(size)
-	return (spread(seed) % blocks) * uint64(size)
+	return nfsbase.ReadOffset(c.F.Size, size, seed)
 }
-
-// spread mixes a call's seed so that every bit of it moves the offset: seeds of one
-// requester slot differ only in their high bits (the XID's generation).
-func spread(seed uint64) uint64 { return (seed * 0x9e3779b97f4a7c15) >> 32 }
 
 // EncodeArgs implements rpcproto.Codec.
 func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool) {
@@ -156,7 +118,7 @@ func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify b
 		if verify {
 			benchprog.Fill(data, seed, 0)
 		}
-		a := WriteArgs{FH: f.Write, Offset: writeOffset(size, seed), Count: uint32(size), Stable: stable, Data: data}
+		a := WriteArgs{FH: f.Write, Offset: nfsbase.WriteOffset(size, seed), Count: uint32(size), Stable: stable, Data: data}
 		a.Encode(b)
 	case PCommit:
 		a := CommitArgs{FH: f.Write}
@@ -166,13 +128,6 @@ func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify b
 		a := ReaddirplusArgs{Dir: f.Dir, DirCount: uint32(size), MaxCount: uint32(size)}
 		a.Encode(b)
 	}
-}
-
-// writeOffset is where a WRITE of size bytes writes for a call's seed: one of the slots of
-// its size in the first WriteSpan bytes of the scratch file.
-func writeOffset(size int, seed uint64) uint64 {
-	slots := uint64(max(1, WriteSpan/max(size, 1)))
-	return (spread(seed) % slots) * uint64(size)
 }
 
 // putString writes s as an XDR string at off without converting it to a []byte (which
@@ -252,22 +207,8 @@ var (
 
 // statusErrs are the failures of each procedure by status, made once: failing allocates
 // nothing.
-var statusErrs = func() map[[2]uint32]*rpcproto.ResultError {
-	m := map[[2]uint32]*rpcproto.ResultError{}
-	for p := range Prog.Procs {
-		name := strings.ToUpper(Prog.Procs[p].Name)
-		for st := range statusNames {
-			m[[2]uint32{uint32(p), uint32(st)}] = rpcproto.NewResultError(strings.ToLower(st.String()), "NFS "+name+": "+st.String())
-		}
-	}
-	return m
-}()
+var statusErrs = nfsbase.NewFailures(Prog, statusNames, "NFS", nil, errStatusOther)
 
 var errStatusOther = rpcproto.NewResultError("nfs3err_other", "NFS: a status RFC 1813 does not define")
 
-func statusError(proc int, st Status) error {
-	if e, ok := statusErrs[[2]uint32{uint32(proc), uint32(st)}]; ok {
-		return e
-	}
-	return errStatusOther
-}
+func statusError(proc int, st Status) error { return statusErrs.Of(proc, uint32(st)) }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -66,7 +67,7 @@ func TestCodecArgs(t *testing.T) {
 				if proc == PWriteSync {
 					stable = FileSync
 				}
-				a := WriteArgs{FH: c.F.Write, Offset: writeOffset(size, 7), Count: uint32(size), Stable: stable, Data: b[prefix : prefix+size]}
+				a := WriteArgs{FH: c.F.Write, Offset: nfsbase.WriteOffset(size, 7), Count: uint32(size), Stable: stable, Data: b[prefix : prefix+size]}
 				want = make([]byte, a.Size())
 				a.Encode(want)
 			case PReaddirplus:
@@ -272,7 +273,7 @@ func TestOffsetsSpread(t *testing.T) {
 	for gen := range uint64(64) {
 		seed := 0x12345 + gen<<16
 		reads[c.readOffset(size, seed)] = true
-		writes[writeOffset(size, seed)] = true
+		writes[nfsbase.WriteOffset(size, seed)] = true
 	}
 	if len(reads) != 4 || len(writes) != 4 {
 		t.Errorf("one slot's 64 calls of 1 MiB read %d and wrote %d of the 4 blocks", len(reads), len(writes))

@@ -1,6 +1,9 @@
 package nfs3
 
-import "github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
+)
 
 // GetattrRes is GETATTR3res. The failure arm is void.
 type GetattrRes struct {
@@ -170,32 +173,17 @@ type Entry struct {
 
 // Entries is the entry list of a READDIRPLUS3resok, already validated by Decode: iterate
 // with a copy, it := res.Entries; for it.Next(&e) { ... }.
-type Entries struct {
-	raw []byte // from the first entry's value_follows word to the list's closing FALSE
-	n   int
-}
+type Entries = nfsbase.List[Entry, *Entry]
 
-// Len is the number of entries (left to iterate, for a copy being iterated).
-func (l *Entries) Len() int { return l.n }
-
-// Next decodes the next entry into e and reports whether there was one.
-func (l *Entries) Next(e *Entry) bool {
-	if l.n == 0 {
-		return false
-	}
-	d := decoder{oncrpc.Decoder{B: l.raw, Trunc: errRdplusTrunc}}
+// DecodeNext decodes into e the entry at the start of raw, of a list Decode checked, and
+// returns what follows it (nfsbase.Entry).
+func (e *Entry) DecodeNext(raw []byte) ([]byte, bool) {
+	d := decoder{oncrpc.Decoder{B: raw, Trunc: errRdplusTrunc}}
 	if !d.Bool(errRdplusFollows) {
-		return false
+		return nil, false
 	}
 	d.entry(e)
-	// Decode checked this list: an error here means the value was not made by Decode.
-	if d.Err != nil {
-		l.n = 0
-		return false
-	}
-	l.raw = l.raw[d.Off:]
-	l.n--
-	return true
+	return raw[d.Off:], d.Err == nil
 }
 
 // entry decodes an entryplus3 up to, not including, its nextentry discriminant.
@@ -221,14 +209,14 @@ func (r *ReaddirplusRes) Decode(b []byte) (int, error) {
 		return d.Done()
 	}
 	d.verf(&r.Verf)
-	start := d.Off
+	start, n := d.Off, 0
 	var e Entry
 	for d.Bool(errRdplusFollows) {
 		d.entry(&e)
-		r.Entries.n++
+		n++
 	}
-	if d.Err == nil && r.Entries.n > 0 {
-		r.Entries.raw = b[start:d.Off]
+	if d.Err == nil {
+		r.Entries = nfsbase.NewList[Entry, *Entry](b[start:d.Off], n)
 	}
 	r.EOF = d.Bool(errRdplusEOF)
 	return d.Done()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 )
 
 // NFSPort is the NFS service's TCP port (RFC 1813; the Linux server's default).
@@ -36,8 +37,8 @@ func (c *MountConfig) Setup(ctx context.Context, host, export, readName, writeNa
 	if err != nil {
 		return f, fmt.Errorf("nfs %s/%s: %w", where, readName, err)
 	}
-	if attr.Type != TypeReg {
-		return f, fmt.Errorf("nfs %s/%s: a %v, not a regular file", where, readName, attr.Type)
+	if err := nfsbase.CheckRegular(where+"/"+readName, attr.Type == TypeReg, attr.Type); err != nil {
+		return f, fmt.Errorf("nfs %w", err)
 	}
 	f.Size = attr.Size
 	return f, nil

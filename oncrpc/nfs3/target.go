@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 )
 
 // Target is the export of an NFS server a benchmark client drives and the files its
@@ -61,9 +62,8 @@ func (t *Target) Codec(ctx context.Context, largestRead int) (*Codec, oncrpc.Opa
 	if err != nil {
 		return nil, none, err
 	}
-	if uint64(largestRead) > f.Size {
-		return nil, none, fmt.Errorf("nfs %s:%s/%s: %d bytes, smaller than the largest read (%d): use a larger file or smaller reads",
-			host, export, t.File, f.Size, largestRead)
+	if err := nfsbase.CheckSize(host+":"+export+"/"+t.File, f.Size, largestRead); err != nil {
+		return nil, none, fmt.Errorf("nfs %w", err)
 	}
 	return &Codec{F: f}, cred, nil
 }

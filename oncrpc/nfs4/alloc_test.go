@@ -191,6 +191,7 @@ func TestProgramZeroAllocs(t *testing.T) {
 		calls = append(calls, call{p[0], p[1], b, reply})
 	}
 	svc := c.Service()
+	holdRecalled(c)
 	cb := testutil.Unhex(t, cbHdr+"00000002"+cbSeq(sessHex, "00000001", "00000000")+cbRecall)
 	res := make([]byte, 512)
 	a := testing.AllocsPerRun(100, func() {
@@ -198,13 +199,13 @@ func TestProgramZeroAllocs(t *testing.T) {
 			c.Sizes(cl.proc, cl.size)
 			c.EncodeArgs(cl.b, cl.proc, cl.size, slot, 0, true)
 			if cl.reply != nil {
-				binary.BigEndian.PutUint32(cl.reply[12+8+16:], c.seq[slot]+1) // the sequenceid the call sent
+				binary.BigEndian.PutUint32(cl.reply[12+8+16:], c.table.slots[c.table.holder(slot)].sent) // the sequenceid the call sent
 			}
 			if _, err := c.DecodeResults(cl.proc, slot, cl.reply, nil, cl.size, 0, true); err != nil {
 				panic(err)
 			}
 		}
-		binary.BigEndian.PutUint32(cb[16+4+16:], c.cb.seq[0]+1)
+		binary.BigEndian.PutUint32(cb[16+4+16:], c.cb.slots[0].seq+1)
 		if n, err := svc.Serve(CBProcCompound, cb, res); n == 0 || err != nil {
 			panic(err)
 		}

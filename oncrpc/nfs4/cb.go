@@ -199,6 +199,9 @@ func (r *CBReply) Sequence(s Status, res *CBSequenceRes) {
 // Recall encodes a CB_RECALL result.
 func (r *CBReply) Recall(s Status) { r.op(CBOpRecall, s, 0) }
 
+// Result encodes the result of operation op that is its status alone.
+func (r *CBReply) Result(op uint32, s Status) { r.op(op, s, 0) }
+
 // Unsupported encodes the result of an operation Next returned but did not decode:
 // NFS4ERR_NOTSUPP under its number, or CB_ILLEGAL with NFS4ERR_OP_ILLEGAL.
 func (r *CBReply) Unsupported(o *CBOp) {

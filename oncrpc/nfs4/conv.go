@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -29,7 +30,8 @@ const (
 	stDone
 )
 
-// Setup calls' constants, as the Linux client sends them for NFSv4.1 without pNFS.
+// Setup calls' constants, as the Linux client sends them for NFSv4.1 without pNFS (its
+// wire, but for the owner and the implementation id).
 var (
 	exchangeFlags = ExchgIDFlagSuppMovedRefer | ExchgIDFlagBindPrincState
 	implID        = ImplID{Domain: []byte("github.com"), Name: []byte("rpcrdma-bench")}
@@ -57,21 +59,37 @@ const (
 	rdmaHeader = 28
 	// defaultInline is RFC 8166's inline threshold when the connection did not say.
 	defaultInline = 1024
+	// backPage caps the back channel's sizes, as Linux's client caps them (PAGE_SIZE).
+	backPage = 4096
 )
+
+// sessionFlags are CREATE_SESSION's csa_flags, Linux's client's: a persistent reply cache
+// asked for (no call sets sa_cachethis, so a server granting it keeps nothing more), and
+// the connection bound as the back channel too. Neither side of the fore channel names an
+// RDMA read depth (ca_rdma_ird empty), as Linux's client sends them: RPC-over-RDMA
+// negotiates its own (RFC 8166's connection parameters), and knfsd ignores it.
+const sessionFlags = CreateSessionFlagPersist | CreateSessionFlagConnBackChan
 
 // Start stores what the connection negotiated; its slot tables have Credits and
 // ReverseCredits slots.
 func (c *Codec) Start(info rpcproto.ConnInfo) {
 	c.info = info
-	c.seq = make([]uint32, max(info.Credits, 1))
-	c.cb.seq = make([]uint32, max(info.ReverseCredits, 1))
+	c.table.reset(max(info.Credits, 1), max(info.Credits, 1))
+	c.cb.reset(max(info.ReverseCredits, 1), c.backReply())
 }
 
 // Service returns the connection's callback service.
 func (c *Codec) Service() rpcproto.Service { return &c.cb }
 
-// Slots is min(credits, the server's ca_maxrequests) once the session exists, 0 before.
-func (c *Codec) Slots() int { return c.slots }
+// Slots is min(credits, the server's ca_maxrequests) once the session exists, bounded since
+// by the server's last sr_target_highest_slotid and sr_highest_slotid (as Linux's client
+// bounds its slots by the target) and by a slot it answered NFS4ERR_BADSLOT; 0 before.
+func (c *Codec) Slots() int {
+	if c.slots == 0 {
+		return 0
+	}
+	return max(1, min(c.slots, c.table.highest, c.table.target, c.table.retired))
+}
 
 // BackChannel reports whether the server bound the session's back channel to the connection
 // (CREATE_SESSION4_FLAG_CONN_BACK_CHAN in its result).
@@ -84,6 +102,13 @@ func (c *Codec) Session() (SessionID, uint64) { return c.session, c.clientID }
 // the steps on files when the mix names none (LargestRead < 0); closing, it undoes only what
 // was done.
 func (c *Codec) Next(closing bool) (proc, size int, ok bool) {
+	if !closing && c.lost {
+		// A new session for the same client (RFC 8881 section 2.10.13); its state (the
+		// opens) belongs to the client and stays.
+		c.lost, c.recovering = false, true
+		c.step = stCreateSession
+		c.done &^= 1 << stCreateSession
+	}
 	if !closing {
 		if c.step == stRootFH && c.cfg.LargestRead < 0 || c.step == stCheckFile && (!c.cfg.Verify || c.cfg.LargestRead == 0) {
 			c.step = stReady
@@ -160,21 +185,14 @@ func (c *Codec) stepName() string {
 
 func (c *Codec) createSessionArgs() *CreateSessionArgs {
 	fore := uint32(max(c.info.MaxPayload+compoundRoom, minChannel))
-	recv, send := c.info.RecvSize, c.info.SendSize
-	if recv <= rdmaHeader {
-		recv = defaultInline
-	}
-	if send <= rdmaHeader {
-		send = defaultInline
-	}
+	back := uint32(c.backReply())
 	a := &CreateSessionArgs{
 		ClientID: c.clientID,
 		Sequence: c.exchSeq,
-		Flags:    CreateSessionFlagConnBackChan,
+		Flags:    sessionFlags,
 		Fore: ChannelAttrs{MaxRequestSize: fore, MaxResponseSize: fore, MaxResponseSizeCached: foreCached,
-			MaxOperations: foreOps, MaxRequests: uint32(max(c.info.Credits, 1)),
-			HasRdmaIRD: c.info.IRD > 0, RdmaIRD: uint32(max(c.info.IRD, 0))},
-		Back: ChannelAttrs{MaxRequestSize: uint32(recv - rdmaHeader), MaxResponseSize: uint32(send - rdmaHeader),
+			MaxOperations: foreOps, MaxRequests: uint32(max(c.info.Credits, 1))},
+		Back: ChannelAttrs{MaxRequestSize: back, MaxResponseSize: back,
 			MaxOperations: backOps, MaxRequests: uint32(max(c.info.ReverseCredits, 1))},
 		CBProgram: c.cfg.CBProgram,
 	}
@@ -182,6 +200,20 @@ func (c *Codec) createSessionArgs() *CreateSessionArgs {
 		a.SecFlavor, a.SysCred = c.cfg.Cred.Flavor, c.cfg.cred
 	}
 	return a
+}
+
+// backReply is the back channel's largest call and reply, both: as Linux's client sizes
+// them (xprt_rdma_bc_maxpayload), the smaller inline threshold capped at a page, less the
+// RPC-over-RDMA header, since callbacks and their replies travel inline.
+func (c *Codec) backReply() int {
+	recv, send := c.info.RecvSize, c.info.SendSize
+	if recv <= rdmaHeader {
+		recv = defaultInline
+	}
+	if send <= rdmaHeader {
+		send = defaultInline
+	}
+	return min(recv, send, backPage) - rdmaHeader
 }
 
 // encodeStep encodes the current step's COMPOUND into b.
@@ -243,7 +275,7 @@ func (c *Codec) encodeStep(b []byte, slot int) (int, error) {
 
 // stepSizes is Sizes of PSession: the current step's COMPOUND, measured by encoding it.
 func (c *Codec) stepSizes() (args, prefix, results int) {
-	n, err := c.encodeStep(c.stepBuf, 0)
+	n, err := c.encodeStep(c.stepBuf, -1)
 	if err != nil {
 		c.encErr = fmt.Errorf("NFSv4.1 %s: %w", c.stepName(), err)
 		n = 0
@@ -291,6 +323,13 @@ func (c *Codec) decodeStep(r *CompoundRes, slot int) error {
 	if err != nil {
 		return fmt.Errorf("NFSv4.1 %s: %w", name, err)
 	}
+	if st == ErrStaleClientID && c.step == stCreateSession && c.recovering {
+		// The server forgot the client too (its lease expired, or an administrator
+		// expired it): a new client ID, and everything set up again on it.
+		c.newIDs++
+		c.step, c.done = stExchangeID, 0
+		return nil
+	}
 	if st != OK {
 		return newStatusError(st, "NFSv4.1 "+name+": "+st.String())
 	}
@@ -299,6 +338,13 @@ func (c *Codec) decodeStep(r *CompoundRes, slot int) error {
 	}
 	c.done |= 1 << c.step
 	c.step++
+	if c.step == stReclaimComplete && c.recovering {
+		c.sessions++
+		c.recovering = false
+		if c.did(stReclaimComplete) {
+			c.step = stReady // the client's state is the server's still
+		}
+	}
 	return nil
 }
 
@@ -327,7 +373,9 @@ func (c *Codec) stepResults(r *CompoundRes, slot int) (Status, error) {
 			c.slots = min(c.slots, c.info.Credits)
 		}
 		c.backChan = s.Flags&CreateSessionFlagConnBackChan != 0
-		c.seq = make([]uint32, max(c.slots, len(c.seq)))
+		c.pathDown = false
+		c.table.reset(c.slots, max(c.info.Credits, 1))
+		c.cb.reset(max(c.info.ReverseCredits, 1), c.backReply())
 		return OK, nil
 	case stDestroySession:
 		return r.Op(OpDestroySession)
@@ -418,40 +466,74 @@ func (c *Codec) lookupResults(r *CompoundRes) (Status, error) {
 	if !ga.Attr.Mask.Has(AttrType) || !ga.Attr.Mask.Has(AttrSize) {
 		return OK, fmt.Errorf("%s: GETATTR without its type and size", name)
 	}
-	if ga.Attr.Type != TypeReg {
-		return OK, fmt.Errorf("%s: not a regular file (nfs_ftype4 %d)", name, ga.Attr.Type)
+	if err := nfsbase.CheckRegular(name, ga.Attr.Type == TypeReg, fmt.Sprintf("nfs_ftype4 %d", ga.Attr.Type)); err != nil {
+		return OK, err
 	}
 	if c.step == stScratch {
 		c.scratch.set(fh.FH)
 		return OK, nil
 	}
-	if ga.Attr.Size < uint64(c.cfg.LargestRead) {
-		return OK, fmt.Errorf("%s: %d bytes, smaller than the largest read (%d): use a larger file or smaller reads",
-			name, ga.Attr.Size, c.cfg.LargestRead)
+	if err := nfsbase.CheckSize(name, ga.Attr.Size, c.cfg.LargestRead); err != nil {
+		return OK, err
 	}
 	c.file.set(fh.FH)
 	c.fileSize = ga.Attr.Size
 	return OK, nil
 }
 
-// seqResult decodes the SEQUENCE result starting r and checks it against the call on slot,
-// moving the slot's sequenceid on if the server took the call: a decode or check error, or
-// SEQUENCE's status (or the COMPOUND's, refused whole).
-func (c *Codec) seqResult(r *CompoundRes, slot int) (Status, error) {
+// seqResult decodes the SEQUENCE result starting r, checks it against the call on the
+// transport's slot req and frees the call's session slot by RFC 8881 section 2.10.6's rules
+// (slotTable.end): a decode or check error, or SEQUENCE's status (or the COMPOUND's,
+// refused whole). BADSESSION and DEADSESSION lose the session (Lost).
+func (c *Codec) seqResult(r *CompoundRes, req int) (Status, error) {
 	if r.N == 0 && r.Status != OK {
-		return r.Status, nil // refused whole (NFS4ERR_MINOR_VERS_MISMATCH)
+		c.table.end(req, outcomeRefused) // refused whole (NFS4ERR_MINOR_VERS_MISMATCH)
+		return r.Status, nil
 	}
 	var s SequenceRes
-	if err := r.Sequence(&s); err != nil || s.Status != OK {
-		return s.Status, err
+	if err := r.Sequence(&s); err != nil {
+		c.table.end(req, outcomeUnanswered)
+		return OK, err
 	}
-	p := c.seqSlot(slot)
-	if s.SessionID != c.session || s.SlotID != uint32(slot) || s.SequenceID != *p+1 {
-		return OK, errSeqMismatch
+	k := c.table.holder(req)
+	switch s.Status {
+	case OK:
+		if k < 0 || s.SessionID != c.session || s.SlotID != uint32(k) || s.SequenceID != c.table.slots[k].sent {
+			c.table.end(req, outcomeUnanswered)
+			return OK, errSeqMismatch
+		}
+		c.table.end(req, outcomeDone)
+		c.table.bound(s.HighestSlotID, s.TargetHighestSlotID)
+		if s.StatusFlags&SeqStatusCBPathDown != 0 {
+			c.pathDown = true
+		}
+		return OK, nil
+	case ErrRetryUncachedRep, ErrSeqFalseRetry:
+		c.table.end(req, outcomeDone)
+	case ErrSeqMisordered:
+		c.table.end(req, outcomeMisordered)
+	case ErrBadSlot:
+		c.table.end(req, outcomeRefused)
+		if k > 0 {
+			c.table.retire(k)
+		} else {
+			c.lose()
+		}
+	case ErrBadSession, ErrDeadSession:
+		c.table.end(req, outcomeRefused)
+		c.lose()
+	default:
+		c.table.end(req, outcomeRefused)
 	}
-	*p++
-	c.target = s.TargetHighestSlotID
-	return OK, nil
+	return s.Status, nil
+}
+
+// lose marks the session lost once the connection is set up: Next then makes a new one.
+// Setting up, the failure ends the setup instead.
+func (c *Codec) lose() {
+	if c.step == stReady {
+		c.lost = true
+	}
 }
 
 var errNoSlots = rpcproto.NewResultError("nfs4_no_slots", "NFSv4.1 CREATE_SESSION: the server granted no slots")

@@ -63,24 +63,34 @@
 //
 // # The program
 //
-// Prog and Codec make NFSv4.1 a program of package rpcproto, with nfs3's procedure names and
-// presets. Codec is a Conversation: every connection is a client of its own (EXCHANGE_ID
-// with Config.Owner and the connection's number), with a session whose fore channel has a
-// slot per requester credit (ca_maxrequests, ca_rdma_ird) and whose back channel is the
-// connection (CREATE_SESSION4_FLAG_CONN_BACK_CHAN, a slot per reverse credit, callbacks
-// inline); it then sends RECLAIM_COMPLETE, finds the root, File and Scratch, and opens File
-// for reading and Scratch for writing without delegations. Every call after CREATE_SESSION
-// starts with SEQUENCE on the requester's slot with that slot's next sequenceid; Slots is
-// the session's slot count. Closing, it closes both files and destroys the session and the
-// client ID (each alone in its COMPOUND, as Linux sends them). NFS4ERR_DELAY and
-// NFS4ERR_GRACE fail a call with a Later error: the step is made again.
+// Prog and Codec make NFSv4.1 a program of package rpcproto, with the procedures and presets
+// NFSv3 shares (package nfsbase). Codec is a Conversation: every connection is a client of its
+// own (EXCHANGE_ID with Config.Owner and the connection's number), with a session whose fore
+// channel has a slot per requester credit and whose back channel is the connection; it then
+// sends RECLAIM_COMPLETE, finds the root, File and Scratch, and opens File for reading and
+// Scratch for writing without delegations. CREATE_SESSION carries Linux's client's flags
+// (PERSIST, CONN_BACK_CHAN), no ca_rdma_ird, and back channel sizes as Linux sizes them (the
+// smaller inline threshold, at most a page, less the transport header). Closing, it closes
+// both files and destroys the session and the client ID (each alone in its COMPOUND, as Linux
+// sends them). NFS4ERR_DELAY and NFS4ERR_GRACE fail a call with a Later error: the step is
+// made again.
+//
+// The session's fore channel is a slot table of the codec's own (slotTable), sized by the
+// server's grant and bounded by its sr_highest_slotid and NFS4ERR_BADSLOT (Slots). A call
+// takes the lowest free slot when EncodeArgs encodes it, whatever the transport's slot index,
+// and names the highest slot in use as sa_highest_slotid; the slot is free again when
+// DecodeResults or Unanswered tells how the call ended, with its sequenceid moved by RFC 8881
+// section 2.10.6's rule for that outcome. BADSESSION and DEADSESSION lose the session (Lost):
+// Next then makes a new one on the same connection, and a new client ID first when the
+// server answers STALE_CLIENTID (Recoveries counts both).
 //
 // The connection's Service answers CB_NULL and CB_COMPOUND: CB_SEQUENCE (RFC 8881 section
-// 20.9: our session, a back channel slot, its next or its last sequenceid), CB_RECALL
-// (answered NFS4_OK and kept for Recall, its arrival on Now's clock), any other callback
-// NFS4ERR_NOTSUPP and an undefined one CB_ILLEGAL. The Setup procedures PDelegOpen,
-// PDelegConflict, PDelegReturn and PDelegClose drive a delegation recall on the file
-// SetRecallFile names.
+// 20.9: our session, a back channel slot, its next sequenceid; its last is a retry, answered
+// from the slot's one cached reply or with NFS4ERR_RETRY_UNCACHED_REP, never executed again),
+// CB_RECALL (checked against the delegation held, as Linux's client checks it, and kept for
+// Recall with its arrival on Now's clock), any other callback NFS4ERR_NOTSUPP and an undefined
+// one CB_ILLEGAL. The Setup procedures PDelegOpen, PDelegConflict, PDelegReturn and
+// PDelegClose drive a delegation recall on the file SetRecallFile names.
 //
 // # Conventions
 //

@@ -277,6 +277,7 @@ func (s *fakeServer) answer(call []byte) []byte {
 			res.u32(0).u64(s.client).u32(1).u32(ExchgIDFlagUseNonPNFS).u32(0).u64(0).
 				opaque([]byte("srv")).opaque([]byte("srv")).u32(0)
 		case OpCreateSession:
+			s.slots = map[uint32]uint32{} // a new session's slots start over
 			res.u32(0).raw(s.sess[:]).u32(1).u32(CreateSessionFlagConnBackChan).
 				u32(0).u32(c.fore.w[1]).u32(c.fore.w[2]).u32(512).u32(8).u32(s.maxReqs).u32(0).
 				u32(0).u32(c.back.w[1]).u32(c.back.w[2]).u32(0).u32(2).u32(c.back.w[5]).u32(0)

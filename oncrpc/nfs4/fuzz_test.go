@@ -318,7 +318,7 @@ func FuzzDecodeResults(f *testing.F) {
 	f.Fuzz(func(t *testing.T, reply []byte, proc, st uint8) {
 		c.step = step(st % uint8(stDone+1))
 		p := int(proc) % len(Prog.Procs)
-		c.seq[0] = 0
+		c.table.reset(len(c.table.slots), len(c.table.of))
 		for _, chunk := range [][]byte{nil, make([]byte, 8)} {
 			if data, err := c.DecodeResults(p, 0, reply, chunk, 8, 0, true); err == nil && len(data) > 8 {
 				t.Fatalf("%d bytes of data", len(data))

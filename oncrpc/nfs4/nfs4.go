@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 )
 
 // The NFS program (RFC 8881 section 16.1) and its one procedure besides NULL.
@@ -204,12 +205,7 @@ var statusNames = map[Status]string{
 	ErrBadHighSlot: "NFS4ERR_BAD_HIGH_SLOT", ErrDeadSession: "NFS4ERR_DEADSESSION",
 }
 
-func (s Status) String() string {
-	if n, ok := statusNames[s]; ok {
-		return n
-	}
-	return "NFS4ERR(" + strconv.FormatUint(uint64(s), 10) + ")"
-}
+func (s Status) String() string { return nfsbase.StatusName(statusNames, "NFS4ERR", s) }
 
 func pad4(n int) int { return (n + 3) &^ 3 }
 

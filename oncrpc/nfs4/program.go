@@ -9,21 +9,21 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
-// Indexes of the procedures in Prog's table, the numbers workloads and the engine use. The
-// Setup procedures follow the workload-visible ones.
+// Indexes of the procedures in Prog's table, the numbers workloads and the engine use: those
+// of package nfsbase (the listing READDIR), then NFSv4.1's own; the Setup procedures follow
+// the workload-visible ones.
 const (
-	PNull = iota
-	PGetattr
-	PLookup
-	PRead
-	PWrite
-	PWriteSync
-	PCommit
-	PReaddir
-	POpenClose
+	PNull, PGetattr, PLookup, PRead = nfsbase.PNull, nfsbase.PGetattr, nfsbase.PLookup, nfsbase.PRead
+	PWrite, PWriteSync, PCommit     = nfsbase.PWrite, nfsbase.PWriteSync, nfsbase.PCommit
+	PReaddir                        = nfsbase.PDir
+)
+
+const (
+	POpenClose = nfsbase.PDir + 1 + iota
 	// PRecall is a delegation recall as a workload names it ("recall"): a conversation of two
 	// clients made of the Setup procedures below (package session measures it), never
 	// sent as one call.
@@ -41,41 +41,19 @@ const (
 	PDelegClose
 )
 
-// Prog is NFSv4.1 as a workload names it, with the procedure names and presets of package
-// nfs3 where they mean the same. Every procedure but NULL is a COMPOUND starting with
-// SEQUENCE. READ's data comes back in a Write chunk and WRITE's goes in a Read chunk when they
-// do not fit inline, as the Linux client moves them; READDIR's reply, sized by the workload
-// (its maxcount), comes in a Reply chunk when large; everything else travels inline.
-// "open-close" is OPEN and CLOSE of the read file in one COMPOUND.
-var Prog = &rpcproto.Program{
-	Name:    "nfs4",
-	Number:  Program,
-	Version: Version,
-	Procs: []rpcproto.Procedure{
-		PNull:          {Name: "null", Number: ProcNull},
-		PGetattr:       {Name: "getattr", Number: ProcCompound},
-		PLookup:        {Name: "lookup", Number: ProcCompound},
-		PRead:          {Name: "read", Number: ProcCompound, Payload: rpcproto.InReply, DDP: rpcproto.InReply},
-		PWrite:         {Name: "write", Number: ProcCompound, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
-		PWriteSync:     {Name: "write-sync", Number: ProcCompound, Payload: rpcproto.InCall, DDP: rpcproto.InCall},
-		PCommit:        {Name: "commit", Number: ProcCompound},
-		PReaddir:       {Name: "readdir", Number: ProcCompound, Payload: rpcproto.InReply},
-		POpenClose:     {Name: "open-close", Number: ProcCompound},
-		PRecall:        {Name: "recall", Number: ProcCompound},
-		PSession:       {Name: "session", Number: ProcCompound, Setup: true},
-		PDelegOpen:     {Name: "deleg-open", Number: ProcCompound, Setup: true},
-		PDelegConflict: {Name: "deleg-conflict", Number: ProcCompound, Setup: true},
-		PDelegReturn:   {Name: "delegreturn", Number: ProcCompound, Setup: true},
-		PDelegClose:    {Name: "deleg-close", Number: ProcCompound, Setup: true},
-	},
-	Presets: map[string]string{
-		"nfs-read":   "read/4k:50,read/64k:30,read/1m:20",
-		"nfs-write":  "write/4k:50,write/64k:30,write/1m:20",
-		"nfs-meta":   "getattr:60,lookup:30,readdir/8k:10",
-		"nfs-mix":    "getattr:30,lookup:10,read/4k:25,read/64k:10,write/4k:15,write/64k:5,commit:5",
-		"open-close": "open-close",
-	},
-}
+// Prog is NFSv4.1 as a workload names it: nfsbase's procedures (their payloads and chunks as
+// the Linux client moves them) and presets, each a COMPOUND starting with SEQUENCE but NULL,
+// then its own. "open-close" is OPEN and CLOSE of the read file in one COMPOUND.
+var Prog = nfsbase.Program("nfs4", Program, Version, "readdir", [...]uint32{ProcNull, ProcCompound, ProcCompound,
+	ProcCompound, ProcCompound, ProcCompound, ProcCompound, ProcCompound}, nfsbase.Presets("readdir", "open-close", "open-close"),
+	// In the order of their indexes, POpenClose to PDelegClose.
+	rpcproto.Procedure{Name: "open-close", Number: ProcCompound},
+	rpcproto.Procedure{Name: "recall", Number: ProcCompound},
+	rpcproto.Procedure{Name: "session", Number: ProcCompound, Setup: true},
+	rpcproto.Procedure{Name: "deleg-open", Number: ProcCompound, Setup: true},
+	rpcproto.Procedure{Name: "deleg-conflict", Number: ProcCompound, Setup: true},
+	rpcproto.Procedure{Name: "delegreturn", Number: ProcCompound, Setup: true},
+	rpcproto.Procedure{Name: "deleg-close", Number: ProcCompound, Setup: true})
 
 // Config is what every connection of a run shares.
 type Config struct {
@@ -108,8 +86,8 @@ type Config struct {
 const DefaultCBProgram uint32 = 0x40000000
 
 // WriteSpan bounds the scratch file: a WRITE goes to one of the slots of its size in the
-// first WriteSpan bytes (to offset 0 when it is larger), as in package nfs3.
-const WriteSpan = 4 << 20
+// first WriteSpan bytes (to offset 0 when it is larger).
+const WriteSpan = nfsbase.WriteSpan
 
 // start is the origin of Now's clock.
 var start = time.Now()
@@ -138,10 +116,17 @@ type Codec struct {
 	clientID uint64
 	exchSeq  uint32
 	session  SessionID
-	slots    int
-	target   uint32
+	slots    int       // the fore channel's grant: ca_maxrequests, at most the credits
+	table    slotTable // the fore channel's slots
 	backChan bool
-	seq      []uint32 // the fore channel's slots: the last sequenceid of each
+	// lost: the server answered BADSESSION or DEADSESSION; Next sets a session up again.
+	lost bool
+	// recovering: Next is setting a lost session up again; sessions and clients count the
+	// sessions and client IDs made again so.
+	recovering       bool
+	sessions, newIDs int
+	// pathDown: a SEQUENCE result carried SEQ4_STATUS_CB_PATH_DOWN.
+	pathDown bool
 
 	root, file, scratch fhBuf
 	fileSize            uint64
@@ -312,21 +297,19 @@ var (
 	setupOwner = []byte("setup")
 )
 
-// seqSlot returns slot's last sequenceid, growing the table for a slot beyond the credits
-// Start gave (which the requester does not use).
-func (c *Codec) seqSlot(slot int) *uint32 {
-	if slot >= len(c.seq) {
-		c.seq = append(c.seq, make([]uint32, slot+1-len(c.seq))...)
-	}
-	return &c.seq[slot]
-}
-
-// sequence starts a COMPOUND of the session in b with SEQUENCE on slot.
-func (c *Codec) sequence(cp *Compound, b []byte, slot int) {
+// sequence starts a COMPOUND of the session in b with SEQUENCE on the session slot the call
+// on the transport's slot req takes; req < 0 only measures (Sizes): slot 0, nothing taken.
+func (c *Codec) sequence(cp *Compound, b []byte, req int) {
 	cp.Start(b, nil)
-	highest := max(c.slots, 1) - 1
-	cp.Sequence(&SequenceArgs{SessionID: c.session, SequenceID: *c.seqSlot(slot) + 1,
-		SlotID: uint32(slot), HighestSlotID: uint32(max(highest, slot))})
+	a := SequenceArgs{SessionID: c.session, SequenceID: 1}
+	if req >= 0 {
+		slot, seqid, highest, ok := c.table.take(req)
+		if !ok {
+			c.encErr = errNoSlot
+		}
+		a.SlotID, a.SequenceID, a.HighestSlotID = uint32(slot), seqid, highest
+	}
+	cp.Sequence(&a)
 }
 
 // EncodeArgs implements rpcproto.Codec.
@@ -364,7 +347,7 @@ func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify b
 		var keep [writeTail]byte // the payload's first bytes, where GETATTR is encoded first
 		k := copy(keep[:], b[at:at+size])
 		cp.PutFH(c.scratch.fh())
-		cp.WriteReduced(&WriteArgs{Stateid: c.writeState, Offset: writeOffset(size, seed), Stable: stable, Data: b[at : at+size]})
+		cp.WriteReduced(&WriteArgs{Stateid: c.writeState, Offset: nfsbase.WriteOffset(size, seed), Stable: stable, Data: b[at : at+size]})
 		cp.Getattr(writeAttrs)
 		n, err := cp.Finish()
 		if err != nil {
@@ -413,25 +396,9 @@ func (c *Codec) EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify b
 	}
 }
 
-// readOffset is where READ of size bytes reads for a call's seed: a block-aligned offset
-// inside the file, spread over it (as package nfs3).
+// readOffset is where READ of size bytes reads for a call's seed (nfsbase.ReadOffset).
 func (c *Codec) readOffset(size int, seed uint64) uint64 {
-	if size == 0 || c.fileSize < uint64(size) {
-		return 0
-	}
-	blocks := c.fileSize / uint64(size)
-	return (spread(seed) % blocks) * uint64(size)
-}
-
-// spread mixes a call's seed so that every bit of it moves the offset: seeds of one
-// requester slot differ only in their high bits (the XID's generation).
-func spread(seed uint64) uint64 { return (seed * 0x9e3779b97f4a7c15) >> 32 }
-
-// writeOffset is where a WRITE of size bytes writes for a call's seed: one of the slots of
-// its size in the first WriteSpan bytes of the scratch file.
-func writeOffset(size int, seed uint64) uint64 {
-	slots := uint64(max(1, WriteSpan/max(size, 1)))
-	return (spread(seed) % slots) * uint64(size)
+	return nfsbase.ReadOffset(c.fileSize, size, seed)
 }
 
 // DecodeResults implements rpcproto.Codec.
@@ -442,6 +409,7 @@ func (c *Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed
 	if c.encErr != nil {
 		err := c.encErr
 		c.encErr = nil
+		c.table.end(slot, outcomeUnanswered)
 		return nil, err
 	}
 	var r CompoundRes
@@ -452,6 +420,7 @@ func (c *Codec) DecodeResults(proc, slot int, body, chunk []byte, size int, seed
 		err = r.Decode(body)
 	}
 	if err != nil {
+		c.table.end(slot, outcomeUnanswered)
 		return nil, err
 	}
 	if proc == PSession {
@@ -613,7 +582,24 @@ func status(proc int, st Status, err error) error {
 
 // TargetHighestSlot is the server's target_highest_slotid of the last SEQUENCE result: the
 // highest slot it would have the client use.
-func (c *Codec) TargetHighestSlot() uint32 { return c.target }
+func (c *Codec) TargetHighestSlot() uint32 { return uint32(max(c.table.target, 1) - 1) }
+
+// Unanswered implements rpcproto.Conversation: the call on the transport's slot ended
+// without results; its session slot moves on, as if the server had executed it (RFC 8881
+// section 2.10.6.1; a wrong guess costs the next call on that slot NFS4ERR_SEQ_MISORDERED,
+// after which the slot steps back).
+func (c *Codec) Unanswered(proc, slot int) { c.table.end(slot, outcomeUnanswered) }
+
+// Lost implements rpcproto.Conversation: the server answered BADSESSION or DEADSESSION.
+func (c *Codec) Lost() bool { return c.lost }
+
+// Recoveries counts the sessions this connection set up again after the server lost one,
+// and of those the ones that needed a new client ID (NFS4ERR_STALE_CLIENTID).
+func (c *Codec) Recoveries() (sessions, clients int) { return c.sessions, c.newIDs }
+
+// CallbackPathDown reports whether a SEQUENCE result said the back channel is down
+// (SEQ4_STATUS_CB_PATH_DOWN): the server cannot make callbacks.
+func (c *Codec) CallbackPathDown() bool { return c.pathDown }
 
 // SetRecallFile names the file, in the export's root, that the delegation procedures open.
 func (c *Codec) SetRecallFile(name string) { c.recallName = []byte(name) }
@@ -641,33 +627,19 @@ var (
 	errNotFileSync = rpcproto.NewResultError("nfs4_write_not_file_sync", "NFSv4.1 WRITE: a FILE_SYNC write came back committed less stably")
 	errSeqMismatch = rpcproto.NewResultError("nfs4_sequence_mismatch", "NFSv4.1 SEQUENCE: the result names another session, slot or sequenceid than the call")
 	errArgsSize    = rpcproto.NewResultError("nfs4_args_size", "NFSv4.1: the arguments did not fill the size Sizes gave")
+	errNoSlot      = rpcproto.NewResultError("nfs4_no_slot", "NFSv4.1 SEQUENCE: every session slot busy (more calls outstanding than the session's slots)")
 	errStatusOther = rpcproto.NewResultError("nfs4err_other", "NFSv4.1: a status this client does not name")
 )
 
 // statusErrs are the failures of each procedure by status, made once: failing allocates
 // nothing. NFS4ERR_DELAY and NFS4ERR_GRACE ask for the call again later.
-var statusErrs = func() map[[2]uint32]*rpcproto.ResultError {
-	m := map[[2]uint32]*rpcproto.ResultError{}
-	for p := range Prog.Procs {
-		name := strings.ToUpper(Prog.Procs[p].Name)
-		for st := range statusNames {
-			m[[2]uint32{uint32(p), uint32(st)}] = newStatusError(st, "NFSv4.1 "+name+": "+st.String())
-		}
-	}
-	return m
-}()
+var statusErrs = nfsbase.NewFailures(Prog, statusNames, "NFSv4.1", later, errStatusOther)
+
+// later reports whether st asks for the call again later.
+func later(st Status) bool { return st == ErrDelay || st == ErrGrace }
 
 func newStatusError(st Status, msg string) *rpcproto.ResultError {
-	kind := strings.ToLower(st.String())
-	if st == ErrDelay || st == ErrGrace {
-		return rpcproto.NewLaterError(kind, msg)
-	}
-	return rpcproto.NewResultError(kind, msg)
+	return nfsbase.Failure(st, msg, later)
 }
 
-func statusError(proc int, st Status) error {
-	if e, ok := statusErrs[[2]uint32{uint32(proc), uint32(st)}]; ok {
-		return e
-	}
-	return errStatusOther
-}
+func statusError(proc int, st Status) error { return statusErrs.Of(proc, uint32(st)) }

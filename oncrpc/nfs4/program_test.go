@@ -23,7 +23,7 @@ func sysCred(t testing.TB) oncrpc.OpaqueAuth {
 	return oncrpc.OpaqueAuth{Flavor: oncrpc.FlavorSys, Body: b}
 }
 
-var testInfo = rpcproto.ConnInfo{SendSize: 4096, RecvSize: 4096, MaxPayload: 1 << 20, Credits: 16, ReverseCredits: 2, IRD: 8}
+var testInfo = rpcproto.ConnInfo{SendSize: 4096, RecvSize: 4096, MaxPayload: 1 << 20, Credits: 16, ReverseCredits: 2}
 
 func newTestConn(t testing.TB, largest int) *Codec {
 	tmpl := New(Config{File: "f", Scratch: "s", LargestRead: largest, Owner: "bench", Cred: sysCred(t)})
@@ -107,13 +107,13 @@ func TestConversation(t *testing.T) {
 		t.Errorf("EXCHANGE_ID owner %q flags %#x", calls[0].exchOwner, calls[0].exchFlags)
 	}
 	cs := calls[1]
-	if cs.csClient != s.client || cs.csSeq != 1 || cs.csFlags != CreateSessionFlagConnBackChan ||
+	if cs.csClient != s.client || cs.csSeq != 1 || cs.csFlags != CreateSessionFlagPersist|CreateSessionFlagConnBackChan ||
 		cs.csProg != DefaultCBProgram || cs.secFlavor != uint32(oncrpc.FlavorSys) {
 		t.Errorf("CREATE_SESSION %+v", cs)
 	}
-	// fore: headerpad 0, 1 MiB + 1 KiB each way, cached 512, 8 ops, 16 slots, ird 8; back:
-	// the inline sizes less the transport header, 2 ops, 2 slots.
-	if cs.fore.w != [6]uint32{0, 1<<20 + 1024, 1<<20 + 1024, 512, 8, 16} || !reflect.DeepEqual(cs.fore.ird, []uint32{8}) ||
+	// fore: headerpad 0, 1 MiB + 1 KiB each way, cached 512, 8 ops, 16 slots, no ird; back:
+	// the inline sizes (capped at a page) less the transport header, 2 ops, 2 slots.
+	if cs.fore.w != [6]uint32{0, 1<<20 + 1024, 1<<20 + 1024, 512, 8, 16} || cs.fore.ird != nil ||
 		cs.back.w != [6]uint32{0, 4068, 4068, 0, 2, 2} || cs.back.ird != nil {
 		t.Errorf("channel attrs fore %+v back %+v", cs.fore, cs.back)
 	}
@@ -126,10 +126,11 @@ func TestConversation(t *testing.T) {
 			t.Errorf("OPEN %d: share %#x under %q", i, o.share[0], o.fhs[0])
 		}
 	}
-	// Every call after CREATE_SESSION is on the slot given, with its next sequenceid: the
-	// GRACE reply's SEQUENCE succeeded, so the retry has the next.
+	// Every call after CREATE_SESSION is on slot 0, the lowest free, with its next
+	// sequenceid (the GRACE reply's SEQUENCE succeeded, so the retry has the next), and
+	// names slot 0 the highest in use.
 	for i, call := range calls[2:] {
-		if call.sess != sess || call.slot != 0 || call.seqid != uint32(i+1) || call.high != 7 {
+		if call.sess != sess || call.slot != 0 || call.seqid != uint32(i+1) || call.high != 0 {
 			t.Errorf("call %d: SEQUENCE %x slot %d seqid %d highest %d", i+2, call.sess, call.slot, call.seqid, call.high)
 		}
 	}
@@ -143,7 +144,7 @@ func TestConversation(t *testing.T) {
 	if _, err := s.call(c, PRead, 4096, 3); err != nil {
 		t.Fatal(err)
 	}
-	if r := s.calls[0]; r.fhs[0] != "FILE" || r.stateids[0] != openState("f") || r.readCount != 4096 || r.slot != 3 || r.seqid != 1 || r.high != 7 {
+	if r := s.calls[0]; r.fhs[0] != "FILE" || r.stateids[0] != openState("f") || r.readCount != 4096 || r.slot != 0 || r.seqid != 8 || r.high != 0 {
 		t.Errorf("READ %+v", r)
 	}
 
@@ -259,35 +260,57 @@ func setUp(t testing.TB) (*fakeServer, *Codec) {
 	return s, c
 }
 
-// Each slot has its own sequenceid, moved on by every call the server took, and not by one
-// whose SEQUENCE failed.
-func TestSequencePerSlot(t *testing.T) {
-	s, c := setUp(t)
-	for _, slot := range []int{1, 2, 1, 3, 1, 2} { // setup used slot 0
-		if _, err := s.call(c, PGetattr, 0, slot); err != nil {
-			t.Fatal(err)
-		}
+// Calls take the lowest free session slot whatever the transport's slot (never one the
+// server did not grant), name the highest slot in use, and each slot has its own
+// sequenceid, moved on by every call the server took and not by one whose SEQUENCE failed.
+func TestSessionSlots(t *testing.T) {
+	s := newFakeServer(t)
+	s.maxReqs = 2
+	c := newTestConn(t, 4096)
+	converse(t, s, c, false)
+	s.calls = nil
+	if c.Slots() != 2 {
+		t.Fatalf("Slots %d, want the grant of 2", c.Slots())
 	}
-	s.fail[OpSequence] = []Status{ErrDelay}
-	if _, err := s.call(c, PGetattr, 0, 3); err == nil || !strings.Contains(err.Error(), "NFS4ERR_DELAY") {
-		t.Fatalf("SEQUENCE DELAY: %v", err)
+	args, _, _ := c.Sizes(PGetattr, 0)
+	encode := func(req int) []byte {
+		b := make([]byte, args)
+		c.EncodeArgs(b, PGetattr, 0, req, 0, false)
+		return b
 	}
-	if _, err := s.call(c, PGetattr, 0, 3); err != nil {
+	// Two calls outstanding on transport slots 9 and 3, answered in the other order; then
+	// transport slot 15 finds slot 0 free again.
+	b9, b3 := encode(9), encode(3)
+	r9, r3 := s.answer(b9), s.answer(b3)
+	if _, err := c.DecodeResults(PGetattr, 3, r3, nil, 0, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	var got [][2]uint32
-	for _, call := range s.calls {
-		got = append(got, [2]uint32{call.slot, call.seqid})
+	if _, err := c.DecodeResults(PGetattr, 9, r9, nil, 0, 0, false); err != nil {
+		t.Fatal(err)
 	}
-	want := [][2]uint32{{1, 1}, {2, 1}, {1, 2}, {3, 1}, {1, 3}, {2, 2}, {3, 2}, {3, 2}}
+	if _, err := s.call(c, PGetattr, 0, 15); err != nil {
+		t.Fatal(err)
+	}
+	s.fail[OpSequence] = []Status{ErrDelay}
+	if _, err := s.call(c, PGetattr, 0, 1); err == nil || !strings.Contains(err.Error(), "NFS4ERR_DELAY") {
+		t.Fatalf("SEQUENCE DELAY: %v", err)
+	}
+	if _, err := s.call(c, PGetattr, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	var got [][3]uint32
+	for _, call := range s.calls {
+		got = append(got, [3]uint32{call.slot, call.seqid, call.high})
+	}
+	setup := s.slots[0] - 3 // slot 0's sequenceid after the setup
+	want := [][3]uint32{{0, setup + 1, 0}, {1, 1, 1}, {0, setup + 2, 0}, {0, setup + 3, 0}, {0, setup + 3, 0}}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("slot, seqid\n got %v\nwant %v", got, want)
+		t.Fatalf("slot, seqid, highest\n got %v\nwant %v", got, want)
 	}
 	// A reply naming another slot or sequenceid than the call is not taken.
-	args, _, _ := c.Sizes(PGetattr, 0)
-	b := make([]byte, args)
-	c.EncodeArgs(b, PGetattr, 0, 1, 0, false)
+	b := encode(1)
 	reply := s.answer(b)
+	encode(2)
 	if _, err := c.DecodeResults(PGetattr, 2, reply, nil, 0, 0, false); !errors.Is(err, errSeqMismatch) {
 		t.Fatalf("another slot's reply: %v", err)
 	}
@@ -305,10 +328,11 @@ func TestMeasuredExactBytes(t *testing.T) {
 	c.writeState = dstate
 	const (
 		hdr = "00000000 00000001 " // tag "", minorversion 1
-		// SEQUENCE sessionid; sequenceid 1; slot 2; highest 15; cachethis FALSE.
-		seq2 = "00000035 " + sessHex + " 00000001 00000002 0000000f 00000000"
+		// SEQUENCE sessionid; sequenceid 1; slot 0, the lowest free (transport slot 2); highest 0,
+		// the highest with a call outstanding; cachethis FALSE.
+		seq2 = "00000035 " + sessHex + " 00000001 00000000 00000000 00000000"
 		// ... sequenceid 2 (the slot's second call).
-		seq2b = "00000035 " + sessHex + " 00000002 00000002 0000000f 00000000"
+		seq2b = "00000035 " + sessHex + " 00000002 00000000 00000000 00000000"
 	)
 	tests := []struct {
 		name       string
@@ -323,25 +347,25 @@ func TestMeasuredExactBytes(t *testing.T) {
 		{"read", PRead, 4096, "", hdr + "00000003 " + seq2b + " 00000016 00000004 f1f2f3f4 00000019 " + stateHex + " 00000000 00000000 00001000", -1},
 		// PUTFH 5c; WRITE stateid, offset 0, UNSTABLE4, data "hello" + pad; GETATTR {change
 		// size; time_metadata time_modify}, as the Linux client follows a WRITE.
-		{"write", PWrite, 5, "68656c6c 6fffffff", hdr + "00000004 00000035 " + sessHex + " 00000003 00000002 0000000f 00000000" +
+		{"write", PWrite, 5, "68656c6c 6fffffff", hdr + "00000004 00000035 " + sessHex + " 00000003 00000000 00000000 00000000" +
 			" 00000016 00000001 5c000000 00000026 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab 00000000 00000000 00000000 00000005 68656c6c 6f000000" +
 			" 00000009 00000002 00000018 00300000", 12 + 36 + 12 + 36},
 		// ... FILE_SYNC4.
-		{"write-sync", PWriteSync, 4, "01020304", hdr + "00000004 00000035 " + sessHex + " 00000004 00000002 0000000f 00000000" +
+		{"write-sync", PWriteSync, 4, "01020304", hdr + "00000004 00000035 " + sessHex + " 00000004 00000000 00000000 00000000" +
 			" 00000016 00000001 5c000000 00000026 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab 00000000 00000000 00000002 00000004 01020304" +
 			" 00000009 00000002 00000018 00300000", 12 + 36 + 12 + 36},
 		// PUTFH 5c; COMMIT 0, 0.
-		{"commit", PCommit, 0, "", hdr + "00000003 00000035 " + sessHex + " 00000005 00000002 0000000f 00000000" +
+		{"commit", PCommit, 0, "", hdr + "00000003 00000035 " + sessHex + " 00000005 00000000 00000000 00000000" +
 			" 00000016 00000001 5c000000 00000005 00000000 00000000 00000000", -1},
 		// PUTFH "R"; LOOKUP "f"; GETFH; GETATTR, as the Linux client looks a name up.
-		{"lookup", PLookup, 0, "", hdr + "00000005 00000035 " + sessHex + " 00000006 00000002 0000000f 00000000" +
+		{"lookup", PLookup, 0, "", hdr + "00000005 00000035 " + sessHex + " 00000006 00000000 00000000 00000000" +
 			" 00000016 00000001 52000000 0000000f 00000001 66000000 0000000a 00000009 00000002 0010011a 0030a23a", -1},
 		// PUTFH "R"; READDIR cookie 0, verifier 0, dircount = maxcount = 8192, StatAttrs.
-		{"readdir", PReaddir, 8192, "", hdr + "00000003 00000035 " + sessHex + " 00000007 00000002 0000000f 00000000" +
+		{"readdir", PReaddir, 8192, "", hdr + "00000003 00000035 " + sessHex + " 00000007 00000000 00000000 00000000" +
 			" 00000016 00000001 52000000 0000001a 00000000 00000000 00000000 00000000 00002000 00002000 00000002 0010011a 0030a23a", -1},
 		// PUTFH "R"; OPEN seqid 0, READ|WANT_NO_DELEG, deny NONE, owner {clientid, "oc000002"},
 		// NOCREATE, CLAIM_NULL "f"; CLOSE seqid 0, the current stateid {1, 0...}.
-		{"open-close", POpenClose, 0, "", hdr + "00000004 00000035 " + sessHex + " 00000008 00000002 0000000f 00000000" +
+		{"open-close", POpenClose, 0, "", hdr + "00000004 00000035 " + sessHex + " 00000008 00000000 00000000 00000000" +
 			" 00000016 00000001 52000000 00000012 00000000 00000401 00000000 01020304 05060708 00000008 6f633030 30303032" +
 			" 00000000 00000000 00000001 66000000 00000004 00000000 00000001 00000000 00000000 00000000", -1},
 	}
@@ -362,7 +386,7 @@ func TestMeasuredExactBytes(t *testing.T) {
 		if !bytes.Equal(b, want) || c.encErr != nil {
 			t.Errorf("%s: %v\n got %x\nwant %x", tt.name, c.encErr, b, want)
 		}
-		*c.seqSlot(2)++ // as if the server took the call
+		c.table.end(2, outcomeDone) // as if the server took the call
 	}
 }
 
@@ -427,7 +451,8 @@ func TestMeasuredResults(t *testing.T) {
 
 	// A failed operation is the procedure's failure by status.
 	s.fail[OpGetattr] = []Status{ErrStale}
-	_, err = s.call(c, PGetattr, 0, 5) // slot 0 went on without the server above
+	s.slots[0] = c.table.slots[0].last // the calls above went by the server
+	_, err = s.call(c, PGetattr, 0, 5)
 	var re *rpcproto.ResultError
 	if !errors.As(err, &re) || re.Kind() != "nfs4err_stale" || err.Error() != "NFSv4.1 GETATTR: NFS4ERR_STALE" {
 		t.Fatalf("GETATTR STALE: %v", err)

@@ -1,6 +1,9 @@
 package nfs4
 
-import "github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+import (
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
+)
 
 // CompoundRes decodes a COMPOUND4res: Decode (or DecodeReduced) reads the status, the tag and
 // the result count, then the caller calls one method per operation in the order of its call
@@ -617,31 +620,17 @@ type Entry struct {
 
 // Entries is the entry list of a READDIR4resok, validated by Decode: iterate with a copy,
 // it := res.Entries; for it.Next(&e) { ... }.
-type Entries struct {
-	raw []byte // from the first entry's value-follows word to the list's closing FALSE
-	n   int
-}
+type Entries = nfsbase.List[Entry, *Entry]
 
-// Len is the number of entries (left to iterate, for a copy being iterated).
-func (l *Entries) Len() int { return l.n }
-
-// Next decodes the next entry into e and reports whether there was one.
-func (l *Entries) Next(e *Entry) bool {
-	if l.n == 0 {
-		return false
-	}
-	d := newDecoder(l.raw, errEntryBool)
+// DecodeNext decodes into e the entry at the start of raw, of a list Decode checked, and
+// returns what follows it (nfsbase.Entry).
+func (e *Entry) DecodeNext(raw []byte) ([]byte, bool) {
+	d := newDecoder(raw, errEntryBool)
 	if !d.Bool(errEntryBool) {
-		return false
+		return nil, false
 	}
 	d.entry(e)
-	if d.Err != nil { // Decode checked this list: the value was not made by Decode
-		l.n = 0
-		return false
-	}
-	l.raw = l.raw[d.Off:]
-	l.n--
-	return true
+	return raw[d.Off:], d.Err == nil
 }
 
 func (d *decoder) entry(e *Entry) {
@@ -656,14 +645,14 @@ func (s *ReaddirRes) decode(d *decoder) {
 		return
 	}
 	d.verf(&s.Verf)
-	start := d.Off
+	start, n := d.Off, 0
 	var e Entry
 	for d.Bool(errEntryBool) {
 		d.entry(&e)
-		s.Entries.n++
+		n++
 	}
-	if d.Err == nil && s.Entries.n > 0 {
-		s.Entries.raw = d.B[start:d.Off]
+	if d.Err == nil {
+		s.Entries = nfsbase.NewList[Entry, *Entry](d.B[start:d.Off], n)
 	}
 	s.EOF = d.Bool(errDirlistEOF)
 	if d.Err != nil {

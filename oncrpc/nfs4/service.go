@@ -9,8 +9,31 @@ import (
 // callbacks is a connection's callback service: CB_NULL, and CB_COMPOUND with CB_SEQUENCE
 // and CB_RECALL (every other callback is answered NFS4ERR_NOTSUPP, or CB_ILLEGAL).
 type callbacks struct {
-	c   *Codec
-	seq []uint32 // the back channel's slots: the last sequenceid of each
+	c     *Codec
+	slots []backSlot // the back channel's
+}
+
+// backSlot is a back channel slot: the sequenceid of its last CB_COMPOUND and, when the
+// server asked for it to be cached (csa_cachethis), its reply (RFC 8881 section
+// 2.10.6.1.3: a reply cache of one per slot).
+type backSlot struct {
+	seq    uint32
+	cached bool
+	reply  []byte
+}
+
+// reset makes n back channel slots for a new session, with room to cache replies of up to
+// size bytes.
+func (s *callbacks) reset(n, size int) {
+	if len(s.slots) != n || len(s.slots) > 0 && cap(s.slots[0].reply) < size {
+		s.slots = make([]backSlot, n)
+		for i := range s.slots {
+			s.slots[i].reply = make([]byte, 0, size)
+		}
+	}
+	for i := range s.slots {
+		s.slots[i].seq, s.slots[i].cached = 0, false
+	}
 }
 
 var cbProcs = []string{"cb_null", "cb_compound"}
@@ -23,9 +46,13 @@ func (s *callbacks) Procs() []string { return cbProcs }
 
 // Serve answers CB_NULL and CB_COMPOUND (RFC 8881 section 20). A CB_COMPOUND must start with
 // CB_SEQUENCE of this connection's session on a slot of the back channel, whose sequenceid
-// is the slot's next (a new call) or its last (a retry, answered again); CB_RECALL is
-// answered NFS4_OK and recorded for Recall. Failures are answered and returned as errors
-// named "cb_" and the status ("cb_notsupp", "cb_badsession").
+// is the slot's next (a new call) or its last (a retry: the slot's cached reply when the
+// server asked for one, else, as Linux's client answers, CB_SEQUENCE's result and
+// NFS4ERR_RETRY_UNCACHED_REP for the operation after it, executing nothing again). A
+// CB_RECALL is checked as Linux's client checks it: NFS4ERR_BADHANDLE unless it names the
+// file of the delegation held, NFS4ERR_BAD_STATEID unless it names that delegation's
+// stateid; else it is answered NFS4_OK and recorded for Recall. Failures are answered and
+// returned as errors named "cb_" and the status ("cb_notsupp", "cb_badsession").
 func (s *callbacks) Serve(proc uint32, args, res []byte) (int, error) {
 	now := Now()
 	switch proc {
@@ -54,12 +81,23 @@ func (s *callbacks) Serve(proc uint32, args, res []byte) (int, error) {
 		slot     = -1 // the CB_SEQUENCE's slot, to move on once the COMPOUND decoded
 		seqid    uint32
 		replay   bool
+		cache    bool
 		recall   Stateid
 		recalled bool
 	)
 walk:
 	for i := 0; cb.Next(&op); i++ {
 		switch {
+		case replay:
+			// A retry whose reply was not cached: nothing runs twice, and the operation
+			// after CB_SEQUENCE says why (RFC 8881 section 2.10.6.1.3).
+			code := op.Op
+			if op.Illegal() {
+				code = CBOpIllegal
+			}
+			r.Result(code, ErrRetryUncachedRep)
+			fail = cbError(ErrRetryUncachedRep)
+			break walk
 		case !op.Decoded():
 			r.Unsupported(&op)
 			fail = errCBNotSupp
@@ -79,18 +117,27 @@ walk:
 				fail = cbError(st)
 				break walk
 			}
-			slot, seqid = int(a.SlotID), a.SequenceID
-			replay = seqid == s.seq[slot]
-			top := uint32(len(s.seq) - 1)
+			slot, seqid, cache = int(a.SlotID), a.SequenceID, a.CacheThis
+			replay = seqid == s.slots[slot].seq
+			if replay && s.slots[slot].cached {
+				return copy(res, s.slots[slot].reply), nil
+			}
+			top := uint32(len(s.slots) - 1)
 			r.Sequence(OK, &CBSequenceRes{SessionID: a.SessionID, SequenceID: seqid, SlotID: a.SlotID,
 				HighestSlotID: top, TargetHighestSlotID: top})
+
 		case i == 0: // a CB_RECALL outside a session
 			r.Recall(ErrOpNotInSession)
 			fail = cbError(ErrOpNotInSession)
 			break walk
 		default:
+			st := s.c.recallStatus(&op.Recall)
+			r.Recall(st)
+			if st != OK {
+				fail = cbError(st)
+				break walk
+			}
 			recall, recalled = op.Recall.Stateid, true
-			r.Recall(OK)
 		}
 	}
 	if err := cb.Err(); err != nil {
@@ -100,16 +147,38 @@ walk:
 	if err != nil {
 		return 0, err
 	}
-	if slot >= 0 {
-		s.seq[slot] = seqid
+	if slot >= 0 && !replay {
+		b := &s.slots[slot]
+		b.seq, b.cached = seqid, cache && n <= cap(b.reply)
+		if b.cached {
+			b.reply = append(b.reply[:0], res[:n]...)
+		}
 	}
-	if recalled && !replay {
+	if recalled {
 		c := s.c
 		c.mu.Lock()
-		c.recall, c.recallAt, c.recalled = recall, now, true
+		if !c.recalled || c.recall != recall {
+			c.recall, c.recallAt, c.recalled = recall, now, true
+		}
 		c.mu.Unlock()
 	}
 	return n, fail
+}
+
+// recallStatus checks a CB_RECALL against the delegation held, as Linux's client does
+// (nfs4_callback_recall): NFS4ERR_BADHANDLE when no delegation is held on its file,
+// NFS4ERR_BAD_STATEID when the one held has another stateid (a seqid of 0 matches any).
+func (c *Codec) recallStatus(a *CBRecallArgs) Status {
+	c.mu.Lock()
+	held, st := c.delegated, c.delegState
+	c.mu.Unlock()
+	if !held || string(a.FH) != string(c.delegFH.fh()) {
+		return ErrBadHandle
+	}
+	if a.Stateid.Other != st.Other || a.Stateid.Seqid != st.Seqid && a.Stateid.Seqid != 0 && st.Seqid != 0 {
+		return ErrBadStateid
+	}
+	return OK
 }
 
 // check checks a CB_SEQUENCE against the session and the back channel's slots (RFC 8881
@@ -118,10 +187,10 @@ func (s *callbacks) check(a *CBSequenceArgs) Status {
 	switch {
 	case s.c.session == SessionID{} || a.SessionID != s.c.session:
 		return ErrBadSession
-	case a.SlotID >= uint32(len(s.seq)):
+	case a.SlotID >= uint32(len(s.slots)):
 		return ErrBadSlot
 	}
-	last := s.seq[a.SlotID]
+	last := s.slots[a.SlotID].seq
 	if a.SequenceID == last+1 || a.SequenceID == last && last != 0 {
 		return OK
 	}

@@ -19,6 +19,13 @@ const (
 	cbRecall = " 00000004 00000001 a0a1a2a3 a4a5a6a7 a8a9aaab 00000000 00000004 aabbccdd"
 )
 
+// holdRecalled makes c hold the delegation cbRecall names (stateid dstate on fh aabbccdd).
+func holdRecalled(c *Codec) {
+	c.delegated = true
+	c.delegState = Stateid{Seqid: 1, Other: [OtherSize]byte{0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xaa, 0xab}}
+	c.delegFH.set(FH{0xaa, 0xbb, 0xcc, 0xdd})
+}
+
 // cbSeq is CB_SEQUENCE of our session on slot with sequenceid seq, cachethis FALSE, no
 // referring calls.
 func cbSeq(sessHex, seq, slot string) string {
@@ -32,6 +39,7 @@ func cbSeqOK(seq, slot string) string {
 
 func TestServe(t *testing.T) {
 	_, c := setUp(t)
+	holdRecalled(c)
 	svc := c.Service()
 	if p, v := svc.Program(); p != DefaultCBProgram || v != 1 {
 		t.Errorf("Program %#x %d", p, v)
@@ -54,9 +62,10 @@ func TestServe(t *testing.T) {
 	}{
 		{"recall", cbHdr + "00000002" + cbSeq(sessHex, "00000001", "00000000") + cbRecall,
 			"00000000 00000000 00000002" + cbSeqOK("00000001", "00000000") + " 00000004 00000000", "", true},
-		// The same call again (the server did not get our reply): answered again, not recorded.
+		// The same call again (the server did not get our reply), its reply not cached:
+		// nothing executed again, NFS4ERR_RETRY_UNCACHED_REP (10068) after CB_SEQUENCE.
 		{"replay", cbHdr + "00000002" + cbSeq(sessHex, "00000001", "00000000") + cbRecall,
-			"00000000 00000000 00000002" + cbSeqOK("00000001", "00000000") + " 00000004 00000000", "", false},
+			"00002754 00000000 00000002" + cbSeqOK("00000001", "00000000") + " 00000004 00002754", "cb_retry_uncached_rep", false},
 		{"sequence alone, slot 1", cbHdr + "00000001" + cbSeq(sessHex, "00000001", "00000001"),
 			"00000000 00000000 00000001" + cbSeqOK("00000001", "00000001"), "", false},
 		// Slot 0's next is 2: 3 is NFS4ERR_SEQ_MISORDERED (10063).

@@ -2,7 +2,7 @@
 # The suite run inside the guest. Every step prints "VMTEST: PASS <name>" or
 # "VMTEST: FAIL <name> ..." (the host's summary greps them); the exit code is the number of
 # failures. Measurements are printed as "VMTEST: LAT ...", "PINGPONG ...", "MATRIX ..." and
-# "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,nfs4,
+# "KNFSD ..." lines. VMTEST_STEPS (a comma-separated subset of verbs,bench,matrix,knfsd,cli,nfs4,nfs4recover,
 # nfscompare,fanin,siw,latency; default the functional ones, verbs,matrix,knfsd,cli,nfs4,siw,fanin: make vmbench names
 # bench,latency; profile runs only when named) selects steps, for quick
 # iterations. Files for the host (results, charts) go to /out, the host's $VMDIR/out shared
@@ -257,7 +257,7 @@ fi
 
 # (c) knfsd over RDMA: the kernel's NFS server with an RDMA listener on port 20049 (for the
 # knfsd and cli steps).
-if step knfsd || step cli || step siw || step fanin || step nfs4 || step nfscompare; then
+if step knfsd || step cli || step siw || step fanin || step nfs4 || step nfs4recover || step nfscompare; then
 ts "=== starting knfsd with an RDMA listener"
 modprobe nfsd && modprobe rpcrdma
 mount -t nfsd nfsd /proc/fs/nfsd
@@ -343,6 +343,11 @@ fi
 # (d2b) the tool against knfsd's NFSv4.1: the mix, callbacks, delegation recalls, a sweep.
 if step nfs4 && [ -x $T/rpcrdma-bench ]; then
 	. $T/nfs4.sh
+fi
+# (d2b') the NFSv4.1 session off the happy path (nfs4.sh runs it too): depth 64, a lost
+# session recovered, recalls.
+if step nfs4recover && ! step nfs4 && [ -x $T/rpcrdma-bench ]; then
+	. $T/nfs4recover.sh
 fi
 
 # (d2c) NFSv3 against NFSv4.1 per operation, alternated (make vmbench).

@@ -114,7 +114,7 @@ for f in "$VMDIR"/bin/*; do
 	cp "$f" "$STAGE/opt/vmtest/"
 	copy_libs "$f"
 done
-cp "$HERE/guest.sh" "$HERE/cli.sh" "$HERE/nfs4.sh" "$HERE/nfscompare.sh" "$HERE/siw.sh" "$HERE/fanin.sh" "$STAGE/opt/vmtest/"
+cp "$HERE/guest.sh" "$HERE/cli.sh" "$HERE/nfs4.sh" "$HERE/nfs4recover.sh" "$HERE/nfscompare.sh" "$HERE/siw.sh" "$HERE/fanin.sh" "$STAGE/opt/vmtest/"
 # rpcrdma.test reads its testdata when it starts: it runs in opt/vmtest/rpcrdma.
 mkdir -p "$STAGE/opt/vmtest/rpcrdma"
 cp -r "$HERE/../../rpcrdma/testdata" "$STAGE/opt/vmtest/rpcrdma/"

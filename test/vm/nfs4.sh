@@ -84,3 +84,5 @@ for srv in 4096 16384 65536; do
 	keep $R/nfs4-sweep-$srv.json $R/nfs4-plots-$srv
 done
 echo 4096 >/proc/sys/sunrpc/svc_rdma/max_req_size
+
+. $T/nfs4recover.sh

@@ -13,7 +13,7 @@
 #      QEMU_MEM (MiB, default 1024)  QEMU_SMP (default 2)
 #      VMTEST_RUN=REGEX (only the verbs provider tests matching it, for quick iterations)
 #      VMTEST_RACE=1 (the verbs provider tests with the race detector)
-#      VMTEST_STEPS=LIST (only these guest steps: verbs,bench,matrix,knfsd,cli,nfs4,nfscompare,siw,fanin,latency)
+#      VMTEST_STEPS=LIST (only these guest steps: verbs,bench,matrix,knfsd,cli,nfs4,nfs4recover,nfscompare,siw,fanin,latency)
 #      VMTEST_MATRIX_REPS (repetitions of each class matrix case, default 8)
 #      RPCRDMA_BENCH_BIN (a prebuilt rpcrdma-bench -tags verbs for the cli step, when this
 #      tree has no cmd/rpcrdma-bench)

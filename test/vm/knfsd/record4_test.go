@@ -183,12 +183,8 @@ func TestIntegrationKnfsdRecordNFS4Replies(t *testing.T) {
 	}
 	defer conn.Close()
 	p := conn.Params()
-	ird := 4 // as package session: datapath.QPConfig.RDMAReadDepth's default, clamped to the device
-	if m := dev.Info().MaxQPRdAtom; m > 0 {
-		ird = min(ird, m)
-	}
 	rec.Start(rpcproto.ConnInfo{SendSize: p.Inline.SendSize, RecvSize: p.Inline.RecvSize, MaxPayload: cfg.MaxPayload,
-		Credits: p.Credits, ReverseCredits: cfg.ReverseCredits, IRD: ird})
+		Credits: p.Credits, ReverseCredits: cfg.ReverseCredits})
 
 	converse := func(closing bool) error {
 		for {
