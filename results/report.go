@@ -240,6 +240,28 @@ func (r *Run) Command() string {
 	return c.Command
 }
 
+// PointDuration is the measured time per point the run was asked for (--duration: "5s"), read
+// from its config (a run's workload or a sweep's base workload); "" if the config does not say.
+func (r *Run) PointDuration() string {
+	var c struct {
+		Workload struct {
+			Duration string `json:"duration"`
+		} `json:"workload"`
+		Sweep struct {
+			Base struct {
+				Duration string `json:"duration"`
+			} `json:"base"`
+		} `json:"sweep"`
+	}
+	if len(r.Config) == 0 || json.Unmarshal(r.Config, &c) != nil {
+		return ""
+	}
+	if c.Workload.Duration != "" {
+		return c.Workload.Duration
+	}
+	return c.Sweep.Base.Duration
+}
+
 // WriteCSV writes runs with no source names (see WriteCSVSources).
 func WriteCSV(w io.Writer, runs ...*Run) error { return WriteCSVSources(w, nil, runs...) }
 
