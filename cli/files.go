@@ -186,6 +186,9 @@ type CompareFiles struct {
 	Thresholds, Metrics string
 	// Format is text, markdown, json or junit.
 	Format string
+	// Warnings receives what the reader should know about the inputs beside the verdict (the
+	// sides measured for different times); nil: nowhere.
+	Warnings io.Writer
 }
 
 // compareFormats are compare's formats.
@@ -236,5 +239,30 @@ func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Compar
 	if err != nil {
 		return nil, UsageError{err.Error()}
 	}
+	if w := durationWarning(b, cr); w != "" && c.Warnings != nil {
+		fmt.Fprintln(c.Warnings, w)
+	}
 	return cmp, write(stdout, cmp)
+}
+
+// durationWarning is a warning when base and current runs were asked for different measured
+// times per point (--duration): latency tails and rates depend on it, so their change is
+// partly the setting's. "" when they agree or a file does not say.
+func durationWarning(base, cur []*results.Run) string {
+	side := func(runs []*results.Run) []string {
+		var ds []string
+		for _, r := range runs {
+			if d := r.PointDuration(); d != "" && !slices.Contains(ds, d) {
+				ds = append(ds, d)
+			}
+		}
+		slices.Sort(ds)
+		return ds
+	}
+	b, c := side(base), side(cur)
+	if len(b) == 0 || len(c) == 0 || slices.Equal(b, c) {
+		return ""
+	}
+	return fmt.Sprintf("warning: base and current measured for different times per point (--duration %s vs %s): the tails and rates compared depend on it",
+		strings.Join(b, ","), strings.Join(c, ","))
 }

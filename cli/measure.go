@@ -138,7 +138,7 @@ func (m *Measurement) Run(ctx, hurry context.Context, conn session.Connector, st
 	c := m.c
 	sc := session.Config{Command: c.Command, Points: m.Points, RunConfig: m.record, Provider: m.record.Provider, Connector: conn,
 		Out: c.Out, ResultsTo: stdout, Log: stderr, Interval: c.Interval, Hurry: hurry,
-		Rounds: c.Repeat, Shuffle: c.Shuffle, Seed: c.Workload.Seed}
+		Rounds: c.Repeat, Shuffle: c.Shuffle, Seed: c.Workload.Seed, Quiet: c.Quiet}
 	if m.judge != nil {
 		sc.AfterRound = m.judge.AfterRound()
 	}
@@ -147,9 +147,10 @@ func (m *Measurement) Run(ctx, hurry context.Context, conn session.Connector, st
 		if c.Auto {
 			per = 0 // the rounds are not known in advance: no ETA
 		}
-		sc.Progress = func(label string, lives []*workloads.Live) func() {
+		sc.Progress = func(label, line string, lives []*workloads.Live) func() {
 			started++
 			p := session.NewProgress(stderr, label, lives, workloads.Now)
+			p.Header = line
 			p.Point, p.After = per, per*time.Duration(max(total-started, 0))
 			p.Start()
 			return p.End

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 )
 
 // MaxFileBytes bounds what Read accepts, so that a wrong path cannot exhaust memory.
@@ -130,6 +131,7 @@ func ReadFile(path string) (*Run, error) {
 		}
 		return nil, err
 	}
+	r.Source = path
 	return r, nil
 }
 
@@ -210,9 +212,40 @@ func jsonError(b []byte, err error) error {
 		}
 		return fmt.Errorf("invalid JSON at offset %d: %w", syn.Offset, err)
 	case errors.As(err, &typ):
-		return fmt.Errorf("%s (offset %d): %s is not a valid %s", typ.Field, typ.Offset, typ.Value, typ.Type)
+		if typ.Field == "" {
+			return fmt.Errorf("the file holds a JSON %s, not a results object (one JSON object with schema_version, points, ...)", typ.Value)
+		}
+		return fmt.Errorf("%s (offset %d): %s is not a valid %s", typ.Field, typ.Offset, typ.Value, jsonTypeName(typ.Type))
 	}
 	return err
+}
+
+// jsonTypeName names the JSON value a Go type decodes from, so that errors speak JSON, not Go.
+func jsonTypeName(t reflect.Type) string {
+	if t == reflect.TypeFor[time.Time]() {
+		return "RFC 3339 time string"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "base64 string"
+		}
+		return "array"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Pointer:
+		return jsonTypeName(t.Elem())
+	}
+	return t.Kind().String()
 }
 
 // ReadFiles reads several results files (ReadInputs, "-" being standard input), for Compare

@@ -19,8 +19,9 @@ import (
 // added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
 // Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
 // Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls;
-// version 8 added FanIn.SkewErrorNs, FanIn.Refused, FanIn.RefusedCount and Point.Recoveries,
-// and takes FanIn.Overlap with the clocks' error bounds.
+// version 8 added FanIn.SkewErrorNs, FanIn.Refused, FanIn.RefusedCount, FanIn.ServerRanks[].Addr,
+// Point.Recoveries, Params.CallSizes and Params.ReplySizes, and takes FanIn.Overlap with the
+// clocks' error bounds.
 const SchemaVersion = 8
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
@@ -43,6 +44,9 @@ type Run struct {
 	Points []Point `json:"points"`
 	// Status says whether the run finished.
 	Status Status `json:"status"`
+	// Source is the file the run was read from (ReadFile), so that charts and reports can
+	// name it; not part of the file.
+	Source string `json:"-"`
 }
 
 // Environment describes the machine, software and RDMA device of a run.
@@ -249,6 +253,13 @@ type Params struct {
 	// result data, excluding RPC and transport headers.
 	CallBytes  int `json:"call_bytes"`
 	ReplyBytes int `json:"reply_bytes"`
+	// CallSizes and ReplySizes name the payload sizes drawn when a single procedure's
+	// payload varies per RPC (run --sizes 64,4k: "64,4k"; "uniform:1k-64k";
+	// "lognormal:8k:1:0-1m"), in the direction that carries it; CallBytes and ReplyBytes are
+	// 0 then. Absent for a fixed size and for a mix of several entries, whose name
+	// (MIX:...) lists its sizes. See Params.CallLabel.
+	CallSizes  string `json:"call_sizes,omitempty"`
+	ReplySizes string `json:"reply_sizes,omitempty"`
 	// InlineThreshold is the inline threshold the point ran with: what this side offered
 	// in its private data (RFC 8797), or the smaller size the peer's private data left
 	// (see OfferedInlineThreshold); the per-direction sizes are in Negotiated.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -97,8 +98,21 @@ func (r *Run) Validate() error {
 				return fieldErr(fmt.Sprintf("points[%d].%s", i, name), "not in schema_version %d (added in 7)", r.SchemaVersion)
 			}
 		}
-		if r.SchemaVersion < 8 && r.Points[i].Recoveries != nil {
-			return fieldErr(fmt.Sprintf("points[%d].recoveries", i), "not in schema_version %d (added in 8)", r.SchemaVersion)
+		if pt := &r.Points[i]; r.SchemaVersion < 8 {
+			name := ""
+			switch {
+			case pt.Recoveries != nil:
+				name = "recoveries"
+			case pt.Params.CallSizes != "":
+				name = "params.call_sizes"
+			case pt.Params.ReplySizes != "":
+				name = "params.reply_sizes"
+			case pt.FanIn != nil && slices.ContainsFunc(pt.FanIn.ServerRanks, func(s ServerRank) bool { return s.Addr != "" }):
+				name = "fanin.server_ranks[].addr"
+			}
+			if name != "" {
+				return fieldErr(fmt.Sprintf("points[%d].%s", i, name), "not in schema_version %d (added in 8)", r.SchemaVersion)
+			}
 		}
 		for j, u := range r.Points[i].Pollers {
 			if r.SchemaVersion < 4 && u.Turnaround != nil {

@@ -56,6 +56,7 @@ func compare(e *env, fs *pflag.FlagSet, c cli.CompareFiles, args []string) int {
 	default:
 		return fail(e, "compare", cli.Usagef("want BASE CURRENT, or BASE... -- CURRENT... (got %d files and no --)", len(args)))
 	}
+	c.Warnings = e.stderr
 	cmp, err := cli.Compare(e.stdin, e.stdout, c)
 	if err != nil {
 		return fail(e, "compare", err)

@@ -94,6 +94,28 @@ func depthsFlag(v *[]int) flagValue[[]int] {
 	return flagValue[[]int]{v, "depths", workloads.ParseDepths, joinInts}
 }
 
+// countFlag is --count: 0 (no count) or more RPCs, so that a bad value fails naming the flag.
+func countFlag(v *int64) flagValue[int64] {
+	return flagValue[int64]{v, "N", func(x string) (int64, error) {
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("want a number of RPCs, 0 (none: end on --duration) or more")
+		}
+		return n, nil
+	}, func(n int64) string { return strconv.FormatInt(n, 10) }}
+}
+
+// depthFlag is run's and client's --depth: one depth in [1, workloads.MaxDepth].
+func depthFlag(v *int) flagValue[int] {
+	return flagValue[int]{v, "N", func(x string) (int, error) {
+		d, err := workloads.ParseDepths(x)
+		if err != nil || len(d) != 1 {
+			return 0, fmt.Errorf("want one depth, an integer in [1, %d] ('sweep' takes a list)", workloads.MaxDepth)
+		}
+		return d[0], nil
+	}, strconv.Itoa}
+}
+
 func cpusFlag(v *[]int) flagValue[[]int] {
 	return flagValue[[]int]{v, "cpus", workloads.ParseCPUs, joinInts}
 }
@@ -182,15 +204,16 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *cli.RunConfig {
 		fs.StringVar(&w.Proc, "proc", "echo", "procedure every point runs: echo (short→long), sink or source (short→chunked)")
 		fs.StringArrayVar(&w.Mixes, "mix", nil, "sweep mixes instead of sizes: thresholds × depths × mixes; repeat the flag, one mix PROC[/SIZE][:WEIGHT],... or nfs-like each (see 'Mixes' below)")
 		fs.DurationVar(&w.Duration, "duration", workloads.DefaultPointDuration, "measured time per point")
-		fs.Int64Var(&c.Count, "count", 0, "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
+		fs.Var(countFlag(&c.Count), "count", "end each point after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.Warmup, "warmup", workloads.DefaultPointWarmup, "discarded warm-up per point (0: none)")
 	} else {
 		fs.Var(thresholdsFlag(&w.Thresholds), "thresholds", "inline threshold to advertise, both ways (one value; default 4k)")
 		fs.StringVar(&w.Mix, "mix", "", "procedure mix PROC[/SIZE][:WEIGHT],... or nfs-like (default nfs-like: see 'Mixes' below)")
 		fs.Var(sizeSpecFlag(&c.Size), "sizes", "payload size of mix entries without one: a list 64,4k (drawn uniformly), uniform:MIN-MAX or lognormal:MEDIAN[:SIGMA[:MIN-MAX]] (default 1k)")
-		fs.IntVar(&c.Depth, "depth", workloads.DefaultDepth, "RPCs outstanding per connection (in open loop: the most)")
+		c.Depth = workloads.DefaultDepth
+		fs.Var(depthFlag(&c.Depth), "depth", "RPCs outstanding per connection (in open loop: the most)")
 		fs.DurationVar(&w.Duration, "duration", workloads.DefaultDuration, "measured time after the warm-up")
-		fs.Int64Var(&c.Count, "count", 0, "end after this many measured RPCs instead (with --duration: whichever comes first)")
+		fs.Var(countFlag(&c.Count), "count", "end after this many measured RPCs instead (with --duration: whichever comes first)")
 		fs.DurationVar(&w.Warmup, "warmup", workloads.DefaultWarmup, "discarded warm-up (0: none)")
 		fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many RPC/s in total, latency from the intended send time (0: closed loop); it must stay below what the machine sustains closed loop (see a plain 'run''s RPC/s; the soft provider on 2 cores: some 10k-40k), or sends are missed and the run fails")
 		fs.StringVar(&c.Arrival, "arrival", "constant", "open-loop arrivals: constant or poisson")

@@ -11,7 +11,8 @@
 //
 // Exit status: 0 when the command did what was asked; 1 when a run failed, was interrupted
 // or (compare) found a regression: results measured before the failure are still written;
-// 2 for bad usage or bad input (an unknown flag, a malformed size, CPU list or results file).
+// 2 for bad usage or bad input (an unknown flag, a malformed size, CPU list or results file);
+// 3 when a judgement (compare, --baseline, --repeat auto) was inconclusive.
 package main
 
 import (
@@ -127,7 +128,7 @@ func runCommand(e *env, c *command, args []string) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v%s\nRun 'rpcrdma-bench %s --help' for usage.\n", c.name, err, suggestFlag(err, fs), c.name)
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: %v%s\nRun 'rpcrdma-bench %s --help' for usage.\n", c.name, err, flagHint(err, fs), c.name)
 		return exitUsage
 	}
 	return run(e, fs.Args())
@@ -141,7 +142,21 @@ func (commands commandSet) usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-9s %s\n", "completion", "Print a shell completion script: bash, zsh or fish")
 	fmt.Fprintln(w, "\nRun 'rpcrdma-bench COMMAND --help' for a command's flags and examples; --version is 'version'.")
-	fmt.Fprintln(w, "Exit status: 0 ok; 1 run failed, interrupted or regression; 2 bad usage or input.")
+	fmt.Fprintln(w, "\nExit status:")
+	for _, x := range exitStatuses {
+		fmt.Fprintf(w, "  %d  %s\n", x.code, x.meaning)
+	}
+}
+
+// exitStatuses are the exit codes the commands use, one help line each.
+var exitStatuses = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "ok"},
+	{exitFailed, "a run failed or was interrupted (what it measured is written), or compare found a regression"},
+	{exitUsage, "bad usage or input: an unknown flag, a malformed value, an unreadable results file"},
+	{exitInconclusive, "inconclusive: compare, --baseline or --repeat auto could not decide every judged metric"},
 }
 
 func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {
@@ -174,16 +189,42 @@ func (commands commandSet) names() []string {
 	return names
 }
 
-// suggestFlag is suggest for the flag a pflag "unknown flag: --NAME" error names.
-func suggestFlag(err error, fs *pflag.FlagSet) string {
-	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
-	if !ok {
-		return ""
-	}
+// perftestFlags are perftest's single-dash flags and what says the same here; the rest of the
+// map is in docs/usage.md, "From perftest".
+var perftestFlags = map[string]struct{ flag, note string }{
+	"s": {"sizes", "perftest's -s SIZE is --sizes SIZE"},
+	"n": {"count", "perftest's -n ITERS is --count N"},
+	"D": {"duration", "perftest's -D SECS is --duration with a unit: -D 2 is --duration 2s"},
+	"d": {"device", "perftest's -d DEV is --device DEV"},
+	"t": {"depth", "perftest's -t DEPTH is --depth N"},
+}
+
+// flagHint is what to add to a flag parsing error: "did you mean --NAME?" for a mistyped
+// long flag, the two dashes a Go-style -NAME lacks, or the flag that does what a perftest
+// flag did.
+func flagHint(err error, fs *pflag.FlagSet) string {
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	if s := completion.Closest(name, names); s != "" {
-		return "; did you mean --" + s + "?"
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		if s := completion.Closest(name, names); s != "" {
+			return "; did you mean --" + s + "?"
+		}
+		return ""
+	}
+	// pflag: "unknown shorthand flag: 'd' in -duration"
+	_, tok, ok := strings.Cut(err.Error(), "' in -")
+	if !ok || !strings.HasPrefix(err.Error(), "unknown shorthand flag: ") {
+		return ""
+	}
+	tok, _, _ = strings.Cut(tok, "=")
+	if p, ok := perftestFlags[tok]; ok && fs.Lookup(p.flag) != nil {
+		return "; " + p.note + " (more in docs/usage.md, 'From perftest')"
+	}
+	if fs.Lookup(tok) != nil {
+		return "; long flags take two dashes: --" + tok
+	}
+	if s := completion.Closest(tok, names); s != "" && len(tok) > 1 {
+		return "; long flags take two dashes: did you mean --" + s + "?"
 	}
 	return ""
 }

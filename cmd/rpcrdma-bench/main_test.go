@@ -69,7 +69,7 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "--cpus", "3-1"}, `"3-1"`},
 		{[]string{"fakerun", "--mix", "null:1,ehco:4"}, `"ehco:4"`},
 		{[]string{"fakerun", "--class", "medium"}, `"medium"`},
-		{[]string{"fakerun", "--depth", "-1"}, "depth -1"},
+		{[]string{"fakerun", "--depth", "-1"}, `"-1" for "--depth" flag`},
 		{[]string{"fakerun", "--depth", "x"}, `"x"`},
 		{[]string{"fakerun", "--thresholds", "1k,4k"}, "one value"},
 		{[]string{"fakerun", "--arrival", "poisson"}, "--arrival needs --rate"},
@@ -84,14 +84,14 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "--pollers", "2"}, "2 pollers for 1 connections"},
 		{[]string{"fakerun", "--cpus", "5000"}, `"5000"`},
 		{[]string{"fakerun", "--duration", "2000000h"}, "duration"},
-		{[]string{"fakerun", "--count", "-3"}, "count -3"},
+		{[]string{"fakerun", "--count", "-3"}, `"-3" for "--count" flag`},
 		{[]string{"fakesweep", "--thresholds", "4k,512"}, `"512"`},
 		{[]string{"fakesweep", "--depth", "1,0"}, `"0"`},
 		{[]string{"fakesweep", "--proc", "null"}, "null"},
 		{[]string{"devices", "--provider", "nope"}, `unknown provider "nope"`},
 		{[]string{"version", "extra"}, "no arguments"},
 		// Zeros and no-ops that used to run the defaults silently.
-		{[]string{"fakerun", "--depth", "0"}, "--depth 0: want at least 1"},
+		{[]string{"fakerun", "--depth", "0"}, `"0" for "--depth" flag: want one depth`},
 		{[]string{"fakerun", "--connections", "0"}, "--connections 0: want at least 1"},
 		{[]string{"fakesweep", "--connections", "0"}, "--connections 0: want at least 1"},
 		{[]string{"fakerun", "--sizes", "64k"}, "--sizes has no effect: every entry of the nfs-like mix has its own size"},
@@ -271,7 +271,7 @@ func TestSweepRecordsClassSwitches(t *testing.T) {
 func TestRepeatedSweepInterleavesRounds(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	code, stdout, stderr := runMain(t, "fakesweep", "--thresholds", "1k,4k", "--sizes", "64,2k,8k", "--depth", "2",
-		"--count", "50", "--warmup", "0", "--repeat", "3", "--shuffle", "--seed", "9", "--out", out, "-q")
+		"--count", "50", "--warmup", "0", "--repeat", "3", "--shuffle", "--seed", "9", "--out", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

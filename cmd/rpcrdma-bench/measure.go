@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
+	"github.com/rpcrdma-bench/rpcrdma-bench/internal/completion"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 
@@ -78,7 +82,7 @@ func measure(e *env, w *cli.RunConfig, open newConnector) int {
 	name := w.Command
 	m, err := w.Prepare(e.stdin)
 	if err != nil {
-		return fail(e, name, err)
+		return fail(e, name, mixHint(w, err))
 	}
 	conn, err := open(w, m.Points)
 	if err != nil {
@@ -111,6 +115,34 @@ func measure(e *env, w *cli.RunConfig, open newConnector) int {
 		code = jc
 	}
 	return code
+}
+
+// mixHint adds "did you mean" to a --mix error whose mix is a misspelt preset or procedure
+// name (nfs_like for nfs-like).
+func mixHint(w *cli.RunConfig, err error) error {
+	var ue cli.UsageError
+	if !errors.As(err, &ue) || !strings.HasPrefix(ue.Error(), "--mix: ") {
+		return err
+	}
+	prog := w.Workload.Table()
+	var names []string
+	for n := range prog.Presets {
+		names = append(names, n)
+	}
+	for _, p := range prog.Procs {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	for _, m := range append([]string{w.Mix}, w.Mixes...) {
+		t := strings.ToLower(strings.TrimSpace(m))
+		if t == "" || strings.ContainsAny(t, "/:,") || slices.Contains(names, t) {
+			continue
+		}
+		if s := completion.Closest(strings.ReplaceAll(t, "_", "-"), names); s != "" {
+			return cli.UsageError{Msg: fmt.Sprintf("%s; did you mean --mix %s?", ue.Error(), s)}
+		}
+	}
+	return err
 }
 
 // defaultOut is the results file of a command run at t without --out.

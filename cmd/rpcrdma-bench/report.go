@@ -20,7 +20,7 @@ func reportCommand() *command {
   rpcrdma-bench report --format switches sweep.json        # where each size changed class
   rpcrdma-bench report --format thresholds sweep-*.json    # which threshold is best per size or mix
   rpcrdma-bench report --format html --dir page --title "rxe vs soft" a.json b.json  # page/report.html and .md
-  rpcrdma-bench report --format html build/demo/sweep      # every *.json there; the page goes there too
+  rpcrdma-bench report --format html build/demo/sweep      # made by scripts/demo-soft.sh: every *.json there; the page goes there too
 
   rpcrdma-bench run --out - | rpcrdma-bench report --format csv   # - or no file: standard input
 
