@@ -89,7 +89,9 @@ func TestDataQualityOnCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range cs {
-		if !slices.ContainsFunc(c.Caption, func(l string) bool { return strings.HasPrefix(l, "data quality: ") && strings.Contains(l, "point(s) disturbed: other processes") }) {
+		if !slices.ContainsFunc(c.Caption, func(l string) bool {
+			return strings.HasPrefix(l, "data quality: ") && strings.Contains(l, "point(s) disturbed: other processes")
+		}) {
 			t.Errorf("%s: no data-quality line in %q", c.Name, c.Caption)
 		}
 	}
