@@ -16,8 +16,6 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -42,7 +40,7 @@ type RunRecord struct {
 	// Transport is the engine's knobs the run set, the same for every point.
 	Transport engine.Transport `json:"transport"`
 	// NFS names the files of --program nfs3.
-	NFS *engine.NFSFiles `json:"nfs,omitempty"`
+	NFS *NFSFiles `json:"nfs,omitempty"`
 	// Turnarounds says the pollers' turnaround probe was on (--turnarounds).
 	Turnarounds bool `json:"turnarounds,omitempty"`
 	// Repeat is the rounds of every point (--repeat; absent: one); Shuffle says each
@@ -79,7 +77,7 @@ func (c *RunConfig) Prepare(stdin io.Reader) (*Measurement, error) {
 		c.Addr = a
 	}
 	rec := &RunRecord{Command: c.Command, Provider: c.Provider, Device: c.Device, Addr: c.Addr, Turnarounds: c.Turnarounds}
-	if engine.IsNFS(c.Workload.Prog) {
+	if c.Workload.Prog != nil && c.Workload.Prog.External {
 		rec.NFS = &c.NFS
 	}
 	if rec.Provider == "" {
@@ -299,34 +297,24 @@ func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Wr
 	return engine.Engine(cfg, pts)
 }
 
-// programCodec is the codec of a program the session cannot make by itself, and the
-// credential its calls carry: NFS version 3 (nfs3.Target) with the handles of the files the
-// workload's procedures name (nil and AUTH_NONE: the benchmark program, or another
-// program's NULL).
+// programCodec is the codec of a program served outside this tool, made by its
+// Descriptor's Setup for c's server and files, and the credential its calls carry (nil and
+// AUTH_NONE: the benchmark program, or another program's NULL).
 func (c *RunConfig) programCodec(pts []workloads.Point) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
 	var none oncrpc.OpaqueAuth
-	if !engine.IsNFS(c.Workload.Prog) {
+	d, ok := ProgramOf(c.Workload.Prog)
+	if !ok || d.Setup == nil {
 		return nil, none, nil
 	}
 	if c.Addr == "" {
-		return nil, none, Usagef("--program %s needs --addr: an NFS/RDMA server (the server in this process serves only the benchmark program)", c.Workload.Prog.Name)
+		return nil, none, Usagef("--program %s needs --addr: a server of that program (the server in this process serves only the benchmark program)", d.Program.Name)
 	}
-	if c.Workload.Prog == nfs4.Prog {
-		export := c.NFS.Export
-		if _, p, ok := strings.Cut(export, ":"); ok {
-			export = p
-		}
-		if export != "" && !strings.HasPrefix(export, "/") {
-			return nil, none, Usagef("--nfs-export %q: want /PATH or HOST:/PATH", c.NFS.Export)
-		}
-		return engine.NFS4Codec(c.NFS, pts, c.Workload.Verify)
+	codec, cred, err := d.Setup(context.Background(), rpcproto.Target{Addr: c.Addr, Export: c.NFS.Export, File: c.NFS.File,
+		Scratch: c.NFS.Scratch, MountdPort: c.NFS.MountdPort, LargestRead: workloads.LargestRead(pts), Verify: c.Workload.Verify})
+	if te := (*rpcproto.TargetError)(nil); errors.As(err, &te) {
+		return nil, none, Usagef("--nfs-%s %q: want %s", te.Field, te.Value, te.Want)
 	}
-	t := &nfs3.Target{Addr: c.Addr, Export: c.NFS.Export, File: c.NFS.File, Scratch: c.NFS.Scratch,
-		Mount: nfs3.MountConfig{MountdPort: c.NFS.MountdPort}}
-	if _, _, err := t.ParseExport(); err != nil {
-		return nil, none, Usagef("--nfs-export %q: want HOST:/PATH", c.NFS.Export)
-	}
-	return engine.NFSCodec(context.Background(), t, pts)
+	return codec, cred, err
 }
 
 // NFSRDMAPort is NFS/RDMA's IANA port (RFC 5666), the server's default: a client's --addr

@@ -40,7 +40,7 @@ type RunConfig struct {
 	Proc, Mix string
 	Mixes     []string
 	Transport engine.Transport
-	NFS       engine.NFSFiles
+	NFS       NFSFiles
 	// Provider and Device name the datapath; Out the results file; Addr the server ("":
 	// one in this process).
 	Provider, Device, Out, Addr string
@@ -151,7 +151,7 @@ func (c *RunConfig) Base() (workloads.Config, error) {
 	if err := checkRecall(&w, c.Given); err != nil {
 		return w, err
 	}
-	if engine.IsNFS(w.Prog) && !c.Given["inline-rule"] {
+	if w.Prog != nil && w.Prog.External && !c.Given["inline-rule"] {
 		// NFS results should predict what a Linux client sees.
 		c.Transport.InlineRule = rpcrdma.InlineLinux
 	}
@@ -271,4 +271,13 @@ func checkRecall(w *workloads.Config, given map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// NFSFiles name the files of --program nfs3 and nfs4, as a results file's config records them.
+type NFSFiles struct {
+	Export  string `json:"export"`
+	File    string `json:"file"`
+	Scratch string `json:"scratch"`
+	// MountdPort is mountd's TCP port, 0 when the portmapper was asked.
+	MountdPort int `json:"mountd_port,omitempty"`
 }

@@ -4,7 +4,6 @@
 // up with its program's Conversation (an NFSv4.1 session) and answers the server's callbacks,
 // and reports what the connections negotiated and the RDMA operations they posted.
 //
-// It also makes the codecs of the NFS programs for a target (NFSCodec, NFS4Codec) and runs
-// NFSv4.1's delegation-recall measurement. Its settings are plain values (EngineConfig,
-// Transport, NFSFiles); naming the flags that set them is the caller's business.
+// It also runs NFSv4.1's delegation-recall measurement. Its settings are plain values
+// (EngineConfig, Transport); naming the flags that set them is the caller's business.
 package engine

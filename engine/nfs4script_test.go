@@ -690,7 +690,7 @@ func scriptRun(t *testing.T, p *scripted, mix string, count, depth int, mem rpcr
 		t.Fatal(err)
 	}
 	pts := []workloads.Point{{Threshold: 4096, Depth: depth, Workload: w}}
-	codec := nfs4.New(nfs4.Config{File: "f", Scratch: "s", LargestRead: largestRead(pts), Owner: "script"})
+	codec := nfs4.New(nfs4.Config{File: "f", Scratch: "s", LargestRead: workloads.LargestRead(pts), Owner: "script"})
 	var log bytes.Buffer
 	var logMu sync.Mutex
 	lw := writerFunc(func(b []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(b) })

@@ -10,7 +10,6 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -92,7 +91,7 @@ func (c *Command) Check() ([]workloads.Point, error) {
 	switch {
 	case w.Auto || len(w.Judge.Baseline) > 0:
 		return nil, cli.Usagef("--baseline and --repeat auto judge a run of one process: a fan-in takes --repeat N")
-	case engine.IsNFS(base.Prog) && w.Addr == "":
+	case base.Prog != nil && base.Prog.External && w.Addr == "":
 		return nil, cli.Usagef("--program %s needs --addr, the NFS/RDMA server every rank measures (server ranks serve the benchmark program only)", base.Prog.Name)
 	case w.Addr != "" && (len(c.ServerRanks) > 0 || c.Pairs):
 		return nil, cli.Usagef("--addr: every rank measures that server, so there are no --server-ranks or --pairs")
@@ -134,8 +133,8 @@ func (c *Command) Record(ranks int, pts []workloads.Point) Record {
 	if w.Slowdown.On() {
 		rec.SoftSlowdown = &w.Slowdown
 	}
-	if engine.IsNFS(pts[0].Workload.Prog) {
-		rec.NFS = &engine.NFSFiles{Export: w.NFS.Export, File: RankFile(w.NFS.File, -1), Scratch: RankFile(w.NFS.Scratch, -1), MountdPort: w.NFS.MountdPort}
+	if pts[0].Workload.Prog != nil && pts[0].Workload.Prog.External {
+		rec.NFS = &cli.NFSFiles{Export: w.NFS.Export, File: RankFile(w.NFS.File, -1), Scratch: RankFile(w.NFS.Scratch, -1), MountdPort: w.NFS.MountdPort}
 	}
 	return rec
 }

@@ -60,6 +60,9 @@ type Program struct {
 	// Presets are named mixes of the program's procedures, in the mix syntax of package
 	// workloads ("read/4k:60,read/64k:40").
 	Presets map[string]string
+	// External: the program is served outside this tool (an NFS/RDMA server), so calls
+	// need a server's address and name its files (its Descriptor's Setup).
+	External bool
 }
 
 // MaxProcs bounds a program's procedure table, for fixed arrays indexed by procedure.

@@ -441,3 +441,21 @@ func (c Config) PollerShare(i int) int {
 	}
 	return n
 }
+
+// LargestRead is the largest size pts's mixes give a procedure named "read": 0 when they
+// name procedures other than "null" but no read, -1 when they name none (calls that name no
+// file, for a program whose setup finds files).
+func LargestRead(pts []Point) int {
+	n := -1
+	for _, pt := range pts {
+		for _, e := range pt.Workload.Mix {
+			if e.Proc != "null" {
+				n = max(n, 0)
+			}
+			if e.Proc == "read" {
+				n = max(n, e.Size.Largest())
+			}
+		}
+	}
+	return n
+}

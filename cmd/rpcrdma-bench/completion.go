@@ -25,7 +25,11 @@ func completionValues(cmd, flag string) []string {
 	case "inline-rule":
 		return []string{"exact", "linux"}
 	case "program":
-		return []string{"nfs3", "nfs4"}
+		var names []string
+		for _, d := range cli.Programs {
+			names = append(names, d.Program.Name)
+		}
+		return names
 	case "format":
 		return map[string][]string{"report": {"text", "csv", "hlog", "bench", "switches", "thresholds", "html"},
 			"compare": {"text", "markdown", "json", "junit"}, "plot": {"png", "svg", "png,svg"}}[cmd]

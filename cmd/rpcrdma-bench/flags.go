@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
@@ -22,8 +20,8 @@ import (
 // parsing with pflag's `invalid argument "4q" for "--sizes" flag: bad size "4q": ...`:
 // the flag and the token are both named.
 
-// programValue parses --program: nfs3 (or nfs) is NFS version 3 with its procedures, nfs4
-// (or nfs4.1) NFS version 4.1 with its, any other PROG[:VERS] that program's NULL procedure.
+// programValue parses --program: a program of cli.Programs by name with its procedures, any
+// other PROG[:VERS] that program's NULL procedure.
 type programValue struct{ c *workloads.Config }
 
 func (p programValue) String() string {
@@ -38,12 +36,8 @@ func (p programValue) String() string {
 	return ""
 }
 func (p programValue) Set(x string) (err error) {
-	switch strings.ToLower(x) {
-	case "nfs", "nfs3":
-		p.c.Prog, p.c.Program, p.c.Version = nfs3.Prog, 0, 0
-		return nil
-	case "nfs4", "nfs4.1":
-		p.c.Prog, p.c.Program, p.c.Version = nfs4.Prog, 0, 0
+	if d, ok := cli.LookupProgram(x); ok {
+		p.c.Prog, p.c.Program, p.c.Version = d.Program, 0, 0
 		return nil
 	}
 	p.c.Prog = nil

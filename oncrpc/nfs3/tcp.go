@@ -8,11 +8,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 )
 
 // The portmapper (RFC 1833 section 3, version 2): where mountd's TCP port is found.
@@ -155,28 +155,7 @@ func (c *MountConfig) getport(ctx context.Context, host string) (int, error) {
 func (c *MountConfig) Credential() (oncrpc.OpaqueAuth, error) { return c.cred() }
 
 // cred builds the AUTH_SYS credential of a MOUNT call.
-func (c *MountConfig) cred() (oncrpc.OpaqueAuth, error) {
-	sys := c.Cred
-	if sys == nil {
-		host, _ := os.Hostname() // the name is informative only: an empty one will do
-		// Short, so that the credential fits in front of every call's arguments in
-		// registered memory (rpcrdma.Config.Cred).
-		if len(host) > 32 {
-			host = host[:32]
-		}
-		sys = &oncrpc.SysCred{
-			Stamp:       uint32(time.Now().Unix()),
-			MachineName: []byte(host),
-			UID:         uint32(os.Getuid()),
-			GID:         uint32(os.Getgid()),
-		}
-	}
-	body := make([]byte, sys.Size())
-	if _, err := sys.Encode(body); err != nil {
-		return oncrpc.OpaqueAuth{}, err
-	}
-	return oncrpc.OpaqueAuth{Flavor: oncrpc.FlavorSys, Body: body}, nil
-}
+func (c *MountConfig) cred() (oncrpc.OpaqueAuth, error) { return nfsbase.Credential(c.Cred) }
 
 // call makes one RPC over a new TCP connection to addr and returns the result body of an
 // accepted, successful reply. The connection's deadline follows ctx, so no step can hang past

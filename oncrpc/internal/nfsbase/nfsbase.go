@@ -2,9 +2,12 @@ package nfsbase
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -44,7 +47,7 @@ func Program(name string, number, version uint32, dir string, numbers [PDir + 1]
 	for p := range procs {
 		procs[p].Number = numbers[p]
 	}
-	return &rpcproto.Program{Name: name, Number: number, Version: version, Procs: append(procs, more...), Presets: presets}
+	return &rpcproto.Program{Name: name, Number: number, Version: version, Procs: append(procs, more...), Presets: presets, External: true}
 }
 
 // Presets are the named mixes of every NFS version: what an NFS client's traffic looks like
@@ -197,4 +200,28 @@ func CheckSize(name string, size uint64, largest int) error {
 		return fmt.Errorf("%s: %d bytes, smaller than the largest read (%d): use a larger file or smaller reads", name, size, largest)
 	}
 	return nil
+}
+
+// Credential is the AUTH_SYS credential the calls of every NFS version carry: sys, or
+// without it this process's user and group and a short host name.
+func Credential(sys *oncrpc.SysCred) (oncrpc.OpaqueAuth, error) {
+	if sys == nil {
+		host, _ := os.Hostname() // the name is informative only: an empty one will do
+		// Short, so that the credential fits in front of every call's arguments in
+		// registered memory (rpcrdma.Config.Cred).
+		if len(host) > 32 {
+			host = host[:32]
+		}
+		sys = &oncrpc.SysCred{
+			Stamp:       uint32(time.Now().Unix()),
+			MachineName: []byte(host),
+			UID:         uint32(os.Getuid()),
+			GID:         uint32(os.Getgid()),
+		}
+	}
+	body := make([]byte, sys.Size())
+	if _, err := sys.Encode(body); err != nil {
+		return oncrpc.OpaqueAuth{}, err
+	}
+	return oncrpc.OpaqueAuth{Flavor: oncrpc.FlavorSys, Body: body}, nil
 }
