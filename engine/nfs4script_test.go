@@ -117,7 +117,8 @@ type scriptServer struct {
 	sendNext, sending int
 
 	clientID  uint64
-	known     bool // the client ID is the server's
+	known     bool   // the client ID is the server's
+	csSeq     uint32 // the client's last CREATE_SESSION sequence
 	session   [16]byte
 	live      bool // the session is the server's
 	gen       uint32
@@ -457,7 +458,7 @@ func (s *scriptServer) compound(args []byte, h *wire.Header) (res []byte, wrote 
 			}
 			if !s.known {
 				s.clientID++
-				s.known = true
+				s.known, s.csSeq = true, 0
 			}
 			w.u32(0).u64(s.clientID).u32(1).u32(nfs4.ExchgIDFlagUseNonPNFS).u32(0).u64(0).
 				opaque([]byte("srv")).opaque([]byte("srv")).u32(0)
@@ -488,6 +489,10 @@ func (s *scriptServer) compound(args []byte, h *wire.Header) (res []byte, wrote 
 			switch {
 			case !s.known || client != s.clientID:
 				status = uint32(nfs4.ErrStaleClientID)
+			case seq != s.csSeq+1:
+				// knfsd answers a repeated sequence from its CREATE_SESSION cache (the
+				// old session): here, any other than the next is misordered.
+				status = uint32(nfs4.ErrSeqMisordered)
 			case s.lost && s.sc.RefuseRecovery:
 				status = uint32(nfs4.ErrServerFault)
 			}
@@ -496,6 +501,7 @@ func (s *scriptServer) compound(args []byte, h *wire.Header) (res []byte, wrote 
 				break
 			}
 			s.gen++
+			s.csSeq = seq
 			s.session = [16]byte{'s', 'c', 'r', 'i', 'p', 't'}
 			binary.BigEndian.PutUint32(s.session[12:], s.gen)
 			s.live = true

@@ -147,9 +147,10 @@ type Conversation interface {
 	// it.
 	//
 	// The slot contract: for every call EncodeArgs encoded, the transport calls exactly one
-	// of DecodeResults and Unanswered, when the reply arrives or the call fails and before
-	// that call stops counting against the connection's calls outstanding, so that a
-	// conversation whose own slots number Slots() always finds one free for the next call.
+	// of DecodeResults and Unanswered, when the reply arrives or the call fails, in the same
+	// step that stops counting it against the connection's calls outstanding (before any
+	// other call can be submitted), so that a conversation whose own slots number Slots()
+	// always finds one free for the next call.
 	// A call that gets no reply at all keeps its slot until the connection ends.
 	Unanswered(proc, slot int)
 	// Lost reports that the connection's state was lost (NFSv4.1: the server answered

@@ -368,6 +368,10 @@ func (c *Codec) stepResults(r *CompoundRes, slot int) (Status, error) {
 			return OK, errNoSlots
 		}
 		c.session = s.SessionID
+		// The next CREATE_SESSION of this client (a recovery) has the next csa_sequence:
+		// the same one would be a retry, answered with this session (RFC 8881 section
+		// 18.36.4).
+		c.exchSeq++
 		c.slots = int(s.Fore.MaxRequests)
 		if c.info.Credits > 0 {
 			c.slots = min(c.slots, c.info.Credits)

@@ -165,6 +165,12 @@ func TestKnfsdSession(t *testing.T) {
 		t.Errorf("create_session: session %x sequence %d (sent %d) flags %#x, want the back channel bound to the connection",
 			s.SessionID, s.Sequence, call.csSeq, s.Flags)
 	}
+	// Sent as Linux's client sends it (PERSIST and CONN_BACK_CHAN, no ca_rdma_ird); knfsd
+	// keeps no persistent reply cache and does not grant PERSIST.
+	if call.csFlags != CreateSessionFlagPersist|CreateSessionFlagConnBackChan || call.fore.ird != nil || call.back.ird != nil ||
+		s.Flags&CreateSessionFlagPersist != 0 {
+		t.Errorf("create_session: sent flags %#x, ird %v %v; granted flags %#x", call.csFlags, call.fore.ird, call.back.ird, s.Flags)
+	}
 	// The channels: at most what the call asked (ca_maxrequestsize, ca_maxresponsesize,
 	// ca_maxoperations and ca_maxrequests are words 1, 2, 4 and 5), a slot at least, and in
 	// the back channel room for CB_SEQUENCE and CB_RECALL.

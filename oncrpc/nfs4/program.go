@@ -114,7 +114,7 @@ type Codec struct {
 	encErr error  // a call that did not encode (a name too long)
 
 	clientID uint64
-	exchSeq  uint32
+	exchSeq  uint32 // the next CREATE_SESSION's csa_sequence
 	session  SessionID
 	slots    int       // the fore channel's grant: ca_maxrequests, at most the credits
 	table    slotTable // the fore channel's slots

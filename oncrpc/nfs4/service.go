@@ -20,6 +20,7 @@ type backSlot struct {
 	seq    uint32
 	cached bool
 	reply  []byte
+	fail   error // the cached reply's failure, counted again with it
 }
 
 // reset makes n back channel slots for a new session, with room to cache replies of up to
@@ -119,13 +120,12 @@ walk:
 			}
 			slot, seqid, cache = int(a.SlotID), a.SequenceID, a.CacheThis
 			replay = seqid == s.slots[slot].seq
-			if replay && s.slots[slot].cached {
-				return copy(res, s.slots[slot].reply), nil
+			if b := &s.slots[slot]; replay && b.cached {
+				return copy(res, b.reply), b.fail
 			}
 			top := uint32(len(s.slots) - 1)
 			r.Sequence(OK, &CBSequenceRes{SessionID: a.SessionID, SequenceID: seqid, SlotID: a.SlotID,
 				HighestSlotID: top, TargetHighestSlotID: top})
-
 		case i == 0: // a CB_RECALL outside a session
 			r.Recall(ErrOpNotInSession)
 			fail = cbError(ErrOpNotInSession)
@@ -149,7 +149,7 @@ walk:
 	}
 	if slot >= 0 && !replay {
 		b := &s.slots[slot]
-		b.seq, b.cached = seqid, cache && n <= cap(b.reply)
+		b.seq, b.cached, b.fail = seqid, cache && n <= cap(b.reply), fail
 		if b.cached {
 			b.reply = append(b.reply[:0], res[:n]...)
 		}
