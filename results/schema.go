@@ -18,8 +18,9 @@ import (
 // Point.PeerOpsInferred; version 3 added Point.GC; version 4 Pollers[].Turnaround; version 5
 // added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
 // Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
-// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls.
-const SchemaVersion = 7
+// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls;
+// version 8 added Point.Process.
+const SchemaVersion = 8
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -155,6 +156,10 @@ type Point struct {
 	// Round is the round of a repeated measurement (--repeat) the point ran in, from 1;
 	// absent (0) for a measurement of one round.
 	Round int `json:"round,omitempty"`
+	// Process numbers the process of the tool that measured the point, from 1, when a
+	// repeated measurement ran its rounds in fresh processes (--rounds-per-process); absent
+	// (0) when every point of the file ran in one process (files before schema version 8).
+	Process int `json:"process,omitempty"`
 	// FanIn is the ranks of a point many client ranks measured together, whose merge this
 	// point is; absent for a point of one process.
 	FanIn *FanIn `json:"fanin,omitempty"`

@@ -134,6 +134,7 @@ func BestThresholds(runs []*Run, alpha float64) []ThresholdChoice {
 	}
 	var order []string
 	groups := map[string]*group{}
+	units := processesOf(runs)
 	for _, r := range runs {
 		for i := range r.Points {
 			p := &r.Points[i]
@@ -169,7 +170,7 @@ func BestThresholds(runs []*Run, alpha float64) []ThresholdChoice {
 			w := pending{choice: ThresholdChoice{Params: g.params, Label: thresholdLabel(g.params), Metric: m, Alpha: alpha},
 				cands: map[int][]sample{}}
 			for _, t := range g.ths {
-				if s := samples(m, g.by[t]); len(s) > 0 {
+				if s := samples(m, g.by[t], units); len(s) > 0 {
 					w.cands[t] = s
 					w.ths = append(w.ths, t)
 				}

@@ -94,6 +94,9 @@ func (r *Run) Validate() error {
 				return fieldErr(fmt.Sprintf("points[%d].%s", i, name), "not in schema_version %d (added in 7)", r.SchemaVersion)
 			}
 		}
+		if r.SchemaVersion < 8 && r.Points[i].Process != 0 {
+			return fieldErr(fmt.Sprintf("points[%d].process", i), "not in schema_version %d (added in 8)", r.SchemaVersion)
+		}
 		for j, u := range r.Points[i].Pollers {
 			if r.SchemaVersion < 4 && u.Turnaround != nil {
 				return fieldErr(fmt.Sprintf("points[%d].pollers[%d].turnaround", i, j), "not in schema_version %d (added in 4)", r.SchemaVersion)

@@ -47,8 +47,14 @@ type RunConfig struct {
 	// judgement is conclusive; Shuffle draws each round's order from the seed.
 	Repeat        int
 	Auto, Shuffle bool
-	Judge         JudgeFlags
-	Slowdown      SoftSlowdown
+	// RoundsPerProcess is how many rounds of a repeated measurement run in one process:
+	// each block of that many rounds runs in a new process of the tool (0: every round in
+	// this one). Block is the block this process runs for another (nil: it is no such
+	// process).
+	RoundsPerProcess int
+	Block            *Block
+	Judge            JudgeFlags
+	Slowdown         SoftSlowdown
 	// Given are the flags the user gave, by name: a default that depends on another
 	// setting yields to a flag given.
 	Given map[string]bool
@@ -60,6 +66,9 @@ type JudgeFlags struct {
 	Baseline           []string
 	Threshold, Metrics string
 	Alpha              float64
+	// Reports are files the judgement is written to, each in the format its name says
+	// (ReportFormat): exactly the judgement the command exits on.
+	Reports []string
 }
 
 // NFSFiles name the files of --program nfs3 and nfs4, as a results file's config records them.

@@ -33,15 +33,17 @@ slowest; a metric without a --threshold value has its default tolerance (p50 +10
 time, or a collection ran) are left out while enough others remain; with too few left, the
 metric is inconclusive and says what it would have been.
 
-Exit status: 0 ok, 1 regressed (or a base point missing in current), 2 bad usage or input,
-3 inconclusive (no regression, but not everything judged could be decided: add runs).`,
+Exit status: 0 ok, 1 regressed, 2 bad usage or input, 3 inconclusive (no regression, but not
+everything judged could be decided: the headline says what the evidence leans to and what
+would decide it), 4 the measurement failed (a base point missing in current).`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			thresholds := fs.String("threshold", "", "tolerated changes NAME=CHANGE%,... (p50, p90, p99, p99.9, mean, rps, gbps, jain, slowest, latency, throughput, fairness, all); the metrics named are judged")
 			alpha := fs.Float64("alpha", 0.05, "family-wise error rate: the chance of any wrong ok or regressed verdict")
 			metrics := fs.String("metrics", "", "judge these metrics, comma-separated (default: those --threshold names, else p50,p99,rps and at fan-in points jain,slowest)")
-			format := fs.String("format", "text", "output: text, markdown, json or junit")
+			format := fs.String("format", "text", "output: text, markdown, json, junit or bmf (Bencher Metric Format)")
+			reports := fs.StringArray("report", nil, "also write the comparison to `FILE`, in the format its name says (.json, .bmf.json, .xml JUnit, .md Markdown, .txt); repeat for several")
 			return func(e *env, args []string) int {
-				return compare(e, fs, session.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format}, args)
+				return compare(e, fs, session.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format, Reports: *reports}, args)
 			}
 		},
 	}

@@ -9,9 +9,11 @@
 // Run "rpcrdma-bench help" for the commands and "rpcrdma-bench COMMAND --help" for each
 // command's flags and examples.
 //
-// Exit status: 0 when the command did what was asked; 1 when a run failed, was interrupted
-// or (compare) found a regression: results measured before the failure are still written;
-// 2 for bad usage or bad input (an unknown flag, a malformed size, CPU list or results file).
+// Exit status: 0 when the command did what was asked; 1 when the gate (compare, or a
+// measuring command's --baseline) found a regression; 2 for bad usage or bad input (an
+// unknown flag, a malformed size, CPU list or results file); 3 when the gate could not
+// decide; 4 when the command or its measurement failed or was interrupted (results measured
+// before the failure are still written) or a base point is missing from current.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/completion"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
@@ -31,8 +34,8 @@ import (
 // Exit codes; bad usage is a session.UsageError.
 const (
 	exitOK     = 0
-	exitFailed = 1 // a run failed or was interrupted, a regression was found
-	exitUsage  = 2 // bad usage or bad input
+	exitFailed = results.ExitFailed // the command or its measurement failed or was interrupted
+	exitUsage  = 2                  // bad usage or bad input
 )
 
 func main() {
@@ -44,6 +47,8 @@ func main() {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// args are the command and its arguments, as a new process of the tool takes them.
+	args []string
 }
 
 // command is one subcommand.
@@ -86,7 +91,7 @@ func (commands cli) Main(args []string, stdout, stderr io.Writer) int {
 
 // MainIO is Main reading standard input from stdin (results named "-").
 func (commands cli) MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
 	if len(args) == 0 {
 		commands.usage(e.stderr)
 		return exitUsage
@@ -141,7 +146,7 @@ func (commands cli) usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-9s %s\n", "completion", "Print a shell completion script: bash, zsh or fish")
 	fmt.Fprintln(w, "\nRun 'rpcrdma-bench COMMAND --help' for a command's flags and examples; --version is 'version'.")
-	fmt.Fprintln(w, "Exit status: 0 ok; 1 run failed, interrupted or regression; 2 bad usage or input.")
+	fmt.Fprintln(w, "Exit status: 0 ok; 1 regressed; 2 bad usage or input; 3 inconclusive; 4 failed or interrupted.")
 }
 
 func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {
