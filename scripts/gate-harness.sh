@@ -32,6 +32,7 @@ RPP=${RPP:-1}
 SCENARIOS=${SCENARIOS:-same slow20 credits1 windows onecpu}
 OUT=${OUT:-docs/gate-results.md}
 WORK=${WORK:-$(mktemp -d)}
+mkdir -p "$WORK"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git diff --quiet HEAD 2>/dev/null; then commit="$commit (modified)"; fi
 if [[ -z ${BIN:-} ]]; then
@@ -44,7 +45,7 @@ recipe=(sweep --thresholds 4k --sizes 64,4k,64k --duration "$DURATION" --warmup 
 
 # p50at64 prints the median over rounds of the 64 B point's p50 (ns) of a results file.
 p50at64() {
-	jq '[.points[] | select(.params.call_bytes == 64) | .rtt.p50_ns] | sort | .[length/2|floor]' "$1"
+	jq '[.points[] | select(.params.call_bytes == 64 and .rtt.p50_ns != null) | .rtt.p50_ns] | sort | .[length/2|floor]' "$1"
 }
 
 # calibrate sets DELAY to a completion delay that raises the recipe's 64 B point's median RTT
@@ -54,11 +55,12 @@ p50at64() {
 # 20%, then halving the bracket geometrically; 3 rounds per try, at most 8 tries.
 calibrate() {
 	local base lo=0 hi=0 d e i
-	"$BIN" "${recipe[@]}" --repeat 5 --out "$WORK/cal-base.json" >/dev/null 2>&1
+	# A calibration run that fails (a point that measured nothing) still files its other points.
+	"$BIN" "${recipe[@]}" --repeat 5 --out "$WORK/cal-base.json" >/dev/null 2>&1 || true
 	base=$(p50at64 "$WORK/cal-base.json")
 	d=$((base / 10))
 	for i in $(seq 8); do
-		"$BIN" "${recipe[@]}" --repeat 5 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1
+		"$BIN" "${recipe[@]}" --repeat 5 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1 || true
 		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
 		echo "calibration: 64 B p50 ${base} ns; --soft-delay ${d}ns: $e" >&2
 		DELAY="${d}ns" EFFECT=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
