@@ -11,8 +11,9 @@
 //
 // A session can add rounds until a judgement of its results is conclusive (Config.AfterRound
 // with UntilConclusive): against a baseline (AgainstBaseline) or the best inline threshold
-// (ThresholdsSettled), from the first round a look can decide, alpha split over the looks
-// (Looks).
+// (ThresholdsSettled), at planned looks that spend alpha (Looks, Spent). Its rounds can run
+// in blocks, each in a new process of the tool (Config.Blocks, FreshProcesses), merged into
+// one run with each point's process recorded.
 //
 // The commands come in as plain settings: RunConfig (run, client, sweep), checked and
 // planned by Prepare into a Measurement, which runs the session and concludes it (a sweep's

@@ -14,7 +14,7 @@ type JudgeConfig struct {
 	// Base is the baseline's runs; nil judges the best threshold.
 	Base []*results.Run
 	// Compare is how Base is judged; its Alpha is the family-wise error rate of the whole
-	// judgement, split over the looks.
+	// judgement, spent over the looks (Looks).
 	Compare results.CompareConfig
 	// Auto adds rounds until the judgement is conclusive, at most Budget, looking after
 	// every Step rounds (a block of rounds in one process; 0: every round); without it the
