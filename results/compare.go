@@ -299,8 +299,9 @@ type PointResult struct {
 // Comparison is Compare's result.
 type Comparison struct {
 	// Alpha is the family-wise error rate; Judged the number of judgements it is spread
-	// over (point and metric pairs with values on both sides), Decided those Holm's
-	// step-down procedure decided, and Confidence each interval's level, 1 - 2*level with
+	// over (point and metric pairs with values on both sides), Decided those that reached
+	// ok or regressed (by Holm's step-down procedure, and not resting on disturbed
+	// processes), and Confidence each interval's level, 1 - 2*level with
 	// level the one Holm stopped at, Alpha/(Judged-Decided): the intervals then exclude
 	// the tolerance exactly where a verdict was reached.
 	Alpha      float64
@@ -507,7 +508,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			r := &p.Metrics[j]
 			k := slices.Index(rs, r)
 			finish(r, k >= 0 && decided[k], level, c.Judged, c.Alpha)
-			if k >= 0 && decided[k] {
+			if r.Verdict != Inconclusive {
 				c.Decided++
 			}
 			p.Verdict = max(p.Verdict, r.Verdict)

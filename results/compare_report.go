@@ -193,9 +193,9 @@ func (c *Comparison) method() string {
 		tols = append(tols, m.String()+" "+fmtTolerance(m, c.Tolerances[m], explicit))
 	}
 	return fmt.Sprintf("base %s, current %s; change: Hodges-Lehmann ratio current/base over processes (each the median of its rounds), "+
-		"intervals at %s confidence (Holm: %d of %d judgement(s) decided, family-wise error %.3g); tolerances %s",
+		"intervals at %s confidence (Holm over %d judgement(s), %d decided, family-wise error %.3g); tolerances %s",
 		sideText(c.BaseRounds, c.BaseProcesses, c.BaseRuns), sideText(c.CurrentRounds, c.CurrentProcesses, c.CurrentRuns),
-		fmtConfidence(c.Confidence), c.Decided, c.Judged, c.Alpha, strings.Join(tols, ", "))
+		fmtConfidence(c.Confidence), c.Judged, c.Decided, c.Alpha, strings.Join(tols, ", "))
 }
 
 // sideText counts a side: "10 rounds in 10 processes (1 file)".
