@@ -87,7 +87,11 @@ func FreshProcesses(command func(args []string) *exec.Cmd, args []string, dir st
 			return nil, fmt.Errorf("process %d (rounds %d-%d): %w", b.Process, b.First, b.First+b.Rounds-1, err)
 		}
 		if err != nil && ctx.Err() == nil {
-			return r, fmt.Errorf("process %d (rounds %d-%d): %w", b.Process, b.First, b.First+b.Rounds-1, err)
+			why := err.Error()
+			if r.Status.State == results.StateFailed {
+				why = r.Status.Message // what failed, not only that it did
+			}
+			return r, fmt.Errorf("process %d (rounds %d-%d): %s", b.Process, b.First, b.First+b.Rounds-1, why)
 		}
 		return r, nil
 	}

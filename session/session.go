@@ -227,9 +227,8 @@ func (s *session) blocks() error {
 			return nil
 		}
 		b := Block{First: first, Rounds: min(step, rounds-first+1), Process: proc}
-		if c.Progress != nil {
-			fmt.Fprintf(c.Log, "[process %d, rounds %d-%d of %d]\n", proc, b.First, b.First+b.Rounds-1, rounds)
-		}
+		// One line a process, as a session in one process prints one a point.
+		fmt.Fprintf(c.Log, "%s [process %d, rounds %d-%d of %d]\n", c.Command, proc, b.First, b.First+b.Rounds-1, rounds)
 		r, err := c.Blocks(s.ctx, b)
 		if r != nil {
 			if proc == 1 {

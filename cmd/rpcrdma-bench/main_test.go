@@ -350,6 +350,45 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	}
 }
 
+// Ctrl-C while a round runs in a fresh process: the interruption reaches that process, which
+// keeps what it measured, and the one results file holds its point, marked with its process,
+// under status "interrupted" (exit 4).
+func TestInterruptReachesTheRoundsProcess(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "int.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join([]string{"fakerun", "--duration", "1h", "--warmup", "0", "--repeat", "3", "--out", out}, "\n"))
+	// A group of its own, so that the bound below ends the round's process too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kill := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	defer kill()
+	defer time.AfterFunc(2*time.Minute, kill).Stop()
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "fakerun [process 1, rounds 1-1 of 3]") {
+			break
+		}
+	}
+	// The round's process starts and measures: give it time to install its handler and to
+	// complete RPCs (the file's count is checked, not the time).
+	time.Sleep(2 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	wantInterrupted(t, cmd, sc, &log, out)
+	if r, err := results.ReadFile(out); err != nil || r.Points[0].Process != 1 || r.Points[0].Round != 1 {
+		t.Fatalf("%v %+v\n%s", err, r.Points[0], log.String())
+	}
+}
+
 // waitForRPCs gives the subprocess time to complete some RPCs. The fake answers in 20 µs, so
 // a few hundred milliseconds are thousands of RPCs even on a loaded machine; the test checks
 // the count in the file, not the time.
