@@ -199,7 +199,16 @@ type CompareConfig struct {
 	// DefaultMetrics and FairnessMetrics when it names none. A fairness metric is judged at
 	// the points that are fan-ins on both sides only.
 	Metrics []Metric
+	// UnderLoad judges a verdict that rests on disturbed processes when both sides ran
+	// under comparable load (ComparableLoad), instead of leaving it inconclusive; a side
+	// disturbed alone still decides nothing.
+	UnderLoad bool
 }
+
+// ComparableLoad is how far apart, in percentage points of the host's CPU time, the median
+// loads of other processes on the two sides may be for CompareConfig.UnderLoad to judge
+// them as ran under the same steady load.
+const ComparableLoad = 10.0
 
 // Verdict is the outcome of judging one metric, one point, or everything.
 type Verdict uint8
@@ -500,6 +509,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		}
 	}
 	decided, level := Holm(ps, c.Alpha)
+	comparable := cfg.UnderLoad && comparableLoad(base, current)
 	c.Confidence = 1 - 2*level
 	disturbed, excluded, oneProcess := 0, 0, 0
 	for i := range c.Points {
@@ -507,7 +517,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		for j := range p.Metrics {
 			r := &p.Metrics[j]
 			k := slices.Index(rs, r)
-			finish(r, k >= 0 && decided[k], level, c.Judged, c.Alpha)
+			finish(r, k >= 0 && decided[k], comparable, level, c.Judged, c.Alpha)
 			if r.Verdict != Inconclusive {
 				c.Decided++
 			}
@@ -534,6 +544,16 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		c.Notes = append(c.Notes, fmt.Sprintf("%d verdict(s) rest on disturbed processes (too few undisturbed ones for an interval): the scheduler, not the transport, may have set those numbers", disturbed))
 	}
 	c.Notes = append(c.Notes, c.resolutionNotes()...)
+	if cfg.UnderLoad && disturbed > 0 {
+		bl, cl := otherLoad(base), otherLoad(current)
+		if comparable {
+			c.Notes = append(c.Notes, fmt.Sprintf("both sides ran under comparable load (other processes: median %.0f%% of the host CPU in base, %.0f%% in current): "+
+				"verdicts resting on disturbed processes are judged (--under-load)", bl, cl))
+		} else {
+			c.Notes = append(c.Notes, fmt.Sprintf("--under-load: the sides ran under different loads (other processes: median %.0f%% of the host CPU in base, %.0f%% in current, more than %.0f points apart): "+
+				"verdicts resting on disturbed processes stay inconclusive", bl, cl, ComparableLoad))
+		}
+	}
 	for _, side := range []struct {
 		name string
 		runs []*Run
@@ -690,9 +710,41 @@ func prepare(r *MetricResult, base, cur []sample, tail float64) {
 	}
 }
 
+// otherLoad is the median share of the host's CPU time other processes used during the
+// points of runs, NaN when no point recorded it.
+func otherLoad(runs []*Run) float64 {
+	var v []float64
+	for _, r := range runs {
+		for i := range r.Points {
+			if o := r.Points[i].HostOtherCPU; o != nil {
+				v = append(v, *o)
+			}
+		}
+	}
+	return median(v)
+}
+
+// comparableLoad says both sides were disturbed and ran under loads within ComparableLoad
+// points of each other.
+func comparableLoad(base, current []*Run) bool {
+	anyDisturbed := func(runs []*Run) bool {
+		for _, r := range runs {
+			for i := range r.Points {
+				if Disturbed(&r.Points[i]) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	bl, cl := otherLoad(base), otherLoad(current)
+	return anyDisturbed(base) && anyDisturbed(current) && math.Abs(bl-cl) <= ComparableLoad
+}
+
 // finish judges r at the level Holm stopped at: decided says Holm rejected the null of the
-// claim r.P is for, so the interval at level lies beyond or within the tolerance.
-func finish(r *MetricResult, decided bool, level float64, judged int, alpha float64) {
+// claim r.P is for, so the interval at level lies beyond or within the tolerance;
+// underLoad says a verdict resting on disturbed processes may stand (comparable loads).
+func finish(r *MetricResult, decided, underLoad bool, level float64, judged int, alpha float64) {
 	if len(r.Base) == 0 || len(r.Current) == 0 {
 		return
 	}
@@ -718,7 +770,7 @@ func finish(r *MetricResult, decided bool, level float64, judged int, alpha floa
 	case !r.Change.Bounded():
 		r.Reason = fmt.Sprintf("too few processes for an interval: %d base and %d current; %d judgement(s) at alpha %g need >= %d per side",
 			len(r.Base), len(r.Current), judged, alpha, MinRuns(judged, alpha))
-	case r.Disturbed > 0 && decided:
+	case r.Disturbed > 0 && decided && !underLoad:
 		// A neighbour's load moves a round by more than any tolerance (a busy poller
 		// that loses its CPU serves an order of magnitude slower): no verdict either way.
 		would := OK
@@ -732,6 +784,9 @@ func finish(r *MetricResult, decided bool, level float64, judged int, alpha floa
 		r.Verdict = OK
 	default:
 		r.Reason = "the interval straddles the tolerance"
+	}
+	if r.Disturbed > 0 && r.Verdict != Inconclusive {
+		r.Reason = "judged under comparable load"
 	}
 	if r.Verdict != Inconclusive {
 		r.Leaning = r.Verdict

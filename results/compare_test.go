@@ -553,3 +553,38 @@ func TestCompareNotesProbe(t *testing.T) {
 		t.Errorf("both sides probed, yet notes %q", n)
 	}
 }
+
+// --under-load: with every process disturbed on both sides under comparable load, a change
+// far beyond the tolerance regresses and none is ok within it; loads far apart, or one side
+// disturbed alone, still decide nothing.
+func TestCompareUnderLoad(t *testing.T) {
+	cfg := results.CompareConfig{Metrics: []results.Metric{results.MetricP50}, UnderLoad: true}
+	for _, tc := range []struct {
+		name              string
+		scale             float64
+		baseLoad, curLoad float64
+		want              results.Verdict
+		reason, note      string
+	}{
+		{"comparable, slower", 3, 40, 45, results.Regressed, "judged under comparable load", "both sides ran under comparable load"},
+		{"comparable, same", 1, 40, 45, results.OK, "judged under comparable load", "both sides ran under comparable load"},
+		{"loads apart", 3, 20, 60, results.Inconclusive, "it would be regressed, but rests on", "the sides ran under different loads"},
+		{"one side disturbed", 3, 2, 40, results.Inconclusive, "it would be regressed, but rests on", "the sides ran under different loads"},
+	} {
+		base, cur := runs(t, 1, 6, 1), runs(t, 2, 6, tc.scale)
+		for _, r := range base {
+			disturb(r, tc.baseLoad)
+		}
+		for _, r := range cur {
+			disturb(r, tc.curLoad)
+		}
+		c, err := results.Compare(base, cur, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.Points[0].Metrics[0]
+		if r.Verdict != tc.want || !strings.Contains(r.Reason, tc.reason) || !strings.Contains(strings.Join(c.Notes, "\n"), tc.note) {
+			t.Errorf("%s: %v %q\n%s", tc.name, r.Verdict, r.Reason, compareText(c))
+		}
+	}
+}

@@ -188,6 +188,8 @@ type CompareFiles struct {
 	// Reports are files to write the comparison to besides stdout, each in the format its
 	// name says (see ReportFormat).
 	Reports []string
+	// UnderLoad is results.CompareConfig.UnderLoad.
+	UnderLoad bool
 }
 
 // compareFormats are compare's formats.
@@ -275,6 +277,7 @@ func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Compar
 	if err != nil {
 		return nil, err
 	}
+	cfg.UnderLoad = c.UnderLoad
 	if slices.Contains(base, results.Stdio) && slices.Contains(cur, results.Stdio) {
 		return nil, Usagef(`"-" (standard input) can be one side only`)
 	}

@@ -267,7 +267,7 @@ func lookRounds(looks []Look) string {
 func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*Judgement, error) {
 	f := &c.Judge
 	if len(f.Baseline) == 0 {
-		for _, n := range []string{"threshold", "metrics"} {
+		for _, n := range []string{"threshold", "metrics", "under-load"} {
 			if c.Given[n] {
 				return nil, Usagef("--%s judges against a baseline: give --baseline too", n)
 			}
@@ -285,6 +285,7 @@ func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*Judg
 		if err != nil {
 			return nil, err
 		}
+		cfg.UnderLoad = f.UnderLoad
 		files, err := baselineFiles(f.Baseline)
 		if err != nil {
 			return nil, err

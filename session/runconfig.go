@@ -66,6 +66,9 @@ type JudgeFlags struct {
 	Baseline           []string
 	Threshold, Metrics string
 	Alpha              float64
+	// UnderLoad judges verdicts that rest on disturbed processes when both sides ran under
+	// comparable load (results.CompareConfig.UnderLoad).
+	UnderLoad bool
 	// Reports are files the judgement is written to, each in the format its name says
 	// (ReportFormat): exactly the judgement the command exits on.
 	Reports []string
