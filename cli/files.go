@@ -84,13 +84,13 @@ func Report(stdin io.Reader, stdout io.Writer, c ReportConfig, args []string) er
 		return Usagef("no results file given")
 	}
 	switch c.Format {
-	case "text", "csv", "bench", "switches", "thresholds":
+	case "text", "csv", "bench", "bmf", "switches", "thresholds":
 	case "hlog":
 		if len(files) != 1 {
 			return Usagef("--format hlog writes one run; got %d files", len(files))
 		}
 	default:
-		return Usagef("unknown --format %q (want text, csv, hlog, bench, switches, thresholds or html)", c.Format)
+		return Usagef("unknown --format %q (want text, csv, hlog, bench, bmf, switches, thresholds or html)", c.Format)
 	}
 	runs, err := readInputs(stdin, files)
 	if err != nil {
@@ -184,11 +184,16 @@ type CompareFiles struct {
 	Base, Current       []string
 	Alpha               float64
 	Thresholds, Metrics string
-	// Format is text, markdown, json or junit.
+	// Format is text, markdown, json, junit or bmf.
 	Format string
 	// Warnings receives what the reader should know about the inputs beside the verdict (the
 	// sides measured for different times); nil: nowhere.
 	Warnings io.Writer
+	// Reports are files to write the comparison to besides stdout, each in the format its
+	// name says (see ReportFormat).
+	Reports []string
+	// UnderLoad is results.CompareConfig.UnderLoad.
+	UnderLoad bool
 }
 
 // compareFormats are compare's formats.
@@ -197,6 +202,55 @@ var compareFormats = map[string]func(io.Writer, *results.Comparison) error{
 	"markdown": results.WriteCompareMarkdown,
 	"json":     results.WriteCompareJSON,
 	"junit":    results.WriteCompareJUnit,
+	"bmf":      results.WriteCompareBMF,
+}
+
+// ReportFormat is the format of a --report file by its name: FILE.bmf.json Bencher Metric
+// Format, FILE.json JSON, FILE.xml JUnit, FILE.md Markdown, FILE.txt text.
+func ReportFormat(name string) (string, error) {
+	for _, s := range []struct{ suffix, format string }{{".bmf.json", "bmf"}, {".json", "json"}, {".xml", "junit"}, {".md", "markdown"}, {".txt", "text"}} {
+		if strings.HasSuffix(name, s.suffix) {
+			return s.format, nil
+		}
+	}
+	return "", Usagef("--report %s: name a .json, .bmf.json, .xml (JUnit), .md or .txt file", name)
+}
+
+// CheckReports checks that every --report file names a format and can be written, before
+// anything is measured.
+func CheckReports(names []string) error {
+	for _, n := range names {
+		if _, err := ReportFormat(n); err != nil {
+			return err
+		}
+		if err := CheckOut(n); err != nil {
+			return UsageError{strings.Replace(err.Error(), "--out", "--report", 1)}
+		}
+	}
+	return nil
+}
+
+// WriteReports writes c to every file of names in its format: exactly the judgement the
+// command exits on.
+func WriteReports(names []string, c *results.Comparison) error {
+	for _, n := range names {
+		format, err := ReportFormat(n)
+		if err != nil {
+			return err
+		}
+		f, err := os.Create(n)
+		if err != nil {
+			return fmt.Errorf("--report %s: %w", n, UnwrapPath(err))
+		}
+		werr := compareFormats[format](f, c)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fmt.Errorf("--report %s: %w", n, werr)
+		}
+	}
+	return nil
 }
 
 // Compare judges c's current results against its base ones and writes the comparison to
@@ -215,7 +269,10 @@ func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Compar
 	}
 	write, ok := compareFormats[c.Format]
 	if !ok {
-		return nil, Usagef("unknown --format %q (want text, markdown, json or junit)", c.Format)
+		return nil, Usagef("unknown --format %q (want text, markdown, json, junit or bmf)", c.Format)
+	}
+	if err := CheckReports(c.Reports); err != nil {
+		return nil, err
 	}
 	if !(c.Alpha > 0 && c.Alpha < 1) {
 		return nil, Usagef("--alpha %g is not in (0, 1)", c.Alpha)
@@ -224,6 +281,7 @@ func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Compar
 	if err != nil {
 		return nil, err
 	}
+	cfg.UnderLoad = c.UnderLoad
 	if slices.Contains(base, results.Stdio) && slices.Contains(cur, results.Stdio) {
 		return nil, Usagef(`"-" (standard input) can be one side only`)
 	}
@@ -247,7 +305,10 @@ func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Compar
 	if w := durationWarning(b, cr); w != "" && c.Warnings != nil {
 		fmt.Fprintln(c.Warnings, w)
 	}
-	return cmp, write(stdout, cmp)
+	if err := write(stdout, cmp); err != nil {
+		return cmp, err
+	}
+	return cmp, WriteReports(c.Reports, cmp)
 }
 
 // incompleteNote says why a side may have nothing to compare: compare judges complete points

@@ -47,6 +47,9 @@ type RunRecord struct {
 	// round's order was drawn from the workload's seed (--shuffle).
 	Repeat  int  `json:"repeat,omitempty"`
 	Shuffle bool `json:"shuffle,omitempty"`
+	// RoundsPerProcess is how many rounds ran in each process (--rounds-per-process),
+	// absent when every round ran in one.
+	RoundsPerProcess int `json:"rounds_per_process,omitempty"`
 	// SoftSlowdown is the soft provider's calibrated slowdown (--soft-delay,
 	// --soft-bandwidth), absent when off.
 	SoftSlowdown *SoftSlowdown `json:"soft_slowdown,omitempty"`
@@ -60,9 +63,11 @@ type RunRecord struct {
 type Measurement struct {
 	// Points are the points to measure, in order.
 	Points []workloads.Point
-	c      *RunConfig
-	record *RunRecord
-	judge  *session.Judgement
+	// Warnings are what the plan should tell the user before it measures.
+	Warnings []string
+	c        *RunConfig
+	record   *RunRecord
+	judge    *session.Judgement
 }
 
 // Prepare checks c, plans its points and its judgement (reading a baseline named "-" from
@@ -104,21 +109,39 @@ func (c *RunConfig) Prepare(stdin io.Reader) (*Measurement, error) {
 	}
 	rec.Transport = c.Transport
 	if c.Shuffle && len(m.Points) == 1 {
-		return nil, Usagef("--shuffle orders the points of a round, and this measurement has one point")
+		// A recipe's flags serve every measurement it makes, a one-point one too.
+		m.Warnings = append(m.Warnings, "--shuffle orders the points of a round, and this measurement has one point: it changes nothing")
 	}
 	if c.Repeat > 1 && !c.Auto {
 		rec.Repeat = c.Repeat
+	}
+	if c.RoundsPerProcess < 0 {
+		return nil, Usagef("--rounds-per-process %d: want 0 (every round in this process) or more", c.RoundsPerProcess)
+	}
+	if m.Fresh() {
+		rec.RoundsPerProcess = c.RoundsPerProcess
 	}
 	rec.Shuffle = c.Shuffle
 	if c.Slowdown.On() {
 		rec.SoftSlowdown = &c.Slowdown
 	}
 	var err error
-	if m.judge, err = c.planJudgement(stdin, m.Points); err != nil {
-		return nil, err
+	if c.Block == nil {
+		// A block's process only measures: the process that started it judges.
+		if m.judge, err = c.planJudgement(stdin, m.Points); err != nil {
+			return nil, err
+		}
 	}
 	if m.judge != nil {
 		rec.Auto = &m.judge.Record
+	}
+	if c.Block == nil {
+		if err := CheckReports(c.Judge.Reports); err != nil {
+			return nil, err
+		}
+		if len(c.Judge.Reports) > 0 && (m.judge == nil || !m.judge.AgainstBaseline()) {
+			return nil, Usagef("--report writes the judgement against a baseline: give --baseline too")
+		}
 	}
 	if err := CheckCPUs(c.Workload.CPUs); err != nil {
 		return nil, err
@@ -130,17 +153,27 @@ func (c *RunConfig) Prepare(stdin io.Reader) (*Measurement, error) {
 	return m, nil
 }
 
-// Run measures m's points over conn, the table and the results to stdout, progress and
-// point lines to stderr; hurry is Config.Hurry.
-func (m *Measurement) Run(ctx, hurry context.Context, conn session.Connector, stdout, stderr io.Writer) (*session.Outcome, error) {
+// Fresh says m runs its rounds in fresh processes (RunConfig.RoundsPerProcess): Run then
+// needs blocks, not a connector.
+func (m *Measurement) Fresh() bool {
+	return m.c.Block == nil && m.c.RoundsPerProcess > 0 && m.c.Repeat > 1
+}
+
+// Run measures m's points over conn, or (Fresh) in blocks of rounds that blocks runs in new
+// processes; the table and the results to stdout, progress and point lines to stderr;
+// hurry is Config.Hurry.
+func (m *Measurement) Run(ctx, hurry context.Context, conn session.Connector, blocks session.RunBlock, stdout, stderr io.Writer) (*session.Outcome, error) {
 	c := m.c
 	sc := session.Config{Command: c.Command, Points: m.Points, RunConfig: m.record, Provider: m.record.Provider, Connector: conn,
 		Out: c.Out, ResultsTo: stdout, Log: stderr, Interval: c.Interval, Hurry: hurry,
-		Rounds: c.Repeat, Shuffle: c.Shuffle, Seed: c.Workload.Seed, Quiet: c.Quiet}
+		Rounds: c.Repeat, Shuffle: c.Shuffle, Seed: c.Workload.Seed, Block: c.Block, Quiet: c.Quiet}
+	if m.Fresh() {
+		sc.Connector, sc.Blocks, sc.BlockRounds = nil, blocks, c.RoundsPerProcess
+	}
 	if m.judge != nil {
 		sc.AfterRound = m.judge.AfterRound()
 	}
-	if !c.Quiet {
+	if !c.Quiet && sc.Blocks == nil {
 		per, total, started := session.PlannedTime(m.Points), len(m.Points)*max(c.Repeat, 1), 0
 		if c.Auto {
 			per = 0 // the rounds are not known in advance: no ETA
@@ -162,6 +195,9 @@ func (m *Measurement) Run(ctx, hurry context.Context, conn session.Connector, st
 // returns the judgement's exit status (0 without one); its error is bad input.
 func (m *Measurement) Conclude(out, stderr io.Writer, r *results.Run) (int, error) {
 	c, j := m.c, m.judge
+	if c.Block != nil {
+		return 0, nil // the process that started this one concludes
+	}
 	if c.Sweep && len(r.Points) > 0 {
 		switch {
 		case len(m.record.Sweep.Mixes) > 0 && (j == nil || j.AgainstBaseline()):
@@ -175,6 +211,13 @@ func (m *Measurement) Conclude(out, stderr io.Writer, r *results.Run) (int, erro
 			WriteSwitches(out, r)
 		}
 	}
+	if j == nil && c.Repeat > 1 && r.Status.State == results.StateComplete {
+		fmt.Fprintln(out)
+		lines, _ := results.BaselineFitness([]*results.Run{r}, results.CompareConfig{Alpha: c.Judge.Alpha})
+		for _, l := range lines {
+			fmt.Fprintln(out, l)
+		}
+	}
 	if j == nil || r.Status.State != results.StateComplete {
 		// A failed or interrupted run keeps its exit status: its judgement would rest on
 		// what it did not measure.
@@ -182,8 +225,8 @@ func (m *Measurement) Conclude(out, stderr io.Writer, r *results.Run) (int, erro
 	}
 	v, err := j.Judge(r)
 	if rec := j.Record; c.Auto {
-		fmt.Fprintf(out, "\nrepeat auto: %d of at most %d rounds; judged from round %d at alpha %g per look (%g over %d looks)\n",
-			v.Rounds, rec.Budget, rec.FirstLook, rec.LookAlpha, rec.Alpha, rec.Looks)
+		fmt.Fprintf(out, "\nrepeat auto: %d of at most %d rounds; looks after rounds %s, alpha %g spent over them (O'Brien-Fleming); this look at %.3g\n",
+			v.Rounds, rec.Budget, lookRounds(rec.Looks), rec.Alpha, v.Alpha)
 	}
 	if err != nil {
 		return 0, UsageError{err.Error()}
@@ -201,17 +244,30 @@ func (m *Measurement) Conclude(out, stderr io.Writer, r *results.Run) (int, erro
 	if err := results.WriteCompareText(out, v.Comparison); err != nil {
 		fmt.Fprintf(stderr, "rpcrdma-bench %s: %v\n", c.Command, err)
 	}
+	if err := WriteReports(c.Judge.Reports, v.Comparison); err != nil {
+		fmt.Fprintf(stderr, "rpcrdma-bench %s: %v\n", c.Command, err)
+		return results.ExitFailed, nil
+	}
 	if v.Exit != 0 {
 		fmt.Fprintf(stderr, "rpcrdma-bench %s: %s (exit %d)\n", c.Command, v.Comparison.Verdict, v.Exit)
 	}
 	return v.Exit, nil
 }
 
+// lookRounds lists the rounds of looks: "7, 8, 9, 10".
+func lookRounds(looks []session.Look) string {
+	var s []string
+	for _, l := range looks {
+		s = append(s, strconv.Itoa(l.Round))
+	}
+	return strings.Join(s, ", ")
+}
+
 // planJudgement is the judgement c asks for, nil for none.
 func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*session.Judgement, error) {
 	f := &c.Judge
 	if len(f.Baseline) == 0 {
-		for _, n := range []string{"threshold", "metrics"} {
+		for _, n := range []string{"threshold", "metrics", "under-load"} {
 			if c.Given[n] {
 				return nil, Usagef("--%s judges against a baseline: give --baseline too", n)
 			}
@@ -221,11 +277,15 @@ func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*sess
 		}
 	}
 	jc := session.JudgeConfig{Compare: results.CompareConfig{Alpha: f.Alpha}, Auto: c.Auto, Budget: c.Repeat, Points: pts, Sweep: c.Sweep}
+	if c.RoundsPerProcess > 0 && c.Repeat > 1 {
+		jc.Step = c.RoundsPerProcess // a look needs a whole process
+	}
 	if len(f.Baseline) > 0 && f.Alpha > 0 && f.Alpha < 1 { // a bad --alpha is named first
 		cfg, err := CompareConfig(f.Alpha, f.Threshold, f.Metrics)
 		if err != nil {
 			return nil, err
 		}
+		cfg.UnderLoad = f.UnderLoad
 		files, err := baselineFiles(f.Baseline)
 		if err != nil {
 			return nil, err

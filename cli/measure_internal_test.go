@@ -25,7 +25,9 @@ func TestPrepare(t *testing.T) {
 		{func(c *RunConfig) { c.Workload.Pollers = 0 }, "--pollers 0: want at least 1 poller thread"},
 		{func(c *RunConfig) { c.Duration = 0 }, "--duration 0s: want a measured time above 0"},
 		{func(c *RunConfig) { c.Thresholds = []int{1024, 4096} }, "--thresholds takes one value here (2 given)"},
-		{func(c *RunConfig) { c.Shuffle = true }, "--shuffle orders the points of a round, and this measurement has one point"},
+		{func(c *RunConfig) { c.RoundsPerProcess = -1 }, "--rounds-per-process -1: want 0"},
+		{func(c *RunConfig) { c.Judge.Reports = []string{"verdict.html"} }, "--report verdict.html: name a .json"},
+		{func(c *RunConfig) { c.Judge.Reports = []string{"verdict.json"} }, "--report writes the judgement against a baseline: give --baseline too"},
 		{func(c *RunConfig) { c.Given["metrics"] = true }, "--metrics judges against a baseline: give --baseline too"},
 		{func(c *RunConfig) { c.Addr = "127.0.0.1:99999" }, `--addr "127.0.0.1:99999": port 99999 is not a number from 0 to 65535`},
 		{func(c *RunConfig) { c.Sweep, c.Proc, c.Given["proc"] = true, "null", true }, "--proc null has no payload to sweep sizes of"},
@@ -38,7 +40,13 @@ func TestPrepare(t *testing.T) {
 			t.Errorf("%s: got %v, want a UsageError saying %q", c.Command, err, tc.want)
 		}
 	}
+	// A recipe's --shuffle on a one-point measurement: a warning, and it runs.
 	c := runFlags()
+	c.Shuffle = true
+	if m, err := c.Prepare(nil); err != nil || len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "--shuffle orders the points of a round, and this measurement has one point") {
+		t.Errorf("--shuffle on one point: %v, %+v", err, m)
+	}
+	c = runFlags()
 	c.Addr = "192.0.2.1"
 	m, err := c.Prepare(nil)
 	if err != nil || c.Addr != "192.0.2.1:20049" || len(m.Points) != 1 || m.record.Addr != c.Addr {

@@ -20,6 +20,8 @@ func Render(w io.Writer, format string, runs []*results.Run, names []string) err
 		return results.WriteHlog(w, runs[0])
 	case "bench":
 		return results.WriteBench(w, runs...)
+	case "bmf":
+		return results.WriteBMF(w, runs)
 	case "thresholds":
 		return results.WriteThresholdsOf(w, runs, 0)
 	case "switches":

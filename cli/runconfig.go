@@ -9,6 +9,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -49,8 +50,14 @@ type RunConfig struct {
 	// judgement is conclusive; Shuffle draws each round's order from the seed.
 	Repeat        int
 	Auto, Shuffle bool
-	Judge         JudgeFlags
-	Slowdown      SoftSlowdown
+	// RoundsPerProcess is how many rounds of a repeated measurement run in one process:
+	// each block of that many rounds runs in a new process of the tool (0: every round in
+	// this one). Block is the block this process runs for another (nil: it is no such
+	// process).
+	RoundsPerProcess int
+	Block            *session.Block
+	Judge            JudgeFlags
+	Slowdown         SoftSlowdown
 	// Given are the flags the user gave, by name: a default that depends on another
 	// setting yields to a flag given.
 	Given map[string]bool
@@ -62,6 +69,12 @@ type JudgeFlags struct {
 	Baseline           []string
 	Threshold, Metrics string
 	Alpha              float64
+	// UnderLoad judges verdicts that rest on disturbed processes when both sides ran under
+	// comparable load (results.CompareConfig.UnderLoad).
+	UnderLoad bool
+	// Reports are files the judgement is written to, each in the format its name says
+	// (ReportFormat): exactly the judgement the command exits on.
+	Reports []string
 }
 
 // SoftSlowdown is the soft provider's calibrated slowdown (soft.Config.CompletionDelay and

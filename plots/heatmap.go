@@ -151,7 +151,7 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 			few++
 		}
 	}
-	cells := heatCells(medians)
+	cells := heatCells(medians, at)
 	for c := range cells {
 		for r, cs := range cells[c] {
 			if cs.n > 0 {
@@ -263,11 +263,11 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 	notes := []string{"Cells: median RTT over the point's " + roundsOf(ns) + ", its ratio to the best threshold at that size (colour, on a fixed log scale from 1× to " +
 		trimFloat(maxRatio) + "× and beyond), then the call/reply message class (S short, C chunked, L long)."}
 	if judged > 0 {
-		notes = append(notes, "≈: not significantly slower than the best: the Hodges-Lehmann ratio of their rounds has a Mann-Whitney interval (one-sided, level "+
-			trimFloat(sigChance)+", each cell on its own) that reaches 1; it takes 3 rounds each or more to tell.")
+		notes = append(notes, "≈: not significantly slower than the best, by the rule of report --format thresholds on the same files "+
+			"(Hodges-Lehmann ratio over processes, Mann-Whitney interval, family-wise error 0.05 over its comparisons).")
 	}
 	if unjudged > 0 {
-		notes = append(notes, fmt.Sprintf("%d cell(s) not judged against the best: too few rounds to tell (3 each, e.g. --repeat 3).", unjudged))
+		notes = append(notes, fmt.Sprintf("%d cell(s) not judged against the best: too few processes to tell (rounds in fresh processes: --repeat).", unjudged))
 	}
 	if few > 0 {
 		notes = append(notes, fmt.Sprintf("%d point(s) with too few samples for a median (need %d).", few, 2*results.MinTailSamples))
@@ -279,16 +279,11 @@ func heatmapChart(sel []ref, name, suffix string) (*Chart, error) {
 // best of its size, or more, has the darkest colour.
 const maxRatio = 4
 
-// sigChance is the one-sided error level of each cell's judgement against the best of its
-// size: 3 and 3 rounds are the fewest that can reach it.
-const sigChance = 0.05
-
 // cellStat is a heatmap cell's median RTTs over its rounds (µs).
 type cellStat struct {
 	med, lo, hi float64
 	ratio       float64 // med over the best med of the column
 	n           int
-	vals        []float64 // the rounds' medians
 	best        bool
 	sig         significance
 }
@@ -296,33 +291,32 @@ type cellStat struct {
 type significance int
 
 const (
-	sigUnknown significance = iota // too few rounds to tell
+	sigUnknown significance = iota // too few processes to tell
 	sigNone                        // not significantly worse than the best
 	sigWorse                       // significantly worse
 )
 
-// cellSignificance judges whether c is slower than best beyond noise, by the results
-// package's Hodges-Lehmann ratio of their rounds with its Mann-Whitney interval at one-sided
-// level sigChance: worse when the interval lies above 1, not significant when it is bounded
-// and reaches 1, cannot tell when the rounds are too few to bound it (fewer than 3 each).
-func cellSignificance(c, best cellStat) significance {
-	if c.best {
-		return sigNone
-	}
-	iv := results.RatioInterval(best.vals, c.vals, sigChance)
-	switch {
-	case math.IsInf(iv.Hi, 1) || math.IsInf(iv.Lo, 0) || iv.Lo == 0:
-		return sigUnknown
-	case iv.Lo > 1:
-		return sigWorse
-	}
-	return sigNone
-}
-
 // heatCells takes each cell's median, min and max over its rounds' median RTTs ([col][row]),
 // its ratio to the best (lowest) median of its column, the thresholds at one size, and
-// whether it is significantly slower than that best.
-func heatCells(medians [][][]float64) [][]cellStat {
+// whether it is significantly slower than that best by the rule of report --format
+// thresholds (results.BestThresholds on the same runs, its p50 choices): one significance
+// rule for the chart and the table. at[c][r] is the cell's point (nil: none).
+func heatCells(medians [][][]float64, at [][]*ref) [][]cellStat {
+	var runs []*results.Run
+	for c := range at {
+		for _, f := range at[c] {
+			if f != nil && !slices.Contains(runs, f.r) {
+				runs = append(runs, f.r)
+			}
+		}
+	}
+	choices := map[string]*results.ThresholdChoice{}
+	all := results.BestThresholds(runs, 0)
+	for i := range all {
+		if all[i].Metric == results.MetricP50 {
+			choices[all[i].Params.Key()] = &all[i]
+		}
+	}
 	cells := make([][]cellStat, len(medians))
 	for c := range medians {
 		cells[c] = make([]cellStat, len(medians[c]))
@@ -331,7 +325,7 @@ func heatCells(medians [][][]float64) [][]cellStat {
 			if len(v) == 0 {
 				continue
 			}
-			cells[c][r] = cellStat{med: median(v), lo: slices.Min(v), hi: slices.Max(v), n: len(v), vals: v}
+			cells[c][r] = cellStat{med: median(v), lo: slices.Min(v), hi: slices.Max(v), n: len(v)}
 			if best < 0 || cells[c][r].med < cells[c][best].med {
 				best = r
 			}
@@ -340,11 +334,42 @@ func heatCells(medians [][][]float64) [][]cellStat {
 			if cs := &cells[c][r]; cs.n > 0 {
 				cs.best = r == best
 				cs.ratio = cs.med / cells[c][best].med
-				cs.sig = cellSignificance(*cs, cells[c][best])
+				cs.sig = cellSignificance(choices, at[c][r].p.Params, cs.best)
 			}
 		}
 	}
 	return cells
+}
+
+// cellSignificance is what the p50 choice of report --format thresholds says of the
+// threshold of params against the best of its point: worse when its interval lies above no
+// change, not significant when it reaches it, cannot tell without an interval.
+func cellSignificance(choices map[string]*results.ThresholdChoice, params results.Params, best bool) significance {
+	gp := params
+	gp.InlineThreshold = 0
+	ch := choices[gp.Key()]
+	if ch == nil {
+		return sigUnknown
+	}
+	for i, cand := range ch.Candidates {
+		if cand.Threshold != params.InlineThreshold {
+			continue
+		}
+		if i == 0 {
+			if best || ch.Bounded {
+				return sigNone
+			}
+			return sigUnknown
+		}
+		switch e := ch.Versus[i-1]; {
+		case !e.Bounded():
+			return sigUnknown
+		case e.Lo > 1:
+			return sigWorse
+		}
+		return sigNone
+	}
+	return sigUnknown
 }
 
 // ratioText writes a ratio to the best: 1.08, 2.5, 12.

@@ -47,6 +47,24 @@ func roundsRun(t *testing.T) *results.Run {
 	}, roundSlows)
 }
 
+// freshRounds is roundsRun in eight rounds, each in its own process, as --repeat measures
+// by default.
+func freshRounds(t *testing.T) *results.Run {
+	slows := []float64{1, 1.3, 0.9, 1.1, 1.05, 0.95, 1.2, 1}
+	k := 0
+	r := repeated(t, func() *results.Run {
+		sw := soft
+		sw.Seed, sw.Slow = uint64(10+k), slows[k]
+		sw.Sizes, sw.Time, sw.Intervals, sw.FailSizes = []int{64, 4096, 65536}, 20*time.Millisecond, 0, nil
+		k++
+		return sw.Run(t)
+	}, slows)
+	for i := range r.Points {
+		r.Points[i].Process = r.Points[i].Round
+	}
+	return r
+}
+
 // p50us is the val of a latency chart, from the summary.
 func p50us(f ref) (float64, string) {
 	if f.p.RTT.P50 == nil {
@@ -112,39 +130,88 @@ func TestSizeChartsDrawTheMedianOfRounds(t *testing.T) {
 	}
 }
 
-// The heatmap colours a cell by its ratio to the best of its size, and marks which cells are
-// beyond noise by the rule of cellSignificance.
-func TestHeatCells(t *testing.T) {
-	medians := [][][]float64{
-		// One size: the best, one within its noise, one clearly slower, one with too few rounds.
-		{{10, 10.5, 9.8}, {10.2, 11, 10.4}, {20, 21, 22}, {30, 31}},
-		// One round each: nothing can be judged.
-		{{10}, {10.8}},
-		// Ranges that overlap can still differ beyond noise with 5 rounds each.
-		{{10, 11, 12, 13, 14}, {13, 14, 15, 16, 17}},
-	}
-	cells := heatCells(medians)
-	type want struct {
-		best  bool
-		ratio float64
-		sig   significance
-	}
-	for i, w := range []struct {
-		c, r int
-		want
-	}{
-		{0, 0, want{true, 1, sigNone}},
-		{0, 1, want{false, 10.4 / 10, sigNone}},
-		{0, 2, want{false, 21 / 10.0, sigWorse}},
-		{0, 3, want{false, 30.5 / 10, sigUnknown}},
-		{1, 0, want{true, 1, sigNone}},
-		{1, 1, want{false, 1.08, sigUnknown}},
-		{2, 1, want{false, 15.0 / 12, sigWorse}},
-	} {
-		cs := cells[w.c][w.r]
-		if cs.best != w.best || math.Abs(cs.ratio-w.ratio) > 1e-9 || cs.sig != w.sig {
-			t.Errorf("case %d: best %v ratio %v sig %v, want %v %v %v", i, cs.best, cs.ratio, cs.sig, w.best, w.ratio, w.sig)
-		}
+// The heatmap marks a cell beyond noise exactly when report --format thresholds does on the
+// same file: rounds of one process cannot tell (one process a threshold), the same rounds
+// each in its own process can.
+func TestHeatCellsFollowTheThresholdsRule(t *testing.T) {
+	one, fresh := roundsRun(t), freshRounds(t)
+	for _, tc := range []struct {
+		name string
+		run  *results.Run
+		// judged: some non-best cell is judged (worse or not), none is unknown.
+		judged bool
+	}{{"one process", one, false}, {"fresh processes", fresh, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			refs, err := collect([]*results.Run{tc.run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sizes, thrs []int
+			for _, f := range refs {
+				if !slices.Contains(sizes, size(f.p.Params)) {
+					sizes = append(sizes, size(f.p.Params))
+				}
+				if !slices.Contains(thrs, f.p.Params.InlineThreshold) {
+					thrs = append(thrs, f.p.Params.InlineThreshold)
+				}
+			}
+			slices.Sort(sizes)
+			slices.Sort(thrs)
+			medians := make([][][]float64, len(sizes))
+			at := make([][]*ref, len(sizes))
+			for c := range sizes {
+				medians[c], at[c] = make([][]float64, len(thrs)), make([]*ref, len(thrs))
+			}
+			for i := range refs {
+				f := &refs[i]
+				c, _ := slices.BinarySearch(sizes, size(f.p.Params))
+				r, _ := slices.BinarySearch(thrs, f.p.Params.InlineThreshold)
+				at[c][r] = f
+				medians[c][r] = append(medians[c][r], float64(*f.p.RTT.P50)/1e3)
+			}
+			cells := heatCells(medians, at)
+			table := map[string]*results.ThresholdChoice{}
+			choices := results.BestThresholds([]*results.Run{tc.run}, 0)
+			for i := range choices {
+				if choices[i].Metric == results.MetricP50 {
+					table[choices[i].Params.Key()] = &choices[i]
+				}
+			}
+			unknown, judged := 0, 0
+			for c := range cells {
+				for r, cs := range cells[c] {
+					if cs.n == 0 || cs.best {
+						continue
+					}
+					gp := at[c][r].p.Params
+					gp.InlineThreshold = 0
+					ch := table[gp.Key()]
+					k := slices.IndexFunc(ch.Candidates, func(x results.ThresholdCandidate) bool { return x.Threshold == thrs[r] })
+					if k <= 0 {
+						continue
+					}
+					e := ch.Versus[k-1]
+					want := sigNone
+					switch {
+					case !e.Bounded():
+						want = sigUnknown
+					case e.Lo > 1:
+						want = sigWorse
+					}
+					if cs.sig != want {
+						t.Errorf("size %d threshold %d: chart says %v, the thresholds table %v (%v)", sizes[c], thrs[r], cs.sig, want, e)
+					}
+					if cs.sig == sigUnknown {
+						unknown++
+					} else {
+						judged++
+					}
+				}
+			}
+			if tc.judged != (judged > 0 && unknown == 0) || !tc.judged && judged > 0 {
+				t.Errorf("%d cells judged, %d unknown", judged, unknown)
+			}
+		})
 	}
 }
 
@@ -166,13 +233,13 @@ func TestHeatmapScaleIsFixed(t *testing.T) {
 		t.Errorf("luminance at 1×, 1.08×, %v×: %.2f %.2f %.2f; want pale, pale, dark", maxRatio, l1, l108, l4)
 	}
 
-	r := roundsRun(t)
+	r := freshRounds(t)
 	c, err := Heatmap([]*results.Run{r}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := string(svg(t, c))
-	for _, s := range []string{"best", "≈ ×", "4 rounds", "≥4×", "median RTT / best of the size"} {
+	for _, s := range []string{"best", "≈ ×", "8 rounds", "≥4×", "median RTT / best of the size"} {
 		if !strings.Contains(got+strings.Join(c.Caption, " "), s) {
 			t.Errorf("heatmap does not show %q", s)
 		}

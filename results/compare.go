@@ -199,7 +199,16 @@ type CompareConfig struct {
 	// DefaultMetrics and FairnessMetrics when it names none. A fairness metric is judged at
 	// the points that are fan-ins on both sides only.
 	Metrics []Metric
+	// UnderLoad judges a verdict that rests on disturbed processes when both sides ran
+	// under comparable load (ComparableLoad), instead of leaving it inconclusive; a side
+	// disturbed alone still decides nothing.
+	UnderLoad bool
 }
+
+// ComparableLoad is how far apart, in percentage points of the host's CPU time, the median
+// loads of other processes on the two sides may be for CompareConfig.UnderLoad to judge
+// them as ran under the same steady load.
+const ComparableLoad = 10.0
 
 // Verdict is the outcome of judging one metric, one point, or everything.
 type Verdict uint8
@@ -212,9 +221,12 @@ const (
 	Inconclusive
 	// Regressed: the interval lies beyond the tolerance in the bad direction.
 	Regressed
+	// Failed: the measurement failed, not the transport: a base point is missing in
+	// current (a comparison's verdict only, when nothing regressed).
+	Failed
 )
 
-var verdictNames = [...]string{"ok", "inconclusive", "regressed"}
+var verdictNames = [...]string{"ok", "inconclusive", "regressed", "failed"}
 
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) {
@@ -223,13 +235,16 @@ func (v Verdict) String() string {
 	return "verdict(" + strconv.Itoa(int(v)) + ")"
 }
 
-// Exit codes for a compare command: the CLI returns Comparison.ExitCode, or ExitBadInput when
-// Compare, ParseThresholds or reading a file failed.
+// Exit codes of the gate (compare, and a measuring command that judges itself): the CLI
+// returns Comparison.ExitCode, ExitBadInput when Compare, ParseThresholds or reading a file
+// failed, ExitFailed when the measurement failed. Each asks a pipeline for something else:
+// 1 a look at the change, 3 more rounds or a quieter runner, 4 a look at the infrastructure.
 const (
 	ExitOK           = 0 // every judged metric is within its tolerance
-	ExitRegression   = 1 // a metric regressed or a base point is missing from current
+	ExitRegression   = 1 // a metric regressed beyond its tolerance
 	ExitBadInput     = 2 // unreadable files, bad thresholds, nothing to compare
 	ExitInconclusive = 3 // no regression, but some metric could not be decided
+	ExitFailed       = 4 // the measurement failed: a run failed or was interrupted, a base point is missing in current
 )
 
 // MetricResult judges one metric of one point.
@@ -240,10 +255,25 @@ type MetricResult struct {
 	Base, Current []float64
 	// BaseMedian and CurrentMedian are the samples' medians.
 	BaseMedian, CurrentMedian float64
-	// Change is the Hodges-Lehmann estimate of the ratio current/base (1.2: 20% higher) with
-	// its confidence interval at the comparison's Confidence; Lo 0 and Hi +Inf when the
-	// samples are too few for it.
+	// BaseProcesses and CurrentProcesses count the processes the samples came from: the
+	// units of the interval, each one the median of its rounds.
+	BaseProcesses, CurrentProcesses int
+	// Change is the Hodges-Lehmann estimate of the ratio current/base (1.2: 20% higher) over
+	// the processes, with its confidence interval at the comparison's Confidence; Lo 0 and
+	// Hi +Inf when the processes are too few for it.
 	Change Estimate
+	// P is the p-value of the claim the verdict makes or would make (regressed, or within
+	// the tolerance), the one Holm's procedure ranks.
+	P float64
+	// Noise is the metric's variance components at this point, both sides pooled.
+	Noise VarianceComponents
+	// Resolution is the half-width, in percent, of the interval the baseline gives against
+	// itself at the comparison's Bonferroni level: about the smallest change it can tell
+	// from none; NaN when it gives none.
+	Resolution float64
+	// Leaning is what the evidence points to when the verdict is inconclusive: Regressed
+	// when the estimate lies beyond the tolerance in the bad direction, else OK.
+	Leaning Verdict
 	// Tolerance is the tolerated change in percent (bad direction) and Explicit whether the
 	// user gave it (else DefaultTolerance).
 	Tolerance float64
@@ -278,19 +308,26 @@ type PointResult struct {
 // Comparison is Compare's result.
 type Comparison struct {
 	// Alpha is the family-wise error rate; Judged the number of judgements it is spread
-	// over (point and metric pairs with values on both sides), and Confidence each interval's
-	// level, 1 - 2*Alpha/Judged (Bonferroni: each interval misses on the side that would make
-	// its verdict wrong with probability at most Alpha/Judged).
+	// over (point and metric pairs with values on both sides), Decided those that reached
+	// ok or regressed (by Holm's step-down procedure, and not resting on disturbed
+	// processes), and Confidence each interval's level, 1 - 2*level with
+	// level the one Holm stopped at, Alpha/(Judged-Decided): the intervals then exclude
+	// the tolerance exactly where a verdict was reached.
 	Alpha      float64
 	Judged     int
+	Decided    int
 	Confidence float64
 	// Metrics are the judged metrics and Tolerances their tolerances (percent, bad
 	// direction), Explicit those the user gave.
 	Metrics    []Metric
 	Tolerances Thresholds
 	Explicit   Thresholds
-	// BaseRuns and CurrentRuns count the runs compared.
-	BaseRuns, CurrentRuns int
+	// BaseRuns and CurrentRuns count the results files compared; BaseRounds and
+	// CurrentRounds the most rounds of a point, BaseProcesses and CurrentProcesses the
+	// most processes a point's rounds ran in.
+	BaseRuns, CurrentRuns           int
+	BaseRounds, CurrentRounds       int
+	BaseProcesses, CurrentProcesses int
 	// Points are the points present on both sides, in base order.
 	Points []PointResult
 	// MissingInCurrent are base points the current runs lack (a regression: the gate must
@@ -298,8 +335,11 @@ type Comparison struct {
 	MissingInCurrent, NewInCurrent []Params
 	// Notes explain what was excluded, how good the data was, what could not be decided.
 	Notes []string
-	// Verdict is Regressed if any metric regressed or a base point is missing, else
-	// Inconclusive if any metric is, else OK.
+	// BaselineUnfit says why the base runs are unfit as a baseline (BaselineFitness), ""
+	// when they are fit or were not checked.
+	BaselineUnfit string
+	// Verdict is Regressed if any metric regressed, else Failed if a base point is missing,
+	// else Inconclusive if any metric is, else OK.
 	Verdict Verdict
 }
 
@@ -316,11 +356,14 @@ func (c *Comparison) Conclusive() bool {
 	return true
 }
 
-// ExitCode maps the overall verdict to ExitOK, ExitRegression or ExitInconclusive.
+// ExitCode maps the overall verdict to ExitOK, ExitRegression, ExitFailed or
+// ExitInconclusive.
 func (c *Comparison) ExitCode() int {
 	switch c.Verdict {
 	case Regressed:
 		return ExitRegression
+	case Failed:
+		return ExitFailed
 	case Inconclusive:
 		return ExitInconclusive
 	}
@@ -344,30 +387,36 @@ func Disturbed(p *Point) bool {
 	return false
 }
 
-// sample is one run's value of a metric at a point.
+// sample is one process's value of a metric at a point: the median of its rounds (of its
+// undisturbed rounds when it has any), disturbed when every round was; logs are the logs of
+// the rounds' values.
 type sample struct {
 	v         float64
 	disturbed bool
+	logs      []float64
 }
 
 // Compare judges repeated runs of a current version against repeated runs of a base one; it
 // is the whole judgement, so a runner that repeats rounds calls it again with the runs so far
-// and stops when the result is Conclusive (each look is a chance to err: to keep a family-wise
-// rate over L planned looks, give each Alpha/L).
+// and stops when the result is Conclusive (each look is a chance to err: a runner spends
+// Alpha over its looks, see the session package).
 //
-// Points are matched by Params.Key; every complete point is one sample of its key, whichever
-// file or run it came from (a run that repeats a point gives several). For every judged
-// metric it estimates the ratio current/base by Hodges-Lehmann on the logarithms of the
-// samples, with the Mann-Whitney confidence interval (distribution-free: it assumes only that
-// the change is a shift of log values). The verdict is Regressed when the interval lies
-// beyond the tolerance in the bad direction, OK when it lies within, Inconclusive when it
-// straddles or there is none. Intervals are Bonferroni-adjusted over all judgements, so that
-// the chance of any wrong conclusive verdict is at most Alpha. Runs, not the intervals inside
-// a run, are the unit: a run's intervals share its placement and its neighbours, so they
-// vary less than runs do and would understate the noise. Disturbed runs (see Disturbed) are
-// left out of a metric's samples when the others still give an interval; otherwise they are
-// kept and the result counts them. An error (wrapping ErrNothingToCompare) means bad input:
-// no runs on a side or no point in common.
+// Points are matched by Params.Key. The unit of every interval is a process of the tool (a
+// results file, or a Point.Process within one): its rounds share its thread placement,
+// memory layout and connections, so they vary less than processes do, and an interval
+// over rounds would be too narrow exactly where it matters. A process's value is the median
+// of its rounds. For every judged metric it estimates the ratio current/base by
+// Hodges-Lehmann on the logarithms of the processes' values, with the Mann-Whitney
+// confidence interval (distribution-free: it assumes only that the change is a shift of log
+// values), and the p-value of the claim a verdict would make (beyond the tolerance in the bad
+// direction: regressed; within it: ok). Holm's step-down procedure over all judgements
+// decides which claims hold, so that the chance of any wrong conclusive verdict is at most
+// Alpha; the intervals are at the level Holm stopped at. One process a side never decides:
+// it cannot tell a change from a difference between processes. The variance components
+// (process, round) of each judgement are estimated where the rounds allow. Disturbed
+// processes (see Disturbed) are left out of a metric's samples when the others still give
+// an interval; otherwise they are kept and the result counts them. An error (wrapping
+// ErrNothingToCompare) means bad input: no runs on a side or no point in common.
 func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	if cfg.Alpha == 0 {
 		cfg.Alpha = 0.05
@@ -404,12 +453,17 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	if bp, cp := probed(base), probed(current); bp != cp {
 		c.Notes = append(c.Notes, fmt.Sprintf("the turnaround probe (--turnarounds) was %s in base and %s in current: its clock reads are on the measured path, so the sides differ by more than the change under test", bp, cp))
 	}
+	bu, cu := processesOf(base), processesOf(current)
 	b, bOrder := c.collect("base", base)
 	cur, cOrder := c.collect("current", current)
 	for _, k := range cOrder {
 		if _, ok := b[k]; !ok {
 			c.NewInCurrent = append(c.NewInCurrent, cur[k][0].Params)
 		}
+	}
+	for _, k := range bOrder {
+		c.BaseRounds, c.BaseProcesses = max(c.BaseRounds, len(b[k])), max(c.BaseProcesses, countUnits(b[k], bu))
+		c.CurrentRounds, c.CurrentProcesses = max(c.CurrentRounds, len(cur[k])), max(c.CurrentProcesses, countUnits(cur[k], cu))
 	}
 	type pending struct{ base, cur []sample }
 	var work [][]pending
@@ -428,7 +482,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			}
 			_, explicit := c.Explicit[m]
 			pr.Metrics = append(pr.Metrics, MetricResult{Metric: m, Tolerance: c.Tolerances[m], Explicit: explicit})
-			w := pending{samples(m, bp), samples(m, cp)}
+			w := pending{samples(m, bp, bu), samples(m, cp, cu)}
 			if len(w.base) > 0 && len(w.cur) > 0 {
 				c.Judged++
 			}
@@ -441,28 +495,64 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		return nil, fmt.Errorf("results: %w: no point of the base runs is in the current runs", ErrNothingToCompare)
 	}
 	c.dropUnjudgedFairness(cfg)
-	tail := c.Alpha / float64(max(c.Judged, 1))
-	c.Confidence = 1 - 2*tail
-	disturbed, excluded := 0, 0
+	bonferroni := c.Alpha / float64(max(c.Judged, 1))
+	var ps []float64
+	var rs []*MetricResult
 	for i := range c.Points {
 		p := &c.Points[i]
 		for j := range p.Metrics {
 			r := &p.Metrics[j]
-			judge(r, work[i][j].base, work[i][j].cur, tail, c.Judged, c.Alpha)
+			prepare(r, work[i][j].base, work[i][j].cur, bonferroni)
+			if len(r.Base) > 0 && len(r.Current) > 0 {
+				ps, rs = append(ps, r.P), append(rs, r)
+			}
+		}
+	}
+	decided, level := Holm(ps, c.Alpha)
+	comparable := cfg.UnderLoad && comparableLoad(base, current)
+	c.Confidence = 1 - 2*level
+	disturbed, excluded, oneProcess := 0, 0, 0
+	for i := range c.Points {
+		p := &c.Points[i]
+		for j := range p.Metrics {
+			r := &p.Metrics[j]
+			k := slices.Index(rs, r)
+			finish(r, k >= 0 && decided[k], comparable, level, c.Judged, c.Alpha)
+			if r.Verdict != Inconclusive {
+				c.Decided++
+			}
 			p.Verdict = max(p.Verdict, r.Verdict)
 			disturbed += min(r.Disturbed, 1)
 			excluded += min(r.Excluded, 1)
+			if r.BaseProcesses == 1 && r.CurrentProcesses == 1 {
+				oneProcess++
+			}
 		}
 		c.Verdict = max(c.Verdict, p.Verdict)
 	}
-	if len(c.MissingInCurrent) > 0 {
-		c.Verdict = Regressed
+	if len(c.MissingInCurrent) > 0 && c.Verdict != Regressed {
+		c.Verdict = Failed
+	}
+	if oneProcess > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("%d judgement(s) have one process a side: a difference between two processes of one configuration "+
+			"is not told from a change; measure rounds in fresh processes (--rounds-per-process 1, the default with --repeat)", oneProcess))
 	}
 	if excluded > 0 {
-		c.Notes = append(c.Notes, fmt.Sprintf("%d judgement(s) left disturbed runs out (enough undisturbed runs remained)", excluded))
+		c.Notes = append(c.Notes, fmt.Sprintf("%d judgement(s) left disturbed processes out (enough undisturbed ones remained)", excluded))
 	}
 	if disturbed > 0 {
-		c.Notes = append(c.Notes, fmt.Sprintf("%d verdict(s) rest on disturbed runs (too few undisturbed ones for an interval): the scheduler, not the transport, may have set those numbers", disturbed))
+		c.Notes = append(c.Notes, fmt.Sprintf("%d verdict(s) rest on disturbed processes (too few undisturbed ones for an interval): the scheduler, not the transport, may have set those numbers", disturbed))
+	}
+	c.Notes = append(c.Notes, c.resolutionNotes()...)
+	if cfg.UnderLoad && disturbed > 0 {
+		bl, cl := otherLoad(base), otherLoad(current)
+		if comparable {
+			c.Notes = append(c.Notes, fmt.Sprintf("both sides ran under comparable load (other processes: median %.0f%% of the host CPU in base, %.0f%% in current): "+
+				"verdicts resting on disturbed processes are judged (--under-load)", bl, cl))
+		} else {
+			c.Notes = append(c.Notes, fmt.Sprintf("--under-load: the sides ran under different loads (other processes: median %.0f%% of the host CPU in base, %.0f%% in current, more than %.0f points apart): "+
+				"verdicts resting on disturbed processes stay inconclusive", bl, cl, ComparableLoad))
+		}
 	}
 	for _, side := range []struct {
 		name string
@@ -473,6 +563,21 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		}
 	}
 	return c, nil
+}
+
+// resolutionNotes warn of tolerances below what the baseline can resolve: such a metric
+// cannot be ok whatever the current side measures.
+func (c *Comparison) resolutionNotes() []string {
+	var notes []string
+	for _, p := range c.Points {
+		for _, r := range p.Metrics {
+			if r.Verdict == Inconclusive && !math.IsNaN(r.Resolution) && r.Resolution > r.Tolerance {
+				notes = append(notes, fmt.Sprintf("%s at %s: the tolerance %s is below what the baseline resolves (±%.0f%%): expect inconclusive; "+
+					"give a looser --threshold or a baseline of more processes", r.Metric, p.Params.Key(), fmtTolerance(r.Metric, r.Tolerance, r.Explicit), r.Resolution))
+			}
+		}
+	}
+	return notes
 }
 
 // dropUnjudgedFairness removes the fairness metrics from c.Metrics when no point is a fan-in
@@ -499,24 +604,71 @@ func (c *Comparison) dropUnjudgedFairness(cfg CompareConfig) {
 	}
 }
 
-// samples are m's values at the points ps, with their disturbance. A value that is not
-// positive (no RPCs) has no logarithm and is no sample.
-func samples(m Metric, ps []*Point) []sample {
-	var out []sample
-	for _, p := range ps {
-		if v, ok := m.value(p); ok && v > 0 {
-			out = append(out, sample{v, Disturbed(p)})
+// processesOf numbers the processes of runs: a point's process is its run and its
+// Point.Process (0 for a run measured in one process).
+func processesOf(runs []*Run) map[*Point]int {
+	u := map[*Point]int{}
+	for i, r := range runs {
+		for j := range r.Points {
+			u[&r.Points[j]] = i<<20 | r.Points[j].Process
 		}
+	}
+	return u
+}
+
+// countUnits counts the processes of ps.
+func countUnits(ps []*Point, units map[*Point]int) int {
+	seen := map[int]bool{}
+	for _, p := range ps {
+		seen[units[p]] = true
+	}
+	return len(seen)
+}
+
+// samples are m's values at the points ps, one per process (units: each point's process),
+// in first-seen order. A value that is not positive (no RPCs) has no logarithm and is no
+// sample.
+func samples(m Metric, ps []*Point, units map[*Point]int) []sample {
+	type proc struct{ clean, all []float64 }
+	var order []int
+	by := map[int]*proc{}
+	for _, p := range ps {
+		v, ok := m.value(p)
+		if !ok || v <= 0 {
+			continue
+		}
+		u := units[p]
+		g := by[u]
+		if g == nil {
+			g = &proc{}
+			by[u] = g
+			order = append(order, u)
+		}
+		g.all = append(g.all, v)
+		if !Disturbed(p) {
+			g.clean = append(g.clean, v)
+		}
+	}
+	out := make([]sample, 0, len(order))
+	for _, u := range order {
+		g := by[u]
+		vals, disturbed := g.clean, false
+		if len(vals) == 0 {
+			vals, disturbed = g.all, true
+		}
+		out = append(out, sample{median(vals), disturbed, logs(vals)})
 	}
 	return out
 }
 
-// judge fills r from the samples: the undisturbed ones when they alone give an interval at
-// tail, else all.
-func judge(r *MetricResult, base, cur []sample, tail float64, judged int, alpha float64) {
+// prepare fills r from the samples (one per process): the undisturbed ones when they alone
+// give an interval at tail, else all; its medians, variance components, the baseline's
+// resolution at tail and the p-value of the claim its verdict would make.
+func prepare(r *MetricResult, base, cur []sample, tail float64) {
 	r.Change = Estimate{math.NaN(), 0, math.Inf(1)}
-	r.BaseMedian, r.CurrentMedian = math.NaN(), math.NaN()
-	r.Verdict = Inconclusive
+	r.BaseMedian, r.CurrentMedian, r.Resolution = math.NaN(), math.NaN(), math.NaN()
+	r.Noise = VarianceComponents{math.NaN(), math.NaN()}
+	r.Verdict, r.P = Inconclusive, 1
 	if len(base) == 0 || len(cur) == 0 {
 		r.Reason = "no value on one side (a percentile the sample count cannot support, or no successful RPC)"
 		return
@@ -524,14 +676,16 @@ func judge(r *MetricResult, base, cur []sample, tail float64, judged int, alpha 
 	cb, cc := count(base, false), count(cur, false)
 	nd := len(base) + len(cur) - cb - cc
 	useAll := nd == 0 || !boundedAt(cb, cc, tail)
-	for _, s := range base {
-		if useAll || !s.disturbed {
-			r.Base = append(r.Base, s.v)
-		}
-	}
-	for _, s := range cur {
-		if useAll || !s.disturbed {
-			r.Current = append(r.Current, s.v)
+	groups := make([][][]float64, 2)
+	for i, side := range []struct {
+		s   []sample
+		out *[]float64
+	}{{base, &r.Base}, {cur, &r.Current}} {
+		for _, s := range side.s {
+			if useAll || !s.disturbed {
+				*side.out = append(*side.out, s.v)
+				groups[i] = append(groups[i], s.logs)
+			}
 		}
 	}
 	if useAll {
@@ -539,34 +693,103 @@ func judge(r *MetricResult, base, cur []sample, tail float64, judged int, alpha 
 	} else {
 		r.Excluded = nd
 	}
+	r.BaseProcesses, r.CurrentProcesses = len(r.Base), len(r.Current)
 	r.BaseMedian, r.CurrentMedian = median(r.Base), median(r.Current)
-	r.Change = RatioInterval(r.Base, r.Current, tail)
+	r.Noise = varianceComponents(groups...)
+	if self := RatioInterval(r.Base, r.Base, tail); self.Bounded() {
+		r.Resolution = (self.Hi - 1) * 100
+	}
+	tol := r.Tolerance / 100
+	lb, lc := logs(r.Base), logs(r.Current)
+	if r.Metric.HigherIsBetter() {
+		d := math.Log(1 - tol)
+		r.P = min(shiftPValue(lb, lc, d, false), shiftPValue(lb, lc, d, true))
+	} else {
+		d := math.Log(1 + tol)
+		r.P = min(shiftPValue(lb, lc, d, true), shiftPValue(lb, lc, d, false))
+	}
+}
+
+// otherLoad is the median share of the host's CPU time other processes used during the
+// points of runs, NaN when no point recorded it.
+func otherLoad(runs []*Run) float64 {
+	var v []float64
+	for _, r := range runs {
+		for i := range r.Points {
+			if o := r.Points[i].HostOtherCPU; o != nil {
+				v = append(v, *o)
+			}
+		}
+	}
+	return median(v)
+}
+
+// comparableLoad says both sides were disturbed and ran under loads within ComparableLoad
+// points of each other.
+func comparableLoad(base, current []*Run) bool {
+	anyDisturbed := func(runs []*Run) bool {
+		for _, r := range runs {
+			for i := range r.Points {
+				if Disturbed(&r.Points[i]) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	bl, cl := otherLoad(base), otherLoad(current)
+	return anyDisturbed(base) && anyDisturbed(current) && math.Abs(bl-cl) <= ComparableLoad
+}
+
+// finish judges r at the level Holm stopped at: decided says Holm rejected the null of the
+// claim r.P is for, so the interval at level lies beyond or within the tolerance;
+// underLoad says a verdict resting on disturbed processes may stand (comparable loads).
+func finish(r *MetricResult, decided, underLoad bool, level float64, judged int, alpha float64) {
+	if len(r.Base) == 0 || len(r.Current) == 0 {
+		return
+	}
+	r.Change = RatioInterval(r.Base, r.Current, level)
 	lo, hi := r.Change.Lo, r.Change.Hi
 	tol := r.Tolerance / 100
 	regressed, within := lo > 1+tol, hi <= 1+tol
 	r.Improved = hi < 1
+	r.Leaning = OK
+	if r.Change.Est > 1+tol {
+		r.Leaning = Regressed
+	}
 	if r.Metric.HigherIsBetter() {
 		regressed, within = hi < 1-tol, lo >= 1-tol
 		r.Improved = lo > 1
+		if r.Change.Est < 1-tol {
+			r.Leaning = Regressed
+		}
 	}
 	switch {
+	case r.BaseProcesses == 1 && r.CurrentProcesses == 1:
+		r.Reason = "one process a side: no interval covers the difference between processes"
 	case !r.Change.Bounded():
-		r.Reason = fmt.Sprintf("too few runs for an interval: %d base and %d current; %d judgement(s) at alpha %g need >= %d per side",
+		r.Reason = fmt.Sprintf("too few processes for an interval: %d base and %d current; %d judgement(s) at alpha %g need >= %d per side",
 			len(r.Base), len(r.Current), judged, alpha, MinRuns(judged, alpha))
-	case r.Disturbed > 0 && (regressed || within):
+	case r.Disturbed > 0 && decided && !underLoad:
 		// A neighbour's load moves a round by more than any tolerance (a busy poller
 		// that loses its CPU serves an order of magnitude slower): no verdict either way.
 		would := OK
 		if regressed {
 			would = Regressed
 		}
-		r.Reason = fmt.Sprintf("it would be %s, but rests on %d disturbed run(s): measure again on a quieter machine", would, r.Disturbed)
-	case regressed:
+		r.Reason = fmt.Sprintf("it would be %s, but rests on %d disturbed process(es): measure again on a quieter machine", would, r.Disturbed)
+	case decided && regressed:
 		r.Verdict = Regressed
-	case within:
+	case decided && within:
 		r.Verdict = OK
 	default:
 		r.Reason = "the interval straddles the tolerance"
+	}
+	if r.Disturbed > 0 && r.Verdict != Inconclusive {
+		r.Reason = "judged under comparable load"
+	}
+	if r.Verdict != Inconclusive {
+		r.Leaning = r.Verdict
 	}
 }
 

@@ -80,14 +80,13 @@ func fmtConfidence(c float64) string {
 	return s + "%"
 }
 
-// summary is the verdict line the text and Markdown reports start with.
+// summary is the verdict line the text and Markdown reports start with: the verdict, what
+// the evidence leans to when it is inconclusive, and the counts.
 func (c *Comparison) summary() string {
 	counts := map[Verdict]int{}
-	total := 0
 	for _, p := range c.Points {
 		for _, r := range p.Metrics {
 			counts[r.Verdict]++
-			total++
 		}
 	}
 	var parts []string
@@ -100,11 +99,90 @@ func (c *Comparison) summary() string {
 	for _, m := range c.Metrics {
 		names = append(names, m.String())
 	}
-	s := fmt.Sprintf("verdict: %s (exit %d): %s at %d point(s): %s", c.Verdict, c.ExitCode(), strings.Join(names, ", "), len(c.Points), strings.Join(parts, ", "))
+	head := c.Verdict.String()
+	if c.Verdict == Inconclusive {
+		head += ", " + c.leaning()
+	}
+	s := fmt.Sprintf("verdict: %s (exit %d): %s at %d point(s): %s", head, c.ExitCode(), strings.Join(names, ", "), len(c.Points), strings.Join(parts, ", "))
 	if n := len(c.MissingInCurrent); n > 0 {
 		s += fmt.Sprintf("; %d base point(s) missing in current", n)
 	}
 	return s
+}
+
+// leaning says what an inconclusive comparison's evidence points to: the undecided metric
+// whose estimate lies furthest beyond its tolerance in the bad direction ("leaning
+// regressed: rps -69.0% at KEY on disturbed processes"), or "leaning ok" when every
+// undecided estimate lies within its tolerance.
+func (c *Comparison) leaning() string {
+	var worst *MetricResult
+	var at Params
+	over := 0.0
+	for _, p := range c.Points {
+		for i := range p.Metrics {
+			r := &p.Metrics[i]
+			if r.Verdict != Inconclusive || r.Leaning != Regressed {
+				continue
+			}
+			x := math.Abs(math.Log(r.Change.Est)) - math.Log(1+r.Tolerance/100)
+			if worst == nil || x > over {
+				worst, at, over = r, p.Params, x
+			}
+		}
+	}
+	if worst == nil {
+		return "leaning ok"
+	}
+	s := fmt.Sprintf("leaning regressed: %s %s at %s", worst.Metric, fmtChange(worst.Change.Est), at.Key())
+	if worst.Disturbed > 0 {
+		s += " on disturbed processes"
+	}
+	return s
+}
+
+// Next is what a pipeline or its user should do about the verdict: nothing when ok; for an
+// inconclusive verdict what would decide it (a quieter runner, more rounds, a tolerance the
+// baseline resolves).
+func (c *Comparison) Next() string {
+	switch c.Verdict {
+	case OK:
+		return ""
+	case Regressed:
+		return "next: the regressed rows name the point and metric; the change under test is the cause unless the runner changed"
+	case Failed:
+		return "next: the measurement failed, not the transport: a point of the baseline was not measured (see the run's log)"
+	}
+	disturbed, few, unresolved := 0, 0, 0
+	for _, p := range c.Points {
+		for _, r := range p.Metrics {
+			switch {
+			case r.Verdict != Inconclusive:
+			case r.Disturbed > 0:
+				disturbed++
+			case !r.Change.Bounded():
+				few++
+			case !math.IsNaN(r.Resolution) && r.Resolution > r.Tolerance:
+				unresolved++
+			}
+		}
+	}
+	var steps []string
+	if c.BaselineUnfit != "" {
+		steps = append(steps, "remake the baseline on a quiet runner, in more processes: it is unfit ("+c.BaselineUnfit+")")
+	}
+	if disturbed > 0 {
+		steps = append(steps, fmt.Sprintf("%d undecided judgement(s) rest on processes other work disturbed: measure again with the runner to itself", disturbed))
+	}
+	if few > 0 {
+		steps = append(steps, fmt.Sprintf("%d have too few processes for an interval: more rounds (--repeat auto:N), each in a fresh process", few))
+	}
+	if unresolved > 0 {
+		steps = append(steps, fmt.Sprintf("%d have a tolerance below what the baseline resolves: a looser --threshold, or a baseline of more processes", unresolved))
+	}
+	if len(steps) == 0 {
+		steps = append(steps, "the intervals straddle the tolerances: a larger --repeat auto budget narrows them")
+	}
+	return "next: " + strings.Join(steps, "; ")
 }
 
 // method is the line under the summary that says how the verdicts were reached.
@@ -114,9 +192,52 @@ func (c *Comparison) method() string {
 		_, explicit := c.Explicit[m]
 		tols = append(tols, m.String()+" "+fmtTolerance(m, c.Tolerances[m], explicit))
 	}
-	return fmt.Sprintf("base %d run(s), current %d run(s); change: Hodges-Lehmann ratio current/base, interval at %s confidence "+
-		"(%d judgement(s), family-wise error %g, Bonferroni); tolerances %s",
-		c.BaseRuns, c.CurrentRuns, fmtConfidence(c.Confidence), c.Judged, c.Alpha, strings.Join(tols, ", "))
+	return fmt.Sprintf("base %s, current %s; change: Hodges-Lehmann ratio current/base over processes (each the median of its rounds), "+
+		"intervals at %s confidence (Holm over %d judgement(s), %d decided, family-wise error %.3g); tolerances %s",
+		sideText(c.BaseRounds, c.BaseProcesses, c.BaseRuns), sideText(c.CurrentRounds, c.CurrentProcesses, c.CurrentRuns),
+		fmtConfidence(c.Confidence), c.Judged, c.Decided, c.Alpha, strings.Join(tols, ", "))
+}
+
+// sideText counts a side: "10 rounds in 10 processes (1 file)".
+func sideText(rounds, procs, files int) string {
+	return fmt.Sprintf("%d round(s) in %d process(es) (%d file(s))", rounds, procs, files)
+}
+
+// noise is the line that shows the variance components of each metric, the median over
+// the points that have them: which level of noise dominates. "" when no point has them.
+func (c *Comparison) noise() string {
+	var parts []string
+	for _, m := range c.Metrics {
+		var proc, round []float64
+		for _, p := range c.Points {
+			for _, r := range p.Metrics {
+				if r.Metric == m && !math.IsNaN(r.Noise.Process) {
+					proc, round = append(proc, r.Noise.Process), append(round, r.Noise.Round)
+				}
+			}
+		}
+		if len(proc) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1f%% / %.1f%%", m, median(proc), median(round)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "noise, sd between processes / between rounds of one process (median over points): " + strings.Join(parts, ", ")
+}
+
+// head is the lines above the table: the verdict, the next step, how it was reached, the
+// noise.
+func (c *Comparison) head() []string {
+	lines := []string{c.summary()}
+	if n := c.Next(); n != "" {
+		lines = append(lines, n)
+	}
+	lines = append(lines, c.method())
+	if n := c.noise(); n != "" {
+		lines = append(lines, n)
+	}
+	return lines
 }
 
 // note is what a row says beside its verdict: why it is inconclusive, what disturbed runs
@@ -127,10 +248,10 @@ func (r *MetricResult) note() string {
 		parts = append(parts, r.Reason)
 	}
 	if r.Disturbed > 0 {
-		parts = append(parts, fmt.Sprintf("rests on %d disturbed run(s)", r.Disturbed))
+		parts = append(parts, fmt.Sprintf("rests on %d disturbed process(es)", r.Disturbed))
 	}
 	if r.Excluded > 0 {
-		parts = append(parts, fmt.Sprintf("%d disturbed run(s) left out", r.Excluded))
+		parts = append(parts, fmt.Sprintf("%d disturbed process(es) left out", r.Excluded))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -169,7 +290,7 @@ func (c *Comparison) trailer() []string {
 // the tolerance, the sample counts, the verdict and why; then the points that did not match
 // and the notes.
 func WriteCompareText(w io.Writer, c *Comparison) error {
-	fmt.Fprintf(w, "%s\n%s\n\n", c.summary(), c.method())
+	fmt.Fprintf(w, "%s\n\n", strings.Join(c.head(), "\n"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range append([]compareRow{compareHeader}, c.rows()...) {
 		fmt.Fprintln(tw, strings.TrimRight(strings.Join(r[:], "\t"), "\t"))
@@ -187,7 +308,8 @@ func WriteCompareText(w io.Writer, c *Comparison) error {
 // request comment): the verdict, a table like WriteCompareText's with regressions in bold,
 // and the notes as a list.
 func WriteCompareMarkdown(w io.Writer, c *Comparison) error {
-	fmt.Fprintf(w, "**%s**\n\n%s\n\n", c.summary(), c.method())
+	h := c.head()
+	fmt.Fprintf(w, "**%s**\n\n%s\n\n", h[0], strings.Join(h[1:], "\n\n"))
 	esc := strings.NewReplacer("|", `\|`)
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(compareHeader[:], " | "), strings.Repeat("---|", len(compareHeader)))
 	for _, r := range c.rows() {
@@ -227,19 +349,26 @@ func jsonPct(ratio float64) *float64 {
 }
 
 type compareJSON struct {
-	Verdict     string             `json:"verdict"`
-	ExitCode    int                `json:"exit_code"`
-	Conclusive  bool               `json:"conclusive"`
-	Alpha       float64            `json:"alpha"`
-	Judged      int                `json:"judged"`
-	Confidence  float64            `json:"interval_confidence"`
-	BaseRuns    int                `json:"base_runs"`
-	CurrentRuns int                `json:"current_runs"`
-	Points      []pointJSON        `json:"points"`
-	Missing     []Params           `json:"missing_in_current"`
-	New         []Params           `json:"only_in_current"`
-	Notes       []string           `json:"notes"`
-	Tolerances  map[string]float64 `json:"tolerances_pct"`
+	Verdict          string             `json:"verdict"`
+	Headline         string             `json:"headline"`
+	Next             string             `json:"next,omitempty"`
+	ExitCode         int                `json:"exit_code"`
+	Conclusive       bool               `json:"conclusive"`
+	Alpha            float64            `json:"alpha"`
+	Judged           int                `json:"judged"`
+	Decided          int                `json:"decided"`
+	Confidence       float64            `json:"interval_confidence"`
+	BaseRuns         int                `json:"base_runs"`
+	CurrentRuns      int                `json:"current_runs"`
+	BaseRounds       int                `json:"base_rounds"`
+	CurrentRounds    int                `json:"current_rounds"`
+	BaseProcesses    int                `json:"base_processes"`
+	CurrentProcesses int                `json:"current_processes"`
+	Points           []pointJSON        `json:"points"`
+	Missing          []Params           `json:"missing_in_current"`
+	New              []Params           `json:"only_in_current"`
+	Notes            []string           `json:"notes"`
+	Tolerances       map[string]float64 `json:"tolerances_pct"`
 }
 
 type pointJSON struct {
@@ -263,8 +392,13 @@ type metricJSON struct {
 	Base             []float64 `json:"base"`
 	Current          []float64 `json:"current"`
 	Reason           string    `json:"reason,omitempty"`
-	DisturbedUsed    int       `json:"disturbed_runs_used,omitempty"`
-	DisturbedLeftOut int       `json:"disturbed_runs_left_out,omitempty"`
+	Leaning          string    `json:"leaning,omitempty"`
+	P                float64   `json:"p_value"`
+	ProcessSDPct     *float64  `json:"process_sd_pct"`
+	RoundSDPct       *float64  `json:"round_sd_pct"`
+	ResolutionPct    *float64  `json:"baseline_resolution_pct"`
+	DisturbedUsed    int       `json:"disturbed_processes_used,omitempty"`
+	DisturbedLeftOut int       `json:"disturbed_processes_left_out,omitempty"`
 }
 
 // WriteCompareJSON writes c as one JSON object for CI systems: the verdict, exit code and
@@ -272,8 +406,9 @@ type metricJSON struct {
 // and its interval in percent (null: none), the tolerance and the verdict with its reason.
 // Values are in the results file's units (ns, RPC/s, Gb/s).
 func WriteCompareJSON(w io.Writer, c *Comparison) error {
-	out := compareJSON{Verdict: c.Verdict.String(), ExitCode: c.ExitCode(), Conclusive: c.Conclusive(), Alpha: c.Alpha,
-		Judged: c.Judged, Confidence: c.Confidence, BaseRuns: c.BaseRuns, CurrentRuns: c.CurrentRuns,
+	out := compareJSON{Verdict: c.Verdict.String(), Headline: c.summary(), Next: c.Next(), ExitCode: c.ExitCode(), Conclusive: c.Conclusive(), Alpha: c.Alpha,
+		Judged: c.Judged, Decided: c.Decided, Confidence: c.Confidence, BaseRuns: c.BaseRuns, CurrentRuns: c.CurrentRuns,
+		BaseRounds: c.BaseRounds, CurrentRounds: c.CurrentRounds, BaseProcesses: c.BaseProcesses, CurrentProcesses: c.CurrentProcesses,
 		Missing: c.MissingInCurrent, New: c.NewInCurrent, Notes: c.Notes, Points: []pointJSON{}, Tolerances: map[string]float64{}}
 	if out.Missing == nil {
 		out.Missing = []Params{}
@@ -293,7 +428,11 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 			pj.Metrics = append(pj.Metrics, metricJSON{Metric: r.Metric.String(), Verdict: r.Verdict.String(), Improved: r.Improved,
 				BaseMedian: jsonNum(r.BaseMedian), CurrentMedian: jsonNum(r.CurrentMedian), ChangePct: jsonPct(r.Change.Est),
 				LowPct: jsonPct(r.Change.Lo), HighPct: jsonPct(r.Change.Hi), TolerancePct: r.Tolerance, ToleranceDefault: !r.Explicit,
-				Base: nonNil(r.Base), Current: nonNil(r.Current), Reason: r.Reason, DisturbedUsed: r.Disturbed, DisturbedLeftOut: r.Excluded})
+				Base: nonNil(r.Base), Current: nonNil(r.Current), Reason: r.Reason, DisturbedUsed: r.Disturbed, DisturbedLeftOut: r.Excluded,
+				P: r.P, ProcessSDPct: jsonNum(r.Noise.Process), RoundSDPct: jsonNum(r.Noise.Round), ResolutionPct: jsonNum(r.Resolution)})
+			if r.Verdict == Inconclusive {
+				pj.Metrics[len(pj.Metrics)-1].Leaning = r.Leaning.String()
+			}
 		}
 		out.Points = append(out.Points, pj)
 	}
@@ -314,7 +453,7 @@ type junitSuites struct {
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
+	Errors   int          `xml:"errors,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -322,7 +461,7 @@ type junitSuite struct {
 	Name      string      `xml:"name,attr"`
 	Tests     int         `xml:"tests,attr"`
 	Failures  int         `xml:"failures,attr"`
-	Skipped   int         `xml:"skipped,attr"`
+	Errors    int         `xml:"errors,attr"`
 	Cases     []junitCase `xml:"testcase"`
 	SystemOut string      `xml:"system-out,omitempty"`
 }
@@ -331,16 +470,18 @@ type junitCase struct {
 	Class   string        `xml:"classname,attr"`
 	Name    string        `xml:"name,attr"`
 	Failure *junitMessage `xml:"failure,omitempty"`
-	Skipped *junitMessage `xml:"skipped,omitempty"`
+	Error   *junitMessage `xml:"error,omitempty"`
 }
 
 type junitMessage struct {
+	Type    string `xml:"type,attr"`
 	Message string `xml:"message,attr"`
 }
 
 // WriteCompareJUnit writes c as JUnit XML, which most CI systems display: one test case per
-// point and metric, a failure for a regression (and for a base point missing in current), a
-// skipped case for an inconclusive verdict; the summary and notes go to system-out.
+// point and metric, a failure for a regression, an error for an inconclusive verdict (type
+// "inconclusive": not a pass, and CI pages show skipped cases green) and for a base point
+// missing in current (type "missing"); the verdict, next step and notes go to system-out.
 func WriteCompareJUnit(w io.Writer, c *Comparison) error {
 	s := junitSuite{Name: "rpcrdma-bench compare"}
 	for _, p := range c.Points {
@@ -355,22 +496,22 @@ func WriteCompareJUnit(w io.Writer, c *Comparison) error {
 			}
 			switch r.Verdict {
 			case Regressed:
-				tc.Failure = &junitMessage{msg}
+				tc.Failure = &junitMessage{"regressed", msg}
 				s.Failures++
 			case Inconclusive:
-				tc.Skipped = &junitMessage{msg}
-				s.Skipped++
+				tc.Error = &junitMessage{"inconclusive", msg}
+				s.Errors++
 			}
 			s.Cases = append(s.Cases, tc)
 		}
 	}
 	for _, p := range c.MissingInCurrent {
-		s.Cases = append(s.Cases, junitCase{Class: p.Key(), Name: "present", Failure: &junitMessage{"base point missing in current"}})
-		s.Failures++
+		s.Cases = append(s.Cases, junitCase{Class: p.Key(), Name: "present", Error: &junitMessage{"missing", "base point missing in current: the measurement failed"}})
+		s.Errors++
 	}
 	s.Tests = len(s.Cases)
-	s.SystemOut = strings.Join(append([]string{c.summary(), c.method()}, c.trailer()...), "\n")
-	out := junitSuites{Name: s.Name, Tests: s.Tests, Failures: s.Failures, Skipped: s.Skipped, Suites: []junitSuite{s}}
+	s.SystemOut = strings.Join(append(c.head(), c.trailer()...), "\n")
+	out := junitSuites{Name: s.Name, Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

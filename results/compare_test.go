@@ -127,9 +127,9 @@ func TestCompareSlowed(t *testing.T) {
 			}
 		}
 	}
-	// 9 judgements at 0.05: each interval at 1 - 2*0.05/9.
-	if math.Abs(c.Confidence-(1-0.1/9)) > 1e-12 {
-		t.Errorf("confidence %v", c.Confidence)
+	// 9 judgements at 0.05, Holm: the intervals at the level it stopped at.
+	if math.Abs(c.Confidence-(1-0.1/float64(max(9-c.Decided, 1)))) > 1e-12 || c.Decided != judged(c)[results.Regressed]+judged(c)[results.OK] {
+		t.Errorf("confidence %v, %d decided", c.Confidence, c.Decided)
 	}
 	// A tolerance wider than the slowdown passes it; the other way round it is an improvement.
 	c, _ = results.Compare(base, slow, results.CompareConfig{Thresholds: mustThresholds(t, "p50=+30%,rps=-30%")})
@@ -204,22 +204,35 @@ func TestCompareSameDistribution(t *testing.T) {
 		t.Errorf("2 v 2: %v exit %d %v", c.Verdict, c.ExitCode(), judged(c))
 	}
 	r := c.Points[0].Metrics[0]
-	if r.Change.Bounded() || !strings.Contains(r.Reason, "too few runs for an interval: 2 base and 2 current; 9 judgement(s) at alpha 0.05 need >= 5 per side") {
+	if r.Change.Bounded() || !strings.Contains(r.Reason, "too few processes for an interval: 2 base and 2 current; 9 judgement(s) at alpha 0.05 need >= 5 per side") {
 		t.Errorf("2 v 2 p50: %+v %q", r.Change, r.Reason)
 	}
-	// A file that repeats its points counts every repetition: one run holding 5 rounds is as
-	// good as 5 runs.
-	merged := func(rs []*results.Run) []*results.Run {
+	// A file whose rounds ran in one process is one sample: its rounds share the process's
+	// placement and connections. The same rounds recorded in five processes are five.
+	merged := func(rs []*results.Run, fresh bool) []*results.Run {
 		one := *rs[0]
 		one.Points = nil
-		for _, r := range rs {
-			one.Points = append(one.Points, r.Points...)
+		for i, r := range rs {
+			for _, p := range r.Points {
+				p.Round = i + 1
+				if fresh {
+					p.Process = i + 1
+				}
+				one.Points = append(one.Points, p)
+			}
 		}
 		return []*results.Run{&one}
 	}
-	c, _ = results.Compare(merged(runs(t, 3, 5, 1)), merged(runs(t, 4, 5, 1)), results.CompareConfig{})
-	if c.Verdict != results.OK || len(c.Points[0].Metrics[0].Base) != 5 {
-		t.Errorf("rounds in one file: %v, %d samples", c.Verdict, len(c.Points[0].Metrics[0].Base))
+	c, _ = results.Compare(merged(runs(t, 3, 5, 1), false), merged(runs(t, 4, 5, 1), false), results.CompareConfig{})
+	if r := c.Points[0].Metrics[0]; c.Verdict != results.Inconclusive || len(r.Base) != 1 || !strings.Contains(r.Reason, "one process a side") {
+		t.Errorf("rounds of one process: %v, %d samples, %q", c.Verdict, len(r.Base), r.Reason)
+	}
+	c, _ = results.Compare(merged(runs(t, 3, 5, 1), true), merged(runs(t, 4, 5, 1), true), results.CompareConfig{})
+	if c.Verdict != results.OK || len(c.Points[0].Metrics[0].Base) != 5 || c.BaseRounds != 5 || c.BaseProcesses != 5 || c.BaseRuns != 1 {
+		t.Errorf("rounds in fresh processes: %v, %d samples\n%s", c.Verdict, len(c.Points[0].Metrics[0].Base), compareText(c))
+	}
+	if !strings.Contains(compareText(c), "base 5 round(s) in 5 process(es) (1 file(s))") {
+		t.Errorf("header does not count rounds and processes:\n%s", compareText(c))
 	}
 }
 
@@ -281,7 +294,7 @@ func TestCompareDisturbed(t *testing.T) {
 		t.Errorf("one disturbed run: %v excluded %d disturbed %d n %d\n%s", c.Verdict, r.Excluded, r.Disturbed, len(r.Current), compareText(c))
 	}
 	notes := strings.Join(c.Notes, "\n")
-	for _, want := range []string{"9 judgement(s) left disturbed runs out", "current data quality: 3 of 18 point(s) disturbed: other processes used more than 10% of the CPUs (3); other processes used up to 75% of the host CPU time",
+	for _, want := range []string{"9 judgement(s) left disturbed processes out", "current data quality: 3 of 18 point(s) disturbed: other processes used more than 10% of the CPUs (3); other processes used up to 75% of the host CPU time",
 		"base data quality: 0 of 18 point(s) disturbed; other processes used up to 2% of the host CPU time"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
@@ -293,8 +306,8 @@ func TestCompareDisturbed(t *testing.T) {
 	}
 	c, _ = results.Compare(base, cur, results.CompareConfig{})
 	r = c.Points[0].Metrics[0]
-	if r.Disturbed != 12 || r.Excluded != 0 || !strings.Contains(compareText(c), "rests on 12 disturbed run(s)") ||
-		!strings.Contains(strings.Join(c.Notes, "\n"), "9 verdict(s) rest on disturbed runs") {
+	if r.Disturbed != 12 || r.Excluded != 0 || !strings.Contains(compareText(c), "rests on 12 disturbed process(es)") ||
+		!strings.Contains(strings.Join(c.Notes, "\n"), "9 verdict(s) rest on disturbed processes") {
 		t.Errorf("all disturbed: disturbed %d excluded %d\n%s", r.Disturbed, r.Excluded, compareText(c))
 	}
 }
@@ -305,7 +318,7 @@ func TestCompareAllDisturbedDecidesNothing(t *testing.T) {
 	for _, tc := range []struct {
 		scale float64
 		would string
-	}{{1, "it would be ok, but rests on 12 disturbed run(s)"}, {3, "it would be regressed, but rests on 12 disturbed run(s)"}} {
+	}{{1, "it would be ok, but rests on 12 disturbed process(es)"}, {3, "it would be regressed, but rests on 12 disturbed process(es)"}} {
 		base, cur := runs(t, 1, 6, 1), runs(t, 2, 6, tc.scale)
 		for _, r := range append(base, cur...) {
 			disturb(r, 40)
@@ -488,8 +501,8 @@ func TestCompareMatching(t *testing.T) {
 	if len(c.MissingInCurrent) != 1 || c.MissingInCurrent[0].Procedure != "SOURCE" || len(c.NewInCurrent) != 1 || c.NewInCurrent[0].Depth != 8 {
 		t.Errorf("missing %v new %v", c.MissingInCurrent, c.NewInCurrent)
 	}
-	if c.Verdict != results.Regressed {
-		t.Errorf("a lost point must fail the gate, verdict %v", c.Verdict)
+	if c.Verdict != results.Failed || c.ExitCode() != results.ExitFailed {
+		t.Errorf("a lost point must fail the gate as a failed measurement, verdict %v exit %d", c.Verdict, c.ExitCode())
 	}
 	if n := len(c.Points[0].Metrics[0].Current); n != 3 {
 		t.Errorf("%d current samples of point 0, want 3 (one incomplete)", n)
@@ -538,5 +551,40 @@ func TestCompareNotesProbe(t *testing.T) {
 	}
 	if n := note(probe(runs(t, 1, 5, 1)), probe(runs(t, 1, 5, 1))); strings.Contains(n, "turnaround probe") {
 		t.Errorf("both sides probed, yet notes %q", n)
+	}
+}
+
+// --under-load: with every process disturbed on both sides under comparable load, a change
+// far beyond the tolerance regresses and none is ok within it; loads far apart, or one side
+// disturbed alone, still decide nothing.
+func TestCompareUnderLoad(t *testing.T) {
+	cfg := results.CompareConfig{Metrics: []results.Metric{results.MetricP50}, UnderLoad: true}
+	for _, tc := range []struct {
+		name              string
+		scale             float64
+		baseLoad, curLoad float64
+		want              results.Verdict
+		reason, note      string
+	}{
+		{"comparable, slower", 3, 40, 45, results.Regressed, "judged under comparable load", "both sides ran under comparable load"},
+		{"comparable, same", 1, 40, 45, results.OK, "judged under comparable load", "both sides ran under comparable load"},
+		{"loads apart", 3, 20, 60, results.Inconclusive, "it would be regressed, but rests on", "the sides ran under different loads"},
+		{"one side disturbed", 3, 2, 40, results.Inconclusive, "it would be regressed, but rests on", "the sides ran under different loads"},
+	} {
+		base, cur := runs(t, 1, 6, 1), runs(t, 2, 6, tc.scale)
+		for _, r := range base {
+			disturb(r, tc.baseLoad)
+		}
+		for _, r := range cur {
+			disturb(r, tc.curLoad)
+		}
+		c, err := results.Compare(base, cur, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.Points[0].Metrics[0]
+		if r.Verdict != tc.want || !strings.Contains(r.Reason, tc.reason) || !strings.Contains(strings.Join(c.Notes, "\n"), tc.note) {
+			t.Errorf("%s: %v %q\n%s", tc.name, r.Verdict, r.Reason, compareText(c))
+		}
 	}
 }

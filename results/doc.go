@@ -14,10 +14,12 @@
 // every field and its unit.
 //
 // Reports: WriteText, WriteCSV, WriteHlog (HdrHistogram interval log) and WriteBench (Go
-// benchmark format, for benchstat) derive outputs from runs. Compare judges repeated runs of a
-// current version against a base one: per point and metric a Hodges-Lehmann change with a
-// Bonferroni-adjusted Mann-Whitney interval, and a verdict ok, regressed or inconclusive by
-// the tolerance (the CI gate). BestThresholds answers "which inline threshold?" the same way.
+// benchmark format, for benchstat) and WriteBMF (Bencher Metric Format) derive outputs from
+// runs. Compare judges repeated runs of a current version against a base one, a process of
+// the tool the unit: per point and metric a Hodges-Lehmann change with a Mann-Whitney
+// interval, the variance components of processes and rounds, and a verdict ok, regressed or
+// inconclusive by the tolerance, decided by Holm's procedure (the CI gate); BaselineFitness
+// checks runs as a baseline. BestThresholds answers "which inline threshold?" the same way.
 // Quality summarizes the runs' disturbances for every report.
 //
 // The package never imports a provider: the runner fills in what it negotiated and which

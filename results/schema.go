@@ -20,7 +20,7 @@ import (
 // Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
 // Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls;
 // version 8 added FanIn.SkewErrorNs, FanIn.Refused, FanIn.RefusedCount, FanIn.ServerRanks[].Addr,
-// Point.Recoveries, Params.CallSizes and Params.ReplySizes, and takes FanIn.Overlap with the
+// Point.Recoveries, Point.Process, Params.CallSizes and Params.ReplySizes, and takes FanIn.Overlap with the
 // clocks' error bounds.
 const SchemaVersion = 8
 
@@ -164,6 +164,10 @@ type Point struct {
 	// Round is the round of a repeated measurement (--repeat) the point ran in, from 1;
 	// absent (0) for a measurement of one round.
 	Round int `json:"round,omitempty"`
+	// Process numbers the process of the tool that measured the point, from 1, when a
+	// repeated measurement ran its rounds in fresh processes (--rounds-per-process); absent
+	// (0) when every point of the file ran in one process (files before schema version 8).
+	Process int `json:"process,omitempty"`
 	// FanIn is the ranks of a point many client ranks measured together, whose merge this
 	// point is; absent for a point of one process.
 	FanIn *FanIn `json:"fanin,omitempty"`

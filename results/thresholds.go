@@ -119,13 +119,13 @@ func sizeText(n int) string {
 // BestThresholds answers "which inline threshold?" from runs that measured the same points at
 // several thresholds (a sweep, or several runs of one): for every point with the threshold
 // left out and every metric of ThresholdMetrics, the thresholds ranked by their median over
-// the runs, and whether the best is better than each other beyond noise by the estimate and
-// interval Compare uses (Hodges-Lehmann ratio, Mann-Whitney interval), Bonferroni-adjusted
-// over all comparisons of the call so that the chance of naming any wrong winner is at most
-// alpha (0: 0.05). Every complete point is a run of its key, whichever file it came from;
-// disturbed ones are left out of a choice when the others still give intervals. A single run
-// per threshold gives no interval: the answer then says it cannot tell. Points come in the
-// order first seen.
+// the processes, and whether the best is better than each other beyond noise by the
+// estimate and interval Compare uses (Hodges-Lehmann ratio over processes, Mann-Whitney
+// interval), Bonferroni-adjusted over all comparisons of the call so that the chance of
+// naming any wrong winner is at most alpha (0: 0.05). A process (a file, or a Point.Process
+// in one) is a sample of its key, the median of its rounds; disturbed ones are left out of a
+// choice when the others still give intervals. A single process per threshold gives no
+// interval: the answer then says it cannot tell. Points come in the order first seen.
 func BestThresholds(runs []*Run, alpha float64) []ThresholdChoice {
 	if alpha == 0 {
 		alpha = 0.05
@@ -137,6 +137,7 @@ func BestThresholds(runs []*Run, alpha float64) []ThresholdChoice {
 	}
 	var order []string
 	groups := map[string]*group{}
+	units := processesOf(runs)
 	for _, r := range runs {
 		for i := range r.Points {
 			p := &r.Points[i]
@@ -172,7 +173,7 @@ func BestThresholds(runs []*Run, alpha float64) []ThresholdChoice {
 			w := pending{choice: ThresholdChoice{Params: g.params, Label: thresholdLabel(g.params), Metric: m, Alpha: alpha},
 				cands: map[int][]sample{}}
 			for _, t := range g.ths {
-				if s := samples(m, g.by[t]); len(s) > 0 {
+				if s := samples(m, g.by[t], units); len(s) > 0 {
 					w.cands[t] = s
 					w.ths = append(w.ths, t)
 				}
@@ -292,7 +293,7 @@ func ThresholdsMethod(choices []ThresholdChoice) string {
 	return fmt.Sprintf("Per point (the threshold left out) and metric: the threshold with the best median over the runs "+
 		"(lowest RTT, highest RPC/s) and the runner-up's change from it (Hodges-Lehmann ratio) with its interval at %s confidence. "+
 		"A winner is named only when every other threshold is worse beyond noise (family-wise error %g over all comparisons, "+
-		"Bonferroni); that needs repeated runs: give the results files of several, or a file with repeated rounds.",
+		"Bonferroni); that needs repeated processes: give the results files of several, or a file of rounds in fresh processes (--repeat).",
 		fmtConfidence(c.Confidence), c.Alpha)
 }
 

@@ -103,6 +103,8 @@ func (r *Run) Validate() error {
 			switch {
 			case pt.Recoveries != nil:
 				name = "recoveries"
+			case pt.Process != 0:
+				name = "process"
 			case pt.Params.CallSizes != "":
 				name = "params.call_sizes"
 			case pt.Params.ReplySizes != "":

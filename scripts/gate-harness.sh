@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gate-harness.sh measures the README's CI gate on this machine: its false alarms (the same
 # configuration on both sides) and its power against known slowdowns, and writes a Markdown
-# summary (exit 0/1/3 counts per scenario, rounds, wall time) with the commit. See docs/gate.md.
+# summary (exit 0/1/3/4 counts per scenario, rounds, processes, wall time) with the commit.
+# See docs/gate.md.
 #
 # Every trial measures a fresh baseline and then the current side, exactly as the README's
 # recipe does (MODE=auto), or alternates RUNS single-round runs of base and current and
@@ -9,8 +10,11 @@
 #   SAME=40 POWER=10         trials: same-configuration, and per power scenario
 #   DURATION=500ms WARMUP=200ms  per point (the recipe: --duration 500ms --warmup 200ms)
 #   BASE_ROUNDS=10 BUDGET=10 MODE=auto: the baseline's rounds, the current side's auto budget
+#   RPP=1                    rounds per process, both sides (--rounds-per-process; 0: one process)
 #   RUNS=10                  MODE=fixed: runs per side, base and current alternated
-#   SCENARIOS="same slow20 credits1 windows onecpu"
+#   SCENARIOS="same slow20 credits1 windows onecpu"; also: stale (one baseline, the first
+#                            trial's, judged by every trial) and pair (one process a side,
+#                            BASE_ROUNDS rounds each, judged by compare: never a confident change)
 #   OUT=docs/gate-results.md WORK=$(mktemp -d) BIN=(built from this tree)
 # A smoke run: SAME=2 POWER=2 DURATION=300ms WARMUP=100ms BASE_ROUNDS=8 BUDGET=8 scripts/gate-harness.sh
 set -euo pipefail
@@ -24,9 +28,11 @@ BASE_ROUNDS=${BASE_ROUNDS:-10}
 BUDGET=${BUDGET:-10}
 MODE=${MODE:-auto}
 RUNS=${RUNS:-10}
+RPP=${RPP:-1}
 SCENARIOS=${SCENARIOS:-same slow20 credits1 windows onecpu}
 OUT=${OUT:-docs/gate-results.md}
 WORK=${WORK:-$(mktemp -d)}
+mkdir -p "$WORK"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git diff --quiet HEAD 2>/dev/null; then commit="$commit (modified)"; fi
 if [[ -z ${BIN:-} ]]; then
@@ -39,7 +45,7 @@ recipe=(sweep --thresholds 4k --sizes 64,4k,64k --duration "$DURATION" --warmup 
 
 # p50at64 prints the median over rounds of the 64 B point's p50 (ns) of a results file.
 p50at64() {
-	jq '[.points[] | select(.params.call_bytes == 64) | .rtt.p50_ns] | sort | .[length/2|floor]' "$1"
+	jq '[.points[] | select(.params.call_bytes == 64 and .rtt.p50_ns != null) | .rtt.p50_ns] | sort | .[length/2|floor]' "$1"
 }
 
 # calibrate sets DELAY to a completion delay that raises the recipe's 64 B point's median RTT
@@ -49,11 +55,12 @@ p50at64() {
 # 20%, then halving the bracket geometrically; 3 rounds per try, at most 8 tries.
 calibrate() {
 	local base lo=0 hi=0 d e i
-	"$BIN" "${recipe[@]}" --repeat 5 --out "$WORK/cal-base.json" >/dev/null 2>&1
+	# A calibration run that fails (a point that measured nothing) still files its other points.
+	"$BIN" "${recipe[@]}" --repeat 5 --out "$WORK/cal-base.json" >/dev/null 2>&1 || true
 	base=$(p50at64 "$WORK/cal-base.json")
 	d=$((base / 10))
 	for i in $(seq 8); do
-		"$BIN" "${recipe[@]}" --repeat 5 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1
+		"$BIN" "${recipe[@]}" --repeat 5 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1 || true
 		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
 		echo "calibration: 64 B p50 ${base} ns; --soft-delay ${d}ns: $e" >&2
 		DELAY="${d}ns" EFFECT=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
@@ -75,7 +82,7 @@ calibrate() {
 # change prints the current side's command prefix and extra flags for a scenario.
 change() {
 	case $1 in
-	same) ;;
+	same | stale | pair) ;;
 	slow20) echo "--soft-delay $DELAY" ;;
 	credits1) echo "--credits 1" ;;
 	windows) echo "--memory windows" ;;
@@ -88,6 +95,8 @@ change() {
 desc() {
 	case $1 in
 	same) echo "none (same configuration)" ;;
+	stale) echo "none (same configuration; one baseline for every trial)" ;;
+	pair) echo "none (same configuration; one process a side, \`compare\`)" ;;
 	onecpu) echo "\`taskset -c 0\` and \`--cpus 0\`: both pollers on CPU 0" ;;
 	*) echo "\`$(change "$1")\`" ;;
 	esac
@@ -101,7 +110,12 @@ trial() {
 	[[ $s == onecpu ]] && pre=(taskset -c 0)
 	mkdir -p "$d/base" "$d/cur"
 	set +e
-	if [[ $MODE == fixed ]]; then
+	if [[ $s == pair ]]; then
+		"$BIN" "${recipe[@]}" --seed "$n" --repeat "$BASE_ROUNDS" --rounds-per-process 0 --out "$d/base/base.json" >/dev/null 2>&1
+		"$BIN" "${recipe[@]}" --seed "$n" --repeat "$BASE_ROUNDS" --rounds-per-process 0 --out "$d/cur/cur.json" >/dev/null 2>&1
+		"$BIN" compare "$d/base" -- "$d/cur" >"$d/verdict.txt" 2>&1
+		code=$?
+	elif [[ $MODE == fixed ]]; then
 		for i in $(seq "$RUNS"); do
 			"$BIN" "${recipe[@]}" --seed "$n$i" --out "$d/base/run-$i.json" >/dev/null 2>&1
 			# shellcheck disable=SC2086
@@ -110,13 +124,20 @@ trial() {
 		"$BIN" compare "$d/base" -- "$d/cur" >"$d/verdict.txt" 2>&1
 		code=$?
 	else
-		"$BIN" "${recipe[@]}" --seed "$n" --repeat "$BASE_ROUNDS" --out "$d/base/base.json" >/dev/null 2>&1
+		local base=$d/base
+		if [[ $s == stale && $n -gt 1 ]]; then
+			base=$WORK/stale-1/base
+		else
+			"$BIN" "${recipe[@]}" --seed "$n" --repeat "$BASE_ROUNDS" --rounds-per-process "$RPP" --out "$d/base/base.json" >"$d/baseline.txt" 2>&1
+		fi
 		# shellcheck disable=SC2086
-		"${pre[@]}" "$BIN" "${recipe[@]}" $extra --seed "$n" --repeat "auto:$BUDGET" --baseline "$d/base" \
-			--out "$d/cur/cur.json" >"$d/verdict.txt" 2>&1
+		"${pre[@]}" "$BIN" "${recipe[@]}" $extra --seed "$n" --repeat "auto:$BUDGET" --rounds-per-process "$RPP" --baseline "$base" \
+			--report "$d/verdict.json" --out "$d/cur/cur.json" >"$d/verdict.txt" 2>&1
 		code=$?
 	fi
 	set -e
+	# A confident improvement of the same configuration is a false alarm too.
+	[[ $s == pair && $code == 0 ]] && grep -q "(improved)" "$d/verdict.txt" && code=improved
 	local rounds
 	rounds=$(jq -s '[.[].points[] | (.round // 1)] | max' "$d"/cur/*.json 2>/dev/null || echo "?")
 	[[ $MODE == fixed ]] && rounds=$RUNS
@@ -131,18 +152,18 @@ total_start=$(date +%s)
 for s in $SCENARIOS; do
 	trials=$POWER
 	[[ $s == same ]] && trials=$SAME
-	e0=0 e1=0 e3=0 other=0 rsum=0
+	e0=0 e1=0 e3=0 e4=0 other=0 rsum=0
 	start=$(date +%s)
 	for n in $(seq "$trials"); do
 		read -r code rounds < <(trial "$s" "$n" "$WORK/$s-$n")
-		case $code in 0) e0=$((e0 + 1)) ;; 1) e1=$((e1 + 1)) ;; 3) e3=$((e3 + 1)) ;; *) other=$((other + 1)) ;; esac
+		case $code in 0) e0=$((e0 + 1)) ;; 1) e1=$((e1 + 1)) ;; 3) e3=$((e3 + 1)) ;; 4) e4=$((e4 + 1)) ;; *) other=$((other + 1)) ;; esac
 		[[ $rounds =~ ^[0-9]+$ ]] && rsum=$((rsum + rounds))
 		echo "$s trial $n: exit $code, $rounds round(s) ($WORK/$s-$n)" >&2
 	done
 	wall=$(($(date +%s) - start))
 	# The share of the scenario's points that other processes disturbed (host_other_cpu > 10).
 	dist=$(jq -s '[.[].points[] | select(.host_other_cpu != null) | (.host_other_cpu > 10)] | if length == 0 then "-" else ((map(select(.)) | length) * 100 / length | floor | tostring) + "%" end' -r "$WORK/$s"-*/base/*.json "$WORK/$s"-*/cur/*.json 2>/dev/null || echo "?")
-	rows+=("| $s | $(desc "$s") | $trials | $e0 | $e1 | $e3 | $other | $(awk -v s="$rsum" -v n="$trials" 'BEGIN{printf "%.1f", s/n}') | $dist | ${wall}s |")
+	rows+=("| $s | $(desc "$s") | $trials | $e0 | $e1 | $e3 | $e4 | $other | $(awk -v s="$rsum" -v n="$trials" 'BEGIN{printf "%.1f", s/n}') | $dist | ${wall}s |")
 done
 {
 	echo "# CI gate: false alarms and power"
@@ -151,13 +172,14 @@ done
 	if [[ $MODE == fixed ]]; then
 		echo "$RUNS runs per side alternated, then \`compare\`;"
 	else
-		echo "baseline \`--repeat $BASE_ROUNDS\`, current \`--repeat auto:$BUDGET --baseline\`;"
+		echo "baseline \`--repeat $BASE_ROUNDS --rounds-per-process $RPP\`, current \`--repeat auto:$BUDGET --rounds-per-process $RPP --baseline\`;"
 	fi
 	echo "recipe \`${recipe[*]}\`${DELAY:+; 20% slowdown = \`--soft-delay $DELAY\` (calibration measured $EFFECT on the 64 B p50)}; total $(($(date +%s) - total_start))s."
 	echo
-	echo "| scenario | current side's change | trials | exit 0 ok | exit 1 regressed | exit 3 inconclusive | other | mean rounds (current) | points disturbed by other processes | wall time |"
-	echo "|---|---|---|---|---|---|---|---|---|---|"
+	echo "| scenario | current side's change | trials | exit 0 ok | exit 1 regressed | exit 3 inconclusive | exit 4 failed | other | mean rounds (current) | points disturbed by other processes | wall time |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 	echo
-	echo "Targets: same, at most 5% exit 1; every other scenario at least 90% exit 1 and none exit 0."
+	echo "Targets: same and stale, at most 5% exit 1 and at most 15% exit 3; pair, never exit 1 (nor a"
+	echo "confident improvement); every other scenario at least 90% exit 1 and none exit 0."
 } | tee "$OUT"

@@ -10,8 +10,9 @@
 //
 // A session can add rounds until a judgement of its results is conclusive (Config.AfterRound
 // with UntilConclusive): against a baseline (AgainstBaseline) or the best inline threshold
-// (ThresholdsSettled), from the first round a look can decide, alpha split over the looks
-// (Looks).
+// (ThresholdsSettled), at planned looks that spend alpha (Looks, Spent). Its rounds can run
+// in blocks, each in a new process of the tool (Config.Blocks, FreshProcesses), merged into
+// one run with each point's process recorded.
 //
 // A session prints one line per point and write failures to Config.Log: the caller shows
 // progress (Config.Progress, which NewProgress's line serves) and prints the table and how

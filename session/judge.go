@@ -14,12 +14,14 @@ type JudgeConfig struct {
 	// Base is the baseline's runs; nil judges the best threshold.
 	Base []*results.Run
 	// Compare is how Base is judged; its Alpha is the family-wise error rate of the whole
-	// judgement, split over the looks.
+	// judgement, spent over the looks (Looks).
 	Compare results.CompareConfig
-	// Auto adds rounds until the judgement is conclusive, at most Budget; without it the
+	// Auto adds rounds until the judgement is conclusive, at most Budget, looking after
+	// every Step rounds (a block of rounds in one process; 0: every round); without it the
 	// judgement looks once, after Budget rounds.
 	Auto   bool
 	Budget int
+	Step   int
 	// Points is what the session measures; Sweep says they come from a sweep.
 	Points []workloads.Point
 	Sweep  bool
@@ -30,20 +32,22 @@ type AutoRecord struct {
 	// Judge is "baseline" (against a baseline) or "thresholds" (the best inline threshold).
 	Judge string `json:"judge"`
 	// Budget is the most rounds; FirstLook the first round judged; Looks the rounds judged
-	// at most, each at LookAlpha, Alpha split evenly over them.
+	// at most, each at its own alpha, Alpha spent over them by Spending ("obrien-fleming",
+	// see Spent).
 	Budget    int     `json:"budget"`
 	FirstLook int     `json:"first_look"`
-	Looks     int     `json:"looks"`
+	Looks     []Look  `json:"looks"`
 	Alpha     float64 `json:"alpha"`
-	LookAlpha float64 `json:"look_alpha"`
+	Spending  string  `json:"spending"`
 }
 
 // Judgement is a judgement planned before the session measures.
 type Judgement struct {
 	Record AutoRecord
 	base   []*results.Run
-	cfg    results.CompareConfig // Alpha is the per-look alpha
+	cfg    results.CompareConfig // Alpha is the family-wise alpha; each look judges at its own
 	auto   bool
+	unfit  string // why the baseline is unfit (results.BaselineFitness), "" if fit
 }
 
 // PlanJudgement plans the judgement c asks for; its errors are bad input.
@@ -62,6 +66,7 @@ func PlanJudgement(c JudgeConfig) (*Judgement, error) {
 		}
 		j.base, j.cfg = c.Base, c.Compare
 		j.Record.Judge, judged = "baseline", self.Judged
+		_, j.unfit = results.BaselineFitness(c.Base, c.Compare)
 	} else {
 		ths := map[int]bool{}
 		for _, p := range c.Points {
@@ -73,16 +78,15 @@ func PlanJudgement(c JudgeConfig) (*Judgement, error) {
 		j.Record.Judge = "thresholds"
 		judged = (len(c.Points) - len(c.Points)/len(ths)) * len(results.ThresholdMetrics)
 	}
-	first, looks, lookAlpha := Looks(budget, judged, alpha)
-	if !c.Auto {
-		first, looks, lookAlpha = budget, 1, alpha
+	looks := []Look{{budget, alpha}}
+	if c.Auto {
+		if looks = Looks(budget, c.Step, judged, alpha); len(looks) == 0 {
+			return nil, fmt.Errorf("--repeat auto:%d: %d judgements at --alpha %g need %d rounds before any look can be conclusive: raise the budget or judge fewer points or metrics",
+				budget, judged, alpha, results.MinRuns(judged, alpha))
+		}
+		j.Record.Spending = "obrien-fleming"
 	}
-	if c.Auto && first > budget {
-		return nil, fmt.Errorf("--repeat auto:%d: %d judgements at --alpha %g over the looks need %d rounds before any can be conclusive: raise the budget or judge fewer points or metrics",
-			budget, judged, alpha, first)
-	}
-	j.Record.FirstLook, j.Record.Looks, j.Record.LookAlpha = first, looks, lookAlpha
-	j.cfg.Alpha = lookAlpha
+	j.Record.FirstLook, j.Record.Looks = looks[0].Round, looks
 	return j, nil
 }
 
@@ -96,15 +100,28 @@ func (j *Judgement) AfterRound() func(*results.Run, int) bool {
 		return nil
 	}
 	if j.base != nil {
-		return UntilConclusive(j.Record.FirstLook, AgainstBaseline(j.base, j.cfg))
+		return UntilConclusive(j.Record.Looks, AgainstBaseline(j.base, j.cfg))
 	}
-	return UntilConclusive(j.Record.FirstLook, ThresholdsSettled(j.cfg.Alpha))
+	return UntilConclusive(j.Record.Looks, ThresholdsSettled())
+}
+
+// alphaAt is the alpha of the look after rounds: the last planned look at or before it
+// (a run that measured fewer rounds than the plan's first look is judged at that look's).
+func (j *Judgement) alphaAt(rounds int) float64 {
+	a := j.Record.Looks[0].Alpha
+	for _, l := range j.Record.Looks {
+		if l.Round <= rounds {
+			a = l.Alpha
+		}
+	}
+	return a
 }
 
 // Verdict is a judgement of a complete run.
 type Verdict struct {
-	// Rounds is the rounds the run measured.
+	// Rounds is the rounds the run measured, Alpha the alpha of the look that judged them.
 	Rounds int
+	Alpha  float64
 	// Comparison is the judgement against the baseline; Thresholds the best threshold's.
 	Comparison *results.Comparison
 	Thresholds []results.ThresholdChoice
@@ -121,8 +138,9 @@ func (j *Judgement) Judge(r *results.Run) (Verdict, error) {
 	for _, p := range r.Points {
 		v.Rounds = max(v.Rounds, p.Round, 1)
 	}
+	v.Alpha = j.alphaAt(v.Rounds)
 	if j.base == nil {
-		v.Thresholds = results.BestThresholds([]*results.Run{r}, j.cfg.Alpha)
+		v.Thresholds = results.BestThresholds([]*results.Run{r}, v.Alpha)
 		for i := range v.Thresholds {
 			if !Settled(&v.Thresholds[i]) {
 				v.Exit = results.ExitInconclusive
@@ -130,9 +148,15 @@ func (j *Judgement) Judge(r *results.Run) (Verdict, error) {
 		}
 		return v, nil
 	}
-	cmp, err := results.Compare(j.base, []*results.Run{r}, j.cfg)
+	cfg := j.cfg
+	cfg.Alpha = v.Alpha
+	cmp, err := results.Compare(j.base, []*results.Run{r}, cfg)
 	if err != nil {
 		return v, fmt.Errorf("--baseline: %w", err)
+	}
+	if j.unfit != "" {
+		cmp.BaselineUnfit = j.unfit
+		cmp.Notes = append(cmp.Notes, "the baseline is unfit: "+j.unfit)
 	}
 	v.Comparison, v.Exit = cmp, cmp.ExitCode()
 	return v, nil

@@ -116,6 +116,13 @@ type Config struct {
 	// AfterRound, when set, is called after every round but the last with the run so far;
 	// false ends the session there, complete (a judgement that is already conclusive).
 	AfterRound func(run *results.Run, round int) bool
+	// Blocks, when set, measures the rounds in blocks of BlockRounds rounds, each block in a
+	// process of its own (FreshProcesses), and merges what each measured into this run with
+	// its process recorded; AfterRound is then called after every block but the last.
+	Blocks      RunBlock
+	BlockRounds int
+	// Block is the block of rounds this process measures for another (nil: every round).
+	Block *Block
 }
 
 // Outcome is how a session ended.
@@ -163,12 +170,19 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 	}
 	s.run.End = s.run.Start
 	s.run.Environment.Provider = c.Provider
-	dev := c.Connector.Device()
-	s.run.Environment.Device = dev
-	if dev != nil && len(dev.Ports) > 0 {
-		s.run.Environment.Port = dev.Ports[0].Num
+	if c.Connector != nil {
+		dev := c.Connector.Device()
+		s.run.Environment.Device = dev
+		if dev != nil && len(dev.Ports) > 0 {
+			s.run.Environment.Port = dev.Ports[0].Num
+		}
 	}
-	first := s.rounds()
+	var first error
+	if c.Blocks != nil {
+		first = s.blocks()
+	} else {
+		first = s.rounds()
+	}
 	return s.finish(first), nil
 }
 
@@ -176,7 +190,11 @@ func Run(ctx context.Context, c Config) (*Outcome, error) {
 // early (nil if none).
 func (s *session) rounds() error {
 	c, rounds := &s.c, max(1, s.c.Rounds)
-	for round := 1; round <= rounds; round++ {
+	from, to := 1, rounds
+	if c.Block != nil {
+		from, to = c.Block.First, min(c.Block.First+c.Block.Rounds-1, rounds)
+	}
+	for round := from; round <= to; round++ {
 		for k, i := range workloads.RoundOrder(len(c.Points), round, c.Shuffle, c.Seed) {
 			if s.ctx.Err() != nil {
 				return nil
@@ -195,6 +213,53 @@ func (s *session) rounds() error {
 			}
 		}
 		if round < rounds && c.AfterRound != nil && !c.AfterRound(&s.run, round) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// blocks measures the rounds in blocks, each in a process of its own (Config.Blocks), and
+// returns the failure that ended them early (nil if none). Every process starts with its
+// own thread placement, memory layout and connections, so the rounds sample the noise
+// between processes that rounds inside one process cannot.
+func (s *session) blocks() error {
+	c, rounds := &s.c, max(1, s.c.Rounds)
+	step := max(c.BlockRounds, 1)
+	for first, proc := 1, 1; first <= rounds; first, proc = first+step, proc+1 {
+		if s.ctx.Err() != nil {
+			return nil
+		}
+		b := Block{First: first, Rounds: min(step, rounds-first+1), Process: proc}
+		// One line a process, as a session in one process prints one a point.
+		fmt.Fprintf(c.Log, "%s [process %d, rounds %d-%d of %d]\n", c.Command, proc, b.First, b.First+b.Rounds-1, rounds)
+		r, err := c.Blocks(s.ctx, b)
+		if r != nil {
+			if proc == 1 {
+				s.run.Environment.Device, s.run.Environment.Port = r.Environment.Device, r.Environment.Port
+			}
+			for _, p := range r.Points {
+				p.Process = proc
+				s.run.Points = append(s.run.Points, p)
+			}
+			if werr := s.save(); werr != nil && s.saveErr == nil {
+				s.saveErr = werr
+				fmt.Fprintf(c.Log, "rpcrdma-bench %s: %v (measuring goes on; the results will be written elsewhere if need be)\n", c.Command, werr)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if r.Status.State == results.StateFailed {
+			return fmt.Errorf("process %d (rounds %d-%d): %s", proc, b.First, b.First+b.Rounds-1, r.Status.Message)
+		}
+		if r.Status.State != results.StateComplete {
+			if s.ctx.Err() == nil {
+				return fmt.Errorf("process %d (rounds %d-%d) was interrupted: %s", proc, b.First, b.First+b.Rounds-1, r.Status.Message)
+			}
+			return nil
+		}
+		if last := b.First + b.Rounds - 1; last < rounds && c.AfterRound != nil && !c.AfterRound(&s.run, last) {
 			return nil
 		}
 	}
@@ -464,6 +529,9 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	}
 	if at.rounds > 1 {
 		rp.Round = at.round
+	}
+	if s.c.Block != nil {
+		rp.Process = s.c.Block.Process
 	}
 	rp.Complete = err == nil && !st.Interrupted
 	if rp.Complete && rp.RTT.Count == 0 {

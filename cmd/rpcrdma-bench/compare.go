@@ -20,28 +20,34 @@ func compareCommand() *command {
   rpcrdma-bench compare --threshold all=5% --metrics p50,p99,rps --format markdown base/*.json -- head/*.json
   rpcrdma-bench compare --format junit base/ -- head/ > compare.xml   # directories: their *.json
 
-Every complete point of a run is one sample of its point (a file with repeated rounds gives
-several). For each judged metric and point, the change is the Hodges-Lehmann ratio
-current/base with a Mann-Whitney confidence interval; the verdict is regressed when the
-interval lies beyond the tolerance, ok when it lies within, inconclusive when it straddles
-or the runs are too few for an interval. Intervals are Bonferroni-adjusted so that any wrong
-ok or regressed has probability at most --alpha over the whole invocation: more points and
-metrics need more runs (5 a side cover up to 12 judgements, 6 up to 46). Judged: --metrics,
+The unit is a process of the tool: a results file, or the points of one "process" in it
+(--repeat runs its rounds in fresh processes), each the median of its rounds; one process a
+side never decides. For each judged metric and point, the change is the Hodges-Lehmann ratio
+current/base over the processes with a Mann-Whitney confidence interval; the verdict is
+regressed when the interval lies beyond the tolerance, ok when it lies within, inconclusive
+when it straddles or the processes are too few for an interval. Holm's step-down procedure
+over all judgements keeps the chance of any wrong ok or regressed at most --alpha: more
+points and metrics need more processes (5 a side cover up to 12 judgements, 6 up to 46). An
+inconclusive headline says what the evidence leans to and what would decide it. Judged: --metrics,
 else the metrics --threshold names, else p50, p99 and rps, and at fan-in points jain and
 slowest; a metric without a --threshold value has its default tolerance (p50 +10%, p90
 +15%, p99 +20%, p99.9 +30%, mean +10%, rps -10%, gbps -10%, jain -5%, slowest -10%). Disturbed runs (other processes took more than 10% of the host's CPU
 time, or a collection ran) are left out while enough others remain; with too few left, the
-metric is inconclusive and says what it would have been.
+metric is inconclusive and says what it would have been. --report writes the same judgement
+to files as well (JUnit: inconclusive is an error, never a skipped case).
 
-Exit status: 0 ok, 1 regressed (or a base point missing in current), 2 bad usage or input,
-3 inconclusive (no regression, but not everything judged could be decided: add runs).`,
+Exit status: 0 ok, 1 regressed, 2 bad usage or input, 3 inconclusive (no regression, but not
+everything judged could be decided: the headline says what the evidence leans to and what
+would decide it), 4 the measurement failed (a base point missing in current).`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			thresholds := fs.String("threshold", "", "tolerated changes NAME=CHANGE%,... (p50, p90, p99, p99.9, mean, rps, gbps, jain, slowest, latency, throughput, fairness, all); the metrics named are judged")
 			alpha := fs.Float64("alpha", 0.05, "family-wise error rate: the chance of any wrong ok or regressed verdict")
 			metrics := fs.String("metrics", "", "judge these metrics, comma-separated (default: those --threshold names, else p50,p99,rps and at fan-in points jain,slowest)")
-			format := fs.String("format", "text", "output: text, markdown, json or junit")
+			format := fs.String("format", "text", "output: text, markdown, json, junit or bmf (Bencher Metric Format)")
+			underLoad := fs.Bool("under-load", false, "judge verdicts that rest on disturbed processes when both sides ran under comparable load (median other-process CPU within 10 points), instead of leaving them inconclusive; off by default")
+			reports := fs.StringArray("report", nil, "also write the comparison to `FILE`, in the format its name says (.json, .bmf.json, .xml JUnit, .md Markdown, .txt); repeat for several")
 			return func(e *env, args []string) int {
-				return compare(e, fs, cli.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format}, args)
+				return compare(e, fs, cli.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format, Reports: *reports, UnderLoad: *underLoad}, args)
 			}
 		},
 	}

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
 func fakeResults(t *testing.T, cmd string) string {
@@ -35,12 +37,12 @@ func TestCompareGate(t *testing.T) {
 		code      int
 		out, err  string
 	}{
-		{"slower", []string{"--threshold", "p50=+10%,throughput=-10%"}, fast, slow, exitFailed,
+		{"slower", []string{"--threshold", "p50=+10%,throughput=-10%"}, fast, slow, results.ExitRegression,
 			"verdict: regressed (exit 1): p50, rps, gbps at 1 point(s): 3 regressed", "rpcrdma-bench compare: regressed (exit 1)"},
 		{"same", []string{"--format", "markdown", "--metrics", "p50,rps"}, same, same, exitOK, "**verdict: ok (exit 0): p50, rps at 1 point(s): 2 ok**", ""},
 		{"one run", nil, fast[:1], slow[:1], exitInconclusive, "3 inconclusive", "rpcrdma-bench compare: inconclusive (exit 3)"},
-		{"json", []string{"--format", "json", "--metrics", "p50"}, fast, slow, exitFailed, `"verdict": "regressed"`, ""},
-		{"junit", []string{"--format", "junit"}, fast[:2], fast[:2], exitInconclusive, `<testsuites name="rpcrdma-bench compare" tests="3" failures="0" skipped="3">`, ""},
+		{"json", []string{"--format", "json", "--metrics", "p50"}, fast, slow, results.ExitRegression, `"verdict": "regressed"`, ""},
+		{"junit", []string{"--format", "junit"}, fast[:2], fast[:2], exitInconclusive, `<testsuites name="rpcrdma-bench compare" tests="3" failures="0" errors="3">`, ""},
 	} {
 		code, out, errOut := runMain(t, args(tc.flags, tc.base, tc.cur)...)
 		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.err) {

@@ -250,10 +250,11 @@ const mixHelp = `Mixes:
 // addJudgeFlags declares the measuring commands' judgement of their own results: against a
 // baseline, as compare judges.
 func addJudgeFlags(fs *pflag.FlagSet, j *cli.JudgeFlags) {
-	fs.StringArrayVar(&j.Baseline, "baseline", nil, "judge the results against these base results as compare does and exit as it does (0 ok, 1 regressed, 3 inconclusive): files, directories (their *.json) or a quoted glob; repeat the flag for several")
+	fs.StringArrayVar(&j.Baseline, "baseline", nil, "judge the results against these base results as compare does and exit as it does (0 ok, 1 regressed, 3 inconclusive, 4 failed): files, directories (their *.json) or a quoted glob; repeat the flag for several")
 	fs.StringVar(&j.Threshold, "threshold", "", "with --baseline: tolerated changes NAME=CHANGE%,... as compare --threshold (not --thresholds, the inline thresholds)")
 	fs.StringVar(&j.Metrics, "metrics", "", "with --baseline: judge these metrics, as compare --metrics")
-	fs.Float64Var(&j.Alpha, "alpha", 0.05, "family-wise error rate of the judgement (--baseline, or --repeat auto's best threshold), split over --repeat auto's looks")
+	fs.BoolVar(&j.UnderLoad, "under-load", false, "with --baseline: judge verdicts that rest on disturbed processes when both sides ran under comparable load, as compare --under-load")
+	fs.Float64Var(&j.Alpha, "alpha", 0.05, "family-wise error rate of the judgement (--baseline, or --repeat auto's best threshold), spent over --repeat auto's looks (O'Brien-Fleming)")
 }
 
 // given are the flags of fs set on the command line, by name.

@@ -47,7 +47,7 @@ func TestFlagHints(t *testing.T) {
 // The top-level help lists every exit status, inconclusive among them.
 func TestHelpListsExitStatuses(t *testing.T) {
 	_, out, _ := runMain(t, "help")
-	for _, want := range []string{"  0  ok", "  1  a run failed", "  2  bad usage", "  3  inconclusive"} {
+	for _, want := range []string{"  0  ok", "  1  regressed", "  2  bad usage", "  3  inconclusive", "  4  failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q:\n%s", want, out)
 		}

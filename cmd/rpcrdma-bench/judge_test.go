@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,7 +39,7 @@ func TestRepeatAutoAgainstBaseline(t *testing.T) {
 	cur := filepath.Join(dir, "cur.json")
 	code, stdout, stderr := runMain(t, append(point, "--repeat", "auto:12", "--baseline", base, "--metrics", "p50",
 		"--soft-delay", "1ms", "--out", cur)...)
-	if code != exitFailed || !strings.Contains(stdout, "verdict: regressed") {
+	if code != results.ExitRegression || !strings.Contains(stdout, "verdict: regressed") {
 		t.Fatalf("exit %d, want 1 (regressed): %s\n%s", code, stdout, stderr)
 	}
 	if n := autoRounds(t, cur); n >= 12 {
@@ -75,5 +77,53 @@ func TestRepeatAutoUsage(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, want 2 naming %q: %s", tc.args, code, tc.want, stderr)
 		}
+	}
+}
+
+// The gate writes the judgement it exits on to every --report file, each in its format;
+// a base point the current side did not measure is a failed measurement (exit 4), not a
+// regression, and says so in every report.
+func TestGateReports(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	point := []string{"quietsweep", "--thresholds", "4k", "--depth", "1", "--count", "100", "--warmup", "0", "-q"}
+	if code, _, stderr := runMain(t, append(point, "--sizes", "64,2k", "--repeat", "6", "--out", base)...); code != exitOK {
+		t.Fatalf("baseline: exit %d: %s", code, stderr)
+	}
+	reports := []string{filepath.Join(dir, "v.json"), filepath.Join(dir, "v.xml"), filepath.Join(dir, "v.md"), filepath.Join(dir, "v.bmf.json")}
+	args := append(point, "--sizes", "64", "--repeat", "5", "--baseline", base, "--metrics", "p50", "--out", filepath.Join(dir, "cur.json"))
+	for _, r := range reports {
+		args = append(args, "--report", r)
+	}
+	code, stdout, stderr := runMain(t, args...)
+	if code != results.ExitFailed || !strings.Contains(stdout, "verdict: failed (exit 4)") || !strings.Contains(stderr, "failed (exit 4)") {
+		t.Fatalf("exit %d, want 4 (a base point missing): %s\n%s", code, stdout, stderr)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	var js struct {
+		Verdict  string `json:"verdict"`
+		ExitCode int    `json:"exit_code"`
+		Headline string `json:"headline"`
+	}
+	if err := json.Unmarshal([]byte(read(reports[0])), &js); err != nil || js.ExitCode != code || js.Verdict != "failed" || !strings.Contains(stdout, js.Headline) {
+		t.Errorf("JSON report %+v (%v), the command exited %d:\n%s", js, err, code, stdout)
+	}
+	if x := read(reports[1]); !strings.Contains(x, `<error type="missing"`) {
+		t.Errorf("JUnit report:\n%s", x)
+	}
+	if md := read(reports[2]); !strings.HasPrefix(md, "**verdict: failed (exit 4)") {
+		t.Errorf("Markdown report:\n%s", md)
+	}
+	var bmf map[string]map[string]struct {
+		Value float64 `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(read(reports[3])), &bmf); err != nil || len(bmf) != 1 {
+		t.Errorf("BMF report %v: %s", err, read(reports[3]))
 	}
 }

@@ -9,10 +9,11 @@
 // Run "rpcrdma-bench help" for the commands and "rpcrdma-bench COMMAND --help" for each
 // command's flags and examples.
 //
-// Exit status: 0 when the command did what was asked; 1 when a run failed, was interrupted
-// or (compare) found a regression: results measured before the failure are still written;
-// 2 for bad usage or bad input (an unknown flag, a malformed size, CPU list or results file);
-// 3 when a judgement (compare, --baseline, --repeat auto) was inconclusive.
+// Exit status: 0 when the command did what was asked; 1 when the gate (compare, or a
+// measuring command's --baseline) found a regression; 2 for bad usage or bad input (an
+// unknown flag, a malformed size, CPU list or results file); 3 when the gate could not
+// decide; 4 when the command or its measurement failed or was interrupted (results measured
+// before the failure are still written) or a base point is missing from current.
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/internal/completion"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 
 	"github.com/spf13/pflag"
 )
@@ -32,8 +34,8 @@ import (
 // Exit codes; bad usage is a cli.UsageError.
 const (
 	exitOK     = 0
-	exitFailed = 1 // a run failed or was interrupted, a regression was found
-	exitUsage  = 2 // bad usage or bad input
+	exitFailed = results.ExitFailed // the command or its measurement failed or was interrupted
+	exitUsage  = 2                  // bad usage or bad input
 )
 
 func main() {
@@ -45,6 +47,8 @@ func main() {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// args are the command and its arguments, as a new process of the tool takes them.
+	args []string
 }
 
 // command is one subcommand.
@@ -87,7 +91,7 @@ func (commands commandSet) Main(args []string, stdout, stderr io.Writer) int {
 
 // MainIO is Main reading standard input from stdin (results named "-").
 func (commands commandSet) MainIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
 	if len(args) == 0 {
 		commands.usage(e.stderr)
 		return exitUsage
@@ -154,9 +158,10 @@ var exitStatuses = []struct {
 	meaning string
 }{
 	{exitOK, "ok"},
-	{exitFailed, "a run failed or was interrupted (what it measured is written), or compare found a regression"},
+	{results.ExitRegression, "regressed: compare or --baseline found a regression beyond its tolerance"},
 	{exitUsage, "bad usage or input: an unknown flag, a malformed value, an unreadable results file"},
 	{exitInconclusive, "inconclusive: compare, --baseline or --repeat auto could not decide every judged metric"},
+	{exitFailed, "failed: the command or its measurement failed or was interrupted (what it measured is written), or a base point is missing"},
 }
 
 func commandUsage(w io.Writer, c *command, fs *pflag.FlagSet) {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,6 +29,12 @@ import (
 // With RPCRDMA_BENCH_MAIN set, the test binary is the CLI: the args are in it, separated by
 // newlines. Tests that send signals run it that way, as a separate process.
 func TestMain(m *testing.M) {
+	// Rounds in fresh processes run this test binary as the tool.
+	selfCommand = func(args []string) *exec.Cmd {
+		c := exec.Command(os.Args[0])
+		c.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join(args, "\n"))
+		return c
+	}
 	if args, ok := os.LookupEnv("RPCRDMA_BENCH_MAIN"); ok {
 		os.Exit(testCLI.Main(strings.Split(args, "\n"), os.Stdout, os.Stderr))
 	}
@@ -104,7 +111,8 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakerun", "--soft-bandwidth", "1Gbot"}, `bad rate "1Gbot"`},
 		{[]string{"fakerun", "--soft-delay", "-1ms"}, `"-1ms"`},
 		{[]string{"run", "--provider", "verbs", "--soft-delay", "20us"}, "--soft-delay and --soft-bandwidth slow the soft provider only (provider verbs)"},
-		{[]string{"fakerun", "--shuffle"}, "--shuffle orders the points of a round, and this measurement has one point"},
+		{[]string{"fakerun", "--rounds-per-process", "-1"}, "--rounds-per-process -1"},
+		{[]string{"fakerun", "--report", "x.html"}, "--report x.html: name a .json"},
 	} {
 		code, _, errOut := runMain(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
@@ -266,46 +274,58 @@ func TestSweepRecordsClassSwitches(t *testing.T) {
 }
 
 // --repeat N measures every point N times, round after round, into one file: each point
-// records its round, the config the repetition and the shuffle, and the class switches read
-// all the rounds.
+// records its round (and, each round in a fresh process by default, its process), the config
+// the repetition and the shuffle, and the class switches read all the rounds.
 func TestRepeatedSweepInterleavesRounds(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "sweep.json")
-	code, stdout, stderr := runMain(t, "fakesweep", "--thresholds", "1k,4k", "--sizes", "64,2k,8k", "--depth", "2",
-		"--count", "50", "--warmup", "0", "--repeat", "3", "--shuffle", "--seed", "9", "--out", out)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	r, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Points) != 18 {
-		t.Fatalf("%d points, want 6 × 3 rounds", len(r.Points))
-	}
-	seen := map[string]int{}
-	for i, p := range r.Points {
-		if p.Round != i/6+1 {
-			t.Fatalf("point %d in round %d", i, p.Round)
-		}
-		seen[p.Params.Key()]++
-	}
-	for k, n := range seen {
-		if n != 3 || len(seen) != 6 {
-			t.Fatalf("%s measured %d times (%d points)", k, n, len(seen))
-		}
-	}
-	var cfg struct {
-		Repeat  int  `json:"repeat"`
-		Shuffle bool `json:"shuffle"`
-	}
-	if err := json.Unmarshal(r.Config, &cfg); err != nil || cfg.Repeat != 3 || !cfg.Shuffle {
-		t.Fatalf("config %s: %v", r.Config, err)
-	}
-	if sw := session.Switches(r); len(sw) != 2 {
-		t.Fatalf("switches %+v", sw)
-	}
-	if !strings.Contains(stderr, "fakesweep point [round 3/3, 6/6 thr") || !strings.Contains(stdout, "round: the round") {
-		t.Fatalf("stderr:\n%s\nstdout:\n%s", stderr, stdout)
+	for _, tc := range []struct {
+		name      string
+		perProc   string
+		processes []int // the process of each round
+	}{{"fresh processes", "1", []int{1, 2, 3}}, {"blocks of two", "2", []int{1, 1, 2}}, {"one process", "0", []int{0, 0, 0}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "sweep.json")
+			code, stdout, stderr := runMain(t, "fakesweep", "--thresholds", "1k,4k", "--sizes", "64,2k,8k", "--depth", "2",
+				"--count", "50", "--warmup", "0", "--repeat", "3", "--shuffle", "--seed", "9", "--out", out, "--rounds-per-process", tc.perProc)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			r, err := results.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Points) != 18 {
+				t.Fatalf("%d points, want 6 × 3 rounds", len(r.Points))
+			}
+			seen := map[string]int{}
+			for i, p := range r.Points {
+				if p.Round != i/6+1 || p.Process != tc.processes[p.Round-1] {
+					t.Fatalf("point %d in round %d, process %d", i, p.Round, p.Process)
+				}
+				seen[p.Params.Key()]++
+			}
+			for k, n := range seen {
+				if n != 3 || len(seen) != 6 {
+					t.Fatalf("%s measured %d times (%d points)", k, n, len(seen))
+				}
+			}
+			var cfg struct {
+				Repeat           int  `json:"repeat"`
+				Shuffle          bool `json:"shuffle"`
+				RoundsPerProcess int  `json:"rounds_per_process"`
+			}
+			if err := json.Unmarshal(r.Config, &cfg); err != nil || cfg.Repeat != 3 || !cfg.Shuffle || strconv.Itoa(cfg.RoundsPerProcess) != tc.perProc {
+				t.Fatalf("config %s: %v", r.Config, err)
+			}
+			if sw := session.Switches(r); len(sw) != 2 {
+				t.Fatalf("switches %+v", sw)
+			}
+			// In one process the point lines show; a fresh process's go to the log only when
+			// it fails.
+			if tc.perProc == "0" && !strings.Contains(stderr, "fakesweep point [round 3/3, 6/6 thr") || !strings.Contains(stdout, "round: the round") ||
+				!strings.Contains(stdout, "as a baseline: 3 round(s) in "+strconv.Itoa(max(tc.processes[2], 1))+" process(es)") {
+				t.Fatalf("stderr:\n%s\nstdout:\n%s", stderr, stdout)
+			}
+		})
 	}
 }
 
@@ -342,6 +362,45 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	wantInterrupted(t, cmd, sc, &log, out)
 	if !strings.Contains(log.String(), "interrupted: 1 point(s) kept") || !strings.Contains(stdout.String(), "MIX:nfs-like*") {
 		t.Fatalf("stderr:\n%s\nstdout:\n%s", log.String(), stdout.String())
+	}
+}
+
+// Ctrl-C while a round runs in a fresh process: the interruption reaches that process, which
+// keeps what it measured, and the one results file holds its point, marked with its process,
+// under status "interrupted" (exit 4).
+func TestInterruptReachesTheRoundsProcess(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "int.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RPCRDMA_BENCH_MAIN="+strings.Join([]string{"fakerun", "--duration", "1h", "--warmup", "0", "--repeat", "3", "--out", out}, "\n"))
+	// A group of its own, so that the bound below ends the round's process too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kill := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	defer kill()
+	defer time.AfterFunc(2*time.Minute, kill).Stop()
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "fakerun [process 1, rounds 1-1 of 3]") {
+			break
+		}
+	}
+	// The round's process starts and measures: give it time to install its handler and to
+	// complete RPCs (the file's count is checked, not the time).
+	time.Sleep(2 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	wantInterrupted(t, cmd, sc, &log, out)
+	if r, err := results.ReadFile(out); err != nil || r.Points[0].Process != 1 || r.Points[0].Round != 1 {
+		t.Fatalf("%v %+v\n%s", err, r.Points[0], log.String())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -50,12 +51,15 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 		examples: examples + "\n\n" + mixHelp,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			w := addWorkloadFlags(fs, sweep)
+			addGateFlags(fs, w)
 			switch addr {
 			case addrRequired:
 				fs.StringVar(&w.Addr, "addr", "", "server address HOST[:PORT], port 20049 (NFS/RDMA) by default (required; see 'rpcrdma-bench server')")
 			case addrOptional:
 				fs.StringVar(&w.Addr, "addr", "", "server address HOST[:PORT], port 20049 by default (default: a server in this process)")
 			}
+			block := fs.String("round-block", "", "")
+			_ = fs.MarkHidden("round-block") // FIRST:ROUNDS:PROCESS: this process runs a block of rounds for another
 			return func(e *env, args []string) int {
 				if len(args) > 0 {
 					return fail(e, name, cli.Usagef("unexpected arguments %q", args))
@@ -66,6 +70,13 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 				w.Command, w.Given = name, given(fs)
 				if !w.Given["poll"] {
 					w.Workload.Poll = providerDefaults(w.Provider).MeasuringPoll // the responder in this process follows it
+				}
+				if *block != "" {
+					b, err := session.ParseBlock(*block)
+					if err != nil {
+						return fail(e, name, cli.Usagef("--round-block: %v", err))
+					}
+					w.Block = &b
 				}
 				if !w.Given["out"] {
 					// Every measurement is kept unless the user says otherwise: a run is
@@ -84,24 +95,41 @@ func measure(e *env, w *cli.RunConfig, open newConnector) int {
 	if err != nil {
 		return fail(e, name, mixHint(w, err))
 	}
-	conn, err := open(w, m.Points)
-	if err != nil {
+	for _, warn := range m.Warnings {
+		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: warning: %s\n", name, warn)
+	}
+	var conn session.Connector
+	var blocks session.RunBlock
+	if m.Fresh() {
+		// Each block of rounds in a new process of this binary with this command line:
+		// the rounds then sample the noise between processes, not only within one.
+		dir, err := os.MkdirTemp("", "rpcrdma-bench-rounds-")
+		if err != nil {
+			return fail(e, name, fmt.Errorf("rounds in fresh processes: %w", err))
+		}
+		defer os.RemoveAll(dir)
+		blocks = session.FreshProcesses(selfCommand, e.args, dir, e.stderr)
+	} else if conn, err = open(w, m.Points); err != nil {
 		return fail(e, name, err)
 	}
 	stop := newStopper(e, true)
-	o, err := m.Run(stop.ctx, stop.hurry, conn, e.stdout, e.stderr)
+	o, err := m.Run(stop.ctx, stop.hurry, conn, blocks, e.stdout, e.stderr)
 	stop.release()
 	if err != nil {
-		conn.Close()
+		if conn != nil {
+			conn.Close()
+		}
 		return fail(e, name, err)
 	}
 	code := exitOK
 	if !o.Print(e.stdout, e.stderr, name, w.Out) {
 		code = exitFailed
 	}
-	if err := conn.Close(); err != nil {
-		fmt.Fprintf(e.stderr, "rpcrdma-bench %s: close: %v\n", name, err)
-		code = max(code, exitFailed)
+	if conn != nil {
+		if err := conn.Close(); err != nil {
+			fmt.Fprintf(e.stderr, "rpcrdma-bench %s: close: %v\n", name, err)
+			code = max(code, exitFailed)
+		}
 	}
 	out := e.stdout
 	if w.Out == session.Stdout {
@@ -143,6 +171,23 @@ func mixHint(w *cli.RunConfig, err error) error {
 		}
 	}
 	return err
+}
+
+// selfCommand is the command that runs this tool in a new process with args (the rounds of
+// --rounds-per-process); tests replace it, their binary being the test's.
+var selfCommand = func(args []string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exec.Command(exe, args...)
+}
+
+// addGateFlags declares the measuring commands' flags of the rounds' processes and of the
+// judgement's report files.
+func addGateFlags(fs *pflag.FlagSet, w *cli.RunConfig) {
+	fs.IntVar(&w.RoundsPerProcess, "rounds-per-process", 1, "with --repeat: run each block of this many rounds in a new process of this tool (its own thread placement, memory and connections), merged into the one results file; 0: every round in this process")
+	fs.StringArrayVar(&w.Judge.Reports, "report", nil, "with --baseline: also write the judgement to `FILE`, in the format its name says (.json, .bmf.json Bencher Metric Format, .xml JUnit, .md Markdown, .txt text); repeat the flag for several")
 }
 
 // defaultOut is the results file of a command run at t without --out.
