@@ -12,8 +12,8 @@
 //	          and never sends RDMA_DONE, so each reply holds a buffer for DoneTimeout
 //
 // scripts/fairness.sh builds both binaries and runs it. It prints one FAIRNESS line per
-// measurement and one FAIRNESS-SUMMARY line per pool, peer kind and count: the medians and
-// the beside/alone ratios.
+// measurement and one FAIRNESS-SUMMARY line per pool, peer kind and count: the medians, their
+// beside/alone ratios, and the median of the runs' own beside/alone ratios (paired_ratio).
 package main
 
 import (
@@ -210,8 +210,13 @@ func runPool(o options, pool int) error {
 		p50 := func(s sample) float64 { return s.p50 }
 		ar, br := med(alone[cl], rate), med(beside[cl], rate)
 		ap, bp := med(alone[cl], p50), med(beside[cl], p50)
-		fmt.Printf("FAIRNESS-SUMMARY pool=%s peer=%s peers=%d runs=%d alone_rps=%.0f beside_rps=%.0f rate_ratio=%.2f alone_p50_us=%.0f beside_p50_us=%.0f p50_ratio=%.2f\n",
-			poolName(pool), cl.kind, cl.n, o.runs, ar, br, br/ar, ap, bp, bp/ap)
+		// Each beside run over the alone run just before it: the two saw the same host.
+		pairs := make([]sample, len(alone[cl]))
+		for i := range pairs {
+			pairs[i].rate = beside[cl][i].rate / alone[cl][i].rate
+		}
+		fmt.Printf("FAIRNESS-SUMMARY pool=%s peer=%s peers=%d runs=%d alone_rps=%.0f beside_rps=%.0f rate_ratio=%.2f paired_ratio=%.2f alone_p50_us=%.0f beside_p50_us=%.0f p50_ratio=%.2f\n",
+			poolName(pool), cl.kind, cl.n, o.runs, ar, br, br/ar, med(pairs, rate), ap, bp, bp/ap)
 	}
 	return nil
 }
