@@ -147,10 +147,11 @@ type Config struct {
 	// DoneTimeout is how long a responder keeps a responder-provided Read chunk exposed
 	// waiting for RDMA_DONE before it releases it anyway. Default 1s.
 	DoneTimeout time.Duration `json:"done_timeout_ns"`
-	// ReadTimeout is how long the RDMA Reads that pull a Read chunk may go unanswered before
-	// the connection fails with ErrReadTimeout: the buffer they fill cannot be given to
-	// another call while they may still land, so a peer that answers late would hold it as
-	// long as it likes. Default 1s.
+	// ReadTimeout is how long the RDMA Reads that pull Read chunks may all go unanswered
+	// (none completing while some are outstanding) before the connection fails with
+	// ErrReadTimeout: the buffers they fill cannot be given to other calls while they may
+	// still land, so a peer that answers late would hold them as long as it likes. Default
+	// 2s: a loaded host can stall a process for most of a second.
 	ReadTimeout time.Duration `json:"read_timeout_ns,omitempty"`
 
 	// Credits is, for a requester, the credit value it requests and so the most calls it
@@ -219,7 +220,7 @@ const (
 	DefaultCredits     = 64
 	DefaultMaxPayload  = 256 << 10
 	DefaultDoneTimeout = time.Second
-	DefaultReadTimeout = time.Second
+	DefaultReadTimeout = 2 * time.Second
 )
 
 func (c Config) withDefaults() Config {

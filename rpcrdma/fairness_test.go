@@ -366,8 +366,9 @@ func fillWithHogs(t *testing.T, rig *muxRig, n int, cfg Config) (step func(), se
 }
 
 // However many connections withhold RDMA_DONE, and however small the pool, a well-behaved
-// connection's calls still get a sink buffer: the first case is the probe of two hogs that
-// took the whole pool of 8 (6 and 2) while the third connection's SINK never completed.
+// connection's calls still get a sink buffer, and the hogs hold at most half the shared
+// buffers beyond their reserves: the first case is the probe of two hogs that took the whole
+// pool of 8 (6 and 2) while the third connection's SINK never completed.
 func TestHogsLeaveEveryConnectionABuffer(t *testing.T) {
 	for _, tc := range []struct{ pool, hogs int }{{8, 2}, {2, 2}, {1, 3}, {8, 5}, {16, 4}} {
 		t.Run(fmt.Sprintf("pool=%d/hogs=%d", tc.pool, tc.hogs), func(t *testing.T) {
@@ -385,6 +386,15 @@ func TestHogsLeaveEveryConnectionABuffer(t *testing.T) {
 					t.Fatalf("SINK %d of the well-behaved connection did not complete in 5s while %d connections withholding RDMA_DONE hold %v of the pool's %d shared buffers",
 						k+1, tc.hogs, held, rig.sh.sinks.max)
 				}
+			}
+			// Peers whose buffers never came back take, all together, at most half the
+			// shared ones beyond their reserves.
+			shared := 0
+			for _, h := range hogs {
+				shared += max(0, holding(h)-1)
+			}
+			if shared > tc.pool/2 {
+				t.Fatalf("%d connections withholding RDMA_DONE hold %d of the %d shared buffers beyond their reserves, want at most half", tc.hogs, shared, tc.pool)
 			}
 		})
 	}

@@ -102,8 +102,10 @@ type server struct {
 	// (sinks.allow).
 	sinkHeld int
 	// pulls are the contexts whose Read chunk is being pulled, oldest first (a queue pair's
-	// RDMA Reads complete in order): the oldest bounds ReadTimeout and tells peerSlow.
-	pulls []int32
+	// RDMA Reads complete in order): the oldest tells peerSlow. readAt is when one last
+	// completed, or when pulls began: ReadTimeout bounds the time since.
+	pulls  []int32
+	readAt time.Time
 	// slow says the last shared sink buffer this side gave back was held longer than
 	// slowHold (an RDMA Read answered late, an RDMA_DONE late or never sent), or none came
 	// back yet: a peer is slow until it shows otherwise.
@@ -494,6 +496,9 @@ func (sv *server) pull(i int32, x *sctx, off int) {
 	}
 	x.state, x.waits = ctxPulling, ctxWaitRead
 	x.pullAt = time.Now()
+	if len(sv.pulls) == 0 {
+		sv.readAt = x.pullAt
+	}
 	sv.pulls = append(sv.pulls, i)
 }
 
@@ -519,6 +524,7 @@ func (sv *server) peerSlow(now time.Time) bool {
 
 // pulled ends the pull of context i.
 func (sv *server) pulled(i int32) {
+	sv.readAt = time.Now()
 	for k, j := range sv.pulls {
 		if j == i {
 			sv.pulls = append(sv.pulls[:k], sv.pulls[k+1:]...)
@@ -527,18 +533,21 @@ func (sv *server) pulled(i int32) {
 	}
 }
 
-// ErrReadTimeout ends a connection whose peer left an RDMA Read of a chunk unanswered for
-// longer than Config.ReadTimeout: the buffer it reads into cannot be reused before the
-// queue pair is gone.
-var ErrReadTimeout = errors.New("rpcrdma: RDMA Read unanswered for longer than the read timeout")
+// ErrReadTimeout ends a connection whose peer answered none of the RDMA Reads of its Read
+// chunks for longer than Config.ReadTimeout: the buffers they read into cannot be reused
+// before the queue pair is gone.
+var ErrReadTimeout = errors.New("rpcrdma: RDMA Reads unanswered for longer than the read timeout")
 
-// expirePulls fails the connection when its oldest pull is older than ReadTimeout.
+// expirePulls fails the connection when pulls are outstanding and none completed for
+// ReadTimeout. The time runs from the last completion, not from each pull's post: Reads
+// beyond the queue pair's read depth wait in the provider for earlier ones, so a peer that
+// answers each in time may still take long over many.
 func (sv *server) expirePulls(now time.Time) {
 	if len(sv.pulls) == 0 {
 		return
 	}
-	if d := now.Sub(sv.ctxs[sv.pulls[0]].pullAt); d > sv.c.cfg.ReadTimeout {
-		sv.c.fail("pull a Read chunk", fmt.Errorf("%w (%v): unanswered for %v", ErrReadTimeout, sv.c.cfg.ReadTimeout, d.Round(time.Millisecond)))
+	if d := now.Sub(sv.readAt); d > sv.c.cfg.ReadTimeout {
+		sv.c.fail("pull a Read chunk", fmt.Errorf("%w (%v): none of %d answered for %v", ErrReadTimeout, sv.c.cfg.ReadTimeout, len(sv.pulls), d.Round(time.Millisecond)))
 	}
 }
 

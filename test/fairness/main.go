@@ -12,8 +12,9 @@
 //	          and never sends RDMA_DONE, so each reply holds a buffer for DoneTimeout
 //
 // scripts/fairness.sh builds both binaries and runs it. It prints one FAIRNESS line per
-// measurement and one FAIRNESS-SUMMARY line per pool, peer kind and count: the medians and
-// the beside/alone ratios.
+// measurement (with each run's longest time without a completion, gap_ms) and one
+// FAIRNESS-SUMMARY line per pool, peer kind and count: the medians, their
+// beside/alone ratios, and the median of the runs' own beside/alone ratios (paired_ratio).
 package main
 
 import (
@@ -156,7 +157,6 @@ func runPool(o options, pool int) error {
 	}
 	defer c.Close()
 
-	type sample struct{ rate, p50 float64 }
 	type cell struct {
 		kind string
 		n    int
@@ -167,10 +167,10 @@ func runPool(o options, pool int) error {
 			cells = append(cells, cell{kind, n})
 		}
 	}
-	alone, beside := map[cell][]sample{}, map[cell][]sample{}
+	alone, beside := map[cell][]result{}, map[cell][]result{}
 	for r := 1; r <= o.runs; r++ {
 		for _, cl := range cells {
-			ra, pa, err := measure(c, o)
+			a, err := measure(c, o)
 			if err != nil {
 				return fmt.Errorf("alone: %w", err)
 			}
@@ -184,21 +184,21 @@ func runPool(o options, pool int) error {
 				peers = append(peers, p)
 			}
 			time.Sleep(o.settle) // the peers take what they may
-			rb, pb, err := measure(c, o)
+			b, err := measure(c, o)
 			stopAll(peers)
 			if err != nil {
 				return fmt.Errorf("beside %d %s: %w", cl.n, cl.kind, err)
 			}
-			fmt.Printf("FAIRNESS pool=%s peer=%s peers=%d run=%d alone_rps=%.0f alone_p50_us=%.0f beside_rps=%.0f beside_p50_us=%.0f\n",
-				poolName(pool), cl.kind, cl.n, r, ra, pa, rb, pb)
-			alone[cl] = append(alone[cl], sample{ra, pa})
-			beside[cl] = append(beside[cl], sample{rb, pb})
+			fmt.Printf("FAIRNESS pool=%s peer=%s peers=%d run=%d alone_rps=%.0f alone_p50_us=%.0f alone_gap_ms=%.0f beside_rps=%.0f beside_p50_us=%.0f beside_gap_ms=%.0f\n",
+				poolName(pool), cl.kind, cl.n, r, a.rate, a.p50, a.gap, b.rate, b.p50, b.gap)
+			alone[cl] = append(alone[cl], a)
+			beside[cl] = append(beside[cl], b)
 			// What the peers held comes back when their connections close.
 			time.Sleep(o.settle)
 		}
 	}
 	for _, cl := range cells {
-		med := func(s []sample, f func(sample) float64) float64 {
+		med := func(s []result, f func(result) float64) float64 {
 			v := make([]float64, len(s))
 			for i := range s {
 				v[i] = f(s[i])
@@ -206,12 +206,17 @@ func runPool(o options, pool int) error {
 			slices.Sort(v)
 			return v[len(v)/2]
 		}
-		rate := func(s sample) float64 { return s.rate }
-		p50 := func(s sample) float64 { return s.p50 }
+		rate := func(s result) float64 { return s.rate }
+		p50 := func(s result) float64 { return s.p50 }
 		ar, br := med(alone[cl], rate), med(beside[cl], rate)
 		ap, bp := med(alone[cl], p50), med(beside[cl], p50)
-		fmt.Printf("FAIRNESS-SUMMARY pool=%s peer=%s peers=%d runs=%d alone_rps=%.0f beside_rps=%.0f rate_ratio=%.2f alone_p50_us=%.0f beside_p50_us=%.0f p50_ratio=%.2f\n",
-			poolName(pool), cl.kind, cl.n, o.runs, ar, br, br/ar, ap, bp, bp/ap)
+		// Each beside run over the alone run just before it: the two saw the same host.
+		pairs := make([]result, len(alone[cl]))
+		for i := range pairs {
+			pairs[i].rate = beside[cl][i].rate / alone[cl][i].rate
+		}
+		fmt.Printf("FAIRNESS-SUMMARY pool=%s peer=%s peers=%d runs=%d alone_rps=%.0f beside_rps=%.0f rate_ratio=%.2f paired_ratio=%.2f alone_p50_us=%.0f beside_p50_us=%.0f p50_ratio=%.2f\n",
+			poolName(pool), cl.kind, cl.n, o.runs, ar, br, br/ar, med(pairs, rate), ap, bp, bp/ap)
 	}
 	return nil
 }
@@ -222,9 +227,13 @@ func stopAll(peers []*peer) {
 	}
 }
 
-// measure keeps depth SINKs outstanding on c for the duration and returns the rate (RPC/s)
-// and the median latency (µs; +Inf when none completed).
-func measure(c *rpcrdma.Conn, o options) (float64, float64, error) {
+// result is what measure saw: the rate (RPC/s), the median latency (µs; +Inf when none
+// completed) and the longest time without a completion (ms), which tells a stall of the
+// whole host (seen alone too) from one behind a peer's buffers (200 ms or 1 s, beside only).
+type result struct{ rate, p50, gap float64 }
+
+// measure keeps depth SINKs outstanding on c for the duration.
+func measure(c *rpcrdma.Conn, o options) (result, error) {
 	sent := make([]time.Time, 1024)
 	var lat []time.Duration
 	res := make([]rpcrdma.Result, 64)
@@ -232,6 +241,7 @@ func measure(c *rpcrdma.Conn, o options) (float64, float64, error) {
 	start := time.Now()
 	end := start.Add(o.duration)
 	n := 0
+	last, gap := start, time.Duration(0)
 	for outstanding := 0; ; {
 		now := time.Now()
 		for now.Before(end) && outstanding < o.depth {
@@ -240,7 +250,7 @@ func measure(c *rpcrdma.Conn, o options) (float64, float64, error) {
 				break
 			}
 			if err != nil {
-				return 0, 0, err
+				return result{}, err
 			}
 			sent[tag%uint64(len(sent))] = now
 			tag++
@@ -248,9 +258,12 @@ func measure(c *rpcrdma.Conn, o options) (float64, float64, error) {
 		}
 		k, err := c.Progress(res)
 		done := time.Now()
+		if k > 0 && done.Before(end) {
+			gap, last = max(gap, done.Sub(last)), done
+		}
 		for _, r := range res[:k] {
 			if r.Err != nil {
-				return 0, 0, r.Err
+				return result{}, r.Err
 			}
 			outstanding--
 			if done.Before(end) {
@@ -259,20 +272,22 @@ func measure(c *rpcrdma.Conn, o options) (float64, float64, error) {
 			}
 		}
 		if err != nil {
-			return 0, 0, err
+			return result{}, err
 		}
 		if !done.Before(end) && outstanding == 0 {
 			break
 		}
 		if done.Sub(end) > 10*time.Second {
-			return 0, 0, fmt.Errorf("%d calls still outstanding 10 s after the run", outstanding)
+			return result{}, fmt.Errorf("%d calls still outstanding 10 s after the run", outstanding)
 		}
 	}
-	if len(lat) == 0 {
-		return 0, math.Inf(1), nil // no call completed: no latency to report
+	gap = max(gap, end.Sub(last))
+	r := result{rate: float64(n) / o.duration.Seconds(), p50: math.Inf(1), gap: float64(gap.Milliseconds())}
+	if len(lat) > 0 { // else no call completed: no latency to report
+		slices.Sort(lat)
+		r.p50 = float64(lat[len(lat)/2].Microseconds())
 	}
-	slices.Sort(lat)
-	return float64(n) / o.duration.Seconds(), float64(lat[len(lat)/2].Microseconds()), nil
+	return r, nil
 }
 
 // peer is a misbehaving peer process.
