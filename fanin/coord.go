@@ -22,9 +22,6 @@ const (
 	maxPending = 32
 )
 
-// maxRefusals bounds the refusals a run records one by one; the rest are counted.
-const maxRefusals = 32
-
 // missedBeats is how many heartbeats a side may miss before the other gives it up.
 const missedBeats = 5
 
@@ -47,6 +44,7 @@ type coordinator struct {
 	nrefused    int
 	gaveUp      bool
 	stopped     bool
+	stopWhy     string
 	starts      map[int]int64 // point → its start (startAt)
 	log         io.Writer
 	// changed is called with the state after every result or failure (rank 0 keeps its
@@ -323,10 +321,11 @@ func (co *coordinator) finished() bool {
 func (co *coordinator) refuse(rf results.Refusal) {
 	co.nrefused++
 	fmt.Fprintf(co.log, "rpcrdma-bench fanin: refused a connection from %s: %s\n", rf.From, rf.Cause)
-	if len(co.refused) < maxRefusals {
+	if len(co.refused) < results.MaxRefusals {
 		co.refused = append(co.refused, rf)
+		// A flood of strays must not rewrite the file for each: the count follows later.
+		co.changed(co.collected())
 	}
-	co.changed(co.collected())
 }
 
 func (co *coordinator) handle(ev event) {
@@ -350,7 +349,7 @@ func (co *coordinator) handle(ev event) {
 			co.setDue(s, now.Add(co.grace+openWait+time.Minute), "never voted for its first point")
 		}
 		if co.stopped {
-			s.c.send(msg{Kind: msgStop, Err: co.failed[0].String()})
+			s.c.send(msg{Kind: msgStop, Err: co.stopWhy})
 		}
 		return
 	}
@@ -500,7 +499,7 @@ func (co *coordinator) stopAll(why string, failed int) {
 	if co.stopped {
 		return
 	}
-	co.stopped = true
+	co.stopped, co.stopWhy = true, why
 	hurry := failed >= 0 && co.layout.Role(failed) == RoleServer
 	drain := workloads.MinDrain
 	for _, s := range co.ranks {

@@ -198,3 +198,33 @@ func TestRefineClock(t *testing.T) {
 		t.Errorf("an aged estimate: %+v, want the new one, 500000±10", got)
 	}
 }
+
+// A rank that joins after rank 0 was stopped (no rank failed) is told to stop, and why.
+func TestLateRankToldToStop(t *testing.T) {
+	co, _, cancel := startCoordinator(t, 3, time.Second)
+	stopped := make(chan struct{})
+	l1, err := dialCoordinator(co.addr(), testSecret, 1, "h1", RoleClient, time.Second, func(string, bool) { close(stopped) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l1.close()
+	if _, err := l1.clockOffset(1); err != nil { // rank 1 has joined: the run goes on
+		t.Fatal(err)
+	}
+	cancel()
+	within(t, 10*time.Second, "rank 1's stop", func() { <-stopped })
+	why := make(chan string, 1)
+	l2, err := dialCoordinator(co.addr(), testSecret, 2, "h2", RoleClient, time.Second, func(s string, _ bool) { why <- s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.close()
+	select {
+	case s := <-why:
+		if s != "rank 0 was stopped" {
+			t.Errorf("rank 2 told to stop: %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("rank 2, joining after rank 0 was stopped, was not told to stop")
+	}
+}
