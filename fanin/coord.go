@@ -136,8 +136,9 @@ func (co *coordinator) admit(nc net.Conn, done <-chan struct{}) {
 		}
 	}
 	refuse := func(why string) {
-		nc.Close()
+		// Recorded before the sender sees the close: what it does next comes after.
 		emit(event{refused: &results.Refusal{From: nc.RemoteAddr().String(), Cause: why, At: time.Now().UTC()}})
+		nc.Close()
 	}
 	select {
 	case co.pending <- struct{}{}:
