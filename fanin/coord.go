@@ -432,9 +432,12 @@ func (co *coordinator) decide() {
 			m := msg{Kind: msgVerdict, Point: k, Err: why}
 			if why == "" {
 				m.T1, m.Len = co.startAt(k), int64(co.lead())
-				// The point must end by its length past its start, and the grace.
-				at := time.Now().Add(time.Duration(m.T1-time.Now().UnixNano()) + time.Duration(co.pointLen(k)) + co.grace)
-				co.setDue(s, at, fmt.Sprintf("point %d did not end within its deadline (its warm-up, duration and drain, %v, and %v of grace)", k+1, time.Duration(co.pointLen(k)), co.grace))
+				// The point must end by its length past its start, and the grace (a point
+				// bounded by a count has no length: the heartbeat alone watches it).
+				if n := time.Duration(co.pointLen(k)); n > 0 {
+					at := time.Now().Add(time.Duration(m.T1-time.Now().UnixNano()) + n + co.grace)
+					co.setDue(s, at, fmt.Sprintf("point %d did not end within its deadline (its warm-up, duration and drain, %v, and %v of grace)", k+1, n, co.grace))
+				}
 			}
 			s.c.send(m)
 		}
