@@ -35,7 +35,10 @@ func startCoordinator(t *testing.T, size int, beat time.Duration) (*coordinator,
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *collected, 1)
 	go func() { done <- co.run(ctx, time.Second, time.Minute) }()
-	t.Cleanup(cancel)
+	t.Cleanup(func() {
+		cancel()
+		co.l.Close() // no listener left behind for the next test to find
+	})
 	return co, done, cancel
 }
 
