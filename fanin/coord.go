@@ -321,8 +321,11 @@ func (co *coordinator) finished() bool {
 // refuse records a connection turned away.
 func (co *coordinator) refuse(rf results.Refusal) {
 	co.nrefused++
-	fmt.Fprintf(co.log, "rpcrdma-bench fanin: refused a connection from %s: %s\n", rf.From, rf.Cause)
 	if len(co.refused) < results.MaxRefusals {
+		fmt.Fprintf(co.log, "rpcrdma-bench fanin: refused a connection from %s: %s\n", rf.From, rf.Cause)
+		if len(co.refused) == results.MaxRefusals-1 {
+			fmt.Fprintf(co.log, "rpcrdma-bench fanin: further refusals are counted only (fanin.refused_count)\n")
+		}
 		co.refused = append(co.refused, rf)
 		// A flood of strays must not rewrite the file for each: the count follows later.
 		co.changed(co.collected())
