@@ -19,7 +19,7 @@ import (
 // waiting to say it, so that strays cannot hold the coordinator's memory or descriptors.
 const (
 	helloWait  = 10 * time.Second
-	maxPending = 32
+	maxPending = 256
 )
 
 // missedBeats is how many heartbeats a side may miss before the other gives it up.
