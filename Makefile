@@ -24,15 +24,17 @@ unit:
 hlogtest:
 	GO=$(GO) ./scripts/hlogtest.sh
 
-# The fan-in under mpirun over soft on this host (scripts/mpitest.sh, about 15 s): 1 server
-# + 3 client ranks, 4 ranks in pairs, a client rank killed mid-run. As root it installs
-# Open MPI (Debian openmpi-bin, libopenmpi-dev) and jq.
+# The fan-in under mpirun over soft on this host (scripts/mpitest.sh, about 75 s on a busy
+# 2-core host): 1 server + 3 client ranks, 4 ranks in pairs, a sweep, a client rank killed
+# mid-run, then the fault steps: stray connections, a client and a server rank stopped
+# (SIGSTOP), rank 0 killed. As root it installs Open MPI (Debian openmpi-bin,
+# libopenmpi-dev) and jq.
 .PHONY: mpitest slurmtest
 mpitest:
 	GO=$(GO) ./scripts/mpitest.sh
 
 # The same under Slurm's srun, on a one-node Slurm the script starts as root (munge,
-# slurmctld, slurmd; Debian slurm-wlm) and stops (scripts/slurmtest.sh, about 20 s).
+# slurmctld, slurmd; Debian slurm-wlm) and stops (scripts/slurmtest.sh, about 60-80 s).
 slurmtest:
 	GO=$(GO) ./scripts/slurmtest.sh
 

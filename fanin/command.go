@@ -173,11 +173,12 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 	w := c.Run
 	workload := pts[0].Workload
 	rec := c.Record(comm.Size(), pts)
-	// Rank 0 writes the merged file; a client rank writes its own only if rank 0 is lost.
+	// Rank 0 writes the merged file; a client rank writes its own only if rank 0 is lost
+	// (not to standard output, which the ranks share).
 	out, own := w.Out, ""
 	if comm.Rank() != 0 {
 		out = ""
-		if w.Out != "" {
+		if w.Out != "" && w.Out != "-" {
 			own = RankFile(w.Out, comm.Rank())
 		}
 	}

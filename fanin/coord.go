@@ -19,11 +19,8 @@ import (
 // waiting to say it, so that strays cannot hold the coordinator's memory or descriptors.
 const (
 	helloWait  = 10 * time.Second
-	maxPending = 32
+	maxPending = 256
 )
-
-// maxRefusals bounds the refusals a run records one by one; the rest are counted.
-const maxRefusals = 32
 
 // missedBeats is how many heartbeats a side may miss before the other gives it up.
 const missedBeats = 5
@@ -47,6 +44,7 @@ type coordinator struct {
 	nrefused    int
 	gaveUp      bool
 	stopped     bool
+	stopWhy     string
 	starts      map[int]int64 // point → its start (startAt)
 	log         io.Writer
 	// changed is called with the state after every result or failure (rank 0 keeps its
@@ -138,8 +136,9 @@ func (co *coordinator) admit(nc net.Conn, done <-chan struct{}) {
 		}
 	}
 	refuse := func(why string) {
-		nc.Close()
+		// Recorded before the sender sees the close: what it does next comes after.
 		emit(event{refused: &results.Refusal{From: nc.RemoteAddr().String(), Cause: why, At: time.Now().UTC()}})
+		nc.Close()
 	}
 	select {
 	case co.pending <- struct{}{}:
@@ -322,11 +321,15 @@ func (co *coordinator) finished() bool {
 // refuse records a connection turned away.
 func (co *coordinator) refuse(rf results.Refusal) {
 	co.nrefused++
-	fmt.Fprintf(co.log, "rpcrdma-bench fanin: refused a connection from %s: %s\n", rf.From, rf.Cause)
-	if len(co.refused) < maxRefusals {
+	if len(co.refused) < results.MaxRefusals {
+		fmt.Fprintf(co.log, "rpcrdma-bench fanin: refused a connection from %s: %s\n", rf.From, rf.Cause)
+		if len(co.refused) == results.MaxRefusals-1 {
+			fmt.Fprintf(co.log, "rpcrdma-bench fanin: further refusals are counted only (fanin.refused_count)\n")
+		}
 		co.refused = append(co.refused, rf)
+		// A flood of strays must not rewrite the file for each: the count follows later.
+		co.changed(co.collected())
 	}
-	co.changed(co.collected())
 }
 
 func (co *coordinator) handle(ev event) {
@@ -350,7 +353,7 @@ func (co *coordinator) handle(ev event) {
 			co.setDue(s, now.Add(co.grace+openWait+time.Minute), "never voted for its first point")
 		}
 		if co.stopped {
-			s.c.send(msg{Kind: msgStop, Err: co.failed[0].String()})
+			s.c.send(msg{Kind: msgStop, Err: co.stopWhy})
 		}
 		return
 	}
@@ -432,9 +435,12 @@ func (co *coordinator) decide() {
 			m := msg{Kind: msgVerdict, Point: k, Err: why}
 			if why == "" {
 				m.T1, m.Len = co.startAt(k), int64(co.lead())
-				// The point must end by its length past its start, and the grace.
-				at := time.Now().Add(time.Duration(m.T1-time.Now().UnixNano()) + time.Duration(co.pointLen(k)) + co.grace)
-				co.setDue(s, at, fmt.Sprintf("point %d did not end within its deadline (its warm-up, duration and drain, %v, and %v of grace)", k+1, time.Duration(co.pointLen(k)), co.grace))
+				// The point must end by its length past its start, and the grace (a point
+				// bounded by a count has no length: the heartbeat alone watches it).
+				if n := time.Duration(co.pointLen(k)); n > 0 {
+					at := time.Now().Add(time.Duration(m.T1-time.Now().UnixNano()) + n + co.grace)
+					co.setDue(s, at, fmt.Sprintf("point %d did not end within its deadline (its warm-up, duration and drain, %v, and %v of grace)", k+1, n, co.grace))
+				}
 			}
 			s.c.send(m)
 		}
@@ -500,7 +506,7 @@ func (co *coordinator) stopAll(why string, failed int) {
 	if co.stopped {
 		return
 	}
-	co.stopped = true
+	co.stopped, co.stopWhy = true, why
 	hurry := failed >= 0 && co.layout.Role(failed) == RoleServer
 	drain := workloads.MinDrain
 	for _, s := range co.ranks {

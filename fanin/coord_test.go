@@ -6,10 +6,15 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef"
@@ -30,7 +35,10 @@ func startCoordinator(t *testing.T, size int, beat time.Duration) (*coordinator,
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *collected, 1)
 	go func() { done <- co.run(ctx, time.Second, time.Minute) }()
-	t.Cleanup(cancel)
+	t.Cleanup(func() {
+		cancel()
+		co.l.Close() // no listener left behind for the next test to find
+	})
 	return co, done, cancel
 }
 
@@ -196,5 +204,114 @@ func TestRefineClock(t *testing.T) {
 	if got := refine(clock{Offset: 0, Error: 10}, 10*time.Second, clock{Offset: 500_000, Error: 10}); got.Offset != 500_000 || got.Error != 10 {
 		// 100 ppm over 10 s widens 10 ns to 1 ms: the new one is inside it.
 		t.Errorf("an aged estimate: %+v, want the new one, 500000±10", got)
+	}
+}
+
+// A rank that joins after rank 0 was stopped (no rank failed) is told to stop, and why.
+func TestLateRankToldToStop(t *testing.T) {
+	co, _, cancel := startCoordinator(t, 3, time.Second)
+	stopped := make(chan struct{})
+	l1, err := dialCoordinator(co.addr(), testSecret, 1, "h1", RoleClient, time.Second, func(string, bool) { close(stopped) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l1.close()
+	if _, err := l1.clockOffset(1); err != nil { // rank 1 has joined: the run goes on
+		t.Fatal(err)
+	}
+	cancel()
+	within(t, 10*time.Second, "rank 1's stop", func() { <-stopped })
+	why := make(chan string, 1)
+	l2, err := dialCoordinator(co.addr(), testSecret, 2, "h2", RoleClient, time.Second, func(s string, _ bool) { why <- s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.close()
+	select {
+	case s := <-why:
+		if s != "rank 0 was stopped" {
+			t.Errorf("rank 2 told to stop: %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("rank 2, joining after rank 0 was stopped, was not told to stop")
+	}
+}
+
+// A client rank whose rank 0 dies mid-point stops at once (its drain skipped) and writes its
+// own points to OwnOut, with rank 0's loss as the cause.
+func TestRank0LostOwnPoints(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // rank 0: answers the hello and the clock, then dies
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c := newConn(nc)
+		time.AfterFunc(300*time.Millisecond, func() { nc.Close() })
+		for {
+			m, err := c.recv(maxMsg)
+			if err != nil {
+				return
+			}
+			if m.Kind == msgClock {
+				c.send(msg{Kind: msgClock, T0: m.T0, T1: time.Now().UnixNano()})
+			}
+		}
+	}()
+	layout, err := NewLayout(2, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "fanin.json.1")
+	t0 := time.Now().UTC()
+	c := Config{Comm: NewLocal(2, "h1")[1], OwnOut: out, RunConfig: map[string]string{"command": "fanin"}, Grace: time.Second, Log: io.Discard,
+		Measure: func(ctx, hurry context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {
+			<-ctx.Done()
+			select {
+			case <-hurry.Done():
+			case <-time.After(5 * time.Second):
+				t.Error("rank 0 lost, and the drain not skipped")
+			}
+			r := results.NewRecorder()
+			for i := range 100 {
+				r.Record(rpcproto.Short, rpcproto.Short, int64(1000+i), 8)
+			}
+			p, err := results.Summarize(results.Params{Procedure: "ECHO", Class: "auto", Depth: 1, Connections: 1}, t0, time.Now().UTC(), r)
+			return &results.Run{Start: t0, End: p.End, Points: []results.Point{p}, Status: results.Status{State: results.StateInterrupted, Message: "stopped"}}, err
+		}}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	hurry, hasten := context.WithCancel(context.Background())
+	defer hasten()
+	var why atomic.Pointer[string]
+	l, err := dialCoordinator(ln.Addr().String(), testSecret, 1, "h1", RoleClient, time.Second, func(s string, h bool) {
+		why.Store(&s)
+		if h {
+			hasten()
+		}
+		stop()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	var merr error
+	within(t, 20*time.Second, "rank 1, rank 0 lost", func() {
+		merr = c.measure(ctx, hurry, wireup{Hosts: []string{"h0", "h1"}, Servers: map[int]string{0: "h0:20049"}}, layout, 1, l, &why, 0)
+	})
+	if merr == nil || !strings.Contains(merr.Error(), "rank 0 (host h0): lost before it had rank 1's results: connection to the coordinator (rank 0) lost") {
+		t.Fatalf("rank 1: %v, want rank 0's loss", merr)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Status.State != results.StateFailed || !strings.HasPrefix(f.Status.Message, "rank 1's own points only: rank 0 (host h0): lost") ||
+		len(f.Points) != 1 || f.Points[0].RTT.Count != 100 || len(f.Points[0].FanIn.Ranks) != 1 || f.Points[0].FanIn.Failed[0].Rank != 0 {
+		t.Errorf("rank 1's file: status %+v, %d points", f.Status, len(f.Points))
 	}
 }

@@ -241,7 +241,7 @@ func TestFanInHungRankMissesDeadline(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cf := c(i)
-			cf.Comm, cf.PointGrace = comms[i], 300*time.Millisecond
+			cf.Comm, cf.PointGrace = comms[i], 2*time.Second
 			if i == 3 {
 				measure := cf.Measure
 				cf.Measure = func(ctx, hurry context.Context, addr string, wrap func(session.Connector) session.Connector) (*results.Run, error) {

@@ -3,10 +3,9 @@ package fanin
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
-
-	"slices"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"

@@ -96,9 +96,10 @@ type RankPoint struct {
 	Server string `json:"server"`
 	// StartClock is the rank's wall clock just after the point's start signal.
 	StartClock time.Time `json:"start_clock"`
-	// ClockOffsetNs is rank 0's wall clock minus this rank's, estimated over the rank's
-	// connection to rank 0 at wire-up (the quickest of several exchanges, as NTP does);
-	// ClockErrorNs bounds its error (half that exchange's round trip).
+	// ClockOffsetNs is rank 0's wall clock minus this rank's as the point started,
+	// estimated over the rank's connection to rank 0 as NTP does (the quickest of several
+	// exchanges at wire-up, refined by one before each point); ClockErrorNs bounds its
+	// error (half an exchange's round trip, narrowed where estimates agree).
 	ClockOffsetNs int64 `json:"clock_offset_ns"`
 	ClockErrorNs  int64 `json:"clock_error_ns"`
 	// Point is the rank's point as its own results file would hold it (connections, interval,
