@@ -218,7 +218,7 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 			defer context.AfterFunc(lost, hasten)()
 			defer hasten()
 			o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, RunConfig: rec, Provider: w.Provider,
-				Connector: wrap(conn), Log: log, Hurry: hurry, Interval: w.Interval, Rounds: w.Repeat, Shuffle: w.Shuffle, Seed: workload.Seed})
+				Connector: wrap(conn), Log: log, Quiet: w.Quiet, Hurry: hurry, Interval: w.Interval, Rounds: w.Repeat, Shuffle: w.Shuffle, Seed: workload.Seed})
 			if err != nil {
 				return nil, err
 			}

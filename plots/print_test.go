@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,5 +101,53 @@ func TestDataQualityOnCharts(t *testing.T) {
 		if slices.ContainsFunc(c.Caption, func(l string) bool { return strings.HasPrefix(l, "data quality") }) {
 			t.Errorf("%s of an undisturbed run has a data-quality line", c.Name)
 		}
+	}
+}
+
+// No two lines of a chart share a colour and a dash pattern, however many keys and runs
+// there are (beyond seven keys the colours repeat).
+func TestStylesDistinct(t *testing.T) {
+	st := newStyler()
+	seen := map[string]string{}
+	for run := range 2 {
+		for key := range 10 {
+			ls, _ := st.style(key, run)
+			id := fmt.Sprint(ls.Color, ls.Dashes)
+			if prev, ok := seen[id]; ok {
+				t.Errorf("key %d run %d looks like %s", key, run, prev)
+			}
+			seen[id] = fmt.Sprintf("key %d run %d", key, run)
+		}
+	}
+}
+
+// Points whose size was drawn per RPC (run --sizes 64,4k) are charted against the threshold,
+// as mixes are, named by their sizes: never as 0-byte points.
+func TestVariedSizesCharted(t *testing.T) {
+	s, _ := testRuns(t)
+	r := clone(s)
+	n := 0
+	for i := range r.Points {
+		if q := &r.Points[i].Params; q.CallBytes == 4096 {
+			q.CallBytes, q.ReplyBytes, q.CallSizes, q.ReplySizes = 0, 0, "64,4k", "64,4k"
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("%d points of 4 KiB to vary", n)
+	}
+	c, err := Threshold([]*results.Run{r}, ThresholdP50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Legend) != 1 || !strings.Contains(c.Legend[0].Label, "64,4k") {
+		t.Errorf("legend %v", c.Legend)
+	}
+	l, err := Latency([]*results.Run{r}, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cap := strings.Join(l.Caption, "\n"); !strings.Contains(cap, "sizes drawn per RPC") || strings.Contains(cap, "0-byte") {
+		t.Errorf("latency caption:\n%s", cap)
 	}
 }
