@@ -83,14 +83,10 @@ func Report(stdin io.Reader, stdout io.Writer, c ReportConfig, args []string) er
 	if len(files) == 0 {
 		return Usagef("no results file given")
 	}
-	switch c.Format {
-	case "text", "csv", "bench", "bmf", "switches", "thresholds":
-	case "hlog":
-		if len(files) != 1 {
-			return Usagef("--format hlog writes one run; got %d files", len(files))
-		}
-	default:
-		return Usagef("unknown --format %q (want text, csv, hlog, bench, bmf, switches, thresholds or html)", c.Format)
+	if f, ok := lookupFormat(ReportFormats, c.Format); !ok {
+		return unknownFormat(ReportFormats, c.Format)
+	} else if f.OneRun && len(files) != 1 {
+		return Usagef("--format %s writes one run; got %d files", c.Format, len(files))
 	}
 	runs, err := readInputs(stdin, files)
 	if err != nil {
@@ -196,15 +192,6 @@ type CompareFiles struct {
 	UnderLoad bool
 }
 
-// compareFormats are compare's formats.
-var compareFormats = map[string]func(io.Writer, *results.Comparison) error{
-	"text":     results.WriteCompareText,
-	"markdown": results.WriteCompareMarkdown,
-	"json":     results.WriteCompareJSON,
-	"junit":    results.WriteCompareJUnit,
-	"bmf":      results.WriteCompareBMF,
-}
-
 // ReportFormat is the format of a --report file by its name: FILE.bmf.json Bencher Metric
 // Format, FILE.json JSON, FILE.xml JUnit, FILE.md Markdown, FILE.txt text.
 func ReportFormat(name string) (string, error) {
@@ -242,7 +229,8 @@ func WriteReports(names []string, c *results.Comparison) error {
 		if err != nil {
 			return fmt.Errorf("--report %s: %w", n, UnwrapPath(err))
 		}
-		werr := compareFormats[format](f, c)
+		cf, _ := lookupFormat(CompareFormats, format)
+		werr := cf.Write(f, c)
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
 		}
@@ -267,10 +255,11 @@ func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Compar
 	if len(base) == 0 || len(cur) == 0 {
 		return nil, Usagef("need at least one base and one current results file")
 	}
-	write, ok := compareFormats[c.Format]
+	cf, ok := lookupFormat(CompareFormats, c.Format)
 	if !ok {
-		return nil, Usagef("unknown --format %q (want text, markdown, json, junit or bmf)", c.Format)
+		return nil, unknownFormat(CompareFormats, c.Format)
 	}
+	write := cf.Write
 	if err := CheckReports(c.Reports); err != nil {
 		return nil, err
 	}

@@ -9,30 +9,19 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// Render writes runs, read from the files names, in format: text (the table each command
-// prints, with a data-quality note per run and, for several, one over them all), csv, hlog (the first run), bench, thresholds or
-// switches. The caller has checked format.
+// Render writes runs, read from the files names, in format (one of ReportFormats but html,
+// checked by the caller).
 func Render(w io.Writer, format string, runs []*results.Run, names []string) error {
-	switch format {
-	case "csv":
-		return results.WriteCSVSources(w, names, runs...)
-	case "hlog":
-		return results.WriteHlog(w, runs[0])
-	case "bench":
-		return results.WriteBench(w, runs...)
-	case "bmf":
-		return results.WriteBMF(w, runs)
-	case "thresholds":
-		return results.WriteThresholdsOf(w, runs, 0)
-	case "switches":
-		for i, r := range runs {
-			if len(runs) > 1 {
-				fmt.Fprintf(w, "\n== %s ==", names[i])
-			}
-			WriteSwitches(w, r)
-		}
-		return nil
+	f, ok := lookupFormat(ReportFormats, format)
+	if !ok || f.Write == nil {
+		return unknownFormat(ReportFormats, format)
 	}
+	return f.Write(w, runs, names)
+}
+
+// writeText writes runs as the table each command prints, with a data-quality note per run
+// and, for several, one over them all.
+func writeText(w io.Writer, runs []*results.Run, names []string) error {
 	for i, r := range runs {
 		if i > 0 {
 			fmt.Fprintln(w)

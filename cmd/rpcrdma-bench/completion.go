@@ -31,8 +31,8 @@ func completionValues(cmd, flag string) []string {
 		}
 		return names
 	case "format":
-		return map[string][]string{"report": {"text", "csv", "hlog", "bench", "switches", "thresholds", "html"},
-			"compare": {"text", "markdown", "json", "junit"}, "plot": {"png", "svg", "png,svg"}}[cmd]
+		return map[string][]string{"report": cli.FormatNames(cli.ReportFormats), "compare": cli.FormatNames(cli.CompareFormats),
+			"plot": {"png", "svg", "png,svg"}}[cmd]
 	}
 	return nil
 }
