@@ -27,8 +27,8 @@ func completionValues(cmd, flag string) []string {
 	case "program":
 		return []string{"nfs3", "nfs4"}
 	case "format":
-		return map[string][]string{"report": {"text", "csv", "hlog", "bench", "switches", "thresholds", "html"},
-			"compare": {"text", "markdown", "json", "junit"}, "plot": {"png", "svg", "png,svg"}}[cmd]
+		return map[string][]string{"report": {"text", "csv", "hlog", "bench", "bmf", "switches", "thresholds", "html"},
+			"compare": {"text", "markdown", "json", "junit", "bmf"}, "plot": {"png", "svg", "png,svg"}}[cmd]
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ func TestCompletion(t *testing.T) {
 		t.Fatalf("completion bash: exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"compgen -W \"client compare devices", " sweep version",
-		`"sweep --provider") COMPREPLY=($(compgen -W "soft`, `"compare --format") COMPREPLY=($(compgen -W "text markdown json junit"`,
+		`"sweep --provider") COMPREPLY=($(compgen -W "soft`, `"compare --format") COMPREPLY=($(compgen -W "text markdown json junit bmf"`,
 		"--repeat", "--baseline", "--thresholds", "complete -o default -F _rpcrdma_bench rpcrdma-bench"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bash script lacks %q", want)

@@ -29,7 +29,7 @@ argument, when standard input is not a terminal) for a results file on standard 
 --format html and no --dir, a single directory argument also receives the page.`,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) int {
 			var c session.ReportConfig
-			fs.StringVar(&c.Format, "format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), switches (a sweep's class changes), thresholds (the best inline threshold per size or mix, beyond noise or not) or html (a page with charts, and its Markdown twin)")
+			fs.StringVar(&c.Format, "format", "text", "output: text, csv, hlog (one file only), bench (benchstat input), bmf (Bencher Metric Format: per point the median over processes with the least and greatest), switches (a sweep's class changes), thresholds (the best inline threshold per size or mix, beyond noise or not) or html (a page with charts, and its Markdown twin)")
 			fs.StringVar(&c.Out, "out", "", "write to `FILE` instead of stdout (not for html)")
 			fs.StringVar(&c.Dir, "dir", "report", "html: directory for report.html, report.md and the charts (default: the one directory given, else report)")
 			fs.StringVar(&c.Page.Title, "title", "", "html: the page's title (default \""+report.DefaultTitle+"\")")
