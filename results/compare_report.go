@@ -211,7 +211,8 @@ func sideText(rounds, procs, files int) string {
 }
 
 // noise is the line that shows the variance components of each metric, the median over
-// the points that have them: which level of noise dominates. "" when no point has them.
+// the points that have them: which level of noise dominates ("-": one round a process, the
+// first figure then includes the rounds' noise). "" when no point has them.
 func (c *Comparison) noise() string {
 	var parts []string
 	for _, m := range c.Metrics {
@@ -219,12 +220,19 @@ func (c *Comparison) noise() string {
 		for _, p := range c.Points {
 			for _, r := range p.Metrics {
 				if r.Metric == m && !math.IsNaN(r.Noise.Process) {
-					proc, round = append(proc, r.Noise.Process), append(round, r.Noise.Round)
+					proc = append(proc, r.Noise.Process)
+					if !math.IsNaN(r.Noise.Round) {
+						round = append(round, r.Noise.Round)
+					}
 				}
 			}
 		}
 		if len(proc) > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.1f%% / %.1f%%", m, median(proc), median(round)))
+			r := "-"
+			if rm := median(round); !math.IsNaN(rm) {
+				r = fmt.Sprintf("%.1f%%", rm)
+			}
+			parts = append(parts, fmt.Sprintf("%s %.1f%% / %s", m, median(proc), r))
 		}
 	}
 	if len(parts) == 0 {
