@@ -272,8 +272,12 @@ type MetricResult struct {
 	// from none; NaN when it gives none.
 	Resolution float64
 	// Leaning is what the evidence points to when the verdict is inconclusive: Regressed
-	// when the estimate lies beyond the tolerance in the bad direction, else OK.
-	Leaning Verdict
+	// when the estimate lies beyond the tolerance in the bad direction and the regression's
+	// own p-value (PRegressed, before the adjustment for the judgements' number) is at most
+	// the comparison's alpha, or the processes are too few for any interval; OK when the
+	// estimate lies within the tolerance; Inconclusive (no lean) else.
+	Leaning    Verdict
+	PRegressed float64
 	// Tolerance is the tolerated change in percent (bad direction) and Explicit whether the
 	// user gave it (else DefaultTolerance).
 	Tolerance float64
@@ -668,7 +672,7 @@ func prepare(r *MetricResult, base, cur []sample, tail float64) {
 	r.Change = Estimate{math.NaN(), 0, math.Inf(1)}
 	r.BaseMedian, r.CurrentMedian, r.Resolution = math.NaN(), math.NaN(), math.NaN()
 	r.Noise = VarianceComponents{math.NaN(), math.NaN()}
-	r.Verdict, r.P = Inconclusive, 1
+	r.Verdict, r.P, r.PRegressed = Inconclusive, 1, 1
 	if len(base) == 0 || len(cur) == 0 {
 		r.Reason = "no value on one side (a percentile the sample count cannot support, or no successful RPC)"
 		return
@@ -703,10 +707,12 @@ func prepare(r *MetricResult, base, cur []sample, tail float64) {
 	lb, lc := logs(r.Base), logs(r.Current)
 	if r.Metric.HigherIsBetter() {
 		d := math.Log(1 - tol)
-		r.P = min(shiftPValue(lb, lc, d, false), shiftPValue(lb, lc, d, true))
+		r.PRegressed = shiftPValue(lb, lc, d, false)
+		r.P = min(r.PRegressed, shiftPValue(lb, lc, d, true))
 	} else {
 		d := math.Log(1 + tol)
-		r.P = min(shiftPValue(lb, lc, d, true), shiftPValue(lb, lc, d, false))
+		r.PRegressed = shiftPValue(lb, lc, d, true)
+		r.P = min(r.PRegressed, shiftPValue(lb, lc, d, false))
 	}
 }
 
@@ -753,16 +759,19 @@ func finish(r *MetricResult, decided, underLoad bool, level float64, judged int,
 	tol := r.Tolerance / 100
 	regressed, within := lo > 1+tol, hi <= 1+tol
 	r.Improved = hi < 1
-	r.Leaning = OK
-	if r.Change.Est > 1+tol {
-		r.Leaning = Regressed
-	}
+	beyond := r.Change.Est > 1+tol
 	if r.Metric.HigherIsBetter() {
 		regressed, within = hi < 1-tol, lo >= 1-tol
 		r.Improved = lo > 1
-		if r.Change.Est < 1-tol {
-			r.Leaning = Regressed
-		}
+		beyond = r.Change.Est < 1-tol
+	}
+	switch {
+	case !beyond:
+		r.Leaning = OK
+	case r.PRegressed <= alpha || !boundedAt(len(r.Base), len(r.Current), alpha):
+		r.Leaning = Regressed
+	default:
+		r.Leaning = Inconclusive
 	}
 	switch {
 	case r.BaseProcesses == 1 && r.CurrentProcesses == 1:

@@ -110,27 +110,34 @@ func (c *Comparison) summary() string {
 	return s
 }
 
-// leaning says what an inconclusive comparison's evidence points to: the undecided metric
-// whose estimate lies furthest beyond its tolerance in the bad direction ("leaning
-// regressed: rps -69.0% at KEY on disturbed processes"), or "leaning ok" when every
-// undecided estimate lies within its tolerance.
+// leaning says what an inconclusive comparison's evidence points to (MetricResult.Leaning):
+// regressed, naming the undecided metric with the strongest evidence of a regression and,
+// among equals, the largest change ("leaning regressed: rps -69.0% at KEY on disturbed
+// processes"); ok when every undecided estimate lies within its tolerance; else neither.
 func (c *Comparison) leaning() string {
 	var worst *MetricResult
 	var at Params
-	over := 0.0
+	neither := false
 	for _, p := range c.Points {
 		for i := range p.Metrics {
 			r := &p.Metrics[i]
-			if r.Verdict != Inconclusive || r.Leaning != Regressed {
+			if r.Verdict != Inconclusive {
 				continue
 			}
-			x := math.Abs(math.Log(r.Change.Est)) - math.Log(1+r.Tolerance/100)
-			if worst == nil || x > over {
-				worst, at, over = r, p.Params, x
+			neither = neither || r.Leaning == Inconclusive
+			if r.Leaning != Regressed {
+				continue
+			}
+			if worst == nil || r.PRegressed < worst.PRegressed ||
+				r.PRegressed == worst.PRegressed && math.Abs(math.Log(r.Change.Est)) > math.Abs(math.Log(worst.Change.Est)) {
+				worst, at = r, p.Params
 			}
 		}
 	}
-	if worst == nil {
+	switch {
+	case worst == nil && neither:
+		return "leaning neither way"
+	case worst == nil:
 		return "leaning ok"
 	}
 	s := fmt.Sprintf("leaning regressed: %s %s at %s", worst.Metric, fmtChange(worst.Change.Est), at.Key())
@@ -204,7 +211,8 @@ func sideText(rounds, procs, files int) string {
 }
 
 // noise is the line that shows the variance components of each metric, the median over
-// the points that have them: which level of noise dominates. "" when no point has them.
+// the points that have them: which level of noise dominates ("-": one round a process, the
+// first figure then includes the rounds' noise). "" when no point has them.
 func (c *Comparison) noise() string {
 	var parts []string
 	for _, m := range c.Metrics {
@@ -212,12 +220,19 @@ func (c *Comparison) noise() string {
 		for _, p := range c.Points {
 			for _, r := range p.Metrics {
 				if r.Metric == m && !math.IsNaN(r.Noise.Process) {
-					proc, round = append(proc, r.Noise.Process), append(round, r.Noise.Round)
+					proc = append(proc, r.Noise.Process)
+					if !math.IsNaN(r.Noise.Round) {
+						round = append(round, r.Noise.Round)
+					}
 				}
 			}
 		}
 		if len(proc) > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.1f%% / %.1f%%", m, median(proc), median(round)))
+			r := "-"
+			if rm := median(round); !math.IsNaN(rm) {
+				r = fmt.Sprintf("%.1f%%", rm)
+			}
+			parts = append(parts, fmt.Sprintf("%s %.1f%% / %s", m, median(proc), r))
 		}
 	}
 	if len(parts) == 0 {
@@ -431,7 +446,7 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 				Base: nonNil(r.Base), Current: nonNil(r.Current), Reason: r.Reason, DisturbedUsed: r.Disturbed, DisturbedLeftOut: r.Excluded,
 				P: r.P, ProcessSDPct: jsonNum(r.Noise.Process), RoundSDPct: jsonNum(r.Noise.Round), ResolutionPct: jsonNum(r.Resolution)})
 			if r.Verdict == Inconclusive {
-				pj.Metrics[len(pj.Metrics)-1].Leaning = r.Leaning.String()
+				pj.Metrics[len(pj.Metrics)-1].Leaning = map[Verdict]string{OK: "ok", Regressed: "regressed", Inconclusive: "neither"}[r.Leaning]
 			}
 		}
 		out.Points = append(out.Points, pj)

@@ -68,7 +68,9 @@ func shiftPValue(x, y []float64, delta float64, above bool) float64 {
 // VarianceComponents are the two levels of noise in a metric's log values, as standard
 // deviations in percent (the sd of the log value, times 100): between processes of the
 // same configuration, and between rounds inside one process. NaN when the samples cannot
-// tell (fewer than two processes, or no process with two rounds).
+// tell: Round without a process of two rounds, Process without two processes on a side.
+// With one round a process, Process is the whole spread between processes, its rounds'
+// noise included.
 type VarianceComponents struct {
 	Process, Round float64
 }
@@ -112,7 +114,11 @@ func varianceComponents(sides ...[][]float64) VarianceComponents {
 	if dfw > 0 {
 		vc.Round = math.Sqrt(ssw/dfw) * 100
 	}
-	if dfb == 0 || dfw == 0 {
+	if dfb == 0 {
+		return vc
+	}
+	if dfw == 0 {
+		vc.Process = math.Sqrt(ssb/dfb) * 100 // one round a process: the levels are not separable
 		return vc
 	}
 	// The effective rounds per process of an unbalanced design (the ANOVA's n0).

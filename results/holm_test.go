@@ -77,8 +77,12 @@ func TestVarianceComponents(t *testing.T) {
 	if math.Abs(vc.Round-100*math.Sqrt(2)) > 1e-9 || math.Abs(vc.Process-100*math.Sqrt(7)) > 1e-9 {
 		t.Errorf("components %+v, want round %v process %v", vc, 100*math.Sqrt(2), 100*math.Sqrt(7))
 	}
-	if vc := varianceComponents([][]float64{{1}, {2}}); !math.IsNaN(vc.Round) || !math.IsNaN(vc.Process) {
-		t.Errorf("one round a process: %+v, want NaN", vc)
+	// One round a process: the spread between processes, rounds included; no round level.
+	if vc := varianceComponents([][]float64{{1}, {2}}); !math.IsNaN(vc.Round) || math.Abs(vc.Process-100*math.Sqrt(0.5)) > 1e-9 {
+		t.Errorf("one round a process: %+v, want process %v, round NaN", vc, 100*math.Sqrt(0.5))
+	}
+	if vc := varianceComponents([][]float64{{1, 2}}); !math.IsNaN(vc.Process) {
+		t.Errorf("one process: %+v, want no process level", vc)
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	var groups [][]float64

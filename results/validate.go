@@ -142,6 +142,9 @@ func (p *Point) validate(f string) error {
 	if p.Round < 0 {
 		return fieldErr(f+"round", "negative (%d)", p.Round)
 	}
+	if p.Process < 0 {
+		return fieldErr(f+"process", "negative (%d)", p.Process)
+	}
 	for i, u := range p.Pollers {
 		if u.WallNs < 0 || u.CPUNs < 0 || u.CPU < -1 || u.Poll == "" {
 			return fieldErr(fmt.Sprintf("%spollers[%d]", f, i), "negative time, CPU below -1 or no poll mode: %+v", u)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,5 +217,31 @@ func TestSettled(t *testing.T) {
 		if got := Settled(&tc.c); got != tc.want {
 			t.Errorf("%s: settled %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A block's process that fails ends the session failed with its own message; what it and
+// the blocks before it measured is kept, each point with its process.
+func TestFailedBlockKeepsWhatItMeasured(t *testing.T) {
+	c := config(t, nil, "")
+	c.Rounds = 4
+	ok := inProcessBlocks(t, &fakeConnector{}, 4)
+	c.Blocks = func(ctx context.Context, b Block) (*results.Run, error) {
+		r, err := ok(ctx, b)
+		if b.Process == 2 {
+			r.Status = results.Status{State: results.StateFailed, Message: "1 point(s) measured no RPC at all"}
+			return r, fmt.Errorf("process 2 (rounds 2-2): %s", r.Status.Message)
+		}
+		return r, err
+	}
+	o, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Run.Status.State != results.StateFailed || !strings.Contains(o.Run.Status.Message, "process 2 (rounds 2-2): 1 point(s) measured no RPC at all") {
+		t.Errorf("status %+v", o.Run.Status)
+	}
+	if n := len(o.Run.Points); n != 4 || o.Run.Points[3].Process != 2 {
+		t.Errorf("%d points kept, the last of process %d; want 4, 2", n, o.Run.Points[n-1].Process)
 	}
 }
