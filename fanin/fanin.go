@@ -129,7 +129,7 @@ func Run(ctx context.Context, c Config) (*results.Run, error) {
 			if c.Out == "" {
 				return
 			}
-			if r, err := c.merged(layout, col, barrier, false); err == nil {
+			if r, err := c.merged(layout, col, w.Servers, barrier, false); err == nil {
 				if err := results.WriteFile(c.Out, r); err != nil {
 					fmt.Fprintf(c.Log, "rpcrdma-bench fanin: %v\n", err)
 				}
@@ -180,7 +180,7 @@ func Run(ctx context.Context, c Config) (*results.Run, error) {
 		return nil, own
 	}
 	col := <-done
-	r, err := c.merged(layout, col, barrier, true)
+	r, err := c.merged(layout, col, w.Servers, barrier, true)
 	if err != nil {
 		return nil, err
 	}
@@ -325,9 +325,10 @@ func measure(ctx context.Context, c Config, w wireup, server int, l *link, why *
 	return err
 }
 
-// merged builds rank 0's results file from what the coordinator collected: final says the
-// run is over (else it is still running).
-func (c Config) merged(layout Layout, col *collected, barrier int64, final bool) (*results.Run, error) {
+// merged builds rank 0's results file from what the coordinator collected, with the server
+// ranks' addresses (addrs, from the wire-up): final says the run is over (else it is still
+// running).
+func (c Config) merged(layout Layout, col *collected, addrs map[int]string, barrier int64, final bool) (*results.Run, error) {
 	raw, err := json.Marshal(c.RunConfig)
 	if err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
@@ -342,7 +343,7 @@ func (c Config) merged(layout Layout, col *collected, barrier int64, final bool)
 	}
 	var servers []results.ServerRank
 	for _, s := range layout.Servers() {
-		sr := results.ServerRank{Rank: s, Host: col.hosts[s]}
+		sr := results.ServerRank{Rank: s, Host: col.hosts[s], Addr: addrs[s]}
 		if res := col.results[s]; res != nil {
 			sr.CPU, sr.WallNs = res.CPU, res.WallNs
 		}

@@ -203,7 +203,7 @@ func TestFanInMergesRanks(t *testing.T) {
 	if err := results.WriteText(&text, f); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`fan-in ECHO.*: 3 client rank\(s\), server rank\(s\) 0; skew `, `\n +rank +host +server +conns`, `\n +3 +localhost +localhost:20000 +2 `, `\n  server rank 0 \(host localhost\): CPU [0-9.]+ s \(user`} {
+	for _, want := range []string{`fan-in ECHO.*: 3 client rank\(s\), server rank\(s\) 0 \(localhost:20000\); skew `, `\n +rank +host +server +conns`, `\n +3 +localhost +localhost:20000 +2 `, `\n  server rank 0 \(host localhost, localhost:20000\): CPU [0-9.]+ s \(user`} {
 		if !regexp.MustCompile(want).MatchString(text.String()) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}

@@ -25,11 +25,11 @@ type ref struct {
 	p     *results.Point
 }
 
-// name identifies the point in an error message: "run 2 point 5 (ECHO 4096/4096 inline 4096)".
+// name identifies the point in an error message: "run 2 point 5 (ECHO 4096/4096 B inline 4096)".
 func (f ref) name() string {
 	p := f.p.Params
-	return fmt.Sprintf("run %d point %d (%s %d/%d inline %d)", f.run+1, f.i+1,
-		p.Procedure, p.CallBytes, p.ReplyBytes, p.InlineThreshold)
+	return fmt.Sprintf("run %d point %d (%s %s inline %d)", f.run+1, f.i+1,
+		p.Procedure, p.PayloadLabel(), p.InlineThreshold)
 }
 
 // collect lists the points of runs in order. Every run must exist and hold a point: a run

@@ -321,7 +321,7 @@ func TestErrors(t *testing.T) {
 		{"percentile 0", errOf(Latency([]*results.Run{s}, 0)), "want 0 < p < 100"},
 		{"percentile 100", errOf(Latency([]*results.Run{s}, 100)), "want 0 < p < 100"},
 		{"percentile NaN", errOf(Latency([]*results.Run{s}, math.NaN())), "want 0 < p < 100"},
-		{"missing histogram", errOf(Spectrum([]*results.Run{noHist}, nil)), "run 1 point 3 (ECHO 4096/4096 inline 1024): rtt_histogram missing"},
+		{"missing histogram", errOf(Spectrum([]*results.Run{noHist}, nil)), "run 1 point 3 (ECHO 4096/4096 B inline 1024): rtt_histogram missing"},
 		{"corrupt histogram", errOf(Spectrum([]*results.Run{badHist}, nil)), "run 1 point 3"},
 		{"missing histogram, other percentile", errOf(Latency([]*results.Run{noHist}, 75)), "rtt_histogram missing"},
 		{"same cell", errOf(Heatmap([]*results.Run{s, x}, nil)), "fall in the same cell"},

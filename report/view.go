@@ -358,7 +358,7 @@ func summaryTable(r *results.Run) (table, bool) {
 			cls = "cut"
 			cut = true
 		}
-		pre := []string{n, p.Params.Procedure, strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes),
+		pre := []string{n, p.Params.Procedure, p.Params.CallLabel(), p.Params.ReplyLabel(),
 			strconv.Itoa(p.Params.InlineThreshold), strconv.Itoa(p.Params.Depth), strconv.Itoa(p.Params.Connections)}
 		if rounds {
 			pre = slices.Insert(pre, 1, num(p.Round))
@@ -514,8 +514,8 @@ func fanInViews(r *results.Run) []fanInView {
 			continue
 		}
 		q := &p.Params
-		v := fanInView{Title: fmt.Sprintf("point %d (%s %d/%d B, inline %d, depth %d × %d connections)", i+1, q.Procedure,
-			q.CallBytes, q.ReplyBytes, q.InlineThreshold, q.Depth, q.Connections)}
+		v := fanInView{Title: fmt.Sprintf("point %d (%s %s, inline %d, depth %d × %d connections)", i+1, q.Procedure,
+			q.PayloadLabel(), q.InlineThreshold, q.Depth, q.Connections)}
 		spread := func(s *[2]int64) string {
 			if s == nil {
 				return Missing

@@ -48,6 +48,9 @@ type FanIn struct {
 type ServerRank struct {
 	Rank int    `json:"rank"`
 	Host string `json:"host"`
+	// Addr is the address the rank listened on, as its clients dialed it (RankPoint.Server);
+	// absent when it did not listen, and in files before schema version 8.
+	Addr string `json:"addr,omitempty"`
 	// CPU is the rank's process CPU time from listening to stopping, WallNs that time
 	// (the whole run, warm-ups included); absent when it did not report.
 	CPU    *CPU  `json:"cpu,omitempty"`
@@ -236,6 +239,9 @@ func writeFanIn(w io.Writer, p *Point) error {
 	servers := make([]string, len(f.ServerRanks))
 	for i, s := range f.ServerRanks {
 		servers[i] = strconv.Itoa(s.Rank)
+		if s.Addr != "" {
+			servers[i] += " (" + s.Addr + ")"
+		}
 	}
 	spread := func(s *[2]int64) string {
 		if s == nil {
@@ -271,7 +277,7 @@ func writeFanIn(w io.Writer, p *Point) error {
 	for _, sr := range f.ServerRanks {
 		if sr.CPU != nil && sr.WallNs > 0 {
 			busy := sr.CPU.UserNs + sr.CPU.SysNs
-			fmt.Fprintf(w, "  server rank %d (host %s): CPU %.2f s (user %.2f, sys %.2f) over %.2f s serving, %.0f%% of one CPU\n", sr.Rank, sr.Host,
+			fmt.Fprintf(w, "  server rank %d (host %s%s): CPU %.2f s (user %.2f, sys %.2f) over %.2f s serving, %.0f%% of one CPU\n", sr.Rank, sr.Host, addrSuffix(sr.Addr),
 				float64(busy)/1e9, float64(sr.CPU.UserNs)/1e9, float64(sr.CPU.SysNs)/1e9, float64(sr.WallNs)/1e9, 100*float64(busy)/float64(sr.WallNs))
 		}
 	}
@@ -279,6 +285,14 @@ func writeFanIn(w io.Writer, p *Point) error {
 		fmt.Fprintf(w, "  failed: rank %d (host %s): %s\n", x.Rank, x.Host, x.Cause)
 	}
 	return nil
+}
+
+// addrSuffix is ", ADDR" for a server rank's address, "" when unknown.
+func addrSuffix(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return ", " + addr
 }
 
 // MergeCallbacks merges the callbacks rows of several points (the ranks' of a fan-in): a row

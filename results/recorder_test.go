@@ -296,7 +296,7 @@ func TestProcedures(t *testing.T) {
 	if err := WriteText(&b, &Run{Points: []Point{p}}); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^ +READ +mix +mix .* all +100 `).MatchString(b.String()) || !regexp.MustCompile(`(?m)^ +WRITE .* 2 *$`).MatchString(b.String()) {
+	if !regexp.MustCompile(`(?m)^ +READ +mixed +mixed .* all +100 `).MatchString(b.String()) || !regexp.MustCompile(`(?m)^ +WRITE .* 2 *$`).MatchString(b.String()) {
 		t.Errorf("table:\n%s", b.String())
 	}
 	// One procedure: no breakdown.

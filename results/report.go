@@ -14,15 +14,50 @@ import (
 
 // Key names a point by its params, in the key=value/... form benchstat reads as sub-benchmark
 // configuration: "proc=ECHO/call=4096/reply=4096/thr=4096/depth=1/conns=1/class=auto", with
-// "/rate=N" appended for open-loop points. Equal Params give equal keys.
+// "/rate=N" appended for open-loop points. Payloads that vary read as CallLabel and ReplyLabel
+// say ("call=64,4k", "call=mixed"). Equal Params give equal keys.
 func (p Params) Key() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "proc=%s/call=%d/reply=%d/thr=%d/depth=%d/conns=%d/class=%s",
-		p.Procedure, p.CallBytes, p.ReplyBytes, p.InlineThreshold, p.Depth, p.Connections, p.Class)
+	fmt.Fprintf(&b, "proc=%s/call=%s/reply=%s/thr=%d/depth=%d/conns=%d/class=%s",
+		p.Procedure, p.CallLabel(), p.ReplyLabel(), p.InlineThreshold, p.Depth, p.Connections, p.Class)
 	if p.RateRPS != 0 {
 		b.WriteString("/rate=" + strconv.FormatFloat(p.RateRPS, 'g', -1, 64))
 	}
 	return b.String()
+}
+
+// Mixed is how labels show the payload of a mix of several entries, whose sizes vary by entry
+// (the mix's name lists them).
+const Mixed = "mixed"
+
+// IsMix reports whether the point is a mix of several entries (Procedure "MIX:NAME").
+func (p Params) IsMix() bool { return strings.HasPrefix(p.Procedure, "MIX") }
+
+// CallLabel names the call payload the point measured: its size in bytes ("4096"), the sizes
+// drawn when they varied ("64,4k"), or Mixed for a mix of several entries. Never "0" for a
+// payload that was not empty.
+func (p Params) CallLabel() string { return sizeLabel(p, p.CallBytes, p.CallSizes) }
+
+// ReplyLabel is CallLabel for the reply.
+func (p Params) ReplyLabel() string { return sizeLabel(p, p.ReplyBytes, p.ReplySizes) }
+
+func sizeLabel(p Params, n int, sizes string) string {
+	switch {
+	case sizes != "":
+		return sizes
+	case n == 0 && p.IsMix() && p.CallBytes == 0 && p.ReplyBytes == 0:
+		return Mixed
+	}
+	return strconv.Itoa(n)
+}
+
+// PayloadLabel names both payloads for a sentence: "64/64 B", "64,4k/64,4k B", "mixed sizes".
+func (p Params) PayloadLabel() string {
+	c, r := p.CallLabel(), p.ReplyLabel()
+	if c == Mixed && r == Mixed {
+		return "mixed sizes"
+	}
+	return c + "/" + r + " B"
 }
 
 // Missing is how text outputs show a value that is not available (an unsupported percentile).
@@ -76,10 +111,7 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				name += "*"
 				incomplete = true
 			}
-			call, reply := strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes)
-			if strings.HasPrefix(p.Params.Procedure, "MIX") && p.Params.CallBytes == 0 && p.Params.ReplyBytes == 0 {
-				call, reply = "mix", "mix" // sizes vary by entry: not 0
-			}
+			call, reply := p.Params.CallLabel(), p.Params.ReplyLabel()
 			pre := fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d\t", name, call, reply,
 				p.Params.InlineThreshold, p.Params.Depth, p.Params.Connections)
 			var nerr uint64
@@ -139,6 +171,12 @@ func WriteText(w io.Writer, runs ...*Run) error {
 			return err
 		}
 		fmt.Fprintln(w, "call, reply: payload bytes; thr: inline threshold in effect, bytes; count: RPCs measured.")
+		if slices.ContainsFunc(r.Points, func(p Point) bool { return p.Params.CallSizes != "" || p.Params.ReplySizes != "" }) {
+			fmt.Fprintln(w, "a list of sizes (64,4k) or a distribution (uniform:1k-64k): the payload drawn per RPC.")
+		}
+		if slices.ContainsFunc(r.Points, func(p Point) bool { return p.Params.CallLabel() == Mixed }) {
+			fmt.Fprintln(w, "mixed: a mix's payloads, whose sizes its name lists by entry; its procedures follow it on rows of their own.")
+		}
 		for _, c := range Capped(r) {
 			fmt.Fprintf(w, "note: the peer capped the inline threshold: %d offered, %d in effect; those points are filed under %d.\n", c.Offered, c.Effective, c.Effective)
 		}
@@ -204,11 +242,7 @@ func Capped(r *Run) []Cap {
 // connections.
 func pointLabel(p *Point) string {
 	q := &p.Params
-	size := fmt.Sprintf("%d/%d B", q.CallBytes, q.ReplyBytes)
-	if strings.HasPrefix(q.Procedure, "MIX") && q.CallBytes == 0 && q.ReplyBytes == 0 {
-		size = "sizes per entry" // a mix's sizes vary by entry: not 0
-	}
-	return fmt.Sprintf("%s %s, threshold %d, depth %d × %d connection(s)", q.Procedure, size, q.InlineThreshold, q.Depth, q.Connections)
+	return fmt.Sprintf("%s %s, threshold %d, depth %d × %d connection(s)", q.Procedure, q.PayloadLabel(), q.InlineThreshold, q.Depth, q.Connections)
 }
 
 // csvHeader is the header row of WriteCSV.
@@ -218,7 +252,7 @@ var csvHeader = []string{
 	"complete", "classes_used", "rtt_class", "calls", "replies", "count", "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "p9999_ns", "max_ns",
 	"mean_ns", "stdev_ns", "duration_ns", "rpcs", "payload_bytes", "rpc_per_s", "payload_gbps", "errors",
 	"user_ns", "sys_ns", "inline_send_bytes", "inline_recv_bytes", "credits_granted", "remote_invalidation",
-	"round", "rank", "host",
+	"round", "rank", "host", "call_sizes", "reply_sizes", "mix_procedure",
 }
 
 func csvInt(v *int64) string {
@@ -327,19 +361,34 @@ func csvPoint(cw *csv.Writer, origin []string, p *Point, rank, host string) erro
 		neg = []string{strconv.Itoa(n.InlineSendBytes), strconv.Itoa(n.InlineRecvBytes),
 			strconv.Itoa(n.CreditsGranted), strconv.FormatBool(n.RemoteInvalidation)}
 	}
+	bytesCol := func(n int, label string) string {
+		if label != strconv.Itoa(n) {
+			return "" // varied per RPC: named in call_sizes, reply_sizes
+		}
+		return label
+	}
+	sizeCol := func(n int, label string) string {
+		if label == strconv.Itoa(n) {
+			return ""
+		}
+		return label
+	}
+	cl, rl := p.Params.CallLabel(), p.Params.ReplyLabel()
 	params := []string{
-		p.Params.Procedure, p.Params.Class, strconv.Itoa(p.Params.CallBytes), strconv.Itoa(p.Params.ReplyBytes),
+		p.Params.Procedure, p.Params.Class, bytesCol(p.Params.CallBytes, cl), bytesCol(p.Params.ReplyBytes, rl),
 		strconv.Itoa(p.Params.InlineThreshold), strconv.Itoa(p.Params.Depth), strconv.Itoa(p.Params.Connections),
 		strconv.FormatFloat(p.Params.RateRPS, 'g', -1, 64),
 		strconv.FormatBool(p.Complete), strings.Join(classes, "+"),
 	}
-	row := func(class string, calls, replies uint64, s *Summary, rpcs, bytes, rps, gbps, errs string) error {
+	sizes := []string{sizeCol(p.Params.CallBytes, cl), sizeCol(p.Params.ReplyBytes, rl)}
+	row := func(class string, calls, replies uint64, s *Summary, rpcs, bytes, rps, gbps, errs, proc string) error {
 		row := append(append([]string{}, origin...), params...)
 		row = append(row, class, u(calls, 10), u(replies, 10), u(s.Count, 10),
 			csvInt(s.Min), csvInt(s.P50), csvInt(s.P90), csvInt(s.P99), csvInt(s.P999), csvInt(s.P9999), csvInt(s.Max),
 			csvInt(s.Mean), csvInt(s.Stdev), strconv.FormatInt(p.DurationNs, 10), rpcs, bytes, rps, gbps, errs,
 			strconv.FormatInt(p.CPU.UserNs, 10), strconv.FormatInt(p.CPU.SysNs, 10))
-		return cw.Write(append(append(row, neg...), strconv.Itoa(p.Round), rank, host))
+		row = append(append(row, neg...), strconv.Itoa(p.Round), rank, host)
+		return cw.Write(append(append(row, sizes...), proc))
 	}
 	total := "all"
 	if rank != "" {
@@ -351,14 +400,33 @@ func csvPoint(cw *csv.Writer, origin []string, p *Point, rank, host string) erro
 				continue
 			}
 			if err := row(c.Class, c.Calls, c.Replies, &c.RTT, u(c.RTT.Count, 10), "",
-				strconv.FormatFloat(classRate(p, c), 'f', 3, 64), "", ""); err != nil {
+				strconv.FormatFloat(classRate(p, c), 'f', 3, 64), "", "", ""); err != nil {
 				return err
 			}
 		}
 	}
-	return row(total, calls, replies, &p.RTT, u(p.Throughput.RPCs, 10), u(p.Throughput.PayloadBytes, 10),
+	if err := row(total, calls, replies, &p.RTT, u(p.Throughput.RPCs, 10), u(p.Throughput.PayloadBytes, 10),
 		strconv.FormatFloat(p.Throughput.RPCPerSec, 'f', 3, 64), strconv.FormatFloat(p.Throughput.PayloadGbps, 'f', 6, 64),
-		u(nerr, 10))
+		u(nerr, 10), ""); err != nil {
+		return err
+	}
+	if rank != "" {
+		return nil
+	}
+	// A mix's procedures, as the text table has them: calls and replies are counted per
+	// class, not per procedure, so those columns hold its completed RPCs.
+	for i := range p.Procedures {
+		ps := &p.Procedures[i]
+		rate := 0.0
+		if p.DurationNs > 0 {
+			rate = float64(ps.RTT.Count) / (float64(p.DurationNs) / 1e9)
+		}
+		if err := row("procedure", ps.RTT.Count, ps.RTT.Count, &ps.RTT, u(ps.RTT.Count, 10), "",
+			strconv.FormatFloat(rate, 'f', 3, 64), "", u(ps.Errors, 10), ps.Procedure); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // classRate is the RPCs per second of point p's class c: its round trips over the point's

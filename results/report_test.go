@@ -110,7 +110,7 @@ func TestWriteText(t *testing.T) {
 	if err := results.WriteText(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`MIX:nfs-like +mix +mix +4096`).MatchString(b.String()) {
+	if !regexp.MustCompile(`MIX:nfs-like +mixed +mixed +4096`).MatchString(b.String()) {
 		t.Errorf("mix row:\n%s", b.String())
 	}
 }

@@ -18,8 +18,9 @@ import (
 // Point.PeerOpsInferred; version 3 added Point.GC; version 4 Pollers[].Turnaround; version 5
 // added Point.Round, Params.OfferedInlineThreshold and Point.HostOtherCPU, and measures
 // Point.HostCPUPressure over the point instead of the 10 s before its end; version 6 added
-// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls.
-const SchemaVersion = 7
+// Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls; version 8
+// added Params.CallSizes and Params.ReplySizes and FanIn.ServerRanks[].Addr.
+const SchemaVersion = 8
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -244,6 +245,13 @@ type Params struct {
 	// result data, excluding RPC and transport headers.
 	CallBytes  int `json:"call_bytes"`
 	ReplyBytes int `json:"reply_bytes"`
+	// CallSizes and ReplySizes name the payload sizes drawn when a single procedure's
+	// payload varies per RPC (run --sizes 64,4k: "64,4k"; "uniform:1k-64k";
+	// "lognormal:8k:1:0-1m"), in the direction that carries it; CallBytes and ReplyBytes are
+	// 0 then. Absent for a fixed size and for a mix of several entries, whose name
+	// (MIX:...) lists its sizes. See Params.CallLabel.
+	CallSizes  string `json:"call_sizes,omitempty"`
+	ReplySizes string `json:"reply_sizes,omitempty"`
 	// InlineThreshold is the inline threshold the point ran with: what this side offered
 	// in its private data (RFC 8797), or the smaller size the peer's private data left
 	// (see OfferedInlineThreshold); the per-direction sizes are in Negotiated.

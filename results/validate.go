@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -92,6 +93,20 @@ func (r *Run) Validate() error {
 			}
 			if set {
 				return fieldErr(fmt.Sprintf("points[%d].%s", i, name), "not in schema_version %d (added in 7)", r.SchemaVersion)
+			}
+		}
+		if pt := &r.Points[i]; r.SchemaVersion < 8 {
+			name := ""
+			switch {
+			case pt.Params.CallSizes != "":
+				name = "params.call_sizes"
+			case pt.Params.ReplySizes != "":
+				name = "params.reply_sizes"
+			case pt.FanIn != nil && slices.ContainsFunc(pt.FanIn.ServerRanks, func(s ServerRank) bool { return s.Addr != "" }):
+				name = "fanin.server_ranks[].addr"
+			}
+			if name != "" {
+				return fieldErr(fmt.Sprintf("points[%d].%s", i, name), "not in schema_version %d (added in 8)", r.SchemaVersion)
 			}
 		}
 		for j, u := range r.Points[i].Pollers {

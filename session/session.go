@@ -263,6 +263,17 @@ func Params(pt workloads.Point) results.Params {
 		prog := w.Table()
 		if i, err := prog.Lookup(e.Proc); err == nil && (e.Size.Dist == "" || e.Size.Dist == "list") && len(e.Size.Values) == 1 {
 			p.CallBytes, p.ReplyBytes = prog.Procs[i].Sizes(e.Size.Values[0])
+		} else if err == nil && !e.Size.IsZero() {
+			// The size varies per RPC: name the sizes where the payload goes, not 0.
+			label := workloads.SizesLabel(e.Size)
+			if c, r := prog.Procs[i].Sizes(1); c > 0 || r > 0 {
+				if c > 0 {
+					p.CallSizes = label
+				}
+				if r > 0 {
+					p.ReplySizes = label
+				}
+			}
 		}
 	}
 	return p

@@ -41,6 +41,15 @@ func MixName(mix []MixEntry) string {
 	return strings.Join(parts, "+")
 }
 
+// SizesLabel names s for a reader, in the syntax --sizes takes: "64,4k", "uniform:1k-64k",
+// "lognormal:8k:1:0-1m".
+func SizesLabel(s Sizes) string {
+	if s.Dist == "" || s.Dist == "list" {
+		return strings.ReplaceAll(sizesName(s), "~", ",")
+	}
+	return sizesName(s)
+}
+
 // sizesName is a compact name of s without ',' or '/'.
 func sizesName(s Sizes) string {
 	switch s.Dist {
