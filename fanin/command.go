@@ -143,8 +143,14 @@ func (c *Command) Report(stdout, stderr io.Writer, r *results.Run, err error) er
 		if werr := results.WriteText(stdout, r); werr != nil {
 			fmt.Fprintf(stderr, "rpcrdma-bench fanin: %v\n", werr)
 		}
-		if c.Run.Out != "" {
-			fmt.Fprintf(stderr, "results written to %s\n", c.Run.Out)
+		// Beside the table, on its stream: mpirun forwards each stream on its own, so a
+		// line on the other one lands anywhere in the table.
+		switch c.Run.Out {
+		case "":
+		case session.Stdout:
+			fmt.Fprintln(stderr, "results written to standard output")
+		default:
+			fmt.Fprintf(stdout, "results written to %s\n", c.Run.Out)
 		}
 	}
 	switch {

@@ -54,9 +54,26 @@ func TestWriteTextWarnsOfDisturbance(t *testing.T) {
 	if err := WriteText(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "warning: NULL 0/0 B, threshold 4096, depth 1 × 1 connection(s): 3 spinning pollers for 2 CPUs") {
+	if !strings.Contains(b.String(), "warning: disturbed: NULL 0/0 B, threshold 4096, depth 1 × 1 connection(s) (3 spinning pollers for 2 CPUs") {
 		t.Fatalf("no warning under the table:\n%s", b.String())
 	}
+	// Thirty disturbed points of a repeated run: one data-quality line, one warning line
+	// naming the first few.
+	for i := range 30 {
+		p := r.Points[0]
+		p.Round, p.Disturbed = i+1, []string{"other processes used 40% of the host CPU time"}
+		r.Points = append(r.Points, p)
+	}
+	r.Points = r.Points[1:]
+	b.Reset()
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "warning:"); n != 1 || !strings.Contains(b.String(), "round 3 (other processes used 40%") ||
+		!strings.Contains(b.String(), "and 27 more") || strings.Count(b.String(), "data quality: 30 of 30 point(s) disturbed") != 1 {
+		t.Fatalf("%d warning lines:\n%s", n, b.String())
+	}
+	r.Points = r.Points[:1]
 	r.Points[0].Disturbed = nil
 	b.Reset()
 	if err := WriteText(&b, r); err != nil {

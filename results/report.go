@@ -214,13 +214,46 @@ func WriteText(w io.Writer, runs ...*Run) error {
 				return err
 			}
 		}
-		for _, p := range r.Points {
-			for _, why := range p.Disturbed {
-				fmt.Fprintf(w, "warning: %s: %s: the scheduler, not the transport, may have set these latencies.\n", pointLabel(&p), why)
-			}
-		}
+		writeQuality(w, r)
 	}
 	return nil
+}
+
+// maxNamed is how many disturbed points writeQuality names before counting the rest.
+const maxNamed = 3
+
+// writeQuality ends a run's table with its data-quality note (Quality) and, once, the points
+// disturbed: a repeated gate run's dozens of disturbed points make one line, not one each.
+func writeQuality(w io.Writer, r *Run) {
+	q := Quality([]*Run{r})
+	if q == "" {
+		return
+	}
+	fmt.Fprintln(w, q)
+	var named []string
+	n := 0
+	for i := range r.Points {
+		p := &r.Points[i]
+		if len(p.Disturbed) == 0 {
+			continue
+		}
+		n++
+		if len(named) < maxNamed {
+			l := pointLabel(p)
+			if p.Round > 0 {
+				l += fmt.Sprintf(", round %d", p.Round)
+			}
+			named = append(named, l+" ("+strings.Join(p.Disturbed, "; ")+")")
+		}
+	}
+	if n == 0 {
+		return
+	}
+	more := ""
+	if n > len(named) {
+		more = fmt.Sprintf("; and %d more (each point's reasons are in the results file, disturbed)", n-len(named))
+	}
+	fmt.Fprintf(w, "warning: disturbed: %s%s\n", strings.Join(named, "; "), more)
 }
 
 // Cap is an inline threshold offered and the smaller one a peer left in effect.

@@ -137,7 +137,7 @@ func (m *Measurement) Run(ctx, hurry context.Context, conn Connector, stdout, st
 	c := m.c
 	sc := Config{Command: c.Command, Points: m.Points, RunConfig: m.record, Provider: m.record.Provider, Connector: conn,
 		Out: c.Out, ResultsTo: stdout, Log: stderr, Interval: c.Interval, Hurry: hurry,
-		Rounds: c.Repeat, Shuffle: c.Shuffle, Seed: c.Workload.Seed}
+		Rounds: c.Repeat, Shuffle: c.Shuffle, Seed: c.Workload.Seed, Quiet: c.Quiet}
 	if m.judge != nil {
 		sc.AfterRound = m.judge.AfterRound()
 	}
@@ -146,9 +146,10 @@ func (m *Measurement) Run(ctx, hurry context.Context, conn Connector, stdout, st
 		if c.Auto {
 			per = 0 // the rounds are not known in advance: no ETA
 		}
-		sc.Progress = func(label string, lives []*workloads.Live) func() {
+		sc.Progress = func(label, line string, lives []*workloads.Live) func() {
 			started++
 			p := NewProgress(stderr, label, lives, workloads.Now)
+			p.Header = line
 			p.Point, p.After = per, per*time.Duration(max(total-started, 0))
 			p.Start()
 			return p.End

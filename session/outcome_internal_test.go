@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -53,5 +54,19 @@ func TestHintForReasonlessClose(t *testing.T) {
 	}
 	if h := hint(wrap(&datapath.DisconnectError{Reason: "server shutting down"})); h != "" {
 		t.Errorf("hint for a close with a reason: %q, want none", h)
+	}
+}
+
+// The table a measuring command prints ends with the data-quality line report adds.
+func TestPrintDataQuality(t *testing.T) {
+	other := 42.0
+	o := &Outcome{Run: &results.Run{Status: results.Status{State: results.StateComplete}, Points: []results.Point{{
+		Params:   results.Params{Procedure: "ECHO", CallBytes: 64, ReplyBytes: 64, InlineThreshold: 4096, Depth: 1, Connections: 1},
+		Complete: true, RTT: results.Summary{Count: 10}, HostOtherCPU: &other,
+		Disturbed: []string{"other processes used 42% of the host CPU time"}}}}}
+	var stdout, stderr bytes.Buffer
+	o.Print(&stdout, &stderr, "run", "")
+	if !strings.Contains(stdout.String(), "\ndata quality: 1 of 1 point(s) disturbed") || strings.Count(stdout.String(), "warning:") != 1 {
+		t.Fatalf("stdout %q", stdout.String())
 	}
 }

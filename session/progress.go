@@ -23,9 +23,11 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-// Progress shows a running point: elapsed time, RPC/s and p50 over the last interval. On a
-// terminal it rewrites one line in place several times a second; elsewhere (a CI log, a
-// pipe) it prints a plain line every few seconds, so logs stay readable. It reads only the
+// Progress shows a running point: its Header, then elapsed time, RPC/s and p50 over the last
+// interval. On a terminal it rewrites one line in place several times a second, the header
+// included, and erases it at the end, so that a sweep of any length takes one line; elsewhere
+// (a CI log, a pipe) it prints the header and a plain line every few seconds, so logs stay
+// readable. It reads only the
 // pollers' Live counters, never their Recorders, so it costs the hot path nothing but the
 // atomic adds Live already does. It writes to stderr, keeping stdout for results.
 type Progress struct {
@@ -38,6 +40,9 @@ type Progress struct {
 	// Point is this point's planned time, After that of the points still to run once it
 	// ends: the ETA (Point 0: not known).
 	Point, After time.Duration
+	// Header is the point's line ("sweep point [3/30] ...: 100ms warm-up, then 300ms"),
+	// shown as Start is called ("": none).
+	Header string
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -55,6 +60,12 @@ func NewProgress(w io.Writer, label string, lives []*workloads.Live, clock func(
 }
 
 func (p *Progress) Start() {
+	switch {
+	case p.Header != "" && p.tty:
+		fmt.Fprintf(p.w, "\r\x1b[K%s", p.Header)
+	case p.Header != "":
+		fmt.Fprintln(p.w, p.Header)
+	}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()

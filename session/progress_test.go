@@ -53,3 +53,25 @@ func TestIsTerminal(t *testing.T) {
 		t.Fatal("the pty master is not taken for a terminal")
 	}
 }
+
+// On a terminal a sweep takes one line: each point's header is written in place and erased
+// with its progress, never followed by a newline; elsewhere the header is a line of the log.
+func TestProgressHeaderInPlace(t *testing.T) {
+	var l workloads.Live
+	for _, tty := range []bool{true, false} {
+		var b bytes.Buffer
+		for i := range 3 {
+			p := NewProgress(&b, "[1/3]", []*workloads.Live{&l}, workloads.Now)
+			p.tty = tty
+			p.Header = "sweep point [" + string(rune('1'+i)) + "/3]: no warm-up, then 1s"
+			p.Start()
+			p.End()
+		}
+		switch out := b.String(); {
+		case tty && (strings.Contains(out, "\n") || strings.Count(out, "\r\x1b[K") != 6 || !strings.HasSuffix(out, "\r\x1b[K")):
+			t.Errorf("terminal: %q", out)
+		case !tty && strings.Count(out, "\n") != 3:
+			t.Errorf("log: %q", out)
+		}
+	}
+}

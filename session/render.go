@@ -9,7 +9,7 @@ import (
 )
 
 // Render writes runs, read from the files names, in format: text (the table each command
-// prints, with a data-quality note), csv, hlog (the first run), bench, thresholds or
+// prints, with a data-quality note per run and, for several, one over them all), csv, hlog (the first run), bench, thresholds or
 // switches. The caller has checked format.
 func Render(w io.Writer, format string, runs []*results.Run, names []string) error {
 	switch format {
@@ -42,8 +42,9 @@ func Render(w io.Writer, format string, runs []*results.Run, names []string) err
 			return err
 		}
 	}
-	if q := results.Quality(runs); q != "" {
-		fmt.Fprintln(w, q)
+	if q := results.Quality(runs); q != "" && len(runs) > 1 {
+		// Each run's table ends with its own note; this one is over them all.
+		fmt.Fprintln(w, "all runs: "+q)
 	}
 	return nil
 }

@@ -88,15 +88,17 @@ type Config struct {
 	// at the end; empty writes none.
 	Out       string
 	ResultsTo io.Writer
-	// Log takes one line per point and the failures to write the results file (nil:
-	// discarded).
+	// Log takes one line per point (unless Progress shows it, or Quiet) and the warnings and
+	// failures to write the results file (nil: discarded).
 	Log io.Writer
+	// Quiet: no line per point when Progress is unset.
+	Quiet bool
 	// Interval is how often a point's throughput is sampled into its Intervals (0: never).
 	Interval time.Duration
 	// Progress, when set, shows a point while it runs: it is called as the point starts,
-	// with the point's label and its pollers' live counters, and returns the function that
-	// ends the display.
-	Progress func(label string, lives []*workloads.Live) (end func())
+	// with the point's label, the point's line (what Log would otherwise take) and its
+	// pollers' live counters, and returns the function that ends the display.
+	Progress func(label, line string, lives []*workloads.Live) (end func())
 	// Clock is the Drivers' clock (nil: workloads.Now).
 	Clock func() int64
 	// Hurry, once done (nil: never), ends the drain of a stopped point at once: the RPCs
@@ -345,7 +347,7 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	if w.Warmup > 0 {
 		warm = time.Duration(w.Warmup).String() + " warm-up"
 	}
-	fmt.Fprintf(s.c.Log, "%s %s: %s, then %s\n", s.c.Command, strings.TrimSpace("point "+label), warm, runLength(w))
+	line := fmt.Sprintf("%s %s: %s, then %s", s.c.Command, strings.TrimSpace("point "+label), warm, runLength(w))
 
 	recs := make([]*results.Recorder, w.Pollers)
 	lives := make([]*workloads.Live, w.Pollers)
@@ -370,8 +372,11 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 		samp.start()
 	}
 	var endProgress func()
-	if s.c.Progress != nil {
-		endProgress = s.c.Progress(label, lives)
+	switch {
+	case s.c.Progress != nil:
+		endProgress = s.c.Progress(label, line, lives)
+	case !s.c.Quiet:
+		fmt.Fprintln(s.c.Log, line)
 	}
 	gc := pauseGC()
 	cpu0, cpuErr := results.ReadCPU()

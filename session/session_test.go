@@ -92,10 +92,12 @@ func TestRunWritesEveryPoint(t *testing.T) {
 	c := config(t, &fakeConnector{}, out)
 	c.Log = &log
 	ended := 0
-	c.Progress = func(label string, lives []*workloads.Live) func() {
+	var lines []string
+	c.Progress = func(label, line string, lives []*workloads.Live) func() {
 		if !strings.HasPrefix(label, "[") || len(lives) != 1 {
 			t.Errorf("progress of %q with %d lives", label, len(lives))
 		}
+		lines = append(lines, line)
 		return func() { ended++ }
 	}
 	o, err := Run(context.Background(), c)
@@ -126,8 +128,9 @@ func TestRunWritesEveryPoint(t *testing.T) {
 	if sum != small.Throughput.RPCs {
 		t.Errorf("intervals add up to %d of %d RPCs", sum, small.Throughput.RPCs)
 	}
-	if n := strings.Count(log.String(), "test point ["); n != 2 {
-		t.Errorf("log:\n%s", log.String())
+	// The progress display shows the points' lines, not the log.
+	if n := strings.Count(strings.Join(lines, "\n"), "test point ["); n != 2 || strings.Contains(log.String(), "test point [") {
+		t.Errorf("progress lines %q; log:\n%s", lines, log.String())
 	}
 	if sw := Switches(r); len(sw) != 1 || sw[0].Below != 64 || sw[0].At != 8192 {
 		t.Errorf("switches %+v", sw)
@@ -302,9 +305,9 @@ func TestRoundsInterleaveThePoints(t *testing.T) {
 	var log bytes.Buffer
 	c := config(t, &fakeConnector{}, out)
 	c.Log, c.Rounds = &log, 3
-	var labels []string
-	c.Progress = func(label string, lives []*workloads.Live) func() {
-		labels = append(labels, label)
+	var labels, lines []string
+	c.Progress = func(label, line string, lives []*workloads.Live) func() {
+		labels, lines = append(labels, label), append(lines, line)
 		return func() {}
 	}
 	if _, err := Run(context.Background(), c); err != nil {
@@ -321,8 +324,8 @@ func TestRoundsInterleaveThePoints(t *testing.T) {
 	if want := []int{1, 64, 1, 8192, 2, 64, 2, 8192, 3, 64, 3, 8192}; !slices.Equal(got, want) || r.Status.State != results.StateComplete {
 		t.Fatalf("rounds and sizes %v, want %v; status %+v", got, want, r.Status)
 	}
-	if len(labels) != 6 || labels[2] != "[round 2/3, 1/2 thr 4k size 64 depth 4]" || !strings.Contains(log.String(), "test point [round 3/3, 2/2 ") {
-		t.Errorf("labels %q, log:\n%s", labels, log.String())
+	if len(labels) != 6 || labels[2] != "[round 2/3, 1/2 thr 4k size 64 depth 4]" || !strings.HasPrefix(lines[5], "test point [round 3/3, 2/2 ") {
+		t.Errorf("labels %q, lines %q", labels, lines)
 	}
 	if sw := Switches(r); len(sw) != 1 || sw[0].Below != 64 || sw[0].At != 8192 {
 		t.Errorf("switches %+v", sw)

@@ -82,3 +82,17 @@ func TestCompareWarnsOfDifferentDurations(t *testing.T) {
 		t.Errorf("20ms vs 30ms: %q", errOut)
 	}
 }
+
+// -q prints no line per point; without it, a log gets one per point.
+func TestQuietPrintsNoPointLines(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.json")
+	args := []string{"fakesweep", "--sizes", "64,4k", "--thresholds", "4k", "--duration", "20ms", "--warmup", "0", "--interval", "0", "--out", out}
+	code, _, stderr := runMain(t, append(args, "-q")...)
+	if code != exitOK || strings.Contains(stderr, "point [") {
+		t.Errorf("-q: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runMain(t, args...)
+	if code != exitOK || strings.Count(stderr, "fakesweep point [") != 2 {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

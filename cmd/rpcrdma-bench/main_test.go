@@ -256,7 +256,7 @@ func TestSweepRecordsClassSwitches(t *testing.T) {
 func TestRepeatedSweepInterleavesRounds(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	code, stdout, stderr := runMain(t, "fakesweep", "--thresholds", "1k,4k", "--sizes", "64,2k,8k", "--depth", "2",
-		"--count", "50", "--warmup", "0", "--repeat", "3", "--shuffle", "--seed", "9", "--out", out, "-q")
+		"--count", "50", "--warmup", "0", "--repeat", "3", "--shuffle", "--seed", "9", "--out", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
