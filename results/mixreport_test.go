@@ -130,3 +130,40 @@ func TestPayloadLabels(t *testing.T) {
 		}
 	}
 }
+
+// A repeated measurement's table shows each point's rounds together, in round order, then
+// their median, whatever order the rounds ran the points in.
+func TestRoundsTogetherWithMedian(t *testing.T) {
+	src := makeRun(t, 4, 1, 1000, 1)
+	a, b := src.Points[0], src.Points[1]
+	r := *src
+	r.Points = nil
+	for round, first := range []bool{true, false, true} { // a shuffled order per round
+		pa, pb := a, b
+		pa.Round, pb.Round = round+1, round+1
+		pa.Throughput.RPCPerSec, pb.Throughput.RPCPerSec = float64(100*(round+1)), float64(1000*(3-round))
+		if first {
+			r.Points = append(r.Points, pa, pb)
+		} else {
+			r.Points = append(r.Points, pb, pa)
+		}
+	}
+	var buf bytes.Buffer
+	if err := results.WriteText(&buf, &r); err != nil {
+		t.Fatal(err)
+	}
+	var rounds, rates []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 10 && (f[6] == "short" || f[6] == "all" || f[6] == "chunked" || f[6] == "long") && f[len(f)-1] != "round" {
+			rounds = append(rounds, f[len(f)-1])
+			rates = append(rates, f[len(f)-4])
+		}
+	}
+	if got := strings.Join(rounds, ","); got != "1,2,3,median,1,2,3,median" {
+		t.Fatalf("rounds %s:\n%s", got, buf.String())
+	}
+	if rates[3] != "200" || rates[7] != "2000" {
+		t.Errorf("median RPC/s %s and %s, want 200 and 2000:\n%s", rates[3], rates[7], buf.String())
+	}
+}

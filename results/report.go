@@ -105,7 +105,9 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		}
 		fmt.Fprintln(tw, head)
 		incomplete, missing := false, false
-		for _, p := range r.Points {
+		order, last := displayOrder(r.Points)
+		for k, pi := range order {
+			p := r.Points[pi]
 			name := p.Params.Procedure
 			if !p.Complete {
 				name += "*"
@@ -166,6 +168,11 @@ func WriteText(w io.Writer, runs ...*Run) error {
 					p.Params.InlineThreshold, p.Params.Depth, p.Params.Connections, ps.RTT.Count,
 					micros(ps.RTT.P50), micros(ps.RTT.P90), micros(ps.RTT.P99), micros(ps.RTT.P999), micros(ps.RTT.Max), prate, ps.Errors, post)
 			}
+			if rounds && last[k] > 1 {
+				med := medianRow(r.Points, order[k+1-last[k]:k+1])
+				fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", pre, "all", "-",
+					med[0], med[1], med[2], med[3], med[4], med[5], med[6], "-", "median\t")
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -182,7 +189,8 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		}
 		fmt.Fprintln(w, "RTT: full round trip, call sent to reply received. payload Gb/s: call + reply payload of the point, headers excluded.")
 		if rounds {
-			fmt.Fprintln(w, "round: the round of the repeated measurement (--repeat) the point ran in; the rounds interleave the points.")
+			fmt.Fprintln(w, "round: the round of the repeated measurement (--repeat) the point ran in; the rounds interleave the points (the results file keeps the order they ran in).")
+			fmt.Fprintln(w, "median: each column's median over the point's complete rounds.")
 		}
 		if missing {
 			fmt.Fprintln(w, "-: too few RTTs for this percentile (it needs at least 10 beyond it); never estimated.")
@@ -217,6 +225,70 @@ func WriteText(w io.Writer, runs ...*Run) error {
 		writeQuality(w, r)
 	}
 	return nil
+}
+
+// displayOrder is the order the table shows points in: a repeated measurement's rounds of one
+// point together, by round, the points in the order they first ran; last[k] counts the rounds
+// shown so far of order[k]'s point when it is the point's last, else 0.
+func displayOrder(ps []Point) (order, last []int) {
+	first := map[string]int{}
+	for i, p := range ps {
+		if _, ok := first[p.Params.Key()]; !ok {
+			first[p.Params.Key()] = i
+		}
+	}
+	order = make([]int, len(ps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := first[ps[a].Params.Key()] - first[ps[b].Params.Key()]; c != 0 {
+			return c
+		}
+		return ps[a].Round - ps[b].Round
+	})
+	last = make([]int, len(ps))
+	n := 0
+	for k, i := range order {
+		n++
+		if k+1 == len(order) || ps[order[k+1]].Params.Key() != ps[i].Params.Key() {
+			last[k], n = n, 0
+		}
+	}
+	return order, last
+}
+
+// medianRow is the median over the complete points idx of ps of the table's p50, p90, p99,
+// p99.9, max (µs), RPC/s and payload Gb/s; Missing where no round has the value.
+func medianRow(ps []Point, idx []int) [7]string {
+	var cols [7][]float64
+	for _, i := range idx {
+		p := &ps[i]
+		if !p.Complete {
+			continue
+		}
+		for c, v := range []*int64{p.RTT.P50, p.RTT.P90, p.RTT.P99, p.RTT.P999, p.RTT.Max} {
+			if v != nil {
+				cols[c] = append(cols[c], float64(*v))
+			}
+		}
+		cols[5] = append(cols[5], p.Throughput.RPCPerSec)
+		cols[6] = append(cols[6], p.Throughput.PayloadGbps)
+	}
+	var out [7]string
+	for c, v := range cols {
+		switch {
+		case len(v) == 0:
+			out[c] = Missing
+		case c < 5:
+			out[c] = strconv.FormatFloat(median(v)/1e3, 'f', 2, 64)
+		case c == 5:
+			out[c] = strconv.FormatFloat(median(v), 'f', 0, 64)
+		default:
+			out[c] = strconv.FormatFloat(median(v), 'f', 3, 64)
+		}
+	}
+	return out
 }
 
 // maxNamed is how many disturbed points writeQuality names before counting the rest.
