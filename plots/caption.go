@@ -30,7 +30,7 @@ func caption(refs []ref, notes ...string) []string {
 		}
 		s := environment(f.r)
 		if len(runs) > 1 {
-			s = "run " + strconv.Itoa(f.run+1) + ": " + s
+			s = runName(f.run, f.all) + ": " + s
 		}
 		lines = append(lines, s)
 	}
@@ -43,7 +43,29 @@ func caption(refs []ref, notes ...string) []string {
 	if s := status(refs, runs); s != "" {
 		lines = append(lines, s)
 	}
+	if s := quality(refs); s != "" {
+		lines = append(lines, s)
+	}
 	return append(lines, notes...)
+}
+
+// quality is the data-quality note (results.Quality) of the points drawn when one of them was
+// disturbed, so that a chart shown alone says what the HTML page says beside it.
+func quality(refs []ref) string {
+	r := &results.Run{}
+	seen := map[*results.Point]bool{}
+	disturbed := false
+	for _, f := range refs {
+		if !seen[f.p] {
+			seen[f.p] = true
+			r.Points = append(r.Points, *f.p)
+			disturbed = disturbed || len(f.p.Disturbed) > 0
+		}
+	}
+	if !disturbed {
+		return ""
+	}
+	return results.Quality([]*results.Run{r})
 }
 
 func environment(r *results.Run) string {
@@ -54,9 +76,6 @@ func environment(r *results.Run) string {
 		var attrs []string
 		if d.FirmwareVersion != "" {
 			attrs = append(attrs, "fw "+d.FirmwareVersion)
-		}
-		if d.MaxInlineData > 0 {
-			attrs = append(attrs, "max inline "+strconv.Itoa(d.MaxInlineData))
 		}
 		for _, pi := range d.Ports {
 			if pi.Num != e.Port {
@@ -160,7 +179,7 @@ func status(refs []ref, runs []ref) string {
 	var parts []string
 	for _, f := range runs {
 		if st := f.r.Status; st.State != results.StateComplete {
-			s := "run " + strconv.Itoa(f.run+1) + " " + string(st.State)
+			s := runName(f.run, f.all) + " " + string(st.State)
 			if st.Message != "" {
 				s += ": " + st.Message
 			}

@@ -19,11 +19,12 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// The size of every chart, and the resolution of its PNG (900 × 600 pixels).
+// The size of every chart, and the resolution of its PNG: 300 dpi, print resolution at 9 × 6
+// inches (2700 × 1800 pixels).
 const (
 	Width  = 9 * vg.Inch
 	Height = 6 * vg.Inch
-	DPI    = 100
+	DPI    = 300
 )
 
 // Formats are the file formats Chart.Encode writes, the default of Render.
@@ -275,6 +276,6 @@ func (s *styler) style(key any, run int) (draw.LineStyle, draw.GlyphStyle) {
 		s.run[run] = r
 	}
 	ls := draw.LineStyle{Color: plotutil.Color(c), Width: vg.Points(1.6), Dashes: plotutil.Dashes(r + c/7)}
-	gs := draw.GlyphStyle{Color: plotutil.Color(c), Radius: vg.Points(3), Shape: plotutil.Shape(c)}
+	gs := draw.GlyphStyle{Color: plotutil.Color(c), Radius: vg.Points(4), Shape: plotutil.Shape(c)}
 	return ls, gs
 }

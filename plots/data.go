@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ type ref struct {
 	r     *results.Run
 	i     int // index into r.Points
 	p     *results.Point
+	all   []*results.Run // the runs given, which names runs (runName)
 }
 
 // name identifies the point in an error message: "run 2 point 5 (ECHO 4096/4096 B inline 4096)".
@@ -56,7 +58,7 @@ func collect(runs []*results.Run) ([]ref, error) {
 				k+1, orDash(r.Environment.Provider), r.Start.UTC().Format("2006-01-02 15:04:05Z"), msg)
 		}
 		for i := range r.Points {
-			refs = append(refs, ref{run: k, group: g, r: r, i: i, p: &r.Points[i]})
+			refs = append(refs, ref{run: k, group: g, r: r, i: i, p: &r.Points[i], all: runs})
 		}
 	}
 	return refs, nil
@@ -289,10 +291,39 @@ func offered(refs []ref) string {
 	return " (offered " + bytesLabel(o) + ")"
 }
 
-// runLabel names run k among several: its provider and device, and its index so that two runs
-// on the same device stay apart.
+// runName names run k among runs: its file's name without the directory and ".json" when
+// the runs were read from files with distinct names, else "run K".
+func runName(k int, runs []*results.Run) string {
+	name := func(r *results.Run) string {
+		if r == nil || r.Source == "" {
+			return ""
+		}
+		return strings.TrimSuffix(filepath.Base(r.Source), ".json")
+	}
+	n := name(runs[k])
+	for j, r := range runs {
+		if n == "" || (j != k && name(r) == n) {
+			return "run " + strconv.Itoa(k+1)
+		}
+	}
+	return n
+}
+
+// fileName is s made safe and short for a chart's file name: letters, digits, '.', '_' and
+// '-' kept, anything else a '-'.
+func fileName(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(strings.Join(strings.FieldsFunc(string(b), func(r rune) bool { return r == '-' }), "-"), "-")
+}
+
+// runLabel names run k among several: its name (runName), provider and device.
 func runLabel(k int, runs []*results.Run) string {
-	s := "run " + strconv.Itoa(k+1)
+	s := runName(k, runs)
 	if k < len(runs) && runs[k] != nil {
 		e := runs[k].Environment
 		if e.Provider != "" {
@@ -316,7 +347,7 @@ func groupLabel(k int, runs []*results.Run) string {
 	}
 	s := runLabel(k, runs)
 	if len(in) > 1 {
-		s = "runs " + strings.Join(in, ", ") + strings.TrimPrefix(s, "run "+strconv.Itoa(k+1))
+		s = "runs " + strings.Join(in, ", ") + strings.TrimPrefix(s, runName(k, runs))
 	}
 	return s
 }

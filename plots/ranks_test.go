@@ -28,8 +28,8 @@ func TestRanksCharts(t *testing.T) {
 			t.Fatalf("%s.png not written (wrote %q): %v", name, paths, err)
 		}
 		img, err := png.Decode(bytes.NewReader(b))
-		if err != nil || img.Bounds().Dx() != 900 {
-			t.Errorf("%s.png does not open as a 900-pixel PNG: %v", name, err)
+		if err != nil || img.Bounds().Dx() != 2700 {
+			t.Errorf("%s.png does not open as a 2700-pixel PNG (9 inches at 300 dpi): %v", name, err)
 		}
 		s, err := os.ReadFile(filepath.Join(dir, name+".svg"))
 		if err != nil || !bytes.Contains(s, []byte("<svg")) {

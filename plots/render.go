@@ -31,11 +31,15 @@ var latencyPercentiles = []float64{50, 99, 99.9, 99.99}
 //   - throughput-rpcs, throughput-gbps: throughput vs message size;
 //   - threshold-p50, threshold-p99, threshold-rpcs: each mix's metric vs inline threshold,
 //     when a mix was measured at two thresholds or more;
-//   - heatmap[-N]: median RTT by threshold × size relative to the best of each size, one per set of points that differ only in
-//     size and threshold (procedure, depth, ... and run apart);
-//   - timeline-rpcs[-runK]: throughput over time, for each run with intervals;
-//   - ranks-rpcs[-runK], ranks-rtt[-runK]: RPC/s and p50/p99 per client rank, for each fan-in
+//   - heatmap[-WHAT]: median RTT by threshold × size relative to the best of each size, one
+//     per set of points that differ only in size and threshold (procedure, depth, ... and
+//     run apart), named after what sets it apart; none for a set of one threshold;
+//   - timeline-rpcs[-NAME]: throughput over time, for each run with intervals;
+//   - ranks-rpcs[-NAME], ranks-rtt[-NAME]: RPC/s and p50/p99 per client rank, for each fan-in
 //     run (rpcrdma-bench fanin).
+//
+// With several runs, NAME is the run's file name without ".json" (results.Run.Source), or
+// runK when the files do not tell them apart.
 //
 // A chart with nothing to draw is skipped. Other failures (a missing or corrupt histogram, a
 // file that cannot be written) do not stop the others: Render writes what it can and returns
@@ -110,7 +114,7 @@ func Charts(runs []*results.Run) ([]*Chart, error) {
 	for k, r := range runs {
 		c, err := Timeline(r, RPCRate)
 		if err == nil && len(runs) > 1 {
-			c.Name += "-run" + strconv.Itoa(k+1)
+			c.Name += "-" + fileName(runName(k, runs))
 			c.Plot.Title.Text += " · " + runLabel(k, runs)
 		}
 		add(c, err)
@@ -119,7 +123,7 @@ func Charts(runs []*results.Run) ([]*Chart, error) {
 		for _, m := range []RankMetric{RankRPCRate, RankRTT} {
 			c, err := Ranks(r, m)
 			if err == nil && len(runs) > 1 {
-				c.Name += "-run" + strconv.Itoa(k+1)
+				c.Name += "-" + fileName(runName(k, runs))
 				c.Plot.Title.Text += " · " + runLabel(k, runs)
 			}
 			add(c, err)
@@ -206,15 +210,33 @@ func heatmapSets(refs []ref, runs []*results.Run) []selection {
 	}
 	v := varying(keys)
 	// A mix has no size axis: its heatmap would be one column of "0 B".
+	// One threshold is trivially the best of every size: its heatmap (1 × 1 for a single
+	// size) would say nothing.
 	sets = slices.DeleteFunc(sets, func(c cell) bool {
-		return !slices.ContainsFunc(c.refs, func(f ref) bool { return size(f.p.Params) > 0 })
+		thr := map[int]bool{}
+		for _, f := range c.refs {
+			thr[f.p.Params.InlineThreshold] = true
+		}
+		return !slices.ContainsFunc(c.refs, func(f ref) bool { return size(f.p.Params) > 0 }) || len(thr) < 2
 	})
 	var out []selection
+	names := map[string]bool{}
 	for i, s := range sets {
 		sel := selection{name: "heatmap", refs: s.refs}
 		if len(sets) > 1 {
-			sel.name += "-" + strconv.Itoa(i+1)
-			sel.suffix = " · " + strings.Join(v.parts(s.k, runs), " · ")
+			parts := v.parts(s.k, runs)
+			// Named after what sets it apart (heatmap-echo): the run by its file alone
+			// when runs differ; numbered if that is not unique.
+			np := v.parts(s.k, runs)
+			if v.run && s.k.run >= 0 {
+				np = []string{runName(s.k.run, runs)}
+			}
+			sel.name += "-" + fileName(strings.Join(np, "-"))
+			if sel.name == "heatmap-" || names[sel.name] {
+				sel.name = "heatmap-" + strconv.Itoa(i+1)
+			}
+			names[sel.name] = true
+			sel.suffix = " · " + strings.Join(parts, " · ")
 		}
 		out = append(out, sel)
 	}

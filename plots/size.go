@@ -72,7 +72,7 @@ func Throughput(runs []*results.Run, rate Rate) (*Chart, error) {
 		"throughput (RPC/s)", siLabel
 	if rate == Gbps {
 		name, title, ylabel, label = "throughput-gbps", "Payload throughput (Gb/s) vs message size",
-			"payload throughput (Gb/s)", trimFloat
+			"payload throughput (Gb/s, call + reply)", trimFloat
 	} else if rate != RPCRate {
 		return nil, fmt.Errorf("plots: unknown throughput rate %d", rate)
 	}
@@ -136,6 +136,9 @@ func sizeChart(refs []ref, runs []*results.Run, name, title, ylabel string,
 	val func(ref) (float64, string), label func(float64) string, latency bool) (*Chart, error) {
 	return lineChart(group(refs, runs), sizeAxis, name, title, ylabel, val, label, latency)
 }
+
+// dodge is how far apart, in log2 units of the x axis, lines with whiskers are drawn.
+const dodge = 0.07
 
 // xAxis is what a line chart's x is: a point's size or its inline threshold, in bytes.
 type xAxis struct {
@@ -272,10 +275,28 @@ func lineChart(ss []series, ax xAxis, name, title, ylabel string,
 	var lg Legend
 	st := newStyler()
 	seen := map[string]bool{}
+	// Bands of several lines overlap into mud: they get whiskers alone.
+	ranged := 0
 	for _, l := range set.lines {
+		if slices.ContainsFunc(l.stats, func(s stat) bool { return s.n > 1 }) {
+			ranged++
+		}
+	}
+	if ranged > 1 {
+		// Room for the outermost lines' offsets.
+		w := dodge * float64(len(set.lines)) / 2
+		p.X.Min, p.X.Max = p.X.Min-w, p.X.Max+w
+	}
+	for li, l := range set.lines {
+		// Whiskers of several lines at one x would cover each other: such lines sit side by
+		// side, a small step apart on the (log2) x axis.
+		off := 0.0
+		if ranged > 1 {
+			off = dodge * (float64(li) - float64(len(set.lines)-1)/2)
+		}
 		xys := make(plotter.XYs, len(l.stats))
 		for j, s := range l.stats {
-			xys[j] = plotter.XY{X: s.x, Y: ty(s.med)}
+			xys[j] = plotter.XY{X: s.x + off, Y: ty(s.med)}
 		}
 		ln, err := plotter.NewLine(xys)
 		if err != nil {
@@ -285,7 +306,7 @@ func lineChart(ss []series, ax xAxis, name, title, ylabel string,
 		l.key.run = -1
 		var gs draw.GlyphStyle
 		ln.LineStyle, gs = st.style(l.key, run)
-		if err := addRange(p, l.stats, ty, ln.LineStyle); err != nil {
+		if err := addRange(p, l.stats, off, ty, ln.LineStyle, ranged == 1); err != nil {
 			return nil, fmt.Errorf("plots: %s: %w", name, err)
 		}
 		p.Add(ln)
@@ -315,7 +336,11 @@ func lineChart(ss []series, ax xAxis, name, title, ylabel string,
 		lg.Add(l.label, ln, thumb)
 	}
 	if set.nhi > 1 {
-		notes = append(notes, "Lines: the median over each point's repeats ("+roundsText(set.nlo, set.nhi)+": the rounds of a run, or runs of one setup); band and whiskers: their min-max range.")
+		rng := "whiskers: their min-max range (lines drawn side by side so that whiskers do not cover each other)."
+		if ranged == 1 {
+			rng = "band and whiskers: their min-max range."
+		}
+		notes = append(notes, "Lines: the median over each point's repeats ("+roundsText(set.nlo, set.nhi)+": the rounds of a run, or runs of one setup); "+rng)
 	}
 	var marks []string
 	for _, c := range classOrder {
@@ -337,9 +362,9 @@ func roundsText(lo, hi int) string {
 	return strconv.Itoa(lo) + " to " + strconv.Itoa(hi) + " per point"
 }
 
-// addRange draws the min-max range of the stats that have several repeats: a translucent band
-// in the line's colour between consecutive ones, and a whisker at each.
-func addRange(p *plot.Plot, stats []stat, ty func(float64) float64, ls draw.LineStyle) error {
+// addRange draws the min-max range of the stats that have several repeats: a whisker at each
+// and, with band, a translucent band in the line's colour between consecutive ones.
+func addRange(p *plot.Plot, stats []stat, off float64, ty func(float64) float64, ls draw.LineStyle, band bool) error {
 	type errs struct {
 		plotter.XYs
 		plotter.YErrors
@@ -350,9 +375,9 @@ func addRange(p *plot.Plot, stats []stat, ty func(float64) float64, ls draw.Line
 			continue
 		}
 		m := ty(s.med)
-		e.XYs = append(e.XYs, plotter.XY{X: s.x, Y: m})
+		e.XYs = append(e.XYs, plotter.XY{X: s.x + off, Y: m})
 		e.YErrors = append(e.YErrors, struct{ Low, High float64 }{m - ty(s.lo), ty(s.hi) - m})
-		if i+1 < len(stats) && stats[i+1].n > 1 {
+		if band && i+1 < len(stats) && stats[i+1].n > 1 {
 			t := stats[i+1]
 			band, err := plotter.NewPolygon(plotter.XYs{{X: s.x, Y: ty(s.lo)}, {X: t.x, Y: ty(t.lo)}, {X: t.x, Y: ty(t.hi)}, {X: s.x, Y: ty(s.hi)}})
 			if err != nil {
@@ -371,7 +396,7 @@ func addRange(p *plot.Plot, stats []stat, ty func(float64) float64, ls draw.Line
 	if err != nil {
 		return err
 	}
-	bars.LineStyle = draw.LineStyle{Color: ls.Color, Width: vg.Points(1)}
+	bars.LineStyle = draw.LineStyle{Color: ls.Color, Width: vg.Points(1.2)}
 	bars.CapWidth = vg.Points(5)
 	p.Add(bars)
 	return nil

@@ -16,9 +16,13 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 )
 
-// maxSegmentLabels is how many points a timeline labels with their size; beyond it the labels
-// would overlap.
-const maxSegmentLabels = 30
+// maxSegmentLabels is how many points a timeline labels with their size across; up to
+// maxUprightLabels it labels them upright (rotated), smaller; beyond that the labels would
+// overlap.
+const (
+	maxSegmentLabels = 30
+	maxUprightLabels = 120
+)
 
 // Timeline charts a run's throughput over time from its points' Intervals: each interval is a
 // step at its rate, each point a separate line (coloured by inline threshold like the other
@@ -67,7 +71,7 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	st := newStyler()
 	name, ylabel, label := "timeline-rpcs", "throughput (RPC/s)", siLabel
 	if rate == Gbps {
-		name, ylabel, label = "timeline-gbps", "payload throughput (Gb/s)", trimFloat
+		name, ylabel, label = "timeline-gbps", "payload throughput (Gb/s, call + reply)", trimFloat
 	}
 	p := newPlot("Throughput over time", "time since the first point started ("+unitName+")", ylabel)
 	var errs plotter.XYs
@@ -132,7 +136,8 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 		p.Add(sc)
 		lg.Add("interval with errors", sc)
 	}
-	if len(tags.Labels) <= maxSegmentLabels {
+	upright := len(tags.Labels) > maxSegmentLabels
+	if len(tags.Labels) <= maxUprightLabels {
 		tl, err := plotter.NewLabels(tags)
 		if err != nil {
 			return nil, fmt.Errorf("plots: timeline: %w", err)
@@ -140,6 +145,11 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 		for i := range tl.TextStyle {
 			tl.TextStyle[i] = text.Style{Color: color2(0x40, 0x40, 0x40), Font: font.From(plot.DefaultFont, 7.5),
 				XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: plot.DefaultTextHandler}
+			if upright {
+				tl.TextStyle[i].Font.Size = 6.5
+				tl.TextStyle[i].Rotation = math.Pi / 2
+				tl.TextStyle[i].XAlign, tl.TextStyle[i].YAlign = draw.XLeft, draw.YCenter
+			}
 		}
 		tl.Offset = vg.Point{Y: 2}
 		p.Add(tl)
@@ -147,9 +157,13 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	p.X.Min = 0
 	p.X.Tick.Marker = linearTicks(trimFloat)
 	setValueAxis(&p.Y, 0, hi, label)
-	p.Y.Max = math.Max(p.Y.Max, hi*1.12) // room for the size labels
+	room := 1.12 // for the size labels
+	if upright {
+		room = 1.25
+	}
+	p.Y.Max = math.Max(p.Y.Max, hi*room)
 	note := "Each line is one point of the run, drawn as steps at its interval rates"
-	if len(tags.Labels) <= maxSegmentLabels {
+	if len(tags.Labels) <= maxUprightLabels {
 		note += ", labelled with its message size."
 	} else {
 		note += fmt.Sprintf("; %d points, too many to label.", len(tags.Labels))

@@ -131,6 +131,7 @@ func ReadFile(path string) (*Run, error) {
 		}
 		return nil, err
 	}
+	r.Source = path
 	return r, nil
 }
 

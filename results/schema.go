@@ -42,6 +42,9 @@ type Run struct {
 	Points []Point `json:"points"`
 	// Status says whether the run finished.
 	Status Status `json:"status"`
+	// Source is the file the run was read from (ReadFile), so that charts and reports can
+	// name it; not part of the file.
+	Source string `json:"-"`
 }
 
 // Environment describes the machine, software and RDMA device of a run.
