@@ -25,7 +25,7 @@ const (
 )
 
 // Ranks charts the client ranks of a fan-in run's points (rpcrdma-bench fanin), the rank on
-// the x axis: RankRPCRate each rank's RPC/s, RankRTT its p50 (circles) and p99 (triangles)
+// the x axis: RankRPCRate each rank's RPC/s, RankRTT its p50 (filled circles) and p99 (filled triangles)
 // RTT. The rank axis is categorical: each fan-in point is a series of markers, side by side
 // with the others at each rank, never joined by lines, labelled with the point's aggregate
 // (the merged rate or percentiles) and Jain's index; a point's repeated rounds are one
@@ -184,8 +184,11 @@ func Ranks(run *results.Run, m RankMetric) (*Chart, error) {
 			return nil, fmt.Errorf("plots: %s: %w", name, err)
 		}
 		ls, gs := st.style(sr.key, sr.dash)
+		// The colour names the point, the marker the value: a filled circle (RPC/s, p50)
+		// or a filled triangle (p99), the same for every point.
+		gs.Shape = draw.CircleGlyph{}
 		if sr.dash > 0 {
-			gs.Shape = draw.TriangleGlyph{} // p99 beside p50: another marker, the same colour
+			gs.Shape = draw.PyramidGlyph{}
 		}
 		sc.GlyphStyle = gs
 		if len(errs.XYs) > 0 {
