@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results/resultstest"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -165,5 +166,18 @@ func TestRoundsTogetherWithMedian(t *testing.T) {
 	}
 	if rates[3] != "200" || rates[7] != "2000" {
 		t.Errorf("median RPC/s %s and %s, want 200 and 2000:\n%s", rates[3], rates[7], buf.String())
+	}
+}
+
+// A sweep of one threshold has no best threshold to choose: one line says so, not a row per
+// point repeating it.
+func TestThresholdsOfOneThreshold(t *testing.T) {
+	r := resultstest.Sweep{Seed: 5, Thresholds: []int{4096}, Sizes: []int{64, 4096, 65536}, RPCs: 1000}.Run(t)
+	var b bytes.Buffer
+	if err := results.WriteThresholds(&b, results.BestThresholds([]*results.Run{r}, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "only one threshold measured (4k)") {
+		t.Errorf("%q", got)
 	}
 }

@@ -86,7 +86,10 @@ func (c *ThresholdChoice) Verdict() string {
 func thresholdLabel(p Params) string {
 	var b strings.Builder
 	b.WriteString(p.Procedure)
-	if p.CallBytes != 0 || p.ReplyBytes != 0 {
+	switch {
+	case p.CallSizes != "" || p.ReplySizes != "":
+		fmt.Fprintf(&b, " %s/%s", p.CallLabel(), p.ReplyLabel())
+	case p.CallBytes != 0 || p.ReplyBytes != 0:
 		fmt.Fprintf(&b, " %s/%s", sizeText(p.CallBytes), sizeText(p.ReplyBytes))
 	}
 	fmt.Fprintf(&b, " depth %d", p.Depth)
@@ -297,6 +300,20 @@ func ThresholdsMethod(choices []ThresholdChoice) string {
 func WriteThresholds(w io.Writer, choices []ThresholdChoice) error {
 	if len(choices) == 0 {
 		_, err := fmt.Fprintln(w, "best inline threshold: no complete point to rank")
+		return err
+	}
+	if !slices.ContainsFunc(choices, func(c ThresholdChoice) bool { return c.Compared > 1 }) {
+		// A row per point saying so would only repeat it.
+		var ts []string
+		for _, c := range choices {
+			for _, k := range c.Candidates {
+				if t := sizeText(k.Threshold); !slices.Contains(ts, t) {
+					ts = append(ts, t)
+				}
+			}
+		}
+		_, err := fmt.Fprintf(w, "best inline threshold: only one threshold measured (%s); sweep two or more (--thresholds 1k,4k,...) to choose between them\n",
+			strings.Join(ts, ", "))
 		return err
 	}
 	fmt.Fprintln(w, "best inline threshold: "+ThresholdsMethod(choices))
