@@ -236,12 +236,57 @@ func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Compar
 	}
 	cmp, err := results.Compare(b, cr, cfg)
 	if err != nil {
+		if errors.Is(err, results.ErrNothingToCompare) {
+			if why := incompleteNote(b, cr); why != "" {
+				return nil, UsageError{err.Error() + "; " + why}
+			}
+		}
 		return nil, UsageError{err.Error()}
 	}
 	if w := durationWarning(b, cr); w != "" && c.Warnings != nil {
 		fmt.Fprintln(c.Warnings, w)
 	}
 	return cmp, write(stdout, cmp)
+}
+
+// incompleteNote says why a side may have nothing to compare: compare judges complete points
+// only, and a fan-in point with a failed rank is incomplete. "" when every point is complete.
+func incompleteNote(base, cur []*results.Run) string {
+	var parts []string
+	for _, side := range []struct {
+		name string
+		runs []*results.Run
+	}{{"base", base}, {"current", cur}} {
+		total, cut := 0, 0
+		var causes []string
+		for _, r := range side.runs {
+			for i := range r.Points {
+				p := &r.Points[i]
+				total++
+				if p.Complete {
+					continue
+				}
+				cut++
+				if p.FanIn != nil {
+					for _, f := range p.FanIn.Failed {
+						c := fmt.Sprintf("rank %d (host %s) failed: %s", f.Rank, f.Host, f.Cause)
+						if !slices.Contains(causes, c) {
+							causes = append(causes, c)
+						}
+					}
+				}
+			}
+		}
+		if cut == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%s has %d incomplete point(s) of %d, which compare leaves out", side.name, cut, total)
+		if len(causes) > 0 {
+			s += " (" + strings.Join(causes, "; ") + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // durationWarning is a warning when base and current runs were asked for different measured
