@@ -16,8 +16,11 @@
 //
 // Repeats of a point (the rounds of --repeat, and the runs of one setup: the same provider,
 // device, host and configuration) are one point on the charts: the line charts draw the median
-// of their values with the min-max range as a band and whiskers, and say how many there were;
-// a spectrum pools the samples of all the rounds into one line.
+// of their values with the min-max range as whiskers (lines with whiskers a little apart, and
+// a band when only one line has them), and say how many there were; the rank charts a marker
+// per rank at the median with whiskers, the ranks a categorical axis; a spectrum pools the
+// samples of all the rounds into one line. PNGs are 300 dpi (2700 × 1800 pixels), for print;
+// a chart of disturbed points says so in its caption.
 // The heatmap colours a cell by its median's ratio to the best threshold of its size on a
 // fixed log scale (1× to 4×), and marks with ≈ the cells whose rounds overlap the best's.
 //
