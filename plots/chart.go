@@ -259,9 +259,20 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 type styler struct {
 	colour map[any]int
 	run    map[int]int
+	// used are the colour and dash pattern pairs given out, by line, so that no two lines
+	// look alike however keys and runs combine.
+	used map[[2]int]bool
+	line map[styleKey][2]int
 }
 
-func newStyler() *styler { return &styler{colour: map[any]int{}, run: map[int]int{}} }
+type styleKey struct {
+	key any
+	run int
+}
+
+func newStyler() *styler {
+	return &styler{colour: map[any]int{}, run: map[int]int{}, used: map[[2]int]bool{}, line: map[styleKey][2]int{}}
+}
 
 // style returns the styles of the line of key in run (key must be comparable).
 func (s *styler) style(key any, run int) (draw.LineStyle, draw.GlyphStyle) {
@@ -275,7 +286,16 @@ func (s *styler) style(key any, run int) (draw.LineStyle, draw.GlyphStyle) {
 		r = len(s.run)
 		s.run[run] = r
 	}
-	ls := draw.LineStyle{Color: plotutil.Color(c), Width: vg.Points(1.6), Dashes: plotutil.Dashes(r + c/7)}
-	gs := draw.GlyphStyle{Color: plotutil.Color(c), Radius: vg.Points(4), Shape: plotutil.Shape(c)}
+	cd, ok := s.line[styleKey{key, run}]
+	if !ok {
+		cd = [2]int{c % 7, r + c/7}
+		for s.used[cd] {
+			cd[1]++
+		}
+		s.used[cd] = true
+		s.line[styleKey{key, run}] = cd
+	}
+	ls := draw.LineStyle{Color: plotutil.Color(cd[0]), Width: vg.Points(1.6), Dashes: plotutil.Dashes(cd[1])}
+	gs := draw.GlyphStyle{Color: plotutil.Color(cd[0]), Radius: vg.Points(4), Shape: plotutil.Shape(c)}
 	return ls, gs
 }

@@ -1,6 +1,7 @@
 package plots
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,6 +100,23 @@ func TestDataQualityOnCharts(t *testing.T) {
 	for _, c := range cs {
 		if slices.ContainsFunc(c.Caption, func(l string) bool { return strings.HasPrefix(l, "data quality") }) {
 			t.Errorf("%s of an undisturbed run has a data-quality line", c.Name)
+		}
+	}
+}
+
+// No two lines of a chart share a colour and a dash pattern, however many keys and runs
+// there are (beyond seven keys the colours repeat).
+func TestStylesDistinct(t *testing.T) {
+	st := newStyler()
+	seen := map[string]string{}
+	for run := range 2 {
+		for key := range 10 {
+			ls, _ := st.style(key, run)
+			id := fmt.Sprint(ls.Color, ls.Dashes)
+			if prev, ok := seen[id]; ok {
+				t.Errorf("key %d run %d looks like %s", key, run, prev)
+			}
+			seen[id] = fmt.Sprintf("key %d run %d", key, run)
 		}
 	}
 }
