@@ -98,6 +98,21 @@ const (
 // size is the point's x on the size charts.
 func size(p results.Params) int { return max(p.CallBytes, p.ReplyBytes) }
 
+// noSize reports whether p's payload has no single size: a mix of several entries, or one
+// procedure whose size varied per RPC.
+func noSize(p results.Params) bool {
+	return size(p) == 0 && (p.IsMix() || p.CallSizes != "" || p.ReplySizes != "")
+}
+
+// sizeName names what a point without a single size measured: the mix's name, or its
+// procedure and the sizes drawn ("ECHO 64,4k").
+func sizeName(p results.Params) string {
+	if p.IsMix() {
+		return strings.TrimPrefix(p.Procedure, "MIX:")
+	}
+	return p.Procedure + " " + cmp.Or(p.ReplySizes, p.CallSizes)
+}
+
 func shape(p results.Params) (kind, other int) {
 	switch {
 	case p.CallBytes == p.ReplyBytes:
@@ -114,6 +129,7 @@ func shape(p results.Params) (kind, other int) {
 type seriesKey struct {
 	run       int // the run's group (ref.group); -1 when all runs share the lines
 	procedure string
+	sizes     string // the sizes drawn per RPC (results.Params.CallSizes, ReplySizes), if any
 	class     string
 	shape     int
 	other     int
@@ -126,7 +142,7 @@ type seriesKey struct {
 func keyOf(f ref, multiRun bool) seriesKey {
 	p := f.p.Params
 	kind, other := shape(p)
-	k := seriesKey{run: -1, procedure: p.Procedure, class: p.Class, shape: kind, other: other,
+	k := seriesKey{run: -1, procedure: p.Procedure, sizes: cmp.Or(p.ReplySizes, p.CallSizes), class: p.Class, shape: kind, other: other,
 		threshold: p.InlineThreshold, depth: p.Depth, conns: p.Connections, rate: p.RateRPS}
 	if multiRun {
 		k.run = f.group
@@ -135,7 +151,7 @@ func keyOf(f ref, multiRun bool) seriesKey {
 }
 
 func compareKeys(a, b seriesKey) int {
-	return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.procedure, b.procedure),
+	return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.procedure, b.procedure), cmp.Compare(a.sizes, b.sizes),
 		cmp.Compare(a.class, b.class), cmp.Compare(a.shape, b.shape), cmp.Compare(a.other, b.other),
 		cmp.Compare(a.depth, b.depth), cmp.Compare(a.conns, b.conns), cmp.Compare(a.rate, b.rate),
 		cmp.Compare(a.threshold, b.threshold))
@@ -196,7 +212,7 @@ func distinctRuns(refs []ref) int {
 }
 
 // vary says which key fields differ across a set of series.
-type vary struct{ run, procedure, class, shape, depth, conns, rate, threshold bool }
+type vary struct{ run, procedure, sizes, class, shape, depth, conns, rate, threshold bool }
 
 func varying(keys []seriesKey) vary {
 	var v vary
@@ -204,6 +220,7 @@ func varying(keys []seriesKey) vary {
 		k0 := keys[0]
 		v.run = v.run || k.run != k0.run
 		v.procedure = v.procedure || k.procedure != k0.procedure
+		v.sizes = v.sizes || k.sizes != k0.sizes
 		v.class = v.class || k.class != k0.class
 		v.shape = v.shape || k.shape != k0.shape || k.other != k0.other
 		v.depth = v.depth || k.depth != k0.depth
@@ -222,6 +239,9 @@ func (v vary) parts(k seriesKey, runs []*results.Run) []string {
 	}
 	if v.procedure {
 		parts = append(parts, k.procedure)
+	}
+	if v.sizes && k.sizes != "" {
+		parts = append(parts, "sizes "+k.sizes)
 	}
 	if v.class {
 		parts = append(parts, k.class)
@@ -367,8 +387,10 @@ func pointLabel(f ref, all []ref, runs []*results.Run) string {
 		at = 1
 	}
 	switch {
-	case size(f.p.Params) > 0 || !strings.HasPrefix(f.p.Params.Procedure, "MIX"):
+	case !noSize(f.p.Params):
 		parts = slices.Insert(parts, at, bytesLabel(size(f.p.Params))+" B")
+	case !f.p.Params.IsMix():
+		parts = slices.Insert(parts, at, cmp.Or(f.p.Params.ReplySizes, f.p.Params.CallSizes)+" B")
 	case !v.procedure:
 		// A mix has no one size: its name says what it is (unless the parts name it).
 		parts = slices.Insert(parts, at, f.p.Params.Procedure)

@@ -120,3 +120,34 @@ func TestStylesDistinct(t *testing.T) {
 		}
 	}
 }
+
+// Points whose size was drawn per RPC (run --sizes 64,4k) are charted against the threshold,
+// as mixes are, named by their sizes: never as 0-byte points.
+func TestVariedSizesCharted(t *testing.T) {
+	s, _ := testRuns(t)
+	r := clone(s)
+	n := 0
+	for i := range r.Points {
+		if q := &r.Points[i].Params; q.CallBytes == 4096 {
+			q.CallBytes, q.ReplyBytes, q.CallSizes, q.ReplySizes = 0, 0, "64,4k", "64,4k"
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("%d points of 4 KiB to vary", n)
+	}
+	c, err := Threshold([]*results.Run{r}, ThresholdP50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Legend) != 1 || !strings.Contains(c.Legend[0].Label, "64,4k") {
+		t.Errorf("legend %v", c.Legend)
+	}
+	l, err := Latency([]*results.Run{r}, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cap := strings.Join(l.Caption, "\n"); !strings.Contains(cap, "sizes drawn per RPC") || strings.Contains(cap, "0-byte") {
+		t.Errorf("latency caption:\n%s", cap)
+	}
+}

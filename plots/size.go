@@ -151,8 +151,8 @@ type xAxis struct {
 var sizeAxis = xAxis{
 	x: size, label: sizeAxisLabel,
 	zero: func(p results.Params) string {
-		if strings.HasPrefix(p.Procedure, "MIX") {
-			return "a mix, which has no single size (see the spectra and the threshold charts)"
+		if noSize(p) {
+			return "a mix or sizes drawn per RPC, which have no single size (see the spectra and the threshold charts)"
 		}
 		return "0-byte payload (log axis)"
 	},

@@ -38,7 +38,7 @@ func Threshold(runs []*results.Run, m ThresholdMetric) (*Chart, error) {
 	var mixes []ref
 	thrs := map[int]bool{}
 	for _, f := range refs {
-		if size(f.p.Params) == 0 && strings.HasPrefix(f.p.Params.Procedure, "MIX") {
+		if noSize(f.p.Params) {
 			mixes = append(mixes, f)
 			thrs[f.p.Params.InlineThreshold] = true
 		}
@@ -87,10 +87,10 @@ func Threshold(runs []*results.Run, m ThresholdMetric) (*Chart, error) {
 }
 
 // groupMixes splits mix points into the lines of a threshold chart: the threshold left out of
-// the key, each line labelled with what differs, its mix always.
+// the key, each line labelled with what differs, its mix (or sizes drawn per RPC) always.
 func groupMixes(refs []ref, runs []*results.Run) []series {
 	ss, v := split(refs, true, func(f ref) int { return f.p.Params.InlineThreshold })
-	v.procedure = true
+	v.procedure, v.sizes = true, true // a line's mix, or its sizes drawn per RPC, always
 	for i := range ss {
 		ss[i].label = strings.Join(v.parts(ss[i].key, runs), " · ")
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -121,8 +120,8 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 			}
 			tags.XYs = append(tags.XYs, plotter.XY{X: (xys[0].X + xys[len(xys)-1].X) / 2, Y: top})
 			tag := bytesLabel(size(f.p.Params))
-			if size(f.p.Params) == 0 && strings.HasPrefix(f.p.Params.Procedure, "MIX") {
-				tag = strings.TrimPrefix(f.p.Params.Procedure, "MIX:") // a mix has no one size
+			if noSize(f.p.Params) {
+				tag = sizeName(f.p.Params) // a mix, or sizes drawn per RPC: no one size
 			}
 			tags.Labels = append(tags.Labels, tag)
 		}
