@@ -205,7 +205,7 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 			}
 			defer conn.Close()
 			o, err := session.Run(ctx, session.Config{Command: "fanin", Points: pts, RunConfig: rec, Provider: w.Provider,
-				Connector: wrap(conn), Log: log, Hurry: hurry, Interval: w.Interval, Rounds: w.Repeat, Shuffle: w.Shuffle, Seed: workload.Seed})
+				Connector: wrap(conn), Log: log, Quiet: w.Quiet, Hurry: hurry, Interval: w.Interval, Rounds: w.Repeat, Shuffle: w.Shuffle, Seed: workload.Seed})
 			if err != nil {
 				return nil, err
 			}
