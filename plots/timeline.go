@@ -21,6 +21,8 @@ import (
 const (
 	maxSegmentLabels = 30
 	maxUprightLabels = 120
+	// maxLabelChars is how many characters of labels in all fit across the chart.
+	maxLabelChars = 120
 )
 
 // Timeline charts a run's throughput over time from its points' Intervals: each interval is a
@@ -135,7 +137,12 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 		p.Add(sc)
 		lg.Add("interval with errors", sc)
 	}
-	upright := len(tags.Labels) > maxSegmentLabels
+	// Upright when many, or long (a mix's name): across, they would run into each other.
+	chars := 0
+	for _, l := range tags.Labels {
+		chars += len(l)
+	}
+	upright := len(tags.Labels) > maxSegmentLabels || chars > maxLabelChars
 	if len(tags.Labels) <= maxUprightLabels {
 		tl, err := plotter.NewLabels(tags)
 		if err != nil {
@@ -158,12 +165,12 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	setValueAxis(&p.Y, 0, hi, label)
 	room := 1.12 // for the size labels
 	if upright {
-		room = 1.25
+		room = 1.25 + 0.012*float64(longest(tags.Labels))
 	}
 	p.Y.Max = math.Max(p.Y.Max, hi*room)
 	note := "Each line is one point of the run, drawn as steps at its interval rates"
 	if len(tags.Labels) <= maxUprightLabels {
-		note += ", labelled with its message size."
+		note += ", labelled with its message size (a mix: its name)."
 	} else {
 		note += fmt.Sprintf("; %d points, too many to label.", len(tags.Labels))
 	}
@@ -172,6 +179,15 @@ func Timeline(run *results.Run, rate Rate) (*Chart, error) {
 	}
 	notes := []string{note}
 	return &Chart{Name: name, Plot: p, Legend: lg, Caption: caption(sel, notes...)}, nil
+}
+
+// longest is the length of the longest of labels.
+func longest(labels []string) int {
+	n := 0
+	for _, l := range labels {
+		n = max(n, len(l))
+	}
+	return n
 }
 
 func color2(r, g, b uint8) color.Color { return color.RGBA{R: r, G: g, B: b, A: 0xff} }
