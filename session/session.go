@@ -238,6 +238,9 @@ type session struct {
 	saveErr error
 	// drainSkipped: Hurry cut a point's drain short.
 	drainSkipped bool
+	// capped are the offered and effective thresholds already warned of: once per run, not
+	// once per point (the table's note lists them all).
+	capped map[[2]int]bool
 }
 
 // Params names a point for results: the procedure (MIX:NAME for a mix of several entries,
@@ -429,8 +432,14 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 			// Label what was measured: a threshold study filed under the offer would
 			// answer the question with a size that never applied.
 			rp.Params.InlineThreshold, rp.Params.OfferedInlineThreshold = pr.Threshold, pt.Threshold
-			fmt.Fprintf(s.c.Log, "rpcrdma-bench %s: warning: %s: the peer capped the inline threshold: offered %s, in effect %s (the point is filed under %s)\n",
-				s.c.Command, strings.TrimSpace("point "+label), workloads.FormatSize(pt.Threshold), workloads.FormatSize(pr.Threshold), workloads.FormatSize(pr.Threshold))
+			if cap := [2]int{pt.Threshold, pr.Threshold}; !s.capped[cap] {
+				if s.capped == nil {
+					s.capped = map[[2]int]bool{}
+				}
+				s.capped[cap] = true
+				fmt.Fprintf(s.c.Log, "rpcrdma-bench %s: warning: %s: the peer capped the inline threshold: offered %s, in effect %s (this point and every later one so capped are filed under %s)\n",
+					s.c.Command, strings.TrimSpace("point "+label), workloads.FormatSize(pt.Threshold), workloads.FormatSize(pr.Threshold), workloads.FormatSize(pr.Threshold))
+			}
 		}
 	}
 	if hostErr == nil && hostErr1 == nil {
