@@ -1,6 +1,7 @@
 #!/bin/sh
 # An example on the soft provider, about a minute on 2 cores: which message class each size
-# takes at each inline threshold, as charts and an HTML report, under build/demo/ (git-ignored).
+# takes at each inline threshold, as charts (print-sized PNGs and SVGs, a throughput timeline per
+# procedure) and an HTML report, under build/demo/ (git-ignored).
 # Environment: OUT (default build/demo), BIN (default: build it), DURATION per point (300ms).
 set -eu
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ mkdir -p "$OUT/sweep"
 # in a Write chunk (short, then chunked).
 for proc in echo source; do
 	"$BIN" sweep --proc "$proc" --thresholds 1k,4k,16k --sizes 64,1k,4k,16k,64k \
-		--depth 1 --duration "$DURATION" --warmup 100ms --interval 0 -q --out "$OUT/sweep/$proc.json"
+		--depth 1 --duration "$DURATION" --warmup 100ms --interval 100ms -q --out "$OUT/sweep/$proc.json"
 done
 "$BIN" report --format switches "$OUT/sweep"
 "$BIN" plot --out "$OUT/sweep/plots" "$OUT/sweep"
