@@ -55,7 +55,7 @@ type RunRecord struct {
 	SoftSlowdown *SoftSlowdown `json:"soft_slowdown,omitempty"`
 	// Auto is the judgement the run made of itself (--baseline, --repeat auto), absent
 	// without one.
-	Auto *session.AutoRecord `json:"auto,omitempty"`
+	Auto *AutoRecord `json:"auto,omitempty"`
 }
 
 // Measurement is a measuring command planned: its points, its record and its judgement,
@@ -67,7 +67,7 @@ type Measurement struct {
 	Warnings []string
 	c        *RunConfig
 	record   *RunRecord
-	judge    *session.Judgement
+	judge    *Judgement
 }
 
 // Prepare checks c, plans its points and its judgement (reading a baseline named "-" from
@@ -264,7 +264,7 @@ func lookRounds(looks []session.Look) string {
 }
 
 // planJudgement is the judgement c asks for, nil for none.
-func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*session.Judgement, error) {
+func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*Judgement, error) {
 	f := &c.Judge
 	if len(f.Baseline) == 0 {
 		for _, n := range []string{"threshold", "metrics", "under-load"} {
@@ -276,7 +276,7 @@ func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*sess
 			return nil, nil
 		}
 	}
-	jc := session.JudgeConfig{Compare: results.CompareConfig{Alpha: f.Alpha}, Auto: c.Auto, Budget: c.Repeat, Points: pts, Sweep: c.Sweep}
+	jc := JudgeConfig{Compare: results.CompareConfig{Alpha: f.Alpha}, Auto: c.Auto, Budget: c.Repeat, Points: pts, Sweep: c.Sweep}
 	if c.RoundsPerProcess > 0 && c.Repeat > 1 {
 		jc.Step = c.RoundsPerProcess // a look needs a whole process
 	}
@@ -295,7 +295,7 @@ func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*sess
 		}
 		jc.Compare = cfg
 	}
-	j, err := session.PlanJudgement(jc)
+	j, err := PlanJudgement(jc)
 	if err != nil {
 		return nil, UsageError{err.Error()}
 	}

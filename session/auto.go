@@ -1,10 +1,7 @@
 package session
 
 import (
-	"errors"
 	"math"
-	"strconv"
-	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -13,19 +10,6 @@ import (
 
 // DefaultAutoBudget is the most rounds --repeat auto measures when no budget is given.
 const DefaultAutoBudget = 10
-
-// ParseRepeat parses --repeat: a number of rounds, at least 1, or auto[:BUDGET] (rounds
-// until the judgement is conclusive, at most BUDGET, default DefaultAutoBudget).
-func ParseRepeat(x string) (rounds int, auto bool, err error) {
-	auto = x == "auto" || strings.HasPrefix(x, "auto:")
-	rounds = DefaultAutoBudget
-	if b, ok := strings.CutPrefix(x, "auto:"); ok || !auto {
-		if rounds, err = strconv.Atoi(b); err != nil || rounds < 1 {
-			return 0, false, errors.New("want a number of rounds, at least 1, or auto[:BUDGET] with BUDGET rounds at least 1")
-		}
-	}
-	return rounds, auto, nil
-}
 
 // Spent is the O'Brien-Fleming-type alpha spending function of Lan and DeMets: the share
 // of the family-wise error rate alpha spent by information fraction t in (0, 1] (here the

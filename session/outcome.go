@@ -61,7 +61,7 @@ func hint(err error) string {
 	case err == nil:
 		return ""
 	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
-		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same --provider?)"
+		return "\n  (is 'rpcrdma-bench server' running at that address, on that port, with the same provider?)"
 	}
 	var de *datapath.DisconnectError
 	if errors.As(err, &de) && de.Reason == "" {

@@ -486,29 +486,7 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	if samp != nil {
 		rp.Intervals = samp.end(st.Start, max(st.Start, st.End))
 	}
-	var pr PointReport
-	if report != nil {
-		pr = report()
-		rp.Negotiated = pr.Negotiated
-		if pr.Ops != nil {
-			rp.Ops = *pr.Ops
-		}
-		rp.PeerOps, rp.PeerOpsInferred = pr.PeerOps, pr.PeerOpsInferred
-		rp.Callbacks, rp.Recalls, rp.Recoveries = pr.Callbacks, pr.Recalls, pr.Recoveries
-		if pr.Threshold != 0 && pr.Threshold != pt.Threshold {
-			// Label what was measured: a threshold study filed under the offer would
-			// answer the question with a size that never applied.
-			rp.Params.InlineThreshold, rp.Params.OfferedInlineThreshold = pr.Threshold, pt.Threshold
-			if cap := [2]int{pt.Threshold, pr.Threshold}; !s.capped[cap] {
-				if s.capped == nil {
-					s.capped = map[[2]int]bool{}
-				}
-				s.capped[cap] = true
-				fmt.Fprintf(s.c.Log, "rpcrdma-bench %s: warning: %s: the peer capped the inline threshold: offered %s, in effect %s (this point and every later one so capped are filed under %s)\n",
-					s.c.Command, strings.TrimSpace("point "+label), workloads.FormatSize(pt.Threshold), workloads.FormatSize(pr.Threshold), workloads.FormatSize(pr.Threshold))
-			}
-		}
-	}
+	pr := s.applyReport(&rp, pt, label, report)
 	if hostErr == nil && hostErr1 == nil {
 		pressure, pok, other, ook := host1.Since(host0)
 		if pok {
@@ -523,19 +501,7 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	if gcStats.Cycles > 0 {
 		rp.Disturbed = append(rp.Disturbed, fmt.Sprintf("%d garbage collection(s) ran during the point", gcStats.Cycles))
 	}
-	switch {
-	case st.Abandoned > 0 && st.DrainSkipped:
-		s.drainSkipped = true
-		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
-			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when a second interrupt skipped the drain", st.Abandoned)}})
-	case st.Abandoned > 0:
-		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
-			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out (a longer --drain waits for late replies)", st.Abandoned)}})
-	}
-	if st.Missed > 0 {
-		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "missed_sends", Count: st.Missed,
-			Messages: []string{fmt.Sprintf("%d open-loop sends never went out: the server could not keep up with the rate", st.Missed)}})
-	}
+	s.countLost(&rp, st)
 	if at.rounds > 1 {
 		rp.Round = at.round
 	}
@@ -557,6 +523,53 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 		fmt.Fprintf(s.c.Log, "rpcrdma-bench %s: %v (measuring goes on; the results will be written elsewhere if need be)\n", s.c.Command, werr)
 	}
 	return res, err
+}
+
+// applyReport records in rp what the connector learned from pt's connections (nil report:
+// nothing), warning once per run of a threshold the peer capped, and returns it.
+func (s *session) applyReport(rp *results.Point, pt workloads.Point, label string, report func() PointReport) PointReport {
+	if report == nil {
+		return PointReport{}
+	}
+	pr := report()
+	rp.Negotiated = pr.Negotiated
+	if pr.Ops != nil {
+		rp.Ops = *pr.Ops
+	}
+	rp.PeerOps, rp.PeerOpsInferred = pr.PeerOps, pr.PeerOpsInferred
+	rp.Callbacks, rp.Recalls, rp.Recoveries = pr.Callbacks, pr.Recalls, pr.Recoveries
+	if pr.Threshold != 0 && pr.Threshold != pt.Threshold {
+		// Label what was measured: a threshold study filed under the offer would
+		// answer the question with a size that never applied.
+		rp.Params.InlineThreshold, rp.Params.OfferedInlineThreshold = pr.Threshold, pt.Threshold
+		if cap := [2]int{pt.Threshold, pr.Threshold}; !s.capped[cap] {
+			if s.capped == nil {
+				s.capped = map[[2]int]bool{}
+			}
+			s.capped[cap] = true
+			fmt.Fprintf(s.c.Log, "rpcrdma-bench %s: warning: %s: the peer capped the inline threshold: offered %s, in effect %s (this point and every later one so capped are filed under %s)\n",
+				s.c.Command, strings.TrimSpace("point "+label), workloads.FormatSize(pt.Threshold), workloads.FormatSize(pr.Threshold), workloads.FormatSize(pr.Threshold))
+		}
+	}
+	return pr
+}
+
+// countLost records in rp the RPCs a point lost: still outstanding at its end, or open-loop
+// sends that never went out.
+func (s *session) countLost(rp *results.Point, st *workloads.Stats) {
+	switch {
+	case st.Abandoned > 0 && st.DrainSkipped:
+		s.drainSkipped = true
+		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
+			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when a second interrupt skipped the drain", st.Abandoned)}})
+	case st.Abandoned > 0:
+		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "abandoned", Count: st.Abandoned,
+			Messages: []string{fmt.Sprintf("%d RPCs still outstanding when draining timed out (a longer drain waits for late replies)", st.Abandoned)}})
+	}
+	if st.Missed > 0 {
+		rp.Errors = append(rp.Errors, results.ErrorStats{Kind: "missed_sends", Count: st.Missed,
+			Messages: []string{fmt.Sprintf("%d open-loop sends never went out: the server could not keep up with the rate", st.Missed)}})
+	}
 }
 
 func runLength(w workloads.Config) string {
@@ -658,7 +671,7 @@ func errorKindText(kind string) string {
 	case "missed_sends":
 		return "open-loop sends never went out: the server did not keep up with the rate"
 	case "abandoned":
-		return "RPCs still outstanding when draining timed out (lost, or later than --drain allows)"
+		return "RPCs still outstanding when draining timed out (lost, or later than the drain allows)"
 	case "no_rpcs":
 		return "point(s) measured no RPC at all"
 	}

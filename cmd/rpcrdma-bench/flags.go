@@ -8,7 +8,6 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
-	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
 	"github.com/spf13/pflag"
 
@@ -159,7 +158,7 @@ func joinSizes(v []int) string {
 }
 
 // repeatValue is --repeat: a number of rounds, at least 1, or auto[:BUDGET] (rounds until
-// the judgement asked for is conclusive, at most BUDGET: session.ParseRepeat).
+// the judgement asked for is conclusive, at most BUDGET: cli.ParseRepeat).
 type repeatValue struct {
 	v    *int
 	auto *bool
@@ -175,7 +174,7 @@ func (r repeatValue) String() string {
 	return strconv.Itoa(*r.v)
 }
 func (r repeatValue) Set(x string) error {
-	n, auto, err := session.ParseRepeat(x)
+	n, auto, err := cli.ParseRepeat(x)
 	if err == nil {
 		*r.v, *r.auto = n, auto
 	}

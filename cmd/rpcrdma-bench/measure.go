@@ -72,7 +72,7 @@ func measureCommand(name, summary, usage, examples string, sweep bool, addr addr
 					w.Workload.Poll = providerDefaults(w.Provider).MeasuringPoll // the responder in this process follows it
 				}
 				if *block != "" {
-					b, err := session.ParseBlock(*block)
+					b, err := cli.ParseBlock(*block)
 					if err != nil {
 						return fail(e, name, cli.Usagef("--round-block: %v", err))
 					}
@@ -108,7 +108,7 @@ func measure(e *env, w *cli.RunConfig, open newConnector) int {
 			return fail(e, name, fmt.Errorf("rounds in fresh processes: %w", err))
 		}
 		defer os.RemoveAll(dir)
-		blocks = session.FreshProcesses(selfCommand, e.args, dir, e.stderr)
+		blocks = cli.FreshProcesses(selfCommand, e.args, dir, e.stderr)
 	} else if conn, err = open(w, m.Points); err != nil {
 		return fail(e, name, err)
 	}

@@ -1,4 +1,4 @@
-package session
+package cli
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -29,7 +30,7 @@ func TestPlanJudgement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	looks := Looks(10, 1, len(results.ThresholdMetrics), 0.05)
+	looks := session.Looks(10, 1, len(results.ThresholdMetrics), 0.05)
 	want := AutoRecord{Judge: "thresholds", Budget: 10, FirstLook: looks[0].Round, Looks: looks, Alpha: 0.05, Spending: "obrien-fleming"}
 	if fmt.Sprint(j.Record) != fmt.Sprint(want) || j.AgainstBaseline() || j.AfterRound() == nil {
 		t.Fatalf("record %+v, want %+v", j.Record, want)

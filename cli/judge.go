@@ -1,10 +1,13 @@
-package session
+package cli
 
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
+	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -34,11 +37,11 @@ type AutoRecord struct {
 	// Budget is the most rounds; FirstLook the first round judged; Looks the rounds judged
 	// at most, each at its own alpha, Alpha spent over them by Spending ("obrien-fleming",
 	// see Spent).
-	Budget    int     `json:"budget"`
-	FirstLook int     `json:"first_look"`
-	Looks     []Look  `json:"looks"`
-	Alpha     float64 `json:"alpha"`
-	Spending  string  `json:"spending"`
+	Budget    int            `json:"budget"`
+	FirstLook int            `json:"first_look"`
+	Looks     []session.Look `json:"looks"`
+	Alpha     float64        `json:"alpha"`
+	Spending  string         `json:"spending"`
 }
 
 // Judgement is a judgement planned before the session measures.
@@ -78,9 +81,9 @@ func PlanJudgement(c JudgeConfig) (*Judgement, error) {
 		j.Record.Judge = "thresholds"
 		judged = (len(c.Points) - len(c.Points)/len(ths)) * len(results.ThresholdMetrics)
 	}
-	looks := []Look{{budget, alpha}}
+	looks := []session.Look{{Round: budget, Alpha: alpha}}
 	if c.Auto {
-		if looks = Looks(budget, c.Step, judged, alpha); len(looks) == 0 {
+		if looks = session.Looks(budget, c.Step, judged, alpha); len(looks) == 0 {
 			return nil, fmt.Errorf("--repeat auto:%d: %d judgements at --alpha %g need %d rounds before any look can be conclusive: raise the budget or judge fewer points or metrics",
 				budget, judged, alpha, results.MinRuns(judged, alpha))
 		}
@@ -100,9 +103,9 @@ func (j *Judgement) AfterRound() func(*results.Run, int) bool {
 		return nil
 	}
 	if j.base != nil {
-		return UntilConclusive(j.Record.Looks, AgainstBaseline(j.base, j.cfg))
+		return session.UntilConclusive(j.Record.Looks, session.AgainstBaseline(j.base, j.cfg))
 	}
-	return UntilConclusive(j.Record.Looks, ThresholdsSettled())
+	return session.UntilConclusive(j.Record.Looks, session.ThresholdsSettled())
 }
 
 // alphaAt is the alpha of the look after rounds: the last planned look at or before it
@@ -142,7 +145,7 @@ func (j *Judgement) Judge(r *results.Run) (Verdict, error) {
 	if j.base == nil {
 		v.Thresholds = results.BestThresholds([]*results.Run{r}, v.Alpha)
 		for i := range v.Thresholds {
-			if !Settled(&v.Thresholds[i]) {
+			if !session.Settled(&v.Thresholds[i]) {
 				v.Exit = results.ExitInconclusive
 			}
 		}
@@ -160,4 +163,17 @@ func (j *Judgement) Judge(r *results.Run) (Verdict, error) {
 	}
 	v.Comparison, v.Exit = cmp, cmp.ExitCode()
 	return v, nil
+}
+
+// ParseRepeat parses --repeat: a number of rounds, at least 1, or auto[:BUDGET] (rounds
+// until the judgement is conclusive, at most BUDGET, default DefaultAutoBudget).
+func ParseRepeat(x string) (rounds int, auto bool, err error) {
+	auto = x == "auto" || strings.HasPrefix(x, "auto:")
+	rounds = session.DefaultAutoBudget
+	if b, ok := strings.CutPrefix(x, "auto:"); ok || !auto {
+		if rounds, err = strconv.Atoi(b); err != nil || rounds < 1 {
+			return 0, false, errors.New("want a number of rounds, at least 1, or auto[:BUDGET] with BUDGET rounds at least 1")
+		}
+	}
+	return rounds, auto, nil
 }
