@@ -84,7 +84,7 @@ strays() {
 # coordport LOG: the port rank 0's coordinator listens on, from its log line (up to 10 s).
 coordport() {
 	for _ in $(seq 1 100); do
-		p=$(sed -n 's/.*coordinator at [^ ]*:\([0-9]*\)$/\1/p' "$1")
+		p=$(sed -n 's/.*coordinator at [^ ]*:\([0-9]*\)$/\1/p' "$1" 2>/dev/null || true) # the log may not exist yet
 		[ -n "$p" ] && { echo "$p"; return; }
 		sleep 0.1
 	done
