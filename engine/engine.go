@@ -355,32 +355,13 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 		codec = codecFor(&pt.Workload)
 	}
 	cfg.Codec = codec
-	var (
-		mu    sync.Mutex
-		stats []rpcrdma.Stats
-		cbs   []*results.Recorder
-		recov results.Recoveries
-	)
-	recovered := func(r results.Recoveries) {
-		mu.Lock()
-		recov.Sessions += r.Sessions
-		recov.ClientIDs += r.ClientIDs
-		mu.Unlock()
-	}
-	done := func(st []rpcrdma.Stats, cb *results.Recorder) {
-		mu.Lock()
-		stats = append(stats, st...)
-		if cb != nil {
-			cbs = append(cbs, cb)
-		}
-		mu.Unlock()
-	}
+	ps := new(pointStats)
 	open := func(poller, conns int) (workloads.Client, error) {
 		if isRecall(codec, &pt.Workload) {
-			return c.openRecall(codec.(rpcproto.Conversation), cfg, done)
+			return c.openRecall(codec.(rpcproto.Conversation), cfg, ps.done)
 		}
 		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
-			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log, done: done, recovered: recovered}
+			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log, done: ps.done, recovered: ps.recovered}
 		cq, err := c.dev.NewCQ(cqNeed(c.dev, cfg, codec) * conns)
 		if err != nil {
 			return nil, &datapath.OpError{Op: "create CQ", Err: err}
@@ -424,45 +405,73 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 		}
 		return cl, nil
 	}
-	report := func() session.PointReport {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(stats) == 0 {
-			return session.PointReport{}
-		}
-		var ops results.Ops
-		for _, s := range stats {
-			addStatsOps(&ops, &s)
-			// A requester's count here is the replies the peer sent by Send With Invalidate,
-			// each of which spared this side a LOCAL_INV (results/SCHEMA.md, `ops`); its own
-			// (RDMA_DONE, --done-invalidate) end the peer's windows and count as Sends.
-			addOp(&ops.Send, s.SendInv)
-			ops.SendInv.Count -= s.SendInv.Count
-			ops.SendInv.Bytes -= s.SendInv.Bytes
-			ops.SendInv.Count += s.RemoteInvalidated
-		}
-		rep := session.PointReport{Negotiated: negotiated(&stats[0]), Ops: &ops,
-			Threshold: effectiveThreshold(stats[0].Params.Inline, c.tr)}
-		if recov.Sessions > 0 {
-			r := recov
-			rep.Recoveries = &r
-		}
-		if len(cbs) > 0 {
-			if p, err := results.Summarize(results.Params{}, time.Time{}, time.Time{}, cbs...); err == nil {
-				rep.Callbacks, rep.Recalls = p.Callbacks, p.Recalls
-			}
-		}
-		if c.local != nil {
-			rep.PeerOps = c.local.peer.take(len(stats), peerWait)
-			if c.local.poll.Mode != datapath.PollEvent {
-				rep.SpinningPeers = 1
-			}
-		} else {
-			rep.PeerOps, rep.PeerOpsInferred = inferredPeerOps(stats), true
-		}
-		return rep
-	}
+	report := func() session.PointReport { return c.report(ps) }
 	return open, report, nil
+}
+
+// pointStats collects what a point's pollers hand over as they close their clients.
+type pointStats struct {
+	mu    sync.Mutex
+	stats []rpcrdma.Stats
+	cbs   []*results.Recorder
+	recov results.Recoveries
+}
+
+func (ps *pointStats) done(st []rpcrdma.Stats, cb *results.Recorder) {
+	ps.mu.Lock()
+	ps.stats = append(ps.stats, st...)
+	if cb != nil {
+		ps.cbs = append(ps.cbs, cb)
+	}
+	ps.mu.Unlock()
+}
+
+func (ps *pointStats) recovered(r results.Recoveries) {
+	ps.mu.Lock()
+	ps.recov.Sessions += r.Sessions
+	ps.recov.ClientIDs += r.ClientIDs
+	ps.mu.Unlock()
+}
+
+// report is what the point's connections negotiated, posted and recovered, once every
+// poller closed its client.
+func (c *engineConnector) report(ps *pointStats) session.PointReport {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if len(ps.stats) == 0 {
+		return session.PointReport{}
+	}
+	var ops results.Ops
+	for _, s := range ps.stats {
+		addStatsOps(&ops, &s)
+		// A requester's count here is the replies the peer sent by Send With Invalidate,
+		// each of which spared this side a LOCAL_INV (results/SCHEMA.md, `ops`); its own
+		// (RDMA_DONE, --done-invalidate) end the peer's windows and count as Sends.
+		addOp(&ops.Send, s.SendInv)
+		ops.SendInv.Count -= s.SendInv.Count
+		ops.SendInv.Bytes -= s.SendInv.Bytes
+		ops.SendInv.Count += s.RemoteInvalidated
+	}
+	rep := session.PointReport{Negotiated: negotiated(&ps.stats[0]), Ops: &ops,
+		Threshold: effectiveThreshold(ps.stats[0].Params.Inline, c.tr)}
+	if ps.recov.Sessions > 0 {
+		r := ps.recov
+		rep.Recoveries = &r
+	}
+	if len(ps.cbs) > 0 {
+		if p, err := results.Summarize(results.Params{}, time.Time{}, time.Time{}, ps.cbs...); err == nil {
+			rep.Callbacks, rep.Recalls = p.Callbacks, p.Recalls
+		}
+	}
+	if c.local != nil {
+		rep.PeerOps = c.local.peer.take(len(ps.stats), peerWait)
+		if c.local.poll.Mode != datapath.PollEvent {
+			rep.SpinningPeers = 1
+		}
+	} else {
+		rep.PeerOps, rep.PeerOpsInferred = inferredPeerOps(ps.stats), true
+	}
+	return rep
 }
 
 // effectiveThreshold is the inline threshold a connection ran with: the smaller negotiated
