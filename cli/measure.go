@@ -340,8 +340,8 @@ func baselineFiles(args []string) ([]string, error) {
 // Engine is the Connector of c's points pts over provider p (its slowdown and probe
 // already applied): the transport engine to c.Addr or to a responder in this process,
 // which logs to log. It sizes the Go runtime for the pollers.
-func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Writer) (session.Connector, error) {
-	codec, cred, err := c.programCodec(pts)
+func (c *RunConfig) Engine(ctx context.Context, p datapath.Provider, pts []workloads.Point, log io.Writer) (session.Connector, error) {
+	codec, cred, err := c.programCodec(ctx, pts)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +360,7 @@ func (c *RunConfig) Engine(p datapath.Provider, pts []workloads.Point, log io.Wr
 // programCodec is the codec of a program served outside this tool, made by its
 // Descriptor's Setup for c's server and files, and the credential its calls carry (nil and
 // AUTH_NONE: the benchmark program, or another program's NULL).
-func (c *RunConfig) programCodec(pts []workloads.Point) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
+func (c *RunConfig) programCodec(ctx context.Context, pts []workloads.Point) (rpcproto.Codec, oncrpc.OpaqueAuth, error) {
 	var none oncrpc.OpaqueAuth
 	d, ok := ProgramOf(c.Workload.Prog)
 	if !ok || d.Setup == nil {
@@ -369,7 +369,7 @@ func (c *RunConfig) programCodec(pts []workloads.Point) (rpcproto.Codec, oncrpc.
 	if c.Addr == "" {
 		return nil, none, Usagef("--program %s needs --addr: a server of that program (the server in this process serves only the benchmark program)", d.Program.Name)
 	}
-	codec, cred, err := d.Setup(context.Background(), rpcproto.Target{Addr: c.Addr, Export: c.NFS.Export, File: c.NFS.File,
+	codec, cred, err := d.Setup(ctx, rpcproto.Target{Addr: c.Addr, Export: c.NFS.Export, File: c.NFS.File,
 		Scratch: c.NFS.Scratch, MountdPort: c.NFS.MountdPort, LargestRead: workloads.LargestRead(pts), Verify: c.Workload.Verify})
 	if te := (*rpcproto.TargetError)(nil); errors.As(err, &te) {
 		return nil, none, Usagef("--nfs-%s %q: want %s", te.Field, te.Value, te.Want)

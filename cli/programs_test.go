@@ -39,7 +39,7 @@ func TestProgramFromTheList(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &RunConfig{Addr: "192.0.2.1:20049", NFS: NFSFiles{Export: "192.0.2.1:/x", File: "f"}, Workload: w}
-	gotCodec, cred, err := c.programCodec([]workloads.Point{{Workload: w}})
+	gotCodec, cred, err := c.programCodec(context.Background(), []workloads.Point{{Workload: w}})
 	if err != nil || gotCodec != codec || cred.Flavor != oncrpc.FlavorSys {
 		t.Fatalf("programCodec = %v, %v, %v", gotCodec, cred, err)
 	}
@@ -47,7 +47,7 @@ func TestProgramFromTheList(t *testing.T) {
 		t.Errorf("Setup got %+v, want %+v", got, want)
 	}
 	c.Addr = ""
-	if _, _, err := c.programCodec(nil); !errors.As(err, new(UsageError)) || !strings.Contains(err.Error(), "--program nfs42 needs --addr") {
+	if _, _, err := c.programCodec(context.Background(), nil); !errors.As(err, new(UsageError)) || !strings.Contains(err.Error(), "--program nfs42 needs --addr") {
 		t.Errorf("without an address: %v", err)
 	}
 }
@@ -56,7 +56,7 @@ func TestProgramFromTheList(t *testing.T) {
 func TestProgramTargetErrorNamesTheFlag(t *testing.T) {
 	for _, d := range Programs {
 		c := &RunConfig{Addr: "192.0.2.1:20049", NFS: NFSFiles{Export: "nopath"}, Workload: workloads.Config{Prog: d.Program}}
-		_, _, err := c.programCodec([]workloads.Point{{Workload: workloads.Config{Mix: []workloads.MixEntry{{Proc: "null"}}}}})
+		_, _, err := c.programCodec(context.Background(), []workloads.Point{{Workload: workloads.Config{Mix: []workloads.MixEntry{{Proc: "null"}}}}})
 		if !errors.As(err, new(UsageError)) || !strings.Contains(err.Error(), `--nfs-export "nopath": want `) {
 			t.Errorf("%s: %v", d.Program.Name, err)
 		}

@@ -183,8 +183,8 @@ func poll(cq datapath.CQ, mux *rpcrdma.Mux, wcs []datapath.Completion) (int, err
 // dial connects to c's server with cfg (its CQ set) and attaches the connection to mux;
 // with a Conversation cv, it then sets the connection up. A connection whose setup failed is
 // returned with the error, for the caller to tear down with the others.
-func (c *engineConnector) dial(cfg rpcrdma.Config, cv rpcproto.Conversation, mux *rpcrdma.Mux) (*rpcrdma.Conn, error) {
-	conn, err := rpcrdma.Dial(context.Background(), c.dev, c.addr, cfg)
+func (c *engineConnector) dial(ctx context.Context, cfg rpcrdma.Config, cv rpcproto.Conversation, mux *rpcrdma.Mux) (*rpcrdma.Conn, error) {
+	conn, err := rpcrdma.Dial(ctx, c.dev, c.addr, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -356,9 +356,9 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 	}
 	cfg.Codec = codec
 	ps := new(pointStats)
-	open := func(poller, conns int) (workloads.Client, error) {
+	open := func(ctx context.Context, poller, conns int) (workloads.Client, error) {
 		if isRecall(codec, &pt.Workload) {
-			return c.openRecall(codec.(rpcproto.Conversation), cfg, ps.done)
+			return c.openRecall(ctx, codec.(rpcproto.Conversation), cfg, ps.done)
 		}
 		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
 			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log, done: ps.done, recovered: ps.recovered}
@@ -381,7 +381,7 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 				}
 				serve(&cc, cv, cl.cb)
 			}
-			conn, err := c.dial(cc, cv, cl.mux)
+			conn, err := c.dial(ctx, cc, cv, cl.mux)
 			if conn != nil {
 				cl.conns = append(cl.conns, conn)
 				if cv != nil {

@@ -37,7 +37,7 @@ func TestEngineDriverAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := open(0, 1)
+	cl, err := open(context.Background(), 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestEngineResponderDone(t *testing.T) {
 		conn.Close()
 		t.Fatal(err)
 	}
-	cl, err := open(0, 1)
+	cl, err := open(context.Background(), 0, 1)
 	if err != nil {
 		conn.Close()
 		t.Fatal(err)
@@ -225,5 +225,56 @@ func TestEngineResponderDone(t *testing.T) {
 	// Each call is at least one receive completion at the responder.
 	if len(got) != 1 || got[0].poller != 0 || got[0].st.Completions < 300 || got[0].st.HasTurnaround {
 		t.Fatalf("responder's reports: %+v; want poller 0 once, with at least 300 completions and no probe (soft)", got)
+	}
+}
+
+// An interrupt ends a connection's set-up: a dial to a server that never answers returns
+// when the opener's context is cancelled, not when the handshake gives up.
+func TestOpenEndsWithItsContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() { // accepts and says nothing
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	c, err := workloads.Config{Depth: 1, Count: 10, Warmup: workloads.NoWarmup}.Normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := workloads.Point{Threshold: 4096, Depth: 1, Workload: c}
+	conn, err := Engine(EngineConfig{Provider: soft.New(soft.Config{HandshakeTimeout: time.Minute}), Addr: l.Addr().String(), Log: io.Discard}, []workloads.Point{pt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	open, _, err := conn.Point(pt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	done := make(chan error, 1)
+	go func() {
+		cl, err := open(ctx, 0, 1)
+		if cl != nil {
+			cl.(*engineClient).Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("open after cancel: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("open still waiting 30 s after its context was cancelled")
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -278,7 +279,7 @@ func isRecall(codec rpcproto.Codec, w *workloads.Config) bool {
 
 // openRecall connects the recall measurement's two clients, each set up over its own
 // connection (conv), sharing one CQ.
-func (c *engineConnector) openRecall(conv rpcproto.Conversation, cfg rpcrdma.Config, done func([]rpcrdma.Stats, *results.Recorder)) (workloads.Client, error) {
+func (c *engineConnector) openRecall(ctx context.Context, conv rpcproto.Conversation, cfg rpcrdma.Config, done func([]rpcrdma.Stats, *results.Recorder)) (workloads.Client, error) {
 	cq, err := c.dev.NewCQ(cqNeed(c.dev, cfg, conv) * 2)
 	if err != nil {
 		return nil, &datapath.OpError{Op: "create CQ", Err: err}
@@ -295,7 +296,7 @@ func (c *engineConnector) openRecall(conv rpcproto.Conversation, cfg rpcrdma.Con
 			}
 		}
 		serve(&cc, cv, cl.rec)
-		conn, err := c.dial(cc, cv, cl.mux)
+		conn, err := c.dial(ctx, cc, cv, cl.mux)
 		if conn != nil {
 			cl.conns[i], cl.codecs[i], cl.convs[i] = conn, cv.(*nfs4.Codec), cv
 		}

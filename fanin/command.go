@@ -208,7 +208,7 @@ func (c *Command) Execute(ctx, hurry context.Context, comm Comm, pts []workloads
 			rw := *w
 			rw.Addr = addr
 			rw.NFS.File, rw.NFS.Scratch = RankFile(w.NFS.File, comm.Rank()), RankFile(w.NFS.Scratch, comm.Rank())
-			conn, err := rw.Engine(p, pts, log)
+			conn, err := rw.Engine(ctx, p, pts, log)
 			if err != nil {
 				return nil, err
 			}

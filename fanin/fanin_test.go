@@ -51,7 +51,7 @@ func (*fakeConnector) Device() *datapath.DeviceInfo {
 }
 func (*fakeConnector) Close() error { return nil }
 func (f *fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() session.PointReport, error) {
-	open := func(poller, conns int) (workloads.Client, error) {
+	open := func(_ context.Context, poller, conns int) (workloads.Client, error) {
 		if f.openErr != nil {
 			return nil, f.openErr
 		}

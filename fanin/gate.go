@@ -1,6 +1,7 @@
 package fanin
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -101,8 +102,8 @@ func (c gatedConnector) Point(pt workloads.Point) (workloads.Opener, func() sess
 		pollers  = w.Pollers
 		voteOnce sync.Once
 	)
-	gated := func(poller, conns int) (workloads.Client, error) {
-		cl, err := open(poller, conns)
+	gated := func(ctx context.Context, poller, conns int) (workloads.Client, error) {
+		cl, err := open(ctx, poller, conns)
 		mu.Lock()
 		arrived++
 		if err != nil && first == nil {

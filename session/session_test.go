@@ -47,7 +47,7 @@ func (f *fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() Poin
 		return nil, nil, f.pointErr
 	}
 	gc := f.points == f.gcPoint
-	open := func(poller, conns int) (workloads.Client, error) {
+	open := func(_ context.Context, poller, conns int) (workloads.Client, error) {
 		if gc {
 			runtime.GC()
 		}

@@ -14,7 +14,7 @@ import (
 // goroutine (locked to its thread and pinned), so that the engine's per-poller state is
 // created where it runs. The Client belongs to that goroutine. If it implements io.Closer,
 // Run closes it there when the poller is done.
-type Opener func(poller, conns int) (Client, error)
+type Opener func(ctx context.Context, poller, conns int) (Client, error)
 
 // Runner runs a workload on Config.Pollers pinned pollers, one Driver and Client each.
 type Runner struct {
@@ -111,7 +111,7 @@ func (r *Runner) Run(ctx context.Context) (Result, error) {
 				opened.Done()
 				return
 			}
-			cl, err := r.Open(i, c.PollerShare(i))
+			cl, err := r.Open(ctx, i, c.PollerShare(i))
 			if err != nil {
 				fail("open", err)
 				opened.Done()

@@ -3,10 +3,11 @@ package workloads_test
 import (
 	"context"
 	"errors"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"golang.org/x/sys/unix"
 
@@ -44,7 +45,7 @@ func TestRunnerSplitsWorkOverPollers(t *testing.T) {
 	r := workloads.Runner{
 		Config: workloads.Config{Pollers: 2, Connections: 3, Depth: 4, Count: 1001, CPUs: []int{cpu}, Warmup: workloads.Duration(-1),
 			Mix: workloads.Only("sink", workloads.Fixed(64<<10))},
-		Open: func(poller, conns int) (workloads.Client, error) {
+		Open: func(_ context.Context, poller, conns int) (workloads.Client, error) {
 			shares[poller] = conns
 			f := workloadstest.New(64)
 			f.Latency = time.Microsecond
@@ -75,7 +76,7 @@ func TestRunnerOpenFailureStopsAll(t *testing.T) {
 	refused := errors.New("connection refused")
 	r := workloads.Runner{
 		Config: workloads.Config{Pollers: 2, Connections: 2, Duration: workloads.Duration(time.Hour)},
-		Open: func(poller, conns int) (workloads.Client, error) {
+		Open: func(_ context.Context, poller, conns int) (workloads.Client, error) {
 			if poller == 1 {
 				return nil, refused
 			}
@@ -95,7 +96,7 @@ func TestRunnerOpenFailureStopsAll(t *testing.T) {
 func TestRunnerPinFailure(t *testing.T) {
 	r := workloads.Runner{
 		Config: workloads.Config{CPUs: []int{1023}},
-		Open:   func(int, int) (workloads.Client, error) { return workloadstest.New(1), nil },
+		Open:   func(context.Context, int, int) (workloads.Client, error) { return workloadstest.New(1), nil },
 	}
 	_, err := r.Run(context.Background())
 	var pe *workloads.PinError

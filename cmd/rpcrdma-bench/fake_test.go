@@ -44,7 +44,7 @@ func (f fakeConnector) Point(pt workloads.Point) (workloads.Opener, func() sessi
 	if th == 0 {
 		th = 4096
 	}
-	open := func(poller, conns int) (workloads.Client, error) {
+	open := func(_ context.Context, poller, conns int) (workloads.Client, error) {
 		c := workloadstest.New(pt.Workload.Depth * conns)
 		c.Latency, c.Threshold = f.latency, th
 		c.FailEvery, c.RPCErr = f.failEvery, errFakeRPC
@@ -64,31 +64,31 @@ func (fakeConnector) Close() error { return nil }
 var testCLI = newCLI(append(builtinCommands(), fakeCommands()...)...)
 
 func fakeCommands() []*command {
-	open := func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
+	open := func(context.Context, *cli.RunConfig, []workloads.Point) (session.Connector, error) {
 		return fakeConnector{latency: 20 * time.Microsecond}, nil
 	}
 	cs := []*command{measureCommand("fakerun", "a run on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakerun", false, addrNone, open),
 		measureCommand("fakesweep", "a sweep on fake clients (tests only)", "[flags]", "  rpcrdma-bench fakesweep", true, addrOptional, open),
 		measureCommand("fakefailrun", "a run on fake clients failing RPCs (tests only)", "[flags]", "  rpcrdma-bench fakefailrun", false, addrNone,
-			func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
+			func(context.Context, *cli.RunConfig, []workloads.Point) (session.Connector, error) {
 				return fakeConnector{latency: 20 * time.Microsecond, failEvery: 10}, nil
 			}),
 		measureCommand("fakebreakrun", "a run whose connection breaks (tests only)", "[flags]", "  rpcrdma-bench fakebreakrun", false, addrNone,
-			func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
+			func(context.Context, *cli.RunConfig, []workloads.Point) (session.Connector, error) {
 				return fakeConnector{latency: 20 * time.Microsecond, breakAt: 5000}, nil
 			}),
 		measureCommand("fakeslowrun", "a run on slow fake clients (tests only)", "[flags]", "  rpcrdma-bench fakeslowrun", false, addrNone,
-			func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
+			func(context.Context, *cli.RunConfig, []workloads.Point) (session.Connector, error) {
 				return fakeConnector{latency: time.Millisecond}, nil
 			}),
 		measureCommand("fakestallrun", "a run whose client never takes an RPC (tests only)", "[flags]", "  rpcrdma-bench fakestallrun", false, addrNone,
-			func(*cli.RunConfig, []workloads.Point) (session.Connector, error) {
+			func(context.Context, *cli.RunConfig, []workloads.Point) (session.Connector, error) {
 				return stalledConnector{}, nil
 			})}
 	// quietsweep is sweep as if the host had nothing else to do: the verdicts of tests must
 	// not depend on the machine's load.
-	for _, c := range engineCommands(func(w *cli.RunConfig, pts []workloads.Point) (session.Connector, error) {
-		conn, err := openEngine(w, pts)
+	for _, c := range engineCommands(func(ctx context.Context, w *cli.RunConfig, pts []workloads.Point) (session.Connector, error) {
+		conn, err := openEngine(ctx, w, pts)
 		if err != nil {
 			return nil, err
 		}
@@ -124,6 +124,6 @@ func (stalledClient) Submit(*workloads.Request) error             { return workl
 func (stalledClient) Progress([]workloads.Completed) (int, error) { return 0, nil }
 
 func (stalledConnector) Point(pt workloads.Point) (workloads.Opener, func() session.PointReport, error) {
-	open := func(int, int) (workloads.Client, error) { return stalledClient{}, nil }
+	open := func(context.Context, int, int) (workloads.Client, error) { return stalledClient{}, nil }
 	return open, nil, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,18 +19,18 @@ import (
 )
 
 // newConnector opens the connector a command's flags ask for, for the points it will run
-// (so that a server in this process can be sized for all of them); its error is reported as
-// the command's failure.
-type newConnector func(w *cli.RunConfig, pts []workloads.Point) (session.Connector, error)
+// (so that a server in this process can be sized for all of them), until ctx is done (an
+// interrupt); its error is reported as the command's failure.
+type newConnector func(ctx context.Context, w *cli.RunConfig, pts []workloads.Point) (session.Connector, error)
 
 // openEngine is the commands' connector: the transport engine over the provider the flags
 // name, to --addr or to a responder in this process.
-func openEngine(w *cli.RunConfig, pts []workloads.Point) (session.Connector, error) {
+func openEngine(ctx context.Context, w *cli.RunConfig, pts []workloads.Point) (session.Connector, error) {
 	p, err := openProvider(w.Provider, w.Slowdown, w.Turnarounds)
 	if err != nil {
 		return nil, err
 	}
-	return w.Engine(p, pts, os.Stderr)
+	return w.Engine(ctx, p, pts, os.Stderr)
 }
 
 // addrMode is whether a measuring command talks to a server in another process.
@@ -100,19 +101,21 @@ func measure(e *env, w *cli.RunConfig, open newConnector) int {
 	}
 	var conn session.Connector
 	var blocks session.RunBlock
+	stop := newStopper(e, true) // an interrupt also ends the set-up: dials, an NFS export's look-ups
 	if m.Fresh() {
 		// Each block of rounds in a new process of this binary with this command line:
 		// the rounds then sample the noise between processes, not only within one.
 		dir, err := os.MkdirTemp("", "rpcrdma-bench-rounds-")
 		if err != nil {
+			stop.release()
 			return fail(e, name, fmt.Errorf("rounds in fresh processes: %w", err))
 		}
 		defer os.RemoveAll(dir)
 		blocks = cli.FreshProcesses(selfCommand, e.args, dir, e.stderr)
-	} else if conn, err = open(w, m.Points); err != nil {
+	} else if conn, err = open(stop.ctx, w, m.Points); err != nil {
+		stop.release()
 		return fail(e, name, err)
 	}
-	stop := newStopper(e, true)
 	o, err := m.Run(stop.ctx, stop.hurry, conn, blocks, e.stdout, e.stderr)
 	stop.release()
 	if err != nil {

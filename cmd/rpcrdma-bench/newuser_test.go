@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,7 +99,9 @@ func TestClientAddrDefaultsToNFSRDMAPort(t *testing.T) {
 // A server refuses a CPU it may not run on before it listens.
 func TestServerChecksCPUsBeforeListening(t *testing.T) {
 	opened := false
-	c := newCLI(engineCommands(func(*cli.RunConfig, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil },
+	c := newCLI(engineCommands(func(context.Context, *cli.RunConfig, []workloads.Point) (session.Connector, error) {
+		return fakeConnector{}, nil
+	},
 		func(*cli.ServeConfig) (cli.Server, error) { opened = true; return nil, errors.New("opened") })...)
 	var o, e strings.Builder
 	code := c.Main([]string{"server", "--cpus", "1023"}, &o, &e)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -19,7 +20,9 @@ import (
 func TestEngineCommandsWithFakes(t *testing.T) {
 	var got *cli.ServeConfig
 	errOpened := errors.New("opened") // ends the server command once its flags are seen
-	open := func(*cli.RunConfig, []workloads.Point) (session.Connector, error) { return fakeConnector{}, nil }
+	open := func(context.Context, *cli.RunConfig, []workloads.Point) (session.Connector, error) {
+		return fakeConnector{}, nil
+	}
 	c := newCLI(engineCommands(open, func(f *cli.ServeConfig) (cli.Server, error) {
 		got = f
 		return nil, errOpened
