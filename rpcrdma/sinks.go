@@ -22,9 +22,9 @@ import (
 // reserve beyond max, so the pool is max + conns buffers at most and a connection that holds
 // none always finds one, however many others misbehave. Beyond that first buffer, a
 // connection competes for the max shared ones: one that holds its share of them (max over
-// the connections) takes another only while more than a share stays free, and one whose
-// peer holds buffers long (server.peerSlow: RDMA Reads answered late, RDMA_DONE withheld)
-// only while half of them stays free. Waiting calls that allow refuses let later ones of
+// the connections) takes another only while more than one stays free, and one whose peer
+// holds buffers long (server.peerSlow: RDMA Reads answered late, RDMA_DONE withheld) only
+// while half of them stays free. Waiting calls that allow refuses let later ones of
 // other connections pass.
 //
 // Owned by one poller thread: no locks.
@@ -52,7 +52,9 @@ func (s *sinks) limit() int { return s.max + s.conns }
 
 // allow reports whether the server half sv may take a buffer of a shared pool now: its
 // reserved one when it holds none; else a shared one while it holds less than its share,
-// or while more than a share stays free for the others (half of them, for a slow peer).
+// or while more than one stays free (half of them, for a slow peer). Every connection has
+// its reserve, so what one over its share leaves free is for a connection below its share
+// asking next; buffers that come back go first to those (wake), which evens the shares out.
 func (s *sinks) allow(sv *server) bool {
 	if sv.sinkHeld == 0 {
 		return true
@@ -67,8 +69,7 @@ func (s *sinks) allow(sv *server) bool {
 		// Its peer keeps what it takes for long: the others keep half the shared buffers.
 		return free-1 >= (s.max+1)/2
 	}
-	share := max(1, s.max/s.conns)
-	return sv.sinkHeld-1 < share || free > share
+	return sv.sinkHeld-1 < max(1, s.max/s.conns) || free > 1
 }
 
 // held counts a buffer sv just took (shared pools).
