@@ -199,7 +199,10 @@ type Conn struct {
 	// atomics on the hot path); Stats returns a copy.
 	stats Stats
 
-	qpn           uint32
+	qpn uint32
+	// now is when the batch of completions being handled was polled: the time stamps of
+	// sink buffers and pulls read the clock once per batch, not once per operation.
+	now           time.Time
 	maxInlineData int // the queue pair's effective MaxInlineData (a Send's bytes copied into its WQE), not RFC 8166's inline threshold
 	sharedCQ      bool
 	err           error
@@ -352,6 +355,9 @@ func (c *Conn) Progress(done []Result) (int, error) {
 		if err != nil {
 			c.fail("poll CQ", err)
 			break
+		}
+		if n > 0 {
+			c.now = time.Now()
 		}
 		for i := range c.wcs[:n] {
 			c.handle(&c.wcs[i])

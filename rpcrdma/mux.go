@@ -144,6 +144,7 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 	if m.npending.Load() > 0 {
 		m.adopt()
 	}
+	now := time.Now() // one clock read per batch: the connections' time stamps (Conn.now)
 	for i := range wcs {
 		wc := &wcs[i]
 		c := m.last
@@ -163,6 +164,7 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 		if c.err != nil {
 			continue
 		}
+		c.now = now
 		c.handle(wc)
 		m.markDirty(c)
 	}

@@ -265,7 +265,7 @@ func (sv *server) release(i int32) {
 		x.sink = nil
 		if c.sinks.shared {
 			c.sinks.putBack(sv)
-			sv.slow = time.Since(x.sinkAt) > slowHold
+			sv.slow = sv.c.now.Sub(x.sinkAt) > slowHold
 		}
 	}
 	x.msg, x.chunk = nil, nil
@@ -285,7 +285,7 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 		if x.sink = s.get(); x.sink != nil {
 			if s.shared {
 				s.held(sv)
-				x.sinkAt = time.Now()
+				x.sinkAt = c.now
 			}
 			return true
 		}
@@ -306,7 +306,7 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 func (sv *server) resume(i int32, b *mempool.Buf) {
 	x := &sv.ctxs[i]
 	x.sink = b
-	x.sinkAt = time.Now()
+	x.sinkAt = sv.c.now
 	sv.c.sinks.held(sv)
 	switch x.resume {
 	case resumePull:
@@ -495,7 +495,7 @@ func (sv *server) pull(i int32, x *sctx, off int) {
 		off += int(r.Length)
 	}
 	x.state, x.waits = ctxPulling, ctxWaitRead
-	x.pullAt = time.Now()
+	x.pullAt = c.now
 	if len(sv.pulls) == 0 {
 		sv.readAt = x.pullAt
 	}
@@ -524,7 +524,7 @@ func (sv *server) peerSlow(now time.Time) bool {
 
 // pulled ends the pull of context i.
 func (sv *server) pulled(i int32) {
-	sv.readAt = time.Now()
+	sv.readAt = sv.c.now
 	for k, j := range sv.pulls {
 		if j == i {
 			sv.pulls = append(sv.pulls[:k], sv.pulls[k+1:]...)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/mempool"
@@ -65,7 +64,7 @@ func (s *sinks) allow(sv *server) bool {
 		return false
 	case s.conns <= 1:
 		return true
-	case sv.peerSlow(time.Now()):
+	case sv.peerSlow(sv.c.now):
 		// Its peer keeps what it takes for long: the others keep half the shared buffers.
 		return free-1 >= (s.max+1)/2
 	}
