@@ -376,6 +376,9 @@ var errSharedCQ = errors.New("rpcrdma: Progress on a connection with a shared CQ
 // of other queue pairs, then posts what they caused, like Idle. Together with Idle it
 // implements datapath.Handler; it returns the *ConnError once the connection broke.
 func (c *Conn) Handle(wcs []datapath.Completion) error {
+	if len(wcs) > 0 {
+		c.now = time.Now()
+	}
 	for i := range wcs {
 		if c.err != nil {
 			break
