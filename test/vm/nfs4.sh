@@ -76,7 +76,7 @@ for srv in 4096 16384 65536; do
 	trc=$?
 	check_results $R/nfs4-sweep-$srv.json short chunked
 	chk=$?
-	timeout 120 $B plot --dir $R/nfs4-plots-$srv --format png $R/nfs4-sweep-$srv.json >/dev/null
+	timeout 120 $B plot --dir $R/nfs4-plots-$srv --format svg $R/nfs4-sweep-$srv.json >/dev/null
 	prc=$?
 	echo "sweep rc=$src thresholds rc=$trc check rc=$chk plot rc=$prc"
 	[ $src -eq 0 ] && [ $trc -eq 0 ] && [ $chk -eq 0 ] && [ $prc -eq 0 ]
