@@ -200,8 +200,9 @@ type Conn struct {
 	stats Stats
 
 	qpn uint32
-	// now is when the batch of completions being handled was polled: the time stamps of
-	// sink buffers and pulls read the clock once per batch, not once per operation.
+	// now is when the batch of completions being handled was polled, for a connection with
+	// sink buffers (one that serves calls): its sink and pull time stamps read the clock once
+	// per batch, not once per operation.
 	now           time.Time
 	maxInlineData int // the queue pair's effective MaxInlineData (a Send's bytes copied into its WQE), not RFC 8166's inline threshold
 	sharedCQ      bool
@@ -356,7 +357,7 @@ func (c *Conn) Progress(done []Result) (int, error) {
 			c.fail("poll CQ", err)
 			break
 		}
-		if n > 0 {
+		if n > 0 && c.sinks != nil {
 			c.now = time.Now()
 		}
 		for i := range c.wcs[:n] {
@@ -376,7 +377,7 @@ var errSharedCQ = errors.New("rpcrdma: Progress on a connection with a shared CQ
 // of other queue pairs, then posts what they caused, like Idle. Together with Idle it
 // implements datapath.Handler; it returns the *ConnError once the connection broke.
 func (c *Conn) Handle(wcs []datapath.Completion) error {
-	if len(wcs) > 0 {
+	if len(wcs) > 0 && c.sinks != nil {
 		c.now = time.Now()
 	}
 	for i := range wcs {

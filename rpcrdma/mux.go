@@ -144,7 +144,7 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 	if m.npending.Load() > 0 {
 		m.adopt()
 	}
-	now := time.Now() // one clock read per batch: the connections' time stamps (Conn.now)
+	var now time.Time // read once per batch, and only for a connection that serves calls (Conn.now)
 	for i := range wcs {
 		wc := &wcs[i]
 		c := m.last
@@ -164,7 +164,12 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 		if c.err != nil {
 			continue
 		}
-		c.now = now
+		if c.sinks != nil {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			c.now = now
+		}
 		c.handle(wc)
 		m.markDirty(c)
 	}
