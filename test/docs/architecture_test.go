@@ -112,19 +112,7 @@ func loadPackages(t *testing.T) map[string][]*pkgDecls {
 	byDir := map[string]*pkgDecls{}
 	byName := map[string][]*pkgDecls{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "build" || n == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	err := walkGo(func(path string) error {
 		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
@@ -269,4 +257,24 @@ func dirsOf(ps []*pkgDecls) string {
 func isStd(name string) bool {
 	p, err := build.Default.Import(name, "", build.FindOnly)
 	return err == nil && p.Goroot
+}
+
+// walkGo calls fn with the path of every non-test Go file of the repository, whatever its
+// build tags, outside hidden directories, build output and test data.
+func walkGo(fn func(path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "build" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		return fn(path)
+	})
 }
