@@ -13,8 +13,17 @@
 #   RPP=1                    rounds per process, both sides (--rounds-per-process; 0: one process)
 #   RUNS=10                  MODE=fixed: runs per side, base and current alternated
 #   SCENARIOS="same slow20 credits1 windows onecpu"; also: stale (one baseline, the first
-#                            trial's, judged by every trial) and pair (one process a side,
-#                            BASE_ROUNDS rounds each, judged by compare: never a confident change)
+#                            trial's, judged by every trial), pair (one process a side,
+#                            BASE_ROUNDS rounds each, judged by compare: never a confident change),
+#                            slow12 (a calibrated +12% against the default 10% p50 tolerance:
+#                            never ok), neighbour (the same configuration while one CPU-bound
+#                            process, pinned to CPU 1, runs through both sides) and neighbourul
+#                            (neighbour, the current side judged with --under-load)
+#   N_<scenario>=K           that scenario's trials (default SAME for same, stale and the
+#                            neighbours, else POWER)
+#   INTERLEAVE=1             trial 1 of every scenario, then trial 2 of every scenario, ...: a
+#                            stale baseline is then judged over the whole campaign
+#   UNDERLOAD=1              the current side judges with --under-load
 #   OUT=docs/gate-results.md WORK=$(mktemp -d) BIN=(built from this tree)
 # A smoke run: SAME=2 POWER=2 DURATION=300ms WARMUP=100ms BASE_ROUNDS=8 BUDGET=8 scripts/gate-harness.sh
 set -euo pipefail
@@ -30,6 +39,8 @@ MODE=${MODE:-auto}
 RUNS=${RUNS:-10}
 RPP=${RPP:-1}
 SCENARIOS=${SCENARIOS:-same slow20 credits1 windows onecpu}
+INTERLEAVE=${INTERLEAVE:-0}
+UNDERLOAD=${UNDERLOAD:-0}
 OUT=${OUT:-docs/gate-results.md}
 WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$WORK"
@@ -48,25 +59,25 @@ p50at64() {
 	jq '[.points[] | select(.params.call_bytes == 64 and .rtt.p50_ns != null) | .rtt.p50_ns] | sort | .[length/2|floor]' "$1"
 }
 
-# calibrate sets DELAY to a completion delay that raises the recipe's 64 B point's median RTT
-# by 20% (within 4 points), and EFFECT to the rise it measured: the effect of a delay is not
+# calibrate T prints a completion delay that raises the recipe's 64 B point's median RTT by
+# T percent (within T/5 points) and the rise it measured: the effect of a delay is not
 # linear at depth 16 (completions overlap), so it searches: from a tenth of the median RTT
 # (a round trip holds a call's and a reply's completions), times 4 until the effect exceeds
-# 20%, then halving the bracket geometrically; 3 rounds per try, at most 8 tries.
+# T, then halving the bracket geometrically; 5 rounds per try, at most 8 tries.
 calibrate() {
-	local base lo=0 hi=0 d e i
+	local t=$1 base lo=0 hi=0 d e i delay effect
 	# A calibration run that fails (a point that measured nothing) still files its other points.
 	"$BIN" "${recipe[@]}" --repeat 5 --out "$WORK/cal-base.json" >/dev/null 2>&1 || true
 	base=$(p50at64 "$WORK/cal-base.json")
 	d=$((base / 10))
 	for i in $(seq 8); do
-		"$BIN" "${recipe[@]}" --repeat 5 --soft-delay "${d}ns" --out "$WORK/cal-$i.json" >/dev/null 2>&1 || true
-		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
-		echo "calibration: 64 B p50 ${base} ns; --soft-delay ${d}ns: $e" >&2
-		DELAY="${d}ns" EFFECT=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
-		if awk -v e="$e" 'BEGIN{exit !(e >= 0.16 && e <= 0.24)}'; then
-			return
-		elif awk -v e="$e" 'BEGIN{exit !(e < 0.2)}'; then
+		"$BIN" "${recipe[@]}" --repeat 5 --soft-delay "${d}ns" --out "$WORK/cal-$t-$i.json" >/dev/null 2>&1 || true
+		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$t-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
+		echo "calibration +$t%: 64 B p50 ${base} ns; --soft-delay ${d}ns: $e" >&2
+		delay="${d}ns" effect=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
+		if awk -v e="$e" -v t="$t" 'BEGIN{exit !(e >= t*0.008 && e <= t*0.012)}'; then
+			break
+		elif awk -v e="$e" -v t="$t" 'BEGIN{exit !(e < t/100)}'; then
 			lo=$d
 		else
 			hi=$d
@@ -77,13 +88,16 @@ calibrate() {
 			d=$(awk -v l="$lo" -v h="$hi" 'BEGIN{printf "%d", (l > 0 ? sqrt(l*h) : h/2)}')
 		fi
 	done
+	echo "$delay $effect"
 }
 
 # change prints the current side's command prefix and extra flags for a scenario.
 change() {
 	case $1 in
-	same | stale | pair) ;;
-	slow20) echo "--soft-delay $DELAY" ;;
+	same | stale | pair | neighbour) ;;
+	neighbourul) echo "--under-load" ;;
+	slow20) echo "--soft-delay $DELAY20" ;;
+	slow12) echo "--soft-delay $DELAY12" ;;
 	credits1) echo "--credits 1" ;;
 	windows) echo "--memory windows" ;;
 	onecpu) echo "--cpus 0" ;; # and taskset -c 0: the responder's poller shares CPU 0
@@ -97,6 +111,10 @@ desc() {
 	same) echo "none (same configuration)" ;;
 	stale) echo "none (same configuration; one baseline for every trial)" ;;
 	pair) echo "none (same configuration; one process a side, \`compare\`)" ;;
+	neighbour) echo "none (same configuration; a CPU-bound process on CPU 1 through both sides)" ;;
+	neighbourul) echo "none (as neighbour; the current side \`--under-load\`)" ;;
+	slow20) echo "\`--soft-delay $DELAY20\` (calibrated: $EFFECT20 on the 64 B p50)" ;;
+	slow12) echo "\`--soft-delay $DELAY12\` (calibrated: $EFFECT12 on the 64 B p50; tolerance 10%)" ;;
 	onecpu) echo "\`taskset -c 0\` and \`--cpus 0\`: both pollers on CPU 0" ;;
 	*) echo "\`$(change "$1")\`" ;;
 	esac
@@ -105,10 +123,15 @@ desc() {
 # trial runs one comparison of scenario $1 number $2 in $3 and prints its exit status and
 # the current side's rounds.
 trial() {
-	local s=$1 n=$2 d=$3 extra pre=() code
+	local s=$1 n=$2 d=$3 extra pre=() code spin=""
 	extra=$(change "$s")
+	((UNDERLOAD)) && extra="$extra --under-load"
 	[[ $s == onecpu ]] && pre=(taskset -c 0)
 	mkdir -p "$d/base" "$d/cur"
+	if [[ $s == neighbour* ]]; then
+		taskset -c 1 sh -c 'while :; do :; done' &
+		spin=$!
+	fi
 	set +e
 	if [[ $s == pair ]]; then
 		"$BIN" "${recipe[@]}" --seed "$n" --repeat "$BASE_ROUNDS" --rounds-per-process 0 --out "$d/base/base.json" >/dev/null 2>&1
@@ -136,6 +159,10 @@ trial() {
 		code=$?
 	fi
 	set -e
+	if [[ -n $spin ]]; then
+		kill "$spin"
+		wait "$spin" 2>/dev/null || true
+	fi
 	# A confident improvement of the same configuration is a false alarm too.
 	[[ $s == pair && $code == 0 ]] && grep -q "(improved)" "$d/verdict.txt" && code=improved
 	local rounds
@@ -144,26 +171,53 @@ trial() {
 	echo "$code $rounds"
 }
 
-DELAY="" EFFECT=""
-case " $SCENARIOS " in *" slow20 "*) calibrate ;; esac
+DELAY20="" EFFECT20="" DELAY12="" EFFECT12=""
+case " $SCENARIOS " in *" slow20 "*) read -r DELAY20 EFFECT20 < <(calibrate 20) ;; esac
+case " $SCENARIOS " in *" slow12 "*) read -r DELAY12 EFFECT12 < <(calibrate 12) ;; esac
 mkdir -p "$(dirname "$OUT")"
-rows=()
-total_start=$(date +%s)
-for s in $SCENARIOS; do
-	trials=$POWER
-	[[ $s == same ]] && trials=$SAME
-	e0=0 e1=0 e3=0 e4=0 other=0 rsum=0
+
+# trials prints scenario $1's number of trials.
+trials() {
+	local v="N_$1"
+	if [[ -n ${!v:-} ]]; then
+		echo "${!v}"
+	elif [[ $1 == same || $1 == stale || $1 == neighbour* ]]; then
+		echo "$SAME"
+	else
+		echo "$POWER"
+	fi
+}
+
+declare -A e0 e1 e3 e4 other rsum wall
+for s in $SCENARIOS; do e0[$s]=0 e1[$s]=0 e3[$s]=0 e4[$s]=0 other[$s]=0 rsum[$s]=0 wall[$s]=0; done
+# run1 runs trial $2 of scenario $1 and counts it.
+run1() {
+	local s=$1 n=$2 code rounds start
 	start=$(date +%s)
-	for n in $(seq "$trials"); do
-		read -r code rounds < <(trial "$s" "$n" "$WORK/$s-$n")
-		case $code in 0) e0=$((e0 + 1)) ;; 1) e1=$((e1 + 1)) ;; 3) e3=$((e3 + 1)) ;; 4) e4=$((e4 + 1)) ;; *) other=$((other + 1)) ;; esac
-		[[ $rounds =~ ^[0-9]+$ ]] && rsum=$((rsum + rounds))
-		echo "$s trial $n: exit $code, $rounds round(s) ($WORK/$s-$n)" >&2
+	read -r code rounds < <(trial "$s" "$n" "$WORK/$s-$n")
+	case $code in 0) e0[$s]=$((e0[$s] + 1)) ;; 1) e1[$s]=$((e1[$s] + 1)) ;; 3) e3[$s]=$((e3[$s] + 1)) ;; 4) e4[$s]=$((e4[$s] + 1)) ;; *) other[$s]=$((other[$s] + 1)) ;; esac
+	[[ $rounds =~ ^[0-9]+$ ]] && rsum[$s]=$((rsum[$s] + rounds))
+	wall[$s]=$((wall[$s] + $(date +%s) - start))
+	echo "$(date -u +%H:%M:%S) $s trial $n: exit $code, $rounds round(s) ($WORK/$s-$n)" >&2
+}
+total_start=$(date +%s)
+if ((INTERLEAVE)); then
+	most=0
+	for s in $SCENARIOS; do (($(trials "$s") > most)) && most=$(trials "$s"); done
+	for n in $(seq "$most"); do
+		for s in $SCENARIOS; do ((n <= $(trials "$s"))) && run1 "$s" "$n"; done
 	done
-	wall=$(($(date +%s) - start))
+else
+	for s in $SCENARIOS; do
+		for n in $(seq "$(trials "$s")"); do run1 "$s" "$n"; done
+	done
+fi
+rows=()
+for s in $SCENARIOS; do
+	t=$(trials "$s")
 	# The share of the scenario's points that other processes disturbed (host_other_cpu > 10).
 	dist=$(jq -s '[.[].points[] | select(.host_other_cpu != null) | (.host_other_cpu > 10)] | if length == 0 then "-" else ((map(select(.)) | length) * 100 / length | floor | tostring) + "%" end' -r "$WORK/$s"-*/base/*.json "$WORK/$s"-*/cur/*.json 2>/dev/null || echo "?")
-	rows+=("| $s | $(desc "$s") | $trials | $e0 | $e1 | $e3 | $e4 | $other | $(awk -v s="$rsum" -v n="$trials" 'BEGIN{printf "%.1f", s/n}') | $dist | ${wall}s |")
+	rows+=("| $s | $(desc "$s") | $t | ${e0[$s]} | ${e1[$s]} | ${e3[$s]} | ${e4[$s]} | ${other[$s]} | $(awk -v s="${rsum[$s]}" -v n="$t" 'BEGIN{printf "%.1f", s/n}') | $dist | ${wall[$s]}s |")
 done
 {
 	echo "# CI gate: false alarms and power"
@@ -174,12 +228,14 @@ done
 	else
 		echo "baseline \`--repeat $BASE_ROUNDS --rounds-per-process $RPP\`, current \`--repeat auto:$BUDGET --rounds-per-process $RPP --baseline\`;"
 	fi
-	echo "recipe \`${recipe[*]}\`${DELAY:+; 20% slowdown = \`--soft-delay $DELAY\` (calibration measured $EFFECT on the 64 B p50)}; total $(($(date +%s) - total_start))s."
+	echo "recipe \`${recipe[*]}\`$( ((UNDERLOAD)) && echo "; current side \`--under-load\`")$( ((INTERLEAVE)) && echo "; scenarios interleaved")"
+	echo "(stale: the first trial's baseline judged by every trial); total $(($(date +%s) - total_start))s."
 	echo
 	echo "| scenario | current side's change | trials | exit 0 ok | exit 1 regressed | exit 3 inconclusive | exit 4 failed | other | mean rounds (current) | points disturbed by other processes | wall time |"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 	echo
-	echo "Targets: same and stale, at most 5% exit 1 and at most 15% exit 3; pair, never exit 1 (nor a"
-	echo "confident improvement); every other scenario at least 90% exit 1 and none exit 0."
+	echo "Targets: same and stale, at most 5% exit 1 and at most 15% exit 3; neighbour, at most 5% exit 1"
+	echo "and at most 40% exit 3; pair, never exit 1 (nor a confident improvement); slow12, none exit 0;"
+	echo "every other scenario at least 90% exit 1 and none exit 0."
 } | tee "$OUT"

@@ -1,6 +1,7 @@
 package soft
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -39,7 +40,8 @@ type cell struct {
 	// retire is how many send queue slots the completion frees: itself and the unsignaled
 	// work requests that completed before it; 0 for a receive.
 	retire int32
-	// due is when a slowed-down CQ lets the completion be polled (nanotime).
+	// due is when a slowed-down CQ lets the completion be polled (nanotime; 0: not stamped
+	// yet, see stamp).
 	due int64
 }
 
@@ -69,8 +71,8 @@ func (q *cq) push(wc *datapath.Completion, c *conn, retire int32) {
 				continue
 			}
 			cl.wc, cl.c, cl.retire = *wc, c, retire
-			if q.slow != nil {
-				cl.due = q.slow.due()
+			if q.slow != nil && q.slow.nsPerByte > 0 {
+				cl.due = q.slow.due() // else Poll stamps it: no clock read per push
 			}
 			cl.seq.Store(pos + 1 - pos&q.mask)
 			q.wake()
@@ -103,17 +105,24 @@ func (q *cq) Poll(wcs []datapath.Completion) (int, error) {
 	}
 	n := 0
 	var now int64
-	if q.slow != nil {
-		now = nanotime()
-	}
+	clock := false // read only once a completion is there: an empty poll reads no clock
 	for n < len(wcs) {
 		cl := &q.cells[q.deq&q.mask]
 		idx := q.deq & q.mask
 		if cl.seq.Load()+idx != q.deq+1 {
 			break
 		}
-		if q.slow != nil && cl.due > now {
-			break // held back: the slowdown's completions come in order
+		if q.slow != nil {
+			if !clock {
+				now, clock = nanotime(), true
+			}
+			if cl.due == 0 {
+				q.stamp(now)
+			}
+			if cl.due > now {
+				break // held back: the slowdown's completions come in order
+			}
+			cl.due = 0
 		}
 		wcs[n] = cl.wc
 		c, r := cl.c, cl.retire
@@ -146,9 +155,20 @@ func (q *cq) Wait(timeout time.Duration) error {
 		return errCQClosed
 	}
 	if q.slow != nil {
-		if wait := q.held(); wait > 0 {
+		if wait := q.held(); wait > spinHold {
 			// A completion is there but held back: sleep until it is due.
 			return q.sleep(min(wait, timeout), wait > timeout)
+		} else if wait > 0 {
+			// A timer's own wake-up costs more than a short hold: spin it out, so that the
+			// slowdown grows linearly from the smallest delay up.
+			deadline := time.Now().Add(timeout)
+			for q.held() > 0 {
+				if time.Now().After(deadline) {
+					return datapath.ErrTimeout
+				}
+				runtime.Gosched()
+			}
+			return nil
 		}
 	}
 	if q.ready() {
@@ -175,6 +195,30 @@ func (q *cq) Wait(timeout time.Duration) error {
 		return datapath.ErrTimeout
 	}
 }
+
+// stamp gives every completion in the ring that has no due time yet (a delay-only slowdown
+// stamps none when pushed) the time it may be polled: now plus the delay. The poller finds a
+// completion as soon as it is pushed, so the delay runs from about then, for every completion
+// found at once, as it would from the push.
+func (q *cq) stamp(now int64) {
+	for pos := q.deq; ; pos++ {
+		idx := pos & q.mask
+		cl := &q.cells[idx]
+		if cl.seq.Load()+idx != pos+1 {
+			return
+		}
+		if cl.due == 0 {
+			cl.due = now + q.slow.delay
+		}
+		if pos-q.deq == q.mask {
+			return
+		}
+	}
+}
+
+// spinHold is the longest hold Wait spins out instead of sleeping on a timer (a parked
+// goroutine's timer wake-up alone costs microseconds).
+const spinHold = 20 * time.Microsecond
 
 // held is how long the slowdown still holds back the oldest completion (0: none is held).
 func (q *cq) held() time.Duration {

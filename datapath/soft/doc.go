@@ -70,9 +70,12 @@
 //
 // Config.CompletionDelay and Config.Bandwidth are a test instrument: a known slowdown, so
 // that a regression gate's power can be measured against an effect of known size. A CQ
-// stamps each completion with the time it may be polled (now, or later while the
-// provider's one virtual link still carries bytes posted before it, plus the delay); Poll
-// stops at the first completion not yet due, and Wait sleeps until it is. PostSend puts the
+// stamps each completion with the time it may be polled (when it is first found, or later
+// while the provider's one virtual link still carries bytes posted before it, plus the
+// delay); Poll stops at the first completion not yet due, and Wait sleeps until it is. The
+// instrument adds no cost of its own that the delay would not: a delay-only slowdown reads
+// the clock once per Poll that finds a completion, none per push, and Wait spins out holds
+// under 20 µs, which a timer's wake-up would lengthen. PostSend puts the
 // bytes of SENDs, RDMA WRITEs and RDMA READs on the link. A depth-1 RPC whose two sides share
 // the provider (a responder in the same process) waits for two completions, so its round
 // trip grows by at least twice the delay. Off (both zero), it costs one nil check per post,

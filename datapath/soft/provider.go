@@ -38,7 +38,8 @@ type Config struct {
 	// CompletionDelay and Bandwidth are a test instrument, not a model of hardware: a known
 	// slowdown for measuring how well a regression gate detects one. CompletionDelay, when
 	// positive, holds every completion of this provider's devices back from Poll for that
-	// long after it happened. Bandwidth, when positive (bits per second), makes every byte
+	// long after it happened (after its poller first found it, which for a polling consumer
+	// is at once). Bandwidth, when positive (bits per second), makes every byte
 	// posted through them (SEND and RDMA WRITE payloads, RDMA READ sinks) pass one link of
 	// that rate, shared by the whole provider: a completion is polled only once the link
 	// carried every byte posted before it. Zero for both costs nothing.

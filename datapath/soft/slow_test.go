@@ -77,3 +77,51 @@ func TestSlowdownAllocFree(t *testing.T) {
 		t.Fatalf("post+poll with a slowdown allocates %v times per round", allocs)
 	}
 }
+
+// A delay-only slowdown holds a completion back from when its poller first finds it, and
+// every completion found together is due together: two SENDs pushed before the first Poll
+// are both released exactly one delay after it, not one delay each.
+func TestSlowdownDelayFromFirstPoll(t *testing.T) {
+	var now atomic.Int64
+	defer soft.SetClock(now.Load)()
+	const delay = 800
+	p := newPair(t, soft.Config{CompletionDelay: delay}, "inproc:", datapath.QPConfig{}, nil, nil)
+	defer p.close(t)
+	a := p.reg(t, p.devA, 4096, rwAll)
+	b := p.reg(t, p.devB, 4096, rwAll)
+	if _, err := p.b.PostRecv([]datapath.RecvWR{{ID: 1, SGL: sge(b, 64)}, {ID: 2, SGL: sge(b, 64)}}); err != nil {
+		t.Fatal(err)
+	}
+	now.Store(1000)
+	send := datapath.SendWR{Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: sge(a, 64)}
+	if _, err := p.a.PostSend([]datapath.SendWR{send, send}); err != nil {
+		t.Fatal(err)
+	}
+	wcs := make([]datapath.Completion, 4)
+	const found = 5000 // the poller finds them later than they happened
+	for _, at := range []int64{found, found + delay - 1} {
+		now.Store(at)
+		if n, err := p.cqB.Poll(wcs); n != 0 || err != nil {
+			t.Fatalf("at %d ns: %d completions (%v), want none before %d ns", at, n, err, found+delay)
+		}
+	}
+	now.Store(found + delay)
+	if n, err := p.cqB.Poll(wcs); n != 2 || err != nil {
+		t.Fatalf("at %d ns: %d completions (%v), want both", found+delay, n, err)
+	}
+	// A short hold is spun out, bounded by Wait's timeout (the clock here never moves): the
+	// sender's two completions, first found now.
+	if n, err := p.cqA.Poll(wcs); n != 0 || err != nil {
+		t.Fatalf("the sender's completions were not held back: %d (%v)", n, err)
+	}
+	if err := p.cqA.Wait(time.Millisecond); !errors.Is(err, datapath.ErrTimeout) {
+		t.Fatalf("Wait on a held completion with a stopped clock: %v, want a timeout", err)
+	}
+	now.Store(found + 2*delay)
+	if err := p.cqA.Wait(time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.cqA.Poll(wcs); n != 2 || err != nil {
+		t.Fatalf("the sender's completions once due: %d (%v), want 2", n, err)
+	}
+}
