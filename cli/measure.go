@@ -178,13 +178,13 @@ func (m *Measurement) Run(ctx, hurry context.Context, conn session.Connector, bl
 		if c.Auto {
 			per = 0 // the rounds are not known in advance: no ETA
 		}
-		sc.Progress = func(label, line string, lives []*workloads.Live) func() {
+		sc.Progress = func(label, line string, lives []*workloads.Live) session.Display {
 			started++
 			p := session.NewProgress(stderr, label, lives, workloads.Now)
 			p.Header = line
 			p.Point, p.After = per, per*time.Duration(max(total-started, 0))
 			p.Start()
-			return p.End
+			return p
 		}
 	}
 	return session.Run(ctx, sc)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,13 +22,22 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil
 }
 
-// Progress shows a running point: its Header, then elapsed time, RPC/s and p50 over the last
-// interval. On a terminal it rewrites one line in place several times a second, the header
-// included, and erases it at the end, so that a sweep of any length takes one line; elsewhere
-// (a CI log, a pipe) it prints the header and a plain line every few seconds, so logs stay
-// readable. It reads only the
-// pollers' Live counters, never their Recorders, so it costs the hot path nothing but the
-// atomic adds Live already does. It writes to stderr, keeping stdout for results.
+// Display shows a running point (Config.Progress). The session reads the pollers' Live
+// counters on one ticker, for the point's Intervals and for the display: it calls Update
+// about every Every (0: never), never concurrently, and End once the point is over.
+type Display interface {
+	Every() time.Duration
+	Update(now int64)
+	End()
+}
+
+// Progress is the Display of a terminal or a log: its Header, then elapsed time, RPC/s and
+// p50 over the last interval. On a terminal it rewrites one line in place several times a
+// second, the header included, and erases it at the end, so that a sweep of any length
+// takes one line; elsewhere (a CI log, a pipe) it prints the header and a plain line every
+// few seconds, so logs stay readable. It reads only the pollers' Live counters, never their
+// Recorders, so it costs the hot path nothing but the atomic adds Live already does. It
+// writes to stderr, keeping stdout for results.
 type Progress struct {
 	w     io.Writer
 	tty   bool
@@ -44,14 +52,17 @@ type Progress struct {
 	// shown as Start is called ("": none).
 	Header string
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	prev     workloads.LiveHist
+	prevDone uint64
+	prevAt   int64
 }
 
+var _ Display = (*Progress)(nil)
+
 // NewProgress is a Progress for the point label whose pollers count in lives, timed by clock
-// (workloads.Now); Start shows it, End erases the line and returns once it is no longer written.
+// (workloads.Now); Start shows it, End erases the line.
 func NewProgress(w io.Writer, label string, lives []*workloads.Live, clock func() int64) *Progress {
-	p := &Progress{w: w, tty: IsTerminal(w), label: label, lives: lives, clock: clock, stop: make(chan struct{})}
+	p := &Progress{w: w, tty: IsTerminal(w), label: label, lives: lives, clock: clock}
 	p.every = 5 * time.Second
 	if p.tty {
 		p.every = 250 * time.Millisecond
@@ -59,6 +70,7 @@ func NewProgress(w io.Writer, label string, lives []*workloads.Live, clock func(
 	return p
 }
 
+// Start shows the header; the interval of the first Update starts here.
 func (p *Progress) Start() {
 	switch {
 	case p.Header != "" && p.tty:
@@ -66,40 +78,29 @@ func (p *Progress) Start() {
 	case p.Header != "":
 		fmt.Fprintln(p.w, p.Header)
 	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		t := time.NewTicker(p.every)
-		defer t.Stop()
-		var prev workloads.LiveHist
-		var prevDone uint64
-		prevAt := p.clock()
-		for {
-			select {
-			case <-p.stop:
-				if p.tty {
-					fmt.Fprint(p.w, "\r\x1b[K")
-				}
-				return
-			case <-t.C:
-			}
-			now := p.clock()
-			var h workloads.LiveHist
-			var done uint64
-			for _, l := range p.lives {
-				l.AddTo(&h)
-				done += l.Done.Load()
-			}
-			d := h.Sub(&prev)
-			line := p.line(now, done-prevDone, time.Duration(now-prevAt), &d)
-			prev, prevDone, prevAt = h, done, now
-			if p.tty {
-				fmt.Fprintf(p.w, "\r\x1b[K%s", line)
-			} else {
-				fmt.Fprintln(p.w, line)
-			}
-		}
-	}()
+	if p.clock != nil {
+		p.prevAt = p.clock()
+	}
+}
+
+func (p *Progress) Every() time.Duration { return p.every }
+
+// Update shows the interval since the last Update (or Start) ending at now.
+func (p *Progress) Update(now int64) {
+	var h workloads.LiveHist
+	var done uint64
+	for _, l := range p.lives {
+		l.AddTo(&h)
+		done += l.Done.Load()
+	}
+	d := h.Sub(&p.prev)
+	line := p.line(now, done-p.prevDone, time.Duration(now-p.prevAt), &d)
+	p.prev, p.prevDone, p.prevAt = h, done, now
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
 }
 
 // line formats one progress report for n RPCs finished over interval dt.
@@ -135,7 +136,9 @@ func (p *Progress) line(now int64, n uint64, dt time.Duration, h *workloads.Live
 	return b.String()
 }
 
+// End erases the line on a terminal.
 func (p *Progress) End() {
-	close(p.stop)
-	p.wg.Wait()
+	if p.tty {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
 }

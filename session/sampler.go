@@ -1,7 +1,6 @@
 package session
 
 import (
-	"sync"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
@@ -10,20 +9,16 @@ import (
 )
 
 // sampler records a point's throughput time series (results.Point.Intervals) from the
-// pollers' Live counters of measured RPCs: every interval it sums them and keeps the
-// difference. Like the progress display it never touches the hot path beyond Live's atomics.
-// The series starts at the measured phase's start and its counts add up to the point's:
-// warm-up RPCs are not in the measured counters, and what completes while draining counts in
-// the last interval.
+// pollers' Live counters of measured RPCs: the point's ticker (watch) takes a reading every
+// interval, and the series keeps the differences. Like the progress display it never
+// touches the hot path beyond Live's atomics. The series starts at the measured phase's
+// start and its counts add up to the point's: warm-up RPCs are not in the measured
+// counters, and what completes while draining counts in the last interval.
 type sampler struct {
-	lives []*workloads.Live
-	clock func() int64
-	every time.Duration
-
-	mu      sync.Mutex
+	lives   []*workloads.Live
+	clock   func() int64
+	every   time.Duration
 	samples []sample
-	stop    chan struct{}
-	wg      sync.WaitGroup
 }
 
 // sample is one reading of the summed measured counters at clock time t: successful RPCs,
@@ -35,7 +30,7 @@ type sample struct {
 }
 
 func newSampler(lives []*workloads.Live, clock func() int64, every time.Duration) *sampler {
-	return &sampler{lives: lives, clock: clock, every: every, stop: make(chan struct{})}
+	return &sampler{lives: lives, clock: clock, every: every}
 }
 
 func (s *sampler) read() sample {
@@ -51,33 +46,69 @@ func (s *sampler) read() sample {
 	return r
 }
 
-func (s *sampler) start() {
-	s.wg.Add(1)
+// take keeps a reading (watch's goroutine, until it stops).
+func (s *sampler) take() { s.samples = append(s.samples, s.read()) }
+
+// watch reads the pollers' Live counters for the sampler and the display (either may be
+// nil) on one ticker at the shorter of their periods, in one goroutine, until the returned
+// stop, which returns once the goroutine is done.
+func watch(samp *sampler, d Display, clock func() int64) (stop func()) {
+	var sEvery, dEvery time.Duration
+	if samp != nil {
+		sEvery = samp.every
+	}
+	if d != nil {
+		dEvery = d.Every()
+	}
+	tick := sEvery
+	if tick <= 0 || dEvery > 0 && dEvery < tick {
+		tick = dEvery
+	}
+	if tick <= 0 {
+		return func() {}
+	}
+	done, quit := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(s.every)
+		defer close(done)
+		t := time.NewTicker(tick)
 		defer t.Stop()
+		// Each reader runs at the first tick at least its period (less half a tick, for
+		// the ticker's jitter) after its last run.
+		var sLast, dLast int64
+		if clock != nil {
+			sLast, dLast = clock(), clock()
+		}
 		for {
 			select {
-			case <-s.stop:
+			case <-quit:
 				return
 			case <-t.C:
-				r := s.read()
-				s.mu.Lock()
-				s.samples = append(s.samples, r)
-				s.mu.Unlock()
+			}
+			var now int64
+			if clock != nil {
+				now = clock()
+			}
+			if sEvery > 0 && now-sLast >= int64(sEvery-tick/2) {
+				samp.take()
+				sLast = now
+			}
+			if dEvery > 0 && now-dLast >= int64(dEvery-tick/2) {
+				d.Update(now)
+				dLast = now
 			}
 		}
 	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
-// end stops sampling, takes a last reading and returns the intervals of the measured phase
+// end takes a last reading (once watch stopped) and returns the intervals of the measured phase
 // [from, to] (clock ns), with offsets relative to from: the first starts at from, each
 // reading inside the phase ends one, and the last ends at to with everything measured since
 // the reading before (the drain included), so the counts add up to the last reading's.
 func (s *sampler) end(from, to int64) []results.Interval {
-	close(s.stop)
-	s.wg.Wait()
 	last := s.read()
 	out := []results.Interval{}
 	if to <= from && last.done == 0 && last.errs == 0 {

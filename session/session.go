@@ -99,8 +99,8 @@ type Config struct {
 	Interval time.Duration
 	// Progress, when set, shows a point while it runs: it is called as the point starts,
 	// with the point's label, the point's line (what Log would otherwise take) and its
-	// pollers' live counters, and returns the function that ends the display.
-	Progress func(label, line string, lives []*workloads.Live) (end func())
+	// pollers' live counters, and returns the point's Display.
+	Progress func(label, line string, lives []*workloads.Live) Display
 	// Clock is the Drivers' clock (nil: workloads.Now).
 	Clock func() int64
 	// Hurry, once done (nil: never), ends the drain of a stopped point at once: the RPCs
@@ -439,15 +439,15 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	var samp *sampler
 	if s.c.Interval > 0 {
 		samp = newSampler(lives, s.c.Clock, s.c.Interval)
-		samp.start()
 	}
-	var endProgress func()
+	var display Display
 	switch {
 	case s.c.Progress != nil:
-		endProgress = s.c.Progress(label, line, lives)
+		display = s.c.Progress(label, line, lives)
 	case !s.c.Quiet:
 		fmt.Fprintln(s.c.Log, line)
 	}
+	stopWatch := watch(samp, display, s.c.Clock)
 	gc := pauseGC()
 	cpu0, cpuErr := results.ReadCPU()
 	readHost := datapath.ReadHostCPU
@@ -459,8 +459,9 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	host1, hostErr1 := readHost()
 	cpu1, cpuErr1 := results.ReadCPU()
 	gcStats := gc.end()
-	if endProgress != nil {
-		endProgress()
+	stopWatch()
+	if display != nil {
+		display.End()
 	}
 
 	st := &res.Total

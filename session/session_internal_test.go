@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,4 +75,49 @@ func TestErrorKind(t *testing.T) {
 			t.Errorf("ErrorKind(%v) = %q, want %q", err, got, want)
 		}
 	}
+}
+
+// countDisplay counts its Updates and says when each came.
+type countDisplay struct {
+	every   time.Duration
+	updates atomic.Int32
+	updated chan struct{}
+}
+
+func (d *countDisplay) Every() time.Duration { return d.every }
+func (d *countDisplay) Update(int64) {
+	d.updates.Add(1)
+	select {
+	case d.updated <- struct{}{}:
+	default:
+	}
+}
+func (d *countDisplay) End() {}
+
+// One ticker serves the sampler and the display, each at its own period; once stopped,
+// neither is read again.
+func TestWatchServesSamplerAndDisplay(t *testing.T) {
+	var l workloads.Live
+	s := newSampler([]*workloads.Live{&l}, workloads.Now, time.Millisecond)
+	d := &countDisplay{every: 4 * time.Millisecond, updated: make(chan struct{}, 1)}
+	stop := watch(s, d, workloads.Now)
+	for range 3 {
+		select {
+		case <-d.updated:
+		case <-time.After(10 * time.Second):
+			stop()
+			t.Fatal("the display was never updated")
+		}
+	}
+	stop()
+	n, u := len(s.samples), d.updates.Load()
+	if n == 0 || u < 3 {
+		t.Fatalf("%d readings, %d updates", n, u)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if len(s.samples) != n || d.updates.Load() != u {
+		t.Fatalf("read after stop: %d readings (was %d), %d updates (was %d)", len(s.samples), n, d.updates.Load(), u)
+	}
+	// Neither reader: no goroutine, and stop still returns.
+	watch(nil, nil, workloads.Now)()
 }

@@ -93,12 +93,12 @@ func TestRunWritesEveryPoint(t *testing.T) {
 	c.Log = &log
 	ended := 0
 	var lines []string
-	c.Progress = func(label, line string, lives []*workloads.Live) func() {
+	c.Progress = func(label, line string, lives []*workloads.Live) Display {
 		if !strings.HasPrefix(label, "[") || len(lives) != 1 {
 			t.Errorf("progress of %q with %d lives", label, len(lives))
 		}
 		lines = append(lines, line)
-		return func() { ended++ }
+		return endFunc(func() { ended++ })
 	}
 	o, err := Run(context.Background(), c)
 	if err != nil {
@@ -306,9 +306,9 @@ func TestRoundsInterleaveThePoints(t *testing.T) {
 	c := config(t, &fakeConnector{}, out)
 	c.Log, c.Rounds = &log, 3
 	var labels, lines []string
-	c.Progress = func(label, line string, lives []*workloads.Live) func() {
+	c.Progress = func(label, line string, lives []*workloads.Live) Display {
 		labels, lines = append(labels, label), append(lines, line)
-		return func() {}
+		return endFunc(func() {})
 	}
 	if _, err := Run(context.Background(), c); err != nil {
 		t.Fatal(err)
@@ -417,3 +417,10 @@ func TestNeighbourDisturbsPoint(t *testing.T) {
 		}
 	}
 }
+
+// endFunc is a Display that shows nothing and calls itself at the end.
+type endFunc func()
+
+func (endFunc) Every() time.Duration { return 0 }
+func (endFunc) Update(int64)         {}
+func (f endFunc) End()               { f() }
