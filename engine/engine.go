@@ -30,14 +30,8 @@ type engineClient struct {
 	cq    datapath.CQ
 	mux   *rpcrdma.Mux
 	wcs   []datapath.Completion
-	// prog is the program the connections' codec speaks: its table maps a request's
-	// procedure and forced kind to the engine's class.
-	prog *rpcproto.Program
-	// responderRead lets replies that would need a Reply chunk come back in a
-	// responder-provided Read chunk instead (--responder-read).
-	responderRead bool
-	next          int
-	res           []rpcrdma.Result
+	next  int
+	res   []rpcrdma.Result
 	// convs are the connections' Conversations, when the program holds state per
 	// connection: torn down on Close, failures told to log.
 	convs []rpcproto.Conversation
@@ -56,15 +50,7 @@ var (
 )
 
 func (c *engineClient) Submit(r *workloads.Request) error {
-	p := &c.prog.Procs[r.Proc]
-	call := rpcrdma.Call{Proc: r.Proc, Size: int(max(r.CallSize, r.ReplySize)), Class: p.Force(r.Class), Tag: r.Tag}
-	if c.responderRead && (call.Class == rpcproto.ClassReplyChunk || call.Class == rpcproto.ClassAuto && p.DDP&rpcproto.InReply == 0) {
-		// Offer no reply resources where the engine would offer a Reply chunk: a reply
-		// that fits inline still comes inline, a longer one in a responder-provided Read
-		// chunk. A reply with a DDP-eligible item keeps its Write chunk, as an NFS READ's
-		// would.
-		call.Class = rpcproto.ClassResponderRead
-	}
+	call := rpcrdma.Call{Proc: r.Proc, Size: int(max(r.CallSize, r.ReplySize)), Kind: r.Class, Tag: r.Tag}
 	for range c.conns {
 		k := c.next
 		if c.next++; c.next == len(c.conns) {
@@ -357,11 +343,15 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 	cfg.Codec = codec
 	ps := new(pointStats)
 	open := func(ctx context.Context, poller, conns int) (workloads.Client, error) {
-		if isRecall(codec, &pt.Workload) {
-			return c.openRecall(ctx, codec.(rpcproto.Conversation), cfg, ps.done)
+		if measuredAlone(codec, &pt.Workload) {
+			conv, ok := codec.(rpcproto.Conversation)
+			if !ok {
+				return nil, fmt.Errorf("%s: a procedure measured alone needs a program that converses", codec.Program().Name)
+			}
+			return c.openRecall(ctx, conv, cfg, ps.done)
 		}
 		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
-			prog: codec.Program(), responderRead: c.tr.ResponderRead, log: c.log, done: ps.done, recovered: ps.recovered}
+			log: c.log, done: ps.done, recovered: ps.recovered}
 		cq, err := c.dev.NewCQ(cqNeed(c.dev, cfg, codec) * conns)
 		if err != nil {
 			return nil, &datapath.OpError{Op: "create CQ", Err: err}

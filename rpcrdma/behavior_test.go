@@ -329,7 +329,7 @@ func TestRemoteInvalidation(t *testing.T) {
 			calls := []Call{
 				{Proc: benchprog.ProcSource, Size: 5000},                                  // Write chunk: one window
 				{Proc: benchprog.ProcSink, Size: 5000},                                    // Read chunk: one window
-				{Proc: benchprog.ProcEcho, Size: 5000},                                    // pos0 + Reply chunk: two
+				{Proc: benchprog.ProcEcho, Size: 5000, Class: rpcproto.ClassReplyChunk},   // pos0 + Reply chunk: two
 				{Proc: benchprog.ProcNull, Class: rpcproto.ClassShort},                    // none
 				{Proc: benchprog.ProcSource, Size: 5000, Class: rpcproto.ClassReplyChunk}, // one
 				// pos0 call; the reply comes in a responder-provided Read chunk, whose

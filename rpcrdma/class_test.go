@@ -37,7 +37,9 @@ func classCases(t int) []classCase {
 	add(N, 0, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
 	add(E, 1, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
 	add(E, 100, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
-	add(E, big, rpcproto.ClassAuto, rpcproto.ClassPosZeroRead, rpcproto.ClassReplyChunk)
+	// Every user of these cases negotiates responder-provided Read chunks: a reply that
+	// would need a Reply chunk comes in one of those.
+	add(E, big, rpcproto.ClassAuto, rpcproto.ClassPosZeroRead, rpcproto.ClassResponderRead)
 	add(K, 7, rpcproto.ClassAuto, rpcproto.ClassShort, rpcproto.ClassShort)
 	add(K, big, rpcproto.ClassAuto, rpcproto.ClassReadChunk, rpcproto.ClassShort)
 	add(K, big+3, rpcproto.ClassAuto, rpcproto.ClassReadChunk, rpcproto.ClassShort)
@@ -66,6 +68,17 @@ func classCases(t int) []classCase {
 	add(S, big, rpcproto.ClassResponderRead, rpcproto.ClassShort, rpcproto.ClassResponderRead)
 	// A responder-read call whose reply fits inline comes back inline.
 	add(S, 10, rpcproto.ClassResponderRead, rpcproto.ClassShort, rpcproto.ClassShort)
+	// Forced kinds (a workload's --class): the procedure's class of that kind, a long reply
+	// in a responder-provided Read chunk.
+	kind := func(proc, size int, k rpcproto.Kind, wc, wr rpcproto.Class) {
+		cs = append(cs, classCase{name: fmt.Sprintf("%s/%d/kind %s", procNames[proc], size, k),
+			call: Call{Proc: proc, Size: size, Kind: k}, wantCall: wc, wantReply: wr})
+	}
+	kind(S, big, rpcproto.Long, rpcproto.ClassShort, rpcproto.ClassResponderRead)
+	kind(E, 100, rpcproto.Long, rpcproto.ClassPosZeroRead, rpcproto.ClassShort)
+	kind(K, 100, rpcproto.Chunked, rpcproto.ClassReadChunk, rpcproto.ClassShort)
+	kind(S, 100, rpcproto.Chunked, rpcproto.ClassShort, rpcproto.ClassWriteChunk)
+	kind(E, 10, rpcproto.Short, rpcproto.ClassShort, rpcproto.ClassShort)
 	return cs
 }
 

@@ -26,6 +26,12 @@ func TestChooseClasses(t *testing.T) {
 		{"call over, DDP argument", q{msgLen: th - 27, replyLen: 100, callDDP: true, sendT: th, recvT: th}, rpcproto.ClassReadChunk, rpcproto.ClassShort, nil},
 		{"reply one byte over", q{msgLen: 100, replyLen: th - 27, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassReplyChunk, nil},
 		{"reply over, DDP result", q{msgLen: 100, replyLen: th - 27, replyDDP: true, sendT: th, recvT: th}, rpcproto.ClassShort, rpcproto.ClassWriteChunk, nil},
+		// Responder-provided Read chunks negotiated: a reply that would need a Reply chunk
+		// is offered no resources; a DDP result keeps its Write chunk, a fitting reply stays
+		// inline, and without reply resources in its header a call of th-28 bytes fits.
+		{"reply over, responder Read", q{msgLen: th - 28, replyLen: th - 27, sendT: th, recvT: th, responderRead: true}, rpcproto.ClassShort, rpcproto.ClassResponderRead, nil},
+		{"reply over, DDP result, responder Read", q{msgLen: 100, replyLen: th - 27, replyDDP: true, sendT: th, recvT: th, responderRead: true}, rpcproto.ClassShort, rpcproto.ClassWriteChunk, nil},
+		{"reply fits, responder Read", q{msgLen: 100, replyLen: th - 28, sendT: th, recvT: th, responderRead: true}, rpcproto.ClassShort, rpcproto.ClassShort, nil},
 		// The reply's chunk is in the call header: a call that fits with 28 bytes of header
 		// does not with 48 (Reply chunk) or 52 (Write chunk).
 		{"Reply chunk pushes the call out", q{msgLen: th - 48 + 1, replyLen: th, sendT: th, recvT: th}, rpcproto.ClassPosZeroRead, rpcproto.ClassReplyChunk, nil},

@@ -128,10 +128,12 @@ type Config struct {
 	// because in MemoryPreregistered mode every chunk shares the region's key and
 	// invalidating it would end the connection; the bit is silently cleared there.
 	RemoteInvalidate bool `json:"remote_invalidate"`
-	// ResponderRead enables responder-provided Position Zero Read chunks for replies that do
-	// not fit the requester's reply resources (draft-cel-nfsv4-rpcrdma-reliable-reply). It
-	// takes effect only when both ends enable it (advertised in the private data extension
-	// block, see TRANSPORT.md).
+	// ResponderRead enables responder-provided Position Zero Read chunks
+	// (draft-cel-nfsv4-rpcrdma-reliable-reply): a requester offers no Reply chunk where it
+	// would need one and pulls the reply from the responder's Read chunk instead; a responder
+	// sends a reply that does not fit the requester's reply resources in one. It takes effect
+	// only when both ends enable it (advertised in the private data extension block, see
+	// TRANSPORT.md).
 	ResponderRead bool `json:"responder_read"`
 	// DoneInvalidate makes a requester send RDMA_DONE by Send With Invalidate of the
 	// responder's Read chunk key when both ends set the R bit (the reliable-reply draft's

@@ -18,8 +18,13 @@ type Call struct {
 	// it), at most Config.MaxPayload. Ignored for a procedure without payload.
 	Size int
 	// Class forces a message class (see rpcproto.Class); rpcproto.ClassAuto chooses as RFC 8166
-	// section 3.5 and the Linux client do.
+	// section 3.5 and the Linux client do, a reply that would need a Reply chunk coming in a
+	// responder-provided Read chunk instead when both ends negotiated them.
 	Class rpcproto.Class
+	// Kind, when Class is rpcproto.ClassAuto, forces a kind instead (a workload's --class):
+	// the procedure's class of that kind (rpcproto.Procedure.Force), a long reply in a
+	// responder-provided Read chunk when both ends negotiated them.
+	Kind rpcproto.Kind
 	// Tag is returned in the Result, for the caller's bookkeeping.
 	Tag uint64
 }
@@ -217,9 +222,15 @@ func (c *Conn) Submit(call Call) error {
 	msgLen := cl.callSize + args
 	replyLen := replyHeaderSize + results
 	cc, rc := rpcproto.ClassShort, rpcproto.ClassShort
-	if call.Class != rpcproto.ClassAuto || !inlineBoth(msgLen, replyLen, c.params.Inline.SendSize, c.params.Inline.RecvSize, c.cfg.InlineRule) {
+	force := call.Class
+	if force == rpcproto.ClassAuto && call.Kind != rpcproto.Auto {
+		if force = p.Force(call.Kind); force == rpcproto.ClassReplyChunk && c.params.ResponderRead {
+			force = rpcproto.ClassResponderRead
+		}
+	}
+	if force != rpcproto.ClassAuto || !inlineBoth(msgLen, replyLen, c.params.Inline.SendSize, c.params.Inline.RecvSize, c.cfg.InlineRule) {
 		var err error
-		cc, rc, err = chooseClasses(classQuery{force: call.Class, msgLen: msgLen, replyLen: replyLen,
+		cc, rc, err = chooseClasses(classQuery{force: force, msgLen: msgLen, replyLen: replyLen,
 			callDDP: callDDP, replyDDP: replyDDP, sendT: c.params.Inline.SendSize, recvT: c.params.Inline.RecvSize,
 			responderRead: c.params.ResponderRead, rule: c.cfg.InlineRule})
 		if err != nil {
@@ -927,7 +938,8 @@ func inlineBoth(msgLen, replyLen, sendT, recvT int, rule InlineRule) bool {
 // Linux's rpcrdma_marshal_req do, and returns the layout of the reply resources the call
 // header carries. The reply comes first, because its chunks are in the call's header and so
 // decide that header's exact size: inline if the largest reply fits the receive threshold,
-// else a Write chunk when the results have a DDP-eligible item, else a Reply chunk. Then the
+// else a Write chunk when the results have a DDP-eligible item, else a responder-provided
+// Read chunk when both ends negotiated them, else a Reply chunk. Then the
 // call: inline if its exact header and message fit the send threshold, else a Read chunk
 // when the arguments have a DDP-eligible item, else a Position Zero Read chunk. InlineLinux
 // replaces each exact header by Linux's worst case (linuxMaxCallHeader, linuxMaxReplyHeader)
@@ -962,6 +974,10 @@ func chooseClasses(q classQuery) (cc, rc rpcproto.Class, err error) {
 			rc = rpcproto.ClassShort
 		case q.replyDDP:
 			rc = rpcproto.ClassWriteChunk
+		case q.responderRead:
+			// No reply resources: the reply comes in a responder-provided Read chunk (the
+			// reliable-reply draft), which costs the requester no registered Reply chunk.
+			rc = rpcproto.ClassResponderRead
 		default:
 			rc = rpcproto.ClassReplyChunk
 		}

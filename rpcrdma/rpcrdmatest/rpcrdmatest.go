@@ -27,8 +27,9 @@ var procNames = [...]string{"NULL", "ECHO", "SINK", "SOURCE"}
 
 // Cases lists calls that exercise every message class at the inline threshold t (both
 // directions equal), chosen automatically and forced. Payloads go up to 2t, so the
-// connections need Config.MaxPayload of at least 2t+4. With responderRead, cases for
-// responder-provided Read chunks are included (both ends must enable them).
+// connections need Config.MaxPayload of at least 2t+4. With responderRead (both ends must
+// enable them), cases for responder-provided Read chunks are included and long replies
+// chosen automatically come in one.
 func Cases(t int, responderRead bool) []Case {
 	var cs []Case
 	add := func(proc int, size int, force, wc, wr rpcproto.Class) {
@@ -45,9 +46,13 @@ func Cases(t int, responderRead bool) []Case {
 		pos0, reply, rread       = rpcproto.ClassPosZeroRead, rpcproto.ClassReplyChunk, rpcproto.ClassResponderRead
 	)
 	big := 2 * t
+	long := reply // a reply that needs a Reply chunk comes in a responder-provided Read chunk
+	if responderRead {
+		long = rread
+	}
 	add(N, 0, auto, short, short)
 	add(E, 100, auto, short, short)
-	add(E, big, auto, pos0, reply)
+	add(E, big, auto, pos0, long)
 	add(K, 7, auto, short, short)
 	add(K, big+3, auto, read, short)
 	add(S, 5, auto, short, short)
