@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs4"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -161,7 +160,7 @@ func (c *RunConfig) Base() (workloads.Config, error) {
 	if err := ValidateTransport(&c.Transport, true); err != nil {
 		return w, UsageError{err.Error()}
 	}
-	if err := checkRecall(&w, c.Given); err != nil {
+	if err := checkAlone(&w, c.Given); err != nil {
 		return w, err
 	}
 	if w.Prog != nil && w.Prog.External && !c.Given["inline-rule"] {
@@ -262,25 +261,24 @@ func CheckTurnarounds(on bool, provider string) error {
 	return nil
 }
 
-// checkRecall refuses a mix that names nfs4's recall beside other procedures or asks for
-// more than one recall at a time: a recall is a conversation of two clients measured alone.
-// Its depth is 1 unless given.
-func checkRecall(w *workloads.Config, given map[string]bool) error {
-	if w.Prog != nfs4.Prog {
-		return nil
-	}
+// checkAlone refuses a mix that names a procedure measured alone (rpcproto.Procedure.Alone,
+// nfs4's recall) beside other procedures or asks for more than one at a time. Its depth is
+// 1 unless given.
+func checkAlone(w *workloads.Config, given map[string]bool) error {
+	prog := w.Table()
 	for _, e := range w.Mix {
-		if e.Proc != "recall" {
+		i, err := prog.Lookup(e.Proc)
+		if err != nil || !prog.Procs[i].Alone {
 			continue
 		}
 		if len(w.Mix) > 1 {
-			return Usagef("--mix: recall is measured alone (--mix recall)")
+			return Usagef("--mix: %s is measured alone (--mix %s)", e.Proc, e.Proc)
 		}
 		if !given["depth"] {
 			w.Depth = 1
 		}
 		if w.Depth > 1 || w.Connections > 1 || w.Pollers > 1 {
-			return Usagef("--mix recall: one recall at a time (depth, connections and pollers 1)")
+			return Usagef("--mix %s: one at a time (depth, connections and pollers 1)", e.Proc)
 		}
 	}
 	return nil

@@ -272,14 +272,23 @@ func (c *recallClient) Close() error {
 	return first
 }
 
-// isRecall reports whether w is nfs4's delegation-recall measurement.
-func isRecall(codec rpcproto.Codec, w *workloads.Config) bool {
-	return codec.Program() == nfs4.Prog && len(w.Mix) == 1 && w.Mix[0].Proc == "recall"
+// measuredAlone reports whether w's mix is one procedure that is a measurement of its own
+// (rpcproto.Procedure.Alone): NFSv4.1's delegation recall is the one this engine has.
+func measuredAlone(codec rpcproto.Codec, w *workloads.Config) bool {
+	prog := codec.Program()
+	if len(w.Mix) != 1 {
+		return false
+	}
+	i, err := prog.Lookup(w.Mix[0].Proc)
+	return err == nil && prog.Procs[i].Alone
 }
 
 // openRecall connects the recall measurement's two clients, each set up over its own
 // connection (conv), sharing one CQ.
 func (c *engineConnector) openRecall(ctx context.Context, conv rpcproto.Conversation, cfg rpcrdma.Config, done func([]rpcrdma.Stats, *results.Recorder)) (workloads.Client, error) {
+	if _, ok := conv.(*nfs4.Codec); !ok || conv.Program() != nfs4.Prog {
+		return nil, fmt.Errorf("%s: a procedure measured alone, which this engine measures for NFSv4.1's recall only", conv.Program().Name)
+	}
 	cq, err := c.dev.NewCQ(cqNeed(c.dev, cfg, conv) * 2)
 	if err != nil {
 		return nil, &datapath.OpError{Op: "create CQ", Err: err}
@@ -301,7 +310,7 @@ func (c *engineConnector) openRecall(ctx context.Context, conv rpcproto.Conversa
 			cl.conns[i], cl.codecs[i], cl.convs[i] = conn, cv.(*nfs4.Codec), cv
 		}
 		if err == nil && i == 0 && !cl.codecs[0].BackChannel() {
-			err = fmt.Errorf("--mix recall: %s bound no back channel to the session (its CREATE_SESSION result lacks CONN_BACK_CHAN): it cannot recall a delegation", c.addr)
+			err = fmt.Errorf("delegation recall: %s bound no back channel to the session (its CREATE_SESSION result lacks CONN_BACK_CHAN): it cannot recall a delegation", c.addr)
 		}
 		if err != nil {
 			cl.Close()

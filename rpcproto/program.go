@@ -31,6 +31,10 @@ type Procedure struct {
 	// Setup marks a call the engine makes only to set a connection up or tear it down
 	// (Conversation): a workload cannot name it.
 	Setup bool
+	// Alone marks a procedure that is a measurement of its own (NFSv4.1's delegation
+	// recall, a conversation of two clients): a mix that names it names nothing else, and
+	// it runs one at a time (depth, connections and pollers 1).
+	Alone bool
 }
 
 // Sized reports whether the procedure takes a payload size.

@@ -256,7 +256,7 @@ func ParseMix(s string, prog *rpcproto.Program) ([]MixEntry, error) {
 	case benchprog.NFSLike:
 		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: fmt.Errorf("nfs-like is a mix of the benchmark program, not of %s", prog.Name)}
 	case "nfs", "nfs3":
-		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: errors.New(`ambiguous: the benchmark program's NFS-shaped mix is "nfs-like"; NFSv3 itself is --program nfs3`)}
+		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: errors.New(`ambiguous: the benchmark program's NFS-shaped mix is "nfs-like"; NFSv3 itself is the program nfs3`)}
 	}
 	return parseEntries(s, prog)
 }

@@ -67,7 +67,7 @@ func TestParseMix(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
-	if _, err := ParseMix("nfs", nil); err == nil || !strings.Contains(err.Error(), "nfs-like") || !strings.Contains(err.Error(), "--program nfs3") {
+	if _, err := ParseMix("nfs", nil); err == nil || !strings.Contains(err.Error(), "nfs-like") || !strings.Contains(err.Error(), "program nfs3") {
 		t.Errorf(`ParseMix("nfs") = %v: want the ambiguity named`, err)
 	}
 	if got, err := ParseMix("NFS-like", nil); err != nil || !reflect.DeepEqual(got, nfsLike(t)) {

@@ -429,7 +429,7 @@ func (c *Codec) stepResults(r *CompoundRes, slot int) (Status, error) {
 			return rd.Status, err
 		}
 		if len(rd.Data) != c.checkLen() || benchprog.Verify(rd.Data, benchprog.FileSeed, 0) >= 0 {
-			return OK, fmt.Errorf("%s does not hold the benchmark pattern (benchprog.FileSeed) that --verify checks reads against", c.cfg.File)
+			return OK, fmt.Errorf("%s does not hold the benchmark pattern (benchprog.FileSeed) that verified reads check against", c.cfg.File)
 		}
 	case stCloseRead, stCloseWrite:
 		if st, err := r.Op(OpPutFH); err != nil || st != OK {

@@ -48,7 +48,7 @@ var Prog = nfsbase.Program("nfs4", Program, Version, "readdir", [...]uint32{Proc
 	ProcCompound, ProcCompound, ProcCompound, ProcCompound, ProcCompound}, nfsbase.Presets("readdir", "open-close", "open-close"),
 	// In the order of their indexes, POpenClose to PDelegClose.
 	rpcproto.Procedure{Name: "open-close", Number: ProcCompound},
-	rpcproto.Procedure{Name: "recall", Number: ProcCompound},
+	rpcproto.Procedure{Name: "recall", Number: ProcCompound, Alone: true},
 	rpcproto.Procedure{Name: "session", Number: ProcCompound, Setup: true},
 	rpcproto.Procedure{Name: "deleg-open", Number: ProcCompound, Setup: true},
 	rpcproto.Procedure{Name: "deleg-conflict", Number: ProcCompound, Setup: true},
