@@ -105,8 +105,8 @@ func compareText(c *results.Comparison) string {
 }
 
 // A clear 20% slowdown, 5 runs a side, default metrics and tolerances: p50 (+10%) and RPC/s
-// (-10%) regressed at every point; p99's tolerance of +20% is what the slowdown is, so its
-// interval straddles it.
+// (-10%) regressed at every point; p99's tolerance of +30% is beyond the slowdown, so its
+// interval lies within it.
 func TestCompareSlowed(t *testing.T) {
 	base, slow := runs(t, 1, 5, 1), runs(t, 2, 5, 1.2)
 	c, err := results.Compare(base, slow, results.CompareConfig{})
@@ -120,7 +120,7 @@ func TestCompareSlowed(t *testing.T) {
 		for _, r := range p.Metrics {
 			want := results.Regressed
 			if r.Metric == results.MetricP99 {
-				want = results.Inconclusive
+				want = results.OK
 			}
 			if r.Verdict != want || !r.Change.Bounded() || math.Abs(r.Change.Est-1.2) > 0.05 && r.Metric != results.MetricRPS {
 				t.Errorf("%s %v: %v change %+v, want %v near 1.2", p.Params.Key(), r.Metric, r.Verdict, r.Change, want)

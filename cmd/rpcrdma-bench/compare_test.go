@@ -76,3 +76,38 @@ func TestCompareBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Under a steady neighbour both sides are disturbed alike: compare judges them by default
+// (a point 50 times slower regresses), and --under-load=false leaves the verdict
+// inconclusive, saying where it leans.
+func TestCompareJudgesUnderComparableLoadByDefault(t *testing.T) {
+	disturbed := func(path string, other float64) string {
+		r, err := results.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range r.Points {
+			r.Points[i].HostOtherCPU = &other
+			r.Points[i].Disturbed = results.Disturbances(nil, 0, 2, &other)
+		}
+		if err := results.WriteFile(path, r); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	var fast, slow []string
+	for range 4 {
+		fast = append(fast, disturbed(fakeResults(t, "fakerun"), 45))
+		slow = append(slow, disturbed(fakeResults(t, "fakeslowrun"), 48))
+	}
+	args := func(flags ...string) []string {
+		a := append(append([]string{"compare", "--metrics", "p50"}, flags...), fast...)
+		return append(append(a, "--"), slow...)
+	}
+	if code, out, errOut := runMain(t, args()...); code != results.ExitRegression || !strings.Contains(out, "both sides ran under comparable load") {
+		t.Errorf("default: exit %d, want %d\n%s%s", code, results.ExitRegression, out, errOut)
+	}
+	if code, out, errOut := runMain(t, args("--under-load=false")...); code != exitInconclusive || !strings.Contains(out, "leaning regressed") {
+		t.Errorf("--under-load=false: exit %d, want %d\n%s%s", code, exitInconclusive, out, errOut)
+	}
+}

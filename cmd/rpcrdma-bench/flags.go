@@ -252,7 +252,7 @@ func addJudgeFlags(fs *pflag.FlagSet, j *cli.JudgeFlags) {
 	fs.StringArrayVar(&j.Baseline, "baseline", nil, "judge the results against these base results as compare does and exit as it does (0 ok, 1 regressed, 3 inconclusive, 4 failed): files, directories (their *.json) or a quoted glob; repeat the flag for several")
 	fs.StringVar(&j.Threshold, "threshold", "", "with --baseline: tolerated changes NAME=CHANGE%,... as compare --threshold (not --thresholds, the inline thresholds)")
 	fs.StringVar(&j.Metrics, "metrics", "", "with --baseline: judge these metrics, as compare --metrics")
-	fs.BoolVar(&j.UnderLoad, "under-load", false, "with --baseline: judge verdicts that rest on disturbed processes when both sides ran under comparable load, as compare --under-load")
+	fs.BoolVar(&j.UnderLoad, "under-load", true, "with --baseline: judge verdicts that rest on disturbed processes when both sides ran under comparable load, as compare does (--under-load=false: leave them inconclusive)")
 	fs.Float64Var(&j.Alpha, "alpha", 0.05, "family-wise error rate of the judgement (--baseline, or --repeat auto's best threshold), spent over --repeat auto's looks (O'Brien-Fleming)")
 }
 
