@@ -105,14 +105,18 @@ type Codec interface {
 	// Sizes returns, for procedure proc with a payload of size bytes: the XDR size of the
 	// arguments, how many of those bytes precede the payload (when the call carries it, its
 	// length word is the prefix's last four bytes), and the largest XDR size of the results.
+	// For a procedure without payload, a codec that is not a Conversation returns the same
+	// sizes for its whole life: a transport may ask once.
 	// Arguments may go on after the payload and its XDR pad (NFSv4.1's WRITE is followed by
 	// GETATTR): a Read chunk leaves those inline, right after the prefix.
 	Sizes(proc, size int) (args, prefix, results int)
 	// EncodeArgs writes proc's arguments into b, which is exactly args bytes long: the
 	// prefix, then (when the call carries the payload) the payload already in place, its
 	// zero pad and what follows it. With verify set, it fills the payload with content the
-	// peer can check.
-	// seed is the call's own value, the same for its DecodeResults.
+	// peer can check. seed is the call's own value, the same for its DecodeResults. A
+	// transport need not call it for a call without arguments (args 0), nor DecodeResults
+	// for an empty reply body where Sizes gives no results, unless the codec is a
+	// Conversation: there is nothing to encode or check.
 	EncodeArgs(b []byte, proc, size, slot int, seed uint64, verify bool)
 	// DecodeResults checks the results of proc in body; chunk holds the data a Write chunk
 	// delivered when the reply's DDP-eligible item came in one (nil otherwise). It returns

@@ -200,10 +200,11 @@ type Conn struct {
 	stats Stats
 
 	qpn uint32
-	// now is when the batch of completions being handled was polled, for a connection with
-	// sink buffers (one that serves calls): its sink and pull time stamps read the clock once
-	// per batch, not once per operation.
+	// now is when the batch of completions being handled was polled (batchNow), valid while
+	// nowRead: the sink and pull time stamps read the clock at most once per batch, and a
+	// batch that takes no sink buffer and pulls nothing reads none.
 	now           time.Time
+	nowRead       bool
 	maxInlineData int // the queue pair's effective MaxInlineData (a Send's bytes copied into its WQE), not RFC 8166's inline threshold
 	sharedCQ      bool
 	err           error
@@ -357,9 +358,7 @@ func (c *Conn) Progress(done []Result) (int, error) {
 			c.fail("poll CQ", err)
 			break
 		}
-		if n > 0 && c.sinks != nil {
-			c.now = time.Now()
-		}
+		c.nowRead = false
 		for i := range c.wcs[:n] {
 			c.handle(&c.wcs[i])
 		}
@@ -377,9 +376,7 @@ var errSharedCQ = errors.New("rpcrdma: Progress on a connection with a shared CQ
 // of other queue pairs, then posts what they caused, like Idle. Together with Idle it
 // implements datapath.Handler; it returns the *ConnError once the connection broke.
 func (c *Conn) Handle(wcs []datapath.Completion) error {
-	if len(wcs) > 0 && c.sinks != nil {
-		c.now = time.Now()
-	}
+	c.nowRead = false
 	for i := range wcs {
 		if c.err != nil {
 			break
@@ -693,6 +690,15 @@ func (c *Conn) fail(op string, err error) {
 	c.sendWRs = c.sendWRs[:0]
 	c.sendSGEs = c.sendSGEs[:0]
 	c.recvWRs = c.recvWRs[:0]
+}
+
+// batchNow is when the batch of completions being handled was polled: the clock read at
+// its first use in the batch.
+func (c *Conn) batchNow() time.Time {
+	if !c.nowRead {
+		c.now, c.nowRead = time.Now(), true
+	}
+	return c.now
 }
 
 // nanotime seeds XIDs and payload patterns at setup.

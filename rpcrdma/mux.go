@@ -144,7 +144,9 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 	if m.npending.Load() > 0 {
 		m.adopt()
 	}
-	var now time.Time // read once per batch, and only for a connection that serves calls (Conn.now)
+	if m.last != nil {
+		m.last.nowRead = false // a new batch: its clock is read again, if used (Conn.batchNow)
+	}
 	for i := range wcs {
 		wc := &wcs[i]
 		c := m.last
@@ -160,15 +162,10 @@ func (m *Mux) Handle(wcs []datapath.Completion) error {
 				}
 			}
 			m.last = c
+			c.nowRead = false
 		}
 		if c.err != nil {
 			continue
-		}
-		if c.sinks != nil {
-			if now.IsZero() {
-				now = time.Now()
-			}
-			c.now = now
 		}
 		c.handle(wc)
 		m.markDirty(c)

@@ -84,6 +84,13 @@ type slot struct {
 	mwKey                 [2]uint32
 	mwUsed                [2]bool
 	pending               bool // a Conversation encoded the call and is not yet told how it ended
+	noResults             bool // the procedure has no results and the codec keeps no state: an empty body needs no DecodeResults
+}
+
+// msgSizes are what rpcproto.Codec.Sizes returns, kept; known: kept at all.
+type msgSizes struct {
+	args, prefix, results int
+	known                 bool
 }
 
 // client is the side of a Conn that sends calls: forward for a requester, reverse (RFC
@@ -91,6 +98,8 @@ type slot struct {
 type client struct {
 	c           *Conn
 	procs       []rpcproto.Procedure // the codec's program's, read once: Submit's table
+	sgl         [3]datapath.SGE      // the Send's SGL that marshal builds for post (a scratch: no copies of it)
+	unsized     []msgSizes           // a plain codec's Sizes of each procedure without payload, by index
 	slots       []slot
 	free        []int32
 	ready       []int32
@@ -127,6 +136,16 @@ func (cl *client) init(c *Conn, n, credits int, dev datapath.PD) error {
 	cl.conv, _ = cl.codec.(rpcproto.Conversation)
 	prog := cl.codec.Program()
 	cl.procs = prog.Procs
+	if cl.conv == nil {
+		// A plain codec's sizes of a procedure without payload never change: asked once.
+		cl.unsized = make([]msgSizes, len(prog.Procs))
+		for i := range prog.Procs {
+			if !prog.Procs[i].Sized() {
+				a, p, r := cl.codec.Sizes(i, 0)
+				cl.unsized[i] = msgSizes{args: a, prefix: p, results: r, known: true}
+			}
+		}
+	}
 	cl.rpc = oncrpc.Call{Prog: prog.Number, Vers: prog.Version, Cred: c.cfg.Cred}
 	cl.callSize = callHeaderSize
 	if c.cfg.Cred.Flavor != oncrpc.FlavorNone || len(c.cfg.Cred.Body) > 0 {
@@ -214,7 +233,13 @@ func (c *Conn) Submit(call Call) error {
 		return ErrTooLarge
 	}
 	// The RPC message sizes: arguments after the call header, largest possible results.
-	args, prefix, results := cl.codec.Sizes(call.Proc, size)
+	var args, prefix, results int
+	if call.Proc < len(cl.unsized) && cl.unsized[call.Proc].known {
+		u := &cl.unsized[call.Proc]
+		args, prefix, results = u.args, u.prefix, u.results
+	} else {
+		args, prefix, results = cl.codec.Sizes(call.Proc, size)
+	}
 	if prefix > maxArgsPrefix || args-prefix > c.cfg.MaxPayload+tailroom {
 		return ErrTooLarge
 	}
@@ -246,8 +271,8 @@ func (c *Conn) Submit(call Call) error {
 	s.call, s.callClass, s.replyClass = call, cc, rc
 	s.seed = cl.seedBase + uint64(s.xid)
 	s.err, s.data, s.remoteInv = nil, nil, false
-	sgl, nsge := cl.marshal(s, p, size, prefix, args, msgLen, replyLen)
-	return cl.post(i, s, sgl, nsge)
+	s.noResults = results == 0 && cl.conv == nil
+	return cl.post(i, s, cl.marshal(s, p, size, prefix, args, msgLen, replyLen))
 }
 
 // LimitCalls bounds the calls this side has outstanding at once to n (at least 1) below its
@@ -259,18 +284,21 @@ func (c *Conn) LimitCalls(n int) { c.cl.limit = max(1, min(n, int(c.cl.max))) }
 func (c *Conn) Outstanding() int { return c.cl.outstanding }
 
 // marshal encodes the call of slot s in place (the RPC message contiguous in its out buffer, the
-// transport header in its send buffer), exposes its chunks to the peer, and returns the Send's
-// SGL: the transport header, then the RPC message (or, with a Read chunk, the part of it
-// that stays inline).
-func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, msgLen, replyLen int) (sgl [3]datapath.SGE, nsge int) {
+// transport header in its send buffer), exposes its chunks to the peer, and builds the Send's
+// SGL in cl.sgl, returning its length: the transport header, then the RPC message (or, with
+// a Read chunk, the part of it that stays inline).
+func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, msgLen, replyLen int) (nsge int) {
 	c := cl.c
+	sgl := &cl.sgl
 	cc, rc := s.callClass, s.replyClass
 
 	// The RPC call, contiguous in out: header and argument prefix right before the payload
 	// at headroom, zero pad after it, then any arguments that follow the payload.
 	ob := s.out.Bytes()
 	body := headroom - prefix
-	cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, cl.index(s), s.seed, c.cfg.Verify)
+	if args > 0 || cl.conv != nil { // no arguments, a plain codec: nothing to encode (rpcproto.Codec)
+		cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, cl.index(s), s.seed, c.cfg.Verify)
+	}
 	s.pending = cl.conv != nil
 	msgOff := body - cl.callSize
 	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
@@ -342,7 +370,7 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 		hl, _ = h.Encode(s.send.Bytes())
 	}
 	sgl[0] = s.send.SGE(hl)
-	return sgl, nsge
+	return nsge
 }
 
 // poison fills a chunk a reply must overwrite, so that data an earlier call left there (the
@@ -361,7 +389,7 @@ func poison(b []byte) {
 // post queues call i's Send and posts it: the reply proves the Send done, so the call waits
 // for its completion only when the Send is signalled, every sigEvery calls, to retire the
 // send queue's entries.
-func (cl *client) post(i int32, s *slot, sgl [3]datapath.SGE, nsge int) error {
+func (cl *client) post(i int32, s *slot, nsge int) error {
 	c := cl.c
 	wr := datapath.SendWR{ID: wrID(kindCallSend, uint32(i)), Op: datapath.OpSend}
 	s.state, s.waits = slotBusy, waitReply
@@ -372,7 +400,7 @@ func (cl *client) post(i int32, s *slot, sgl [3]datapath.SGE, nsge int) error {
 	} else {
 		cl.unsig++
 	}
-	c.queue(&wr, sgl[:nsge]...)
+	c.queue(&wr, cl.sgl[:nsge]...)
 	cl.outstanding++
 	c.stats.MaxOutstanding = max(c.stats.MaxOutstanding, cl.outstanding)
 	c.stats.Calls.add(s.callClass)
@@ -544,9 +572,13 @@ func (cl *client) onReply(buf *mempool.Buf, wc *datapath.Completion, msg []byte)
 // if DecodeResults did not see it (rpcproto.Conversation's slot contract).
 func (cl *client) unanswered(s *slot) {
 	if s.pending {
-		s.pending = false
-		cl.conv.Unanswered(s.call.Proc, cl.index(s))
+		cl.tellUnanswered(s)
 	}
+}
+
+func (cl *client) tellUnanswered(s *slot) {
+	s.pending = false
+	cl.conv.Unanswered(s.call.Proc, cl.index(s))
 }
 
 // ReplyError is ErrBadReply with what was wrong with the reply: errors.Is(err, ErrBadReply)
@@ -777,6 +809,9 @@ func (cl *client) parse(s *slot, msg, chunk []byte, writeChunk bool) {
 		chunk = nil
 	} else if chunk == nil {
 		chunk = noData
+	}
+	if s.noResults && off == len(msg) && chunk == nil {
+		return // nothing to check (rpcproto.Codec)
 	}
 	s.pending = false
 	data, err := cl.codec.DecodeResults(s.call.Proc, cl.index(s), msg[off:], chunk, s.call.Size, s.seed, cl.c.cfg.Verify)

@@ -139,13 +139,15 @@ func (sv *server) startServing(x *sctx) bool {
 }
 
 // withinGrant reports whether one more call may be unanswered, and fails the connection
-// when not.
+// when not. Small enough to inline: the failure is overGrant's.
 func (sv *server) withinGrant() bool {
-	if sv.serving >= int(sv.granted) {
-		sv.c.fail("serve call", fmt.Errorf("%w: call %d unanswered with %d granted", ErrCreditOverrun, sv.serving+1, sv.granted))
-		return false
-	}
-	return true
+	return sv.serving < int(sv.granted) || sv.overGrant()
+}
+
+// overGrant fails the connection for a call beyond the grant, and reports false.
+func (sv *server) overGrant() bool {
+	sv.c.fail("serve call", fmt.Errorf("%w: call %d unanswered with %d granted", ErrCreditOverrun, sv.serving+1, sv.granted))
+	return false
 }
 
 // answered ends what startServing began, when the answer is queued.
@@ -265,7 +267,7 @@ func (sv *server) release(i int32) {
 		x.sink = nil
 		if c.sinks.shared {
 			c.sinks.putBack(sv)
-			sv.slow = sv.c.now.Sub(x.sinkAt) > slowHold
+			sv.slow = sv.c.batchNow().Sub(x.sinkAt) > slowHold
 		}
 	}
 	x.msg, x.chunk = nil, nil
@@ -285,7 +287,7 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 		if x.sink = s.get(); x.sink != nil {
 			if s.shared {
 				s.held(sv)
-				x.sinkAt = c.now
+				x.sinkAt = c.batchNow()
 			}
 			return true
 		}
@@ -306,7 +308,7 @@ func (sv *server) needSink(i int32, x *sctx, then uint8) bool {
 func (sv *server) resume(i int32, b *mempool.Buf) {
 	x := &sv.ctxs[i]
 	x.sink = b
-	x.sinkAt = sv.c.now
+	x.sinkAt = sv.c.batchNow()
 	sv.c.sinks.held(sv)
 	switch x.resume {
 	case resumePull:
@@ -495,7 +497,7 @@ func (sv *server) pull(i int32, x *sctx, off int) {
 		off += int(r.Length)
 	}
 	x.state, x.waits = ctxPulling, ctxWaitRead
-	x.pullAt = c.now
+	x.pullAt = c.batchNow()
 	if len(sv.pulls) == 0 {
 		sv.readAt = x.pullAt
 	}
@@ -524,7 +526,7 @@ func (sv *server) peerSlow(now time.Time) bool {
 
 // pulled ends the pull of context i.
 func (sv *server) pulled(i int32) {
-	sv.readAt = sv.c.now
+	sv.readAt = sv.c.batchNow()
 	for k, j := range sv.pulls {
 		if j == i {
 			sv.pulls = append(sv.pulls[:k], sv.pulls[k+1:]...)
@@ -643,7 +645,11 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 			h.Reply = h.Reply[:0]
 		}
 	}
-	if class == rpcproto.ClassAuto && h.Layout().Size()+n <= sendT {
+	hs := wire.MinHeaderSize // the header of a reply without chunks, most replies
+	if len(h.WriteCounts) > 0 || h.HasReply {
+		hs = h.Layout().Size()
+	}
+	if class == rpcproto.ClassAuto && hs+n <= sendT {
 		sgl[1] = buf.Sub(off, n)
 		nsge, class = 2, rpcproto.ClassShort
 	}
@@ -796,17 +802,25 @@ func (sv *server) sent(x *sctx) {
 	if x.served {
 		sv.c.stats.Served++
 		x.served = false
-		if x.svcProc >= 0 && sv.c.cfg.Served != nil {
-			class := rpcproto.Short
-			switch {
-			case x.pos0:
-				class = rpcproto.Long
-			case x.chunk != nil:
-				class = rpcproto.Chunked
-			}
-			sv.c.cfg.Served(uint32(x.svcProc), class, nanotime()-x.arrived, x.svcFailed)
+		if x.svcProc >= 0 {
+			sv.servedCall(x)
 		}
 	}
+}
+
+// servedCall tells Config.Served of a Service's call whose reply was sent.
+func (sv *server) servedCall(x *sctx) {
+	if sv.c.cfg.Served == nil {
+		return
+	}
+	class := rpcproto.Short
+	switch {
+	case x.pos0:
+		class = rpcproto.Long
+	case x.chunk != nil:
+		class = rpcproto.Chunked
+	}
+	sv.c.cfg.Served(uint32(x.svcProc), class, nanotime()-x.arrived, x.svcFailed)
 }
 
 // sentAll counts the posted replies waiting to be known complete (retire) as sent.

@@ -64,7 +64,7 @@ func (s *sinks) allow(sv *server) bool {
 		return false
 	case s.conns <= 1:
 		return true
-	case sv.peerSlow(sv.c.now):
+	case sv.peerSlow(sv.c.batchNow()):
 		// Its peer keeps what it takes for long: the others keep half the shared buffers.
 		return free-1 >= (s.max+1)/2
 	}
