@@ -24,6 +24,8 @@
 #   INTERLEAVE=1             trial 1 of every scenario, then trial 2 of every scenario, ...: a
 #                            stale baseline is then judged over the whole campaign
 #   UNDERLOAD=1              the current side judges with --under-load
+#   GAP=S                    sleep S seconds after every trial (to spread a stale baseline's
+#                            trials over a longer span)
 #   OUT=docs/gate-results.md WORK=$(mktemp -d) BIN=(built from this tree)
 # A smoke run: SAME=2 POWER=2 DURATION=300ms WARMUP=100ms BASE_ROUNDS=8 BUDGET=8 scripts/gate-harness.sh
 set -euo pipefail
@@ -41,6 +43,7 @@ RPP=${RPP:-1}
 SCENARIOS=${SCENARIOS:-same slow20 credits1 windows onecpu}
 INTERLEAVE=${INTERLEAVE:-0}
 UNDERLOAD=${UNDERLOAD:-0}
+GAP=${GAP:-0}
 OUT=${OUT:-docs/gate-results.md}
 WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$WORK"
@@ -208,6 +211,7 @@ run1() {
 	[[ $rounds =~ ^[0-9]+$ ]] && rsum[$s]=$((rsum[$s] + rounds))
 	wall[$s]=$((wall[$s] + $(date +%s) - start))
 	echo "$(date -u +%H:%M:%S) $s trial $n: exit $code, $rounds round(s) ($WORK/$s-$n)" >&2
+	if ((GAP > 0)); then sleep "$GAP"; fi
 }
 total_start=$(date +%s)
 if ((INTERLEAVE)); then
