@@ -240,8 +240,16 @@ func openLocal(c EngineConfig, pts []workloads.Point) (session.Connector, error)
 	for _, pt := range pts {
 		conns = max(conns, pt.Workload.Connections)
 	}
+	pcfg := datapath.PollerConfig{Poll: poll}
+	if len(pts) > 0 && len(pts[0].Workload.CPUs) > 0 {
+		w := &pts[0].Workload
+		// The requester's pollers pinned and this one not, each process would place it
+		// anew, beside them or not: its points spread by tens of percent between processes
+		// (docs/gate-results.md). It takes the CPU of the list after the requester's.
+		pcfg.Pin, pcfg.CPU = true, w.CPUs[max(w.Pollers, 1)%len(w.CPUs)]
+	}
 	r, err := Listen(ResponderConfig{Provider: p, Device: c.Device, Serve: rpcrdma.ServeConfig{Endpoint: scfg, Pollers: 1,
-		MaxConnections: 2*conns + 4, Poller: datapath.PollerConfig{Poll: poll}, Done: ls.peer.done,
+		MaxConnections: 2*conns + 4, Poller: pcfg, Done: ls.peer.done,
 		PollerDone: c.ResponderDone}})
 	if err != nil {
 		cancel()

@@ -23,7 +23,8 @@
 #                            neighbours, else POWER)
 #   INTERLEAVE=1             trial 1 of every scenario, then trial 2 of every scenario, ...: a
 #                            stale baseline is then judged over the whole campaign
-#   UNDERLOAD=1              the current side judges with --under-load
+#   UNDERLOAD=1 or 0         the current side judges with --under-load or --under-load=false
+#                            (unset: the tool's default, --under-load from 54b895a on)
 #   GAP=S                    sleep S seconds after every trial (to spread a stale baseline's
 #                            trials over a longer span)
 #   OUT=docs/gate-results.md WORK=$(mktemp -d) BIN=(built from this tree)
@@ -42,7 +43,7 @@ RUNS=${RUNS:-10}
 RPP=${RPP:-1}
 SCENARIOS=${SCENARIOS:-same slow20 credits1 windows onecpu}
 INTERLEAVE=${INTERLEAVE:-0}
-UNDERLOAD=${UNDERLOAD:-0}
+UNDERLOAD=${UNDERLOAD:-}
 GAP=${GAP:-0}
 OUT=${OUT:-docs/gate-results.md}
 WORK=${WORK:-$(mktemp -d)}
@@ -129,7 +130,7 @@ desc() {
 trial() {
 	local s=$1 n=$2 d=$3 extra pre=() code spin=""
 	extra=$(change "$s")
-	((UNDERLOAD)) && extra="$extra --under-load"
+	case $UNDERLOAD in 1) extra="$extra --under-load" ;; 0) extra="$extra --under-load=false" ;; esac
 	[[ $s == onecpu ]] && pre=(taskset -c 0)
 	mkdir -p "$d/base" "$d/cur"
 	if [[ $s == neighbour* ]]; then
@@ -241,7 +242,7 @@ done
 	else
 		echo "baseline \`--repeat $BASE_ROUNDS --rounds-per-process $RPP\`, current \`--repeat auto:$BUDGET --rounds-per-process $RPP --baseline\`;"
 	fi
-	echo "recipe \`${recipe[*]}\`$( ((UNDERLOAD)) && echo "; current side \`--under-load\`")$( ((INTERLEAVE)) && echo "; scenarios interleaved")"
+	echo "recipe \`${recipe[*]}\`$([[ $UNDERLOAD == 1 ]] && echo "; current side \`--under-load\`")$([[ $UNDERLOAD == 0 ]] && echo "; current side \`--under-load=false\`")$( ((INTERLEAVE)) && echo "; scenarios interleaved")"
 	echo "(stale: the first trial's baseline judged by every trial); total $(($(date +%s) - total_start))s."
 	echo
 	echo "| scenario | current side's change | trials | exit 0 ok | exit 1 regressed | exit 3 inconclusive | exit 4 failed | other | mean rounds (current) | points disturbed by other processes | wall time |"

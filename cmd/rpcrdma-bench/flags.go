@@ -221,7 +221,7 @@ func addWorkloadFlags(fs *pflag.FlagSet, sweep bool) *cli.RunConfig {
 	fs.IntVar(&c.Connections, "connections", 1, "connections, dealt round-robin over the pollers")
 	fs.IntVar(&c.Pollers, "pollers", 1, "poller threads; each polls one completion queue shared by its connections")
 	fs.Var(pollFlag(&c.Poll, true), "poll", "how a poller waits for completions: busy (spin: no wakeup on the measured path, a CPU each), event (block on the completion channel) or hybrid[:SPIN] (spin after the last completion, then block; the spin is SPIN, or without it twice the usual time between completions, 50us to 1ms); default event on soft, busy on verbs")
-	fs.Var(cpusFlag(&c.CPUs), "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3 (default: unpinned)")
+	fs.Var(cpusFlag(&c.CPUs), "cpus", "pin poller i to the i-th CPU of this list, e.g. 2,3 or 2-3, and a responder in this process to the CPU after them (default: unpinned)")
 	addTransportFlags(fs, &w.Transport, true)
 	fs.DurationVar(&w.Drain, "drain", 0, fmt.Sprintf("after the measured time, wait this long for outstanding RPCs before counting them lost (default: %d × the longest RTT seen, at least %v, which rides out link retransmissions)", workloads.DrainRTTs, workloads.MinDrain))
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every random draw (sizes, mix order, Poisson gaps)")
