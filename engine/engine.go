@@ -352,11 +352,7 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 	ps := new(pointStats)
 	open := func(ctx context.Context, poller, conns int) (workloads.Client, error) {
 		if measuredAlone(codec, &pt.Workload) {
-			conv, ok := codec.(rpcproto.Conversation)
-			if !ok {
-				return nil, fmt.Errorf("%s: a procedure measured alone needs a program that converses", codec.Program().Name)
-			}
-			return c.openRecall(ctx, conv, cfg, ps.done)
+			return c.openRecall(ctx, codec, cfg, ps.done)
 		}
 		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
 			log: c.log, done: ps.done, recovered: ps.recovered}

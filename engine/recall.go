@@ -284,10 +284,11 @@ func measuredAlone(codec rpcproto.Codec, w *workloads.Config) bool {
 }
 
 // openRecall connects the recall measurement's two clients, each set up over its own
-// connection (conv), sharing one CQ.
-func (c *engineConnector) openRecall(ctx context.Context, conv rpcproto.Conversation, cfg rpcrdma.Config, done func([]rpcrdma.Stats, *results.Recorder)) (workloads.Client, error) {
-	if _, ok := conv.(*nfs4.Codec); !ok || conv.Program() != nfs4.Prog {
-		return nil, fmt.Errorf("%s: a procedure measured alone, which this engine measures for NFSv4.1's recall only", conv.Program().Name)
+// connection (codec, NFSv4.1's), sharing one CQ.
+func (c *engineConnector) openRecall(ctx context.Context, codec rpcproto.Codec, cfg rpcrdma.Config, done func([]rpcrdma.Stats, *results.Recorder)) (workloads.Client, error) {
+	conv, ok := codec.(*nfs4.Codec)
+	if !ok {
+		return nil, fmt.Errorf("%s: a procedure measured alone, which this engine measures for NFSv4.1's recall only", codec.Program().Name)
 	}
 	cq, err := c.dev.NewCQ(cqNeed(c.dev, cfg, conv) * 2)
 	if err != nil {

@@ -74,20 +74,15 @@ func watch(samp *sampler, d Display, clock func() int64) (stop func()) {
 		defer t.Stop()
 		// Each reader runs at the first tick at least its period (less half a tick, for
 		// the ticker's jitter) after its last run.
-		var sLast, dLast int64
-		if clock != nil {
-			sLast, dLast = clock(), clock()
-		}
+		sLast := clock()
+		dLast := sLast
 		for {
 			select {
 			case <-quit:
 				return
 			case <-t.C:
 			}
-			var now int64
-			if clock != nil {
-				now = clock()
-			}
+			now := clock()
 			if sEvery > 0 && now-sLast >= int64(sEvery-tick/2) {
 				samp.take()
 				sLast = now
