@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,6 +191,9 @@ type CompareFiles struct {
 	Reports []string
 	// UnderLoad is results.CompareConfig.UnderLoad.
 	UnderLoad bool
+	// HostTolerance is results.CompareConfig.HostTolerance as the flag gives it: 0 withholds
+	// at any change of the host's speed.
+	HostTolerance float64
 }
 
 // ReportFormat is the format of a --report file by its name: FILE.bmf.json Bencher Metric
@@ -270,7 +274,7 @@ func Compare(stdin io.Reader, stdout io.Writer, c CompareFiles) (*results.Compar
 	if err != nil {
 		return nil, err
 	}
-	cfg.UnderLoad = c.UnderLoad
+	cfg.UnderLoad, cfg.HostTolerance = c.UnderLoad, hostTolerance(c.HostTolerance)
 	if slices.Contains(base, results.Stdio) && slices.Contains(cur, results.Stdio) {
 		return nil, Usagef(`"-" (standard input) can be one side only`)
 	}
@@ -360,4 +364,13 @@ func durationWarning(base, cur []*results.Run) string {
 	}
 	return fmt.Sprintf("warning: base and current measured for different times per point (--duration %s vs %s): the tails and rates compared depend on it",
 		strings.Join(b, ","), strings.Join(c, ","))
+}
+
+// hostTolerance is a --host-tolerance as results.CompareConfig takes it, where 0 is the
+// default: the flag's 0 asks for the strictest check.
+func hostTolerance(pct float64) float64 {
+	if pct == 0 {
+		return math.SmallestNonzeroFloat64
+	}
+	return pct
 }

@@ -285,7 +285,7 @@ func (c *RunConfig) planJudgement(stdin io.Reader, pts []workloads.Point) (*Judg
 		if err != nil {
 			return nil, err
 		}
-		cfg.UnderLoad = f.UnderLoad
+		cfg.UnderLoad, cfg.HostTolerance = f.UnderLoad, hostTolerance(f.HostTolerance)
 		files, err := baselineFiles(f.Baseline)
 		if err != nil {
 			return nil, err

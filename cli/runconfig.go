@@ -71,6 +71,8 @@ type JudgeFlags struct {
 	// UnderLoad judges verdicts that rest on disturbed processes when both sides ran under
 	// comparable load (results.CompareConfig.UnderLoad).
 	UnderLoad bool
+	// HostTolerance is CompareFiles.HostTolerance.
+	HostTolerance float64
 	// Reports are files the judgement is written to, each in the format its name says
 	// (ReportFormat): exactly the judgement the command exits on.
 	Reports []string

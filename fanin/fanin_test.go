@@ -46,6 +46,9 @@ type fakeConnector struct {
 }
 
 func (*fakeConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
+func (*fakeConnector) HostSpeed() datapath.HostSpeed {
+	return datapath.HostSpeed{ComputeNs: 2.5, CopyNsPerKiB: 25, PingPongNs: 60, CPUs: 2}
+}
 func (*fakeConnector) Device() *datapath.DeviceInfo {
 	return &datapath.DeviceInfo{Name: "fake0", Provider: "fake", Ports: []datapath.PortInfo{{Num: 1}}}
 }

@@ -204,7 +204,17 @@ type CompareConfig struct {
 	// under comparable load (ComparableLoad), instead of leaving it inconclusive; a side
 	// disturbed alone still decides nothing.
 	UnderLoad bool
+	// HostTolerance is how far apart, in percent, the sides' host-speed probes (Point.Host)
+	// may be before a verdict the host's change could have made is withheld: a regression on
+	// a host that ran slower, an ok on one that ran faster. 0 means DefaultHostTolerance; a
+	// negative value turns the check off (sides measured on different machines on purpose).
+	HostTolerance float64
 }
+
+// DefaultHostTolerance is CompareConfig.HostTolerance's default, percent: the probe's figures
+// move by about 1% between processes on a steady host, and the tolerances it guards are 10%
+// and more.
+const DefaultHostTolerance = 5.0
 
 // ComparableLoad is how far apart, in percentage points of the host's CPU time, the median
 // loads of other processes on the two sides may be for CompareConfig.UnderLoad to judge
@@ -291,6 +301,9 @@ type MetricResult struct {
 	// Disturbed counts the disturbed runs among the samples (the verdict rests on them);
 	// Excluded the disturbed runs left out because enough undisturbed ones remained.
 	Disturbed, Excluded int
+	// HostWithheld: the verdict was withheld because the host's speed changed between the
+	// sides (PointResult.Host, CompareConfig.HostTolerance).
+	HostWithheld bool
 }
 
 // String is the verdict with its qualification, as reports print it.
@@ -306,6 +319,8 @@ func (r *MetricResult) String() string {
 type PointResult struct {
 	Params  Params
 	Metrics []MetricResult
+	// Host is how the host's speed differed between the sides while they measured the point.
+	Host HostChange
 	// Verdict is the worst of the metrics' verdicts.
 	Verdict Verdict
 }
@@ -373,6 +388,76 @@ func (c *Comparison) ExitCode() int {
 		return ExitInconclusive
 	}
 	return ExitOK
+}
+
+// HostChange is the host-speed figure (Point.Host) that differed most between the sides at a
+// point: Figure names it ("compute", "copy", "pingpong"; "" when a side was not probed), Ratio
+// is current/base of the sides' medians over their processes (1.1: the host ran it 10% slower
+// for the current side), and Beyond says the current median lies outside the range of the
+// base processes' own values, so that a figure as noisy as the change is not taken for one.
+type HostChange struct {
+	Figure string
+	Ratio  float64
+	Beyond bool
+}
+
+// hostFigures are HostSpeed's figures by name; 0 is a figure not measured.
+var hostFigures = []struct {
+	name string
+	f    func(*HostSpeed) float64
+}{
+	{"compute", func(h *HostSpeed) float64 { return h.ComputeNs }},
+	{"copy", func(h *HostSpeed) float64 { return h.CopyNsPerKiB }},
+	{"pingpong", func(h *HostSpeed) float64 { return h.PingPongNs }},
+}
+
+// hostChange reads HostChange from the points of each side, a process's value the median of
+// its rounds': the figure that moved most beyond the base's range, else the one that moved
+// most.
+func hostChange(bp, cp []*Point, bu, cu map[*Point]int) HostChange {
+	perProcess := func(ps []*Point, units map[*Point]int, f func(*HostSpeed) float64) []float64 {
+		by := map[int][]float64{}
+		for _, p := range ps {
+			if p.Host != nil && f(p.Host) > 0 {
+				by[units[p]] = append(by[units[p]], f(p.Host))
+			}
+		}
+		var procs []float64
+		for _, v := range by {
+			procs = append(procs, median(v))
+		}
+		return procs
+	}
+	h := HostChange{Ratio: math.NaN()}
+	for _, fig := range hostFigures {
+		b, c := perProcess(bp, bu, fig.f), perProcess(cp, cu, fig.f)
+		if len(b) == 0 || len(c) == 0 {
+			continue
+		}
+		mc := median(c)
+		r, beyond := mc/median(b), mc < slices.Min(b) || mc > slices.Max(b)
+		if h.Figure == "" || beyond && !h.Beyond || beyond == h.Beyond && math.Abs(math.Log(r)) > math.Abs(math.Log(h.Ratio)) {
+			h = HostChange{fig.name, r, beyond}
+		}
+	}
+	return h
+}
+
+// withholds says why r's verdict cannot stand on a host that changed by more than tol
+// percent ("" when it stands): a regression when the host ran slower for the current side,
+// an ok when it ran faster; either is what the host alone would have made.
+func (h HostChange) withholds(r *MetricResult, tol float64) string {
+	if !h.Beyond || tol < 0 {
+		return ""
+	}
+	pct := (h.Ratio - 1) * 100
+	switch {
+	case r.Verdict == Regressed && pct > tol:
+		return fmt.Sprintf("it would be regressed, but the host ran %.0f%% slower than for the baseline (%s probe)", pct, h.Figure)
+	case r.Verdict == OK && pct < -tol:
+		return fmt.Sprintf("it would be ok, but the host ran %.0f%% faster than for the baseline (%s probe)", -pct, h.Figure)
+	}
+	return ""
 }
 
 // ErrNothingToCompare is wrapped by Compare's error when the inputs have nothing in common.
@@ -478,7 +563,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			c.MissingInCurrent = append(c.MissingInCurrent, bp[0].Params)
 			continue
 		}
-		pr := PointResult{Params: bp[0].Params}
+		pr := PointResult{Params: bp[0].Params, Host: hostChange(bp, cp, bu, cu)}
 		var pw []pending
 		fanin := !slices.ContainsFunc(slices.Concat(bp, cp), func(p *Point) bool { return p.FanIn == nil })
 		for _, m := range metrics {
@@ -516,6 +601,10 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	decided, level := Holm(ps, c.Alpha)
 	comparable := cfg.UnderLoad && comparableLoad(base, current)
 	c.Confidence = 1 - 2*level
+	hostTol := cfg.HostTolerance
+	if hostTol == 0 {
+		hostTol = DefaultHostTolerance
+	}
 	disturbed, excluded, oneProcess := 0, 0, 0
 	for i := range c.Points {
 		p := &c.Points[i]
@@ -523,6 +612,10 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			r := &p.Metrics[j]
 			k := slices.Index(rs, r)
 			finish(r, k >= 0 && decided[k], comparable, level, c.Judged, c.Alpha)
+			if why := p.Host.withholds(r, hostTol); why != "" {
+				// Withholding only removes claims Holm made: the family's error stays within alpha.
+				r.Verdict, r.Leaning, r.Reason, r.HostWithheld = Inconclusive, r.Verdict, why, true
+			}
 			if r.Verdict != Inconclusive {
 				c.Decided++
 			}
@@ -549,6 +642,9 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		c.Notes = append(c.Notes, fmt.Sprintf("%d verdict(s) rest on disturbed processes (too few undisturbed ones for an interval): the scheduler, not the transport, may have set those numbers", disturbed))
 	}
 	c.Notes = append(c.Notes, c.resolutionNotes()...)
+	if n := c.hostNote(hostTol); n != "" {
+		c.Notes = append(c.Notes, n)
+	}
 	if cfg.UnderLoad && disturbed > 0 {
 		bl, cl := otherLoad(base), otherLoad(current)
 		if comparable {
@@ -568,6 +664,31 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		}
 	}
 	return c, nil
+}
+
+// hostNote says how far the host's speed moved between the sides where it moved beyond tol.
+func (c *Comparison) hostNote(tol float64) string {
+	var worst HostChange
+	beyond := 0
+	for _, p := range c.Points {
+		h := p.Host
+		if !h.Beyond || tol < 0 || math.Abs(h.Ratio-1)*100 <= tol {
+			continue
+		}
+		beyond++
+		if worst.Figure == "" || math.Abs(math.Log(h.Ratio)) > math.Abs(math.Log(worst.Ratio)) {
+			worst = h
+		}
+	}
+	if beyond == 0 {
+		return ""
+	}
+	how := fmt.Sprintf("%.0f%% slower", (worst.Ratio-1)*100)
+	if worst.Ratio < 1 {
+		how = fmt.Sprintf("%.0f%% faster", (1-worst.Ratio)*100)
+	}
+	return fmt.Sprintf("the host ran up to %s for the current side (%s probe, %d point(s) beyond the host tolerance of %g%%): "+
+		"verdicts its change could have made are withheld", how, worst.Figure, beyond, tol)
 }
 
 // resolutionNotes warn of tolerances below what the baseline can resolve: such a metric

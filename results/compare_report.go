@@ -144,6 +144,9 @@ func (c *Comparison) leaning() string {
 	if worst.Disturbed > 0 {
 		s += " on disturbed processes"
 	}
+	if worst.HostWithheld {
+		s += " on a slower host"
+	}
 	return s
 }
 
@@ -159,11 +162,13 @@ func (c *Comparison) Next() string {
 	case Failed:
 		return "next: the measurement failed, not the transport: a point of the baseline was not measured (see the run's log)"
 	}
-	disturbed, few, unresolved := 0, 0, 0
+	host, disturbed, few, unresolved := 0, 0, 0, 0
 	for _, p := range c.Points {
 		for _, r := range p.Metrics {
 			switch {
 			case r.Verdict != Inconclusive:
+			case r.HostWithheld:
+				host++
 			case r.Disturbed > 0:
 				disturbed++
 			case !r.Change.Bounded():
@@ -176,6 +181,9 @@ func (c *Comparison) Next() string {
 	var steps []string
 	if c.BaselineUnfit != "" {
 		steps = append(steps, "remake the baseline on a quiet runner, in more processes: it is unfit ("+c.BaselineUnfit+")")
+	}
+	if host > 0 {
+		steps = append(steps, fmt.Sprintf("%d judgement(s) withheld because the host itself ran at another speed than for the baseline (its speed probe): measure a fresh baseline on this runner now", host))
 	}
 	if disturbed > 0 {
 		steps = append(steps, fmt.Sprintf("%d undecided judgement(s) rest on processes other work disturbed: measure again with the runner to itself", disturbed))
@@ -391,6 +399,10 @@ type pointJSON struct {
 	Params  Params       `json:"params"`
 	Verdict string       `json:"verdict"`
 	Metrics []metricJSON `json:"metrics"`
+	// HostFigure and HostChangePct: the host-speed figure that moved most between the
+	// sides and by how much (positive: slower for current); absent without a probe.
+	HostFigure    string   `json:"host_figure,omitempty"`
+	HostChangePct *float64 `json:"host_change_pct,omitempty"`
 }
 
 type metricJSON struct {
@@ -414,6 +426,7 @@ type metricJSON struct {
 	ResolutionPct    *float64  `json:"baseline_resolution_pct"`
 	DisturbedUsed    int       `json:"disturbed_processes_used,omitempty"`
 	DisturbedLeftOut int       `json:"disturbed_processes_left_out,omitempty"`
+	HostWithheld     bool      `json:"host_withheld,omitempty"`
 }
 
 // WriteCompareJSON writes c as one JSON object for CI systems: the verdict, exit code and
@@ -438,13 +451,16 @@ func WriteCompareJSON(w io.Writer, c *Comparison) error {
 		out.Tolerances[m.String()] = c.Tolerances[m]
 	}
 	for _, p := range c.Points {
-		pj := pointJSON{Key: p.Params.Key(), Params: p.Params, Verdict: p.Verdict.String()}
+		pj := pointJSON{Key: p.Params.Key(), Params: p.Params, Verdict: p.Verdict.String(), HostFigure: p.Host.Figure}
+		if p.Host.Figure != "" {
+			pj.HostChangePct = jsonPct(p.Host.Ratio)
+		}
 		for _, r := range p.Metrics {
 			pj.Metrics = append(pj.Metrics, metricJSON{Metric: r.Metric.String(), Verdict: r.Verdict.String(), Improved: r.Improved,
 				BaseMedian: jsonNum(r.BaseMedian), CurrentMedian: jsonNum(r.CurrentMedian), ChangePct: jsonPct(r.Change.Est),
 				LowPct: jsonPct(r.Change.Lo), HighPct: jsonPct(r.Change.Hi), TolerancePct: r.Tolerance, ToleranceDefault: !r.Explicit,
 				Base: nonNil(r.Base), Current: nonNil(r.Current), Reason: r.Reason, DisturbedUsed: r.Disturbed, DisturbedLeftOut: r.Excluded,
-				P: r.P, ProcessSDPct: jsonNum(r.Noise.Process), RoundSDPct: jsonNum(r.Noise.Round), ResolutionPct: jsonNum(r.Resolution)})
+				P: r.P, ProcessSDPct: jsonNum(r.Noise.Process), RoundSDPct: jsonNum(r.Noise.Round), ResolutionPct: jsonNum(r.Resolution), HostWithheld: r.HostWithheld})
 			if r.Verdict == Inconclusive {
 				pj.Metrics[len(pj.Metrics)-1].Leaning = map[Verdict]string{OK: "ok", Regressed: "regressed", Inconclusive: "neither"}[r.Leaning]
 			}

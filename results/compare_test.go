@@ -588,3 +588,103 @@ func TestCompareUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// probe gives every point of rs the host-speed reading compute ns, copy per KiB.
+func probe(rs []*results.Run, compute, copyNs float64) {
+	for _, r := range rs {
+		for i := range r.Points {
+			r.Points[i].Host = &results.HostSpeed{ComputeNs: compute, CopyNsPerKiB: copyNs, CPUs: 2}
+		}
+	}
+}
+
+// A host that slowed as much as the transport seems to have cannot give a regression, nor
+// one that sped up an ok: either is withheld with the host's change and the next step; a
+// steady host, or the check turned off, leaves the verdict alone.
+func TestCompareWithholdsWhatTheHostMade(t *testing.T) {
+	base, slow, same := runs(t, 1, 6, 1), runs(t, 2, 6, 1.2), runs(t, 3, 6, 1)
+	probe(base, 2.8, 25)
+	probe(same, 2.8, 25.5)
+	probe(slow, 2.8, 25)
+	c, _ := results.Compare(base, slow, results.CompareConfig{})
+	if c.Verdict != results.Regressed || c.Points[0].Host.Figure == "" || math.Abs(c.Points[0].Host.Ratio-1) > 1e-9 {
+		t.Fatalf("steady host: %v %+v\n%s", c.Verdict, c.Points[0].Host, compareText(c))
+	}
+	probe(slow, 3.3, 25) // the clock 18% slower
+	c, _ = results.Compare(base, slow, results.CompareConfig{})
+	r := c.Points[0].Metrics[0]
+	if c.Verdict != results.Inconclusive || c.ExitCode() != results.ExitInconclusive || !r.HostWithheld || r.Leaning != results.Regressed ||
+		r.Reason != "it would be regressed, but the host ran 18% slower than for the baseline (compute probe)" {
+		t.Fatalf("slower host: %v withheld %v leaning %v %q\n%s", c.Verdict, r.HostWithheld, r.Leaning, r.Reason, compareText(c))
+	}
+	if head := compareText(c); !strings.Contains(head, "leaning regressed: ") || !strings.Contains(head, "on a slower host") ||
+		!strings.Contains(head, "the host ran up to 18% slower for the current side (compute probe, 3 point(s) beyond the host tolerance of 5%)") ||
+		!strings.Contains(c.Next(), "withheld because the host itself ran at another speed than for the baseline") {
+		t.Errorf("slower host's headline and next step:\n%s", head)
+	}
+	var js bytes.Buffer
+	if err := results.WriteCompareJSON(&js, c); err != nil || !strings.Contains(js.String(), `"host_figure": "compute"`) ||
+		!strings.Contains(js.String(), `"host_withheld": true`) {
+		t.Errorf("JSON lacks the host's change (%v):\n%s", err, js.String())
+	}
+	c, _ = results.Compare(base, slow, results.CompareConfig{HostTolerance: -1})
+	if c.Verdict != results.Regressed {
+		t.Errorf("check off: %v", c.Verdict)
+	}
+	c, _ = results.Compare(base, slow, results.CompareConfig{HostTolerance: 20})
+	if c.Verdict != results.Regressed {
+		t.Errorf("18%% within a 20%% host tolerance: %v", c.Verdict)
+	}
+	// The same transport on a host 10% faster: ok would be the host's doing.
+	probe(same, 2.5, 25)
+	c, _ = results.Compare(base, same, results.CompareConfig{})
+	if r := c.Points[0].Metrics[0]; c.Verdict != results.Inconclusive || r.Leaning != results.OK ||
+		r.Reason != "it would be ok, but the host ran 11% faster than for the baseline (compute probe)" {
+		t.Errorf("faster host: %v %q", c.Verdict, r.Reason)
+	}
+	// A regression on a faster host stands: the host would have hidden it, not made it.
+	probe(slow, 2.5, 25)
+	if c, _ = results.Compare(base, slow, results.CompareConfig{}); c.Verdict != results.Regressed {
+		t.Errorf("regression on a faster host: %v", c.Verdict)
+	}
+	// A figure as noisy between the base's processes as its move is no evidence: copy 12%
+	// slower in current, within the base's own range of 20 to 30, withholds nothing.
+	probe(slow, 2.8, 28)
+	for i, r := range base {
+		for j := range r.Points {
+			r.Points[j].Host.CopyNsPerKiB = 20 + 2*float64(i)
+		}
+	}
+	if c, _ = results.Compare(base, slow, results.CompareConfig{}); c.Verdict != results.Regressed || c.Points[0].Host.Beyond {
+		t.Errorf("copy within the base's range: %v %+v", c.Verdict, c.Points[0].Host)
+	}
+	// The CPUs twice as far apart for current: a cache line's round trip is what the
+	// in-process sides exchange every message over.
+	probe(base, 2.8, 25)
+	for _, rs := range [][]*results.Run{base, slow} {
+		for _, r := range rs {
+			for j := range r.Points {
+				r.Points[j].Host.PingPongNs = 60
+			}
+		}
+	}
+	for _, r := range slow {
+		for j := range r.Points {
+			r.Points[j].Host.PingPongNs = 130
+		}
+	}
+	c, _ = results.Compare(base, slow, results.CompareConfig{})
+	if r := c.Points[0].Metrics[0]; !r.HostWithheld || !strings.HasSuffix(r.Reason, "the host ran 117% slower than for the baseline (pingpong probe)") {
+		t.Errorf("CPUs further apart: %v %q", r.Verdict, r.Reason)
+	}
+	// One side not probed (an older file): nothing to check.
+	probe(slow, 0, 0)
+	for _, r := range slow {
+		for i := range r.Points {
+			r.Points[i].Host = nil
+		}
+	}
+	if c, _ = results.Compare(base, slow, results.CompareConfig{}); c.Verdict != results.Regressed || c.Points[0].Host.Figure != "" {
+		t.Errorf("no probe on one side: %v %+v", c.Verdict, c.Points[0].Host)
+	}
+}

@@ -51,7 +51,7 @@ func TestRoundTrip(t *testing.T) {
 func TestJSONShape(t *testing.T) {
 	b := marshalT(t, makeRun(t, 1, 1, 1000, 1))
 	for _, want := range []string{
-		`"schema_version": 8`, `"p99_ns": `, `"p999_ns": null`, `"p9999_ns": null`,
+		`"schema_version": 9`, `"p99_ns": `, `"p999_ns": null`, `"p9999_ns": null`,
 		`"rtt_histogram": "HISTF`, `"send_with_inv": {`, `"rpc_per_s": `, `"payload_gbps": `,
 		`"user_ns": `, `"first_messages": [`, `"firmware_version": "1.0"`, `"state": "complete"`,
 		`"inline_send_bytes": 4096`, `"remote_invalidation": true`, `"config": {`,
@@ -73,17 +73,19 @@ func TestReadRejects(t *testing.T) {
 	}{
 		{"unknown top-level", strings.Replace(good, `"tool":`, `"color": 1, "tool":`, 1), `color: unknown field`, results.ErrUnknownField},
 		{"unknown nested", strings.Replace(good, `"p50_ns":`, `"p95_ns": 5, "p50_ns":`, 1), `points[0].rtt.p95_ns: unknown field`, results.ErrUnknownField},
-		{"newer version", strings.Replace(good, `"schema_version": 8`, `"schema_version": 9`, 1), `schema_version 9, this build reads up to 8: upgrade`, results.ErrVersion},
-		{"version 0", strings.Replace(good, `"schema_version": 8`, `"schema_version": 0`, 1), `schema_version 0`, results.ErrVersion},
-		{"version string", strings.Replace(good, `"schema_version": 8`, `"schema_version": "2"`, 1), `schema_version: "2" is not an integer`, nil},
-		{"no version", strings.Replace(good, `"schema_version": 8,`, ``, 1), `schema_version: missing`, nil},
-		{"peer_ops in version 1", strings.Replace(strings.Replace(good, `"schema_version": 8`, `"schema_version": 1`, 1), `"ops": {`, `"peer_ops": {}, "ops": {`, 1), `points[0].peer_ops: not in schema_version 1`, nil},
-		{"round in version 4", strings.Replace(strings.Replace(good, `"schema_version": 8`, `"schema_version": 4`, 1), `"ops": {`, `"round": 2, "ops": {`, 1), `points[0].round: not in schema_version 4 (added in 5)`, nil},
-		{"host_other_cpu in version 4", strings.Replace(strings.Replace(good, `"schema_version": 8`, `"schema_version": 4`, 1), `"ops": {`, `"host_other_cpu": 3, "ops": {`, 1), `points[0].host_other_cpu: not in schema_version 4`, nil},
+		{"newer version", strings.Replace(good, `"schema_version": 9`, `"schema_version": 10`, 1), `schema_version 10, this build reads up to 9: upgrade`, results.ErrVersion},
+		{"version 0", strings.Replace(good, `"schema_version": 9`, `"schema_version": 0`, 1), `schema_version 0`, results.ErrVersion},
+		{"version string", strings.Replace(good, `"schema_version": 9`, `"schema_version": "2"`, 1), `schema_version: "2" is not an integer`, nil},
+		{"no version", strings.Replace(good, `"schema_version": 9,`, ``, 1), `schema_version: missing`, nil},
+		{"peer_ops in version 1", strings.Replace(strings.Replace(good, `"schema_version": 9`, `"schema_version": 1`, 1), `"ops": {`, `"peer_ops": {}, "ops": {`, 1), `points[0].peer_ops: not in schema_version 1`, nil},
+		{"round in version 4", strings.Replace(strings.Replace(good, `"schema_version": 9`, `"schema_version": 4`, 1), `"ops": {`, `"round": 2, "ops": {`, 1), `points[0].round: not in schema_version 4 (added in 5)`, nil},
+		{"host_other_cpu in version 4", strings.Replace(strings.Replace(good, `"schema_version": 9`, `"schema_version": 4`, 1), `"ops": {`, `"host_other_cpu": 3, "ops": {`, 1), `points[0].host_other_cpu: not in schema_version 4`, nil},
 		{"negative process", strings.Replace(good, `"ops": {`, `"process": -1, "ops": {`, 1), `points[0].process: negative (-1)`, nil},
-		{"process in version 7", strings.Replace(strings.Replace(good, `"schema_version": 8`, `"schema_version": 7`, 1), `"ops": {`, `"process": 2, "ops": {`, 1), `points[0].process: not in schema_version 7 (added in 8)`, nil},
-		{"fanin in version 5", strings.Replace(strings.Replace(good, `"schema_version": 8`, `"schema_version": 5`, 1), `"ops": {`, `"fanin": {"ranks": [], "server_ranks": [], "skew_ns": 0, "overlap": 1, "jain_index": 1, "slowest_rank": 1, "p50_spread_ns": null, "p99_spread_ns": null}, "ops": {`, 1), `points[0].fanin: not in schema_version 5 (added in 6)`, nil},
+		{"process in version 7", strings.Replace(strings.Replace(good, `"schema_version": 9`, `"schema_version": 7`, 1), `"ops": {`, `"process": 2, "ops": {`, 1), `points[0].process: not in schema_version 7 (added in 8)`, nil},
+		{"fanin in version 5", strings.Replace(strings.Replace(good, `"schema_version": 9`, `"schema_version": 5`, 1), `"ops": {`, `"fanin": {"ranks": [], "server_ranks": [], "skew_ns": 0, "overlap": 1, "jain_index": 1, "slowest_rank": 1, "p50_spread_ns": null, "p99_spread_ns": null}, "ops": {`, 1), `points[0].fanin: not in schema_version 5 (added in 6)`, nil},
 		{"fanin overlap beyond 1", strings.Replace(good, `"ops": {`, `"fanin": {"ranks": [], "server_ranks": [], "skew_ns": 0, "overlap": 1.5, "jain_index": 1, "slowest_rank": 1, "p50_spread_ns": null, "p99_spread_ns": null}, "ops": {`, 1), `points[0].fanin.overlap: 1.5 is not between 0 and 1`, nil},
+		{"host in version 8", strings.Replace(strings.Replace(good, `"schema_version": 9`, `"schema_version": 8`, 1), `"ops": {`, `"host": {"compute_ns": 2.8, "copy_ns_per_kib": 27, "cpus": 2}, "ops": {`, 1), `points[0].host: not in schema_version 8 (added in 9)`, nil},
+		{"host without time", strings.Replace(good, `"ops": {`, `"host": {"compute_ns": 0, "copy_ns_per_kib": 27, "cpus": 2}, "ops": {`, 1), `points[0].host: want positive times and CPUs`, nil},
 		{"host_other_cpu beyond 100", strings.Replace(good, `"ops": {`, `"host_other_cpu": 101, "ops": {`, 1), `points[0].host_other_cpu: 101 is not a percentage`, nil},
 		{"empty", "", "empty file", nil},
 		{"not json", "hello", "invalid JSON", nil},
@@ -272,7 +274,7 @@ func TestFuzzCorpus(t *testing.T) {
 		"FuzzRead": {
 			"valid":     string(good),
 			"truncated": string(good[:len(good)/3]),
-			"version5":  string(bytes.Replace(good, []byte(`"schema_version": 8`), []byte(`"schema_version": 5`), 1)),
+			"version5":  string(bytes.Replace(good, []byte(`"schema_version": 9`), []byte(`"schema_version": 5`), 1)),
 			"minimal":   string(minimal),
 			"empty":     "",
 		},
@@ -420,7 +422,7 @@ func TestTurnaroundInFile(t *testing.T) {
 		t.Errorf("text report lacks %q:\n%s", want, out.String())
 	}
 	for _, c := range []struct{ name, in, want string }{
-		{"version 3", strings.Replace(string(b), `"schema_version": 8`, `"schema_version": 3`, 1), "points[0].pollers[0].turnaround: not in schema_version 3"},
+		{"version 3", strings.Replace(string(b), `"schema_version": 9`, `"schema_version": 3`, 1), "points[0].pollers[0].turnaround: not in schema_version 3"},
 		{"out of order", strings.Replace(string(b), `"p90_ns": 2500`, `"p90_ns": 1000`, 1), "points[0].pollers[0].turnaround: negative or out-of-order"},
 	} {
 		if _, err := results.Read(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -21,8 +21,8 @@ import (
 // Point.FanIn; version 7 added Point.Callbacks (with ProcStats.Histogram) and Point.Recalls;
 // version 8 added FanIn.SkewErrorNs, FanIn.Refused, FanIn.RefusedCount, FanIn.ServerRanks[].Addr,
 // Point.Recoveries, Point.Process, Params.CallSizes and Params.ReplySizes, and takes FanIn.Overlap with the
-// clocks' error bounds.
-const SchemaVersion = 8
+// clocks' error bounds; version 9 added Point.Host.
+const SchemaVersion = 9
 
 // Run is one results file: everything one invocation of the benchmark measured. A sweep is one
 // Run with many Points. See SCHEMA.md for every field's meaning and unit.
@@ -155,6 +155,9 @@ type Point struct {
 	// HostOtherCPU is the share of the host CPU time that other processes used during the
 	// point (warm-up included), percent; absent where not read (not Linux, older files).
 	HostOtherCPU *float64 `json:"host_other_cpu,omitempty"`
+	// Host is how fast the host ran plain code just before the point (HostSpeed); absent
+	// in files from before schema version 9.
+	Host *HostSpeed `json:"host,omitempty"`
 	// Disturbed says why the scheduler, not the transport, may have set this point's
 	// latencies (see Disturbances); absent when nothing suggests it.
 	Disturbed []string `json:"disturbed,omitempty"`
@@ -171,6 +174,25 @@ type Point struct {
 	// FanIn is the ranks of a point many client ranks measured together, whose merge this
 	// point is; absent for a point of one process.
 	FanIn *FanIn `json:"fanin,omitempty"`
+}
+
+// HostSpeed is the host-speed probe's reading (datapath.ProbeHost) on the slowest CPU the
+// process may use: a fixed computation and a memory copy, code the change under test does not
+// touch. Compare judges no regression across a host that slowed by more than HostTolerance.
+type HostSpeed struct {
+	// ComputeNs is one step of a dependent integer chain, ns; CopyNsPerKiB a 256 KiB memory
+	// copy, ns per KiB; PingPongNs a cache line's round trip between two CPUs, ns, absent
+	// with one CPU (lower is faster).
+	ComputeNs    float64 `json:"compute_ns"`
+	CopyNsPerKiB float64 `json:"copy_ns_per_kib"`
+	PingPongNs   float64 `json:"pingpong_ns,omitempty"`
+	// CPUs counts the CPUs probed.
+	CPUs int `json:"cpus"`
+}
+
+// HostSpeedOf is a probe's reading as results files keep it.
+func HostSpeedOf(h datapath.HostSpeed) *HostSpeed {
+	return &HostSpeed{ComputeNs: h.ComputeNs, CopyNsPerKiB: h.CopyNsPerKiB, PingPongNs: h.PingPongNs, CPUs: h.CPUs}
 }
 
 // GCStats is the garbage collector's part in a point: whether it was off while the point

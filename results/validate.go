@@ -77,6 +77,9 @@ func (r *Run) Validate() error {
 				}
 			}
 		}
+		if r.SchemaVersion < 9 && r.Points[i].Host != nil {
+			return fieldErr(fmt.Sprintf("points[%d].host", i), "not in schema_version %d (added in 9)", r.SchemaVersion)
+		}
 		if r.SchemaVersion < 6 && r.Points[i].FanIn != nil {
 			return fieldErr(fmt.Sprintf("points[%d].fanin", i), "not in schema_version %d (added in 6)", r.SchemaVersion)
 		}
@@ -163,6 +166,9 @@ func (p *Point) validate(f string) error {
 	}
 	if v := p.HostCPUPressure; v != nil && (*v < 0 || *v > 100) {
 		return fieldErr(f+"host_cpu_pressure", "%v is not a percentage", *v)
+	}
+	if h := p.Host; h != nil && !(h.ComputeNs > 0 && h.CopyNsPerKiB > 0 && h.PingPongNs >= 0 && h.CPUs > 0) {
+		return fieldErr(f+"host", "want positive times and CPUs: %+v", *h)
 	}
 	if v := p.HostOtherCPU; v != nil && (*v < 0 || *v > 100) {
 		return fieldErr(f+"host_other_cpu", "%v is not a percentage", *v)

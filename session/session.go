@@ -34,11 +34,12 @@ type Connector interface {
 	Close() error
 }
 
-// HostReader is a Connector that says how to read the host it measures on, at each point's
-// edges for its disturbance (fake clients in tests: a quiet one); others use
-// datapath.ReadHostCPU.
+// HostReader is a Connector that says how to read the host it measures on: at each point's
+// edges for its disturbance, and its speed before it (fake clients in tests: a quiet, steady
+// host); others use datapath.ReadHostCPU and datapath.ProbeHost.
 type HostReader interface {
 	HostCPU() (datapath.HostCPU, error)
+	HostSpeed() datapath.HostSpeed
 }
 
 // PointReport is what a Connector learned from a point's connections.
@@ -436,6 +437,12 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 		Live:     lives,
 		Hurry:    s.c.Hurry,
 	}
+	// Before the point's pollers start, so that they do not share its CPUs.
+	probe := datapath.ProbeHost
+	if hr, ok := s.c.Connector.(HostReader); ok {
+		probe = hr.HostSpeed
+	}
+	host := probe()
 	var samp *sampler
 	if s.c.Interval > 0 {
 		samp = newSampler(lives, s.c.Clock, s.c.Interval)
@@ -497,6 +504,7 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 			rp.HostOtherCPU = &other
 		}
 	}
+	rp.Host = results.HostSpeedOf(host)
 	markDisturbance(&rp, &res, w, pr.SpinningPeers)
 	rp.GC = gcStats
 	if gcStats.Cycles > 0 {

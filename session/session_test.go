@@ -35,6 +35,11 @@ type fakeConnector struct {
 // HostCPU is a quiet host: the verdicts of tests must not depend on the machine's load.
 func (*fakeConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
 
+// HostSpeed is a host whose speed never changes: the fakes' verdicts are the fakes' own.
+func (*fakeConnector) HostSpeed() datapath.HostSpeed {
+	return datapath.HostSpeed{ComputeNs: 2.5, CopyNsPerKiB: 25, PingPongNs: 60, CPUs: 2}
+}
+
 var errFakeRPC = errors.New("fake: reply checksum mismatch")
 
 func (*fakeConnector) Device() *datapath.DeviceInfo {
@@ -424,3 +429,29 @@ type endFunc func()
 func (endFunc) Every() time.Duration { return 0 }
 func (endFunc) Update(int64)         {}
 func (f endFunc) End()               { f() }
+
+// Every point records the host's speed, read before its pollers start: the host's own probe
+// for a connector that does not say how to read it, the connector's reading otherwise.
+func TestPointsRecordTheHostSpeed(t *testing.T) {
+	type plain struct{ Connector } // hides HostReader
+	for _, tc := range []struct {
+		name string
+		conn Connector
+		want func(*results.HostSpeed) bool
+	}{
+		{"probed", plain{&fakeConnector{}}, func(h *results.HostSpeed) bool { return h.CPUs >= 1 && h.ComputeNs > 0 && h.CopyNsPerKiB > 0 }},
+		{"connector's", &fakeConnector{}, func(h *results.HostSpeed) bool {
+			return *h == results.HostSpeed{ComputeNs: 2.5, CopyNsPerKiB: 25, PingPongNs: 60, CPUs: 2}
+		}},
+	} {
+		o, err := Run(context.Background(), config(t, tc.conn, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range o.Run.Points {
+			if p.Host == nil || !tc.want(p.Host) {
+				t.Errorf("%s: point %d host %+v", tc.name, i, p.Host)
+			}
+		}
+	}
+}

@@ -44,10 +44,11 @@ would decide it), 4 the measurement failed (a base point missing in current).`,
 			alpha := fs.Float64("alpha", 0.05, "family-wise error rate: the chance of any wrong ok or regressed verdict")
 			metrics := fs.String("metrics", "", "judge these metrics, comma-separated (default: those --threshold names, else p50,p99,rps and at fan-in points jain,slowest)")
 			format := fs.String("format", "text", "output: "+cli.FormatHelp(cli.CompareFormats))
+			hostTol := fs.Float64("host-tolerance", results.DefaultHostTolerance, "withhold a verdict the host could have made: a regression when the host-speed probe ran more than this many percent slower for the current side, an ok when faster (negative: no check, for sides measured on different machines on purpose)")
 			underLoad := fs.Bool("under-load", true, "judge verdicts that rest on disturbed processes when both sides ran under comparable load (median other-process CPU within 10 points); --under-load=false leaves them inconclusive")
 			reports := fs.StringArray("report", nil, "also write the comparison to `FILE`, in the format its name says (.json, .bmf.json, .xml JUnit, .md Markdown, .txt); repeat for several")
 			return func(e *env, args []string) int {
-				return compare(e, fs, cli.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format, Reports: *reports, UnderLoad: *underLoad}, args)
+				return compare(e, fs, cli.CompareFiles{Alpha: *alpha, Thresholds: *thresholds, Metrics: *metrics, Format: *format, Reports: *reports, UnderLoad: *underLoad, HostTolerance: *hostTol}, args)
 			}
 		},
 	}

@@ -111,3 +111,41 @@ func TestCompareJudgesUnderComparableLoadByDefault(t *testing.T) {
 		t.Errorf("--under-load=false: exit %d, want %d\n%s%s", code, exitInconclusive, out, errOut)
 	}
 }
+
+// A regression measured on a host that itself ran 20% slower is withheld (exit 3, the host
+// named, the next step a fresh baseline); --host-tolerance=-1 judges it anyway.
+func TestCompareWithholdsOnASlowerHost(t *testing.T) {
+	slower := func(path string) string {
+		r, err := results.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range r.Points {
+			h := *r.Points[i].Host
+			h.ComputeNs *= 1.2
+			r.Points[i].Host = &h
+		}
+		if err := results.WriteFile(path, r); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	var fast, slow []string
+	for range 4 {
+		fast, slow = append(fast, fakeResults(t, "fakerun")), append(slow, slower(fakeResults(t, "fakeslowrun")))
+	}
+	args := func(flags ...string) []string {
+		a := append(append([]string{"compare", "--metrics", "p50"}, flags...), fast...)
+		return append(append(a, "--"), slow...)
+	}
+	if code, out, errOut := runMain(t, args()...); code != exitInconclusive || !strings.Contains(out, "the host ran 20% slower than for the baseline (compute probe)") ||
+		!strings.Contains(out, "measure a fresh baseline on this runner now") {
+		t.Errorf("default: exit %d, want %d\n%s%s", code, exitInconclusive, out, errOut)
+	}
+	if code, out, errOut := runMain(t, args("--host-tolerance=-1")...); code != results.ExitRegression {
+		t.Errorf("--host-tolerance=-1: exit %d, want %d\n%s%s", code, results.ExitRegression, out, errOut)
+	}
+	if code, out, errOut := runMain(t, args("--host-tolerance", "25")...); code != results.ExitRegression {
+		t.Errorf("--host-tolerance 25: exit %d, want %d\n%s%s", code, results.ExitRegression, out, errOut)
+	}
+}

@@ -24,11 +24,17 @@ type fakeConnector struct {
 
 // HostCPU is a quiet host: fake clients' verdicts must not depend on the machine's load.
 func (fakeConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
+func (fakeConnector) HostSpeed() datapath.HostSpeed      { return steadyHost }
 
 // quietConnector is a real connector on a quiet host.
 type quietConnector struct{ session.Connector }
 
 func (quietConnector) HostCPU() (datapath.HostCPU, error) { return datapath.HostCPU{}, nil }
+func (quietConnector) HostSpeed() datapath.HostSpeed      { return steadyHost }
+
+// steadyHost is a host whose speed never changes: the suite's other packages run beside
+// these tests, and their verdicts must be the connectors' own.
+var steadyHost = datapath.HostSpeed{ComputeNs: 2.5, CopyNsPerKiB: 25, PingPongNs: 60, CPUs: 2}
 
 var errFakeBroken = errors.New("fake: connection broken: peer vanished")
 

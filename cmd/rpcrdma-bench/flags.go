@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
+	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/spf13/pflag"
@@ -253,6 +254,7 @@ func addJudgeFlags(fs *pflag.FlagSet, j *cli.JudgeFlags) {
 	fs.StringVar(&j.Threshold, "threshold", "", "with --baseline: tolerated changes NAME=CHANGE%,... as compare --threshold (not --thresholds, the inline thresholds)")
 	fs.StringVar(&j.Metrics, "metrics", "", "with --baseline: judge these metrics, as compare --metrics")
 	fs.BoolVar(&j.UnderLoad, "under-load", true, "with --baseline: judge verdicts that rest on disturbed processes when both sides ran under comparable load, as compare does (--under-load=false: leave them inconclusive)")
+	fs.Float64Var(&j.HostTolerance, "host-tolerance", results.DefaultHostTolerance, "with --baseline: withhold a verdict when the host-speed probe moved more than this many percent between the sides, as compare does (negative: no check)")
 	fs.Float64Var(&j.Alpha, "alpha", 0.05, "family-wise error rate of the judgement (--baseline, or --repeat auto's best threshold), spent over --repeat auto's looks (O'Brien-Fleming)")
 }
 
