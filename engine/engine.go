@@ -351,8 +351,8 @@ func (c *engineConnector) Point(pt workloads.Point) (workloads.Opener, func() se
 	cfg.Codec = codec
 	ps := new(pointStats)
 	open := func(ctx context.Context, poller, conns int) (workloads.Client, error) {
-		if measuredAlone(codec, &pt.Workload) {
-			return c.openRecall(ctx, codec, cfg, ps.done)
+		if proc, ok := measuredAlone(codec, &pt.Workload); ok {
+			return c.openMeasured(ctx, codec, proc, cfg, ps.done)
 		}
 		cl := &engineClient{res: make([]rpcrdma.Result, 64), wcs: make([]datapath.Completion, 64),
 			log: c.log, done: ps.done, recovered: ps.recovered}

@@ -18,7 +18,8 @@ type Descriptor struct {
 	// Aliases are other names for it.
 	Aliases []string
 	// Setup makes the Codec, and the credential the calls carry, for calls to t (nil for a
-	// program whose calls need neither: the Codec of package benchprog).
+	// program whose calls need neither: the Codec of package benchprog). For a program with
+	// a procedure measured alone, the Codec is a Measurer: the measurement comes with it.
 	Setup func(ctx context.Context, t Target) (Codec, oncrpc.OpaqueAuth, error)
 }
 

@@ -22,4 +22,12 @@
 //
 // A Codec marshals one program's arguments in place and checks its results. A program whose
 // calls need per-connection state (an NFS file handle) gives each connection its own Codec.
+//
+// # Measurements of a program's own
+//
+// A procedure measured alone (Procedure.Alone) is no call but a measurement the program
+// defines over several connections, such as NFSv4.1's delegation recall. Its Codec is a
+// Measurer, which makes a Measurement: a state machine that says which calls to make on which
+// connection as their replies come in, and when a measured request completes with which
+// Figures. The engine drives it through a Driver and knows nothing of its protocol.
 package rpcproto

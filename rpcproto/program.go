@@ -32,8 +32,9 @@ type Procedure struct {
 	// (Conversation): a workload cannot name it.
 	Setup bool
 	// Alone marks a procedure that is a measurement of its own (NFSv4.1's delegation
-	// recall, a conversation of two clients): a mix that names it names nothing else, and
-	// it runs one at a time (depth, connections and pollers 1).
+	// recall, a conversation of two clients), which the program's Codec makes (Measurer):
+	// a mix that names it names nothing else, and it runs one at a time (depth,
+	// connections and pollers 1).
 	Alone bool
 }
 

@@ -92,6 +92,21 @@
 // one CB_ILLEGAL. The Setup procedures PDelegOpen, PDelegConflict, PDelegReturn and
 // PDelegClose drive a delegation recall on the file SetRecallFile names.
 //
+// # The delegation recall
+//
+// PRecall ("recall") is measured alone: Codec is an rpcproto.Measurer whose Measure makes the
+// recall's state machine over two connections, the holder and the conflicter, each its own
+// client. Between requests the holder opens the next of RecallFiles files (RecallFile) for
+// reading asking for a read delegation; one refused is closed and the next tried, every
+// 100 ms after 8 refusals in a row. A request is the conflicter's OPEN of that file for
+// writing, from its first sending to its success: the server answers NFS4ERR_DELAY and
+// recalls the delegation (CB_RECALL on the holder's connection), the holder sends
+// DELEGRETURN once CB_RECALL is in, the conflicting OPEN is made again once DELEGRETURN's
+// reply is, and both clients then close the file. Its figures are the wait for CB_RECALL,
+// DELEGRETURN's round trip, the whole conflict and the NFS4ERR_DELAY answers; a holder
+// without a back channel, or a server reporting it down, is an error. Before the
+// connections are torn down, a delegation held is returned and its file closed.
+//
 // # Conventions
 //
 // The codecs follow package oncrpc and nfs3: encoders write into a caller-owned []byte;

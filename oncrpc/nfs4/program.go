@@ -25,8 +25,8 @@ const (
 const (
 	POpenClose = nfsbase.PDir + 1 + iota
 	// PRecall is a delegation recall as a workload names it ("recall"): a conversation of two
-	// clients made of the Setup procedures below (package session measures it), never
-	// sent as one call.
+	// clients made of the Setup procedures below (Codec.Measure makes it), never sent as
+	// one call.
 	PRecall
 	// PSession is every call of a connection's Conversation: its step decides the COMPOUND.
 	PSession
