@@ -5,8 +5,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/nfs3"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -59,6 +62,32 @@ func TestProgramTargetErrorNamesTheFlag(t *testing.T) {
 		_, _, err := c.programCodec(context.Background(), []workloads.Point{{Workload: workloads.Config{Mix: []workloads.MixEntry{{Proc: "null"}}}}})
 		if !errors.As(err, new(UsageError)) || !strings.Contains(err.Error(), `--nfs-export "nopath": want `) {
 			t.Errorf("%s: %v", d.Program.Name, err)
+		}
+	}
+}
+
+// Without --program the commands measure the benchmark program's default mix, the choice
+// the workloads leave to them; --mix tells another program's preset and NFS itself apart.
+func TestDefaultProgram(t *testing.T) {
+	c := &RunConfig{Duration: time.Second, Workload: workloads.Config{Depth: 1, Connections: 1, Pollers: 1}}
+	w, err := c.Base()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Table() != benchprog.Prog || w.Prog != benchprog.Prog || w.Program != 0 || workloads.MixName(w.Mix, w.Prog) != benchprog.NFSLike {
+		t.Fatalf("default workload %+v", w)
+	}
+	for _, tc := range []struct {
+		prog      *rpcproto.Program
+		mix, want string
+	}{
+		{benchprog.Prog, "nfs", "ambiguous"},
+		{nfs3.Prog, "nfs3", "ambiguous"},
+		{nfs3.Prog, "nfs-like", "not of nfs3"},
+	} {
+		c := &RunConfig{Duration: time.Second, Mix: tc.mix, Workload: workloads.Config{Prog: tc.prog, Depth: 1, Connections: 1, Pollers: 1}}
+		if _, err := c.Base(); err == nil || !strings.Contains(err.Error(), "--mix: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--program %s --mix %s: %v, want %q", tc.prog.Name, tc.mix, err, tc.want)
 		}
 	}
 }

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -29,7 +32,8 @@ type RunConfig struct {
 	Command string
 	Sweep   bool
 	// Workload holds the settings that are a workload's own fields (depth, rate, mix
-	// sizes, program, class, pollers, connections, poll, CPUs, seed, count).
+	// sizes, program, class, pollers, connections, poll, CPUs, seed, count); without a
+	// program it measures the benchmark program (Table).
 	Workload workloads.Config
 	// Duration, Warmup (0: none), Drain (0: the default) and Interval (0: no time series)
 	// are the measured time per point and its edges.
@@ -102,10 +106,22 @@ func (c *RunConfig) Threshold() int {
 	return c.Thresholds[0]
 }
 
+// Table is the program c measures: the one --program names, else the benchmark program,
+// which the server in this process serves (the workloads leave the default to the commands).
+func (c *RunConfig) Table() *rpcproto.Program {
+	if p := c.Workload.Table(); p != nil {
+		return p
+	}
+	return benchprog.Prog
+}
+
 // Base returns the workload every point shares, normalized; c.Transport takes the program's
 // inline rule.
 func (c *RunConfig) Base() (workloads.Config, error) {
 	w := c.Workload
+	if w.Prog == nil && w.Program == 0 {
+		w.Prog = benchprog.Prog
+	}
 	w.Duration = workloads.Duration(c.Duration)
 	if w.Count > 0 && !c.Given["duration"] {
 		w.Duration = 0
@@ -138,23 +154,23 @@ func (c *RunConfig) Base() (workloads.Config, error) {
 		return w, Usagef("--connections %d: want at least 1", w.Connections)
 	}
 	if c.Mix != "" {
-		mix, err := workloads.ParseMix(c.Mix, w.Table())
+		mix, err := parseMix(c.Mix, w.Table())
 		if err != nil {
 			return w, UsageError{"--mix: " + err.Error()}
 		}
 		w.Mix = mix
 	}
+	if w.Prog != benchprog.Prog && !c.Given["mix"] {
+		w.Mix = workloads.Only("null", workloads.Sizes{})
+	}
 	if !c.Sweep && c.Given["sizes"] && w.Program == 0 && !mixTakesSize(w.Mix, w.Table()) {
-		return w, Usagef("--sizes has no effect: every entry of the %s mix has its own size (--sizes sets the entries without one, as in --mix echo --sizes 64k; 'sweep' sweeps sizes)", mixLabel(w.Mix))
+		return w, Usagef("--sizes has no effect: every entry of the %s mix has its own size (--sizes sets the entries without one, as in --mix echo --sizes 64k; 'sweep' sweeps sizes)", mixLabel(w.Mix, w.Table()))
 	}
 	if w.Rate == 0 && c.Given["arrival"] {
 		return w, Usagef("--arrival needs --rate (open loop)")
 	}
 	if w.Rate == 0 {
 		w.Arrival = ""
-	}
-	if (w.Program != 0 || w.Prog != nil) && !c.Given["mix"] {
-		w.Mix = workloads.Only("null", workloads.Sizes{})
 	}
 	if len(c.Thresholds) > 1 && !c.Sweep {
 		return w, Usagef("--thresholds takes one value here (%d given); 'sweep' takes a list", len(c.Thresholds))
@@ -197,7 +213,7 @@ func (c *RunConfig) Plan() (workloads.Sweep, []workloads.Point, error) {
 			}
 		}
 		for _, m := range c.Mixes {
-			mix, err := workloads.ParseMix(m, base.Table())
+			mix, err := parseMix(m, base.Table())
 			if err != nil {
 				return s, nil, UsageError{"--mix: " + err.Error()}
 			}
@@ -244,12 +260,28 @@ func mixTakesSize(mix []workloads.MixEntry, prog *rpcproto.Program) bool {
 	return false
 }
 
-// mixLabel names mix for a message: "nfs-like" for the preset (nil is the default, the preset).
-func mixLabel(mix []workloads.MixEntry) string {
+// mixLabel names a mix of prog for a message: its default preset's name for that preset
+// (nil is the default).
+func mixLabel(mix []workloads.MixEntry, prog *rpcproto.Program) string {
 	if mix == nil {
-		return "nfs-like"
+		return prog.DefaultMix
 	}
-	return strconv.Quote(workloads.MixName(mix))
+	return strconv.Quote(workloads.MixName(mix, prog))
+}
+
+// parseMix parses --mix as a mix of prog, telling apart what a user may mean by another
+// program's preset (nfs-like with --program nfs3) or by NFS itself.
+func parseMix(s string, prog *rpcproto.Program) ([]workloads.MixEntry, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if _, ok := prog.Presets[t]; !ok {
+		switch t {
+		case benchprog.NFSLike:
+			return nil, &workloads.ParseError{Kind: "mix", Input: s, Token: s, Err: fmt.Errorf("nfs-like is a mix of the benchmark program, not of %s", prog.Name)}
+		case "nfs", "nfs3":
+			return nil, &workloads.ParseError{Kind: "mix", Input: s, Token: s, Err: errors.New(`ambiguous: the benchmark program's NFS-shaped mix is "nfs-like"; NFSv3 itself is the program nfs3`)}
+		}
+	}
+	return workloads.ParseMix(s, prog)
 }
 
 // CheckTurnarounds refuses --turnarounds on a provider without the probe ("": soft).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/engine"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -82,7 +83,8 @@ func (c *ServeConfig) Validate() error {
 	if err := ValidateTransport(&c.Transport, false); err != nil {
 		return UsageError{err.Error()}
 	}
-	if _, err := (workloads.Config{CPUs: c.CPUs}).Normalized(); err != nil {
+	// The CPUs are checked as a workload's, of the one program the server serves.
+	if _, err := (workloads.Config{Prog: benchprog.Prog, CPUs: c.CPUs}).Normalized(); err != nil {
 		return UsageError{err.Error()}
 	}
 	// Before listening: pinning would fail only once the first poller starts.

@@ -77,7 +77,7 @@ func TestEngineConverses(t *testing.T) {
 	var mu sync.Mutex
 	var log [][]string
 	conv := &stepConv{mu: &mu, log: &log}
-	c, err := workloads.Config{Count: 200, Warmup: workloads.NoWarmup, Depth: 4, Connections: 2,
+	c, err := workloads.Config{Prog: benchprog.Prog, Count: 200, Warmup: workloads.NoWarmup, Depth: 4, Connections: 2,
 		Mix: workloads.Only("echo", workloads.Sizes{Values: []int{100}})}.Normalized()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
@@ -44,7 +45,7 @@ func runOnSoftWith(t *testing.T, codec rpcproto.Codec, pts []workloads.Point) *r
 // The default workload on the real engine over soft: every message class is used, and the
 // file holds what the connection negotiated and the RDMA operations it posted.
 func TestEngineRunUsesEveryClass(t *testing.T) {
-	c, err := workloads.Config{Count: 3000, Warmup: workloads.NoWarmup, Depth: 4}.Normalized()
+	c, err := workloads.Config{Prog: benchprog.Prog, Count: 3000, Warmup: workloads.NoWarmup, Depth: 4}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestEngineRunUsesEveryClass(t *testing.T) {
 func TestEngineSweepSwitchesAtThresholds(t *testing.T) {
 	ths := []int{1 << 10, 4 << 10, 16 << 10, 64 << 10}
 	s := workloads.Sweep{Thresholds: ths, Sizes: []int{64, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20},
-		Depths: []int{2}, Proc: "echo", Base: workloads.Config{Count: 20, Warmup: workloads.NoWarmup}}
+		Depths: []int{2}, Proc: "echo", Base: workloads.Config{Prog: benchprog.Prog, Count: 20, Warmup: workloads.NoWarmup}}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)

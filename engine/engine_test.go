@@ -14,6 +14,7 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/verbs"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcrdma"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -23,7 +24,7 @@ import (
 // no more than a run of 1000, give or take the background. (testing.AllocsPerRun would set GOMAXPROCS to 1, where the
 // in-process server's busy poller and this one take turns by preemption: measure directly.)
 func TestEngineDriverAllocs(t *testing.T) {
-	c, err := workloads.Config{Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
+	c, err := workloads.Config{Prog: benchprog.Prog, Depth: 8, Count: 1000, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestInferredPeerOps(t *testing.T) {
 // TestEnginePolls: the pollers a session runs at once, as datapath.SizeRuntime sizes the
 // runtime for them: the widest point's measuring pollers, and the in-process responder's.
 func TestEnginePolls(t *testing.T) {
-	pts := []workloads.Point{{Workload: workloads.Config{Pollers: 1}}, {Workload: workloads.Config{Pollers: 2}}}
+	pts := []workloads.Point{{Workload: workloads.Config{Prog: benchprog.Prog, Pollers: 1}}, {Workload: workloads.Config{Prog: benchprog.Prog, Pollers: 2}}}
 	busy := datapath.Poll{Mode: datapath.PollBusy}
 	// A device makes verbs' completions: the responder's spin adapts to the time between them.
 	local := EngineConfig{Poll: busy, Provider: verbs.New(verbs.Config{})}.Polls(pts)
@@ -181,7 +182,7 @@ func TestEnginePolls(t *testing.T) {
 // A responder in this process reports each of its pollers when the Connector closes, with
 // the counters of everything it served.
 func TestEngineResponderDone(t *testing.T) {
-	c, err := workloads.Config{Depth: 4, Count: 300, Warmup: workloads.NoWarmup}.Normalized()
+	c, err := workloads.Config{Prog: benchprog.Prog, Depth: 4, Count: 300, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestOpenEndsWithItsContext(t *testing.T) {
 			defer c.Close()
 		}
 	}()
-	c, err := workloads.Config{Depth: 1, Count: 10, Warmup: workloads.NoWarmup}.Normalized()
+	c, err := workloads.Config{Prog: benchprog.Prog, Depth: 1, Count: 10, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath/soft"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
@@ -25,7 +26,7 @@ func TestEngineResponderPinnedAfterRequester(t *testing.T) {
 			cpus = append(cpus, i)
 		}
 	}
-	c, err := workloads.Config{Depth: 1, Count: 50, Warmup: workloads.NoWarmup, CPUs: cpus}.Normalized()
+	c, err := workloads.Config{Prog: benchprog.Prog, Depth: 1, Count: 50, Warmup: workloads.NoWarmup, CPUs: cpus}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -123,7 +124,7 @@ func jobCtx(t *testing.T, ctx context.Context, n int, cfg func(rank int) fanin.C
 // on 2 connections of a poller each: every poller of a rank passes the gate.
 func config(t *testing.T, out string, d time.Duration, conn func(rank int) session.Connector) func(rank int) fanin.Config {
 	return func(rank int) fanin.Config {
-		w := workloads.Config{Mix: []workloads.MixEntry{{Proc: "echo", Weight: 1, Size: workloads.Sizes{Values: []int{64}}}},
+		w := workloads.Config{Prog: benchprog.Prog, Mix: []workloads.MixEntry{{Proc: "echo", Weight: 1, Size: workloads.Sizes{Values: []int{64}}}},
 			Depth: 4, Connections: 2, Pollers: 2, Poll: datapath.Poll{Mode: datapath.PollEvent}, Duration: workloads.Duration(d), Warmup: workloads.Duration(20 * time.Millisecond), Drain: workloads.Duration(200 * time.Millisecond)}
 		w, err := w.Normalized()
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
 	"github.com/rpcrdma-bench/rpcrdma-bench/fanin"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -19,7 +20,7 @@ import (
 // sweepCommand is fanin --sweep --thresholds 1k,4k --sizes 64 --repeat 2 with a short point.
 func sweepCommand() *fanin.Command {
 	return &fanin.Command{Listen: "127.0.0.1:0", Run: &cli.RunConfig{Command: "fanin", Sweep: true, Thresholds: []int{1024, 4096},
-		Workload: workloads.Config{Size: workloads.Sizes{Values: []int{64}}, Depth: 2, Connections: 1, Pollers: 1, Seed: 1},
+		Workload: workloads.Config{Prog: benchprog.Prog, Size: workloads.Sizes{Values: []int{64}}, Depth: 2, Connections: 1, Pollers: 1, Seed: 1},
 		Duration: 150 * time.Millisecond, Repeat: 2, Given: map[string]bool{"sizes": true}}}
 }
 

@@ -65,6 +65,9 @@ type Program struct {
 	// Presets are named mixes of the program's procedures, in the mix syntax of package
 	// workloads ("read/4k:60,read/64k:40").
 	Presets map[string]string
+	// DefaultMix names the preset a workload that names no mix runs ("": none, so such a
+	// workload is refused); results name a mix equal to it by that name, not its entries.
+	DefaultMix string
 	// External: the program is served outside this tool (an NFS/RDMA server), so calls
 	// need a server's address and name its files (its Descriptor's Setup).
 	External bool

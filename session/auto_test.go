@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
@@ -113,7 +114,7 @@ func TestAutoStopsAtTheBudget(t *testing.T) {
 func TestAutoThresholdsStopWhenSettled(t *testing.T) {
 	conn := &fakeConnector{slowAt: 1024}
 	s := workloads.Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64}, Depths: []int{1}, Proc: "echo",
-		Base: workloads.Config{Count: 50, Warmup: workloads.NoWarmup}}
+		Base: workloads.Config{Prog: benchprog.Prog, Count: 50, Warmup: workloads.NoWarmup}}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)

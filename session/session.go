@@ -318,7 +318,7 @@ type session struct {
 func Params(pt workloads.Point) results.Params {
 	w := &pt.Workload
 	p := results.Params{
-		Procedure:       "MIX:" + workloads.MixName(w.Mix),
+		Procedure:       "MIX:" + workloads.MixName(w.Mix, w.Table()),
 		Class:           w.Class.String(),
 		InlineThreshold: pt.Threshold,
 		Depth:           w.Depth,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/results"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
@@ -76,7 +77,7 @@ func (*fakeConnector) Close() error { return nil }
 func points(t *testing.T) []workloads.Point {
 	t.Helper()
 	s := workloads.Sweep{Thresholds: []int{4096}, Sizes: []int{64, 8192}, Depths: []int{4}, Proc: "echo",
-		Base: workloads.Config{Count: 200, Warmup: workloads.NoWarmup}}
+		Base: workloads.Config{Prog: benchprog.Prog, Count: 200, Warmup: workloads.NoWarmup}}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)
@@ -234,11 +235,11 @@ func TestRescueWhenWriteFails(t *testing.T) {
 // to the point's; a point of one procedure is not.
 func TestMixByProcedure(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
-	mix, err := workloads.ParseMix("echo/64:3,sink/4k,null", nil)
+	mix, err := workloads.ParseMix("echo/64:3,sink/4k,null", benchprog.Prog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := workloads.Config{Mix: mix, Depth: 4, Count: 400, Warmup: workloads.NoWarmup}.Normalized()
+	w, err := workloads.Config{Prog: benchprog.Prog, Mix: mix, Depth: 4, Count: 400, Warmup: workloads.NoWarmup}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +342,7 @@ func TestRoundsInterleaveThePoints(t *testing.T) {
 // seed gives the same orders.
 func TestShuffledRoundsFollowTheSeed(t *testing.T) {
 	s := workloads.Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64, 256, 1024, 4096}, Depths: []int{1},
-		Base: workloads.Config{Count: 20, Warmup: workloads.NoWarmup}}
+		Base: workloads.Config{Prog: benchprog.Prog, Count: 20, Warmup: workloads.NoWarmup}}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -149,11 +148,13 @@ type MixEntry struct {
 	Size Sizes `json:"size,omitzero"`
 }
 
-// Config is a workload. The zero value is the NFS-like mix, closed loop at depth 16 on one
-// connection and one poller, for 5 s after a 1 s warm-up.
+// Config is a workload of the program its caller gives it (Prog, or Program's NULL alone):
+// which program is the default is the caller's choice, so a Config naming none is refused
+// by Normalized. Given only a program, it is that program's default mix, closed loop at
+// depth 16 on one connection and one poller, for 5 s after a 1 s warm-up.
 type Config struct {
-	// Mix lists the procedures and their weights. Empty means the benchmark program's
-	// NFS-shaped preset (benchprog.NFSLike).
+	// Mix lists the procedures and their weights. Empty means the program's default preset
+	// (rpcproto.Program.DefaultMix); a program without one needs a Mix.
 	Mix []MixEntry `json:"mix,omitempty"`
 	// Size is the payload size of mix entries that have none (default Fixed(DefaultSize)).
 	Size Sizes `json:"size,omitzero"`
@@ -161,13 +162,14 @@ type Config struct {
 	// from the negotiated thresholds. A forced class the RPC cannot use (chunked for a NULL)
 	// is the engine's to reject.
 	Class rpcproto.Kind `json:"class,omitempty"`
-	// Prog is the RPC program whose procedures the Mix names; nil means the benchmark
-	// program (benchprog.Prog) or, with Program set, that program's NULL procedure alone.
+	// Prog is the RPC program whose procedures the Mix names. nil needs Program set (that
+	// program's NULL procedure alone); with neither, Normalized refuses the Config.
 	Prog *rpcproto.Program `json:"-"`
-	// Program and Version record the program's numbers when it is not the benchmark
-	// program: set them (without Prog) to call the NULL procedure of any ONC RPC program,
-	// for example NFS (100003, version 3) to measure a server such as the Linux kernel's
-	// that knows nothing of the benchmark program. Normalized fills them from Prog.
+	// Program and Version record the numbers of a program served outside this tool: set
+	// them (without Prog) to call the NULL procedure of any ONC RPC program, for example NFS
+	// (100003, version 3) to measure a server such as the Linux kernel's that knows nothing
+	// of the benchmark program. Normalized fills them from an External Prog; they stay 0
+	// for a program this tool serves, which the results file names by its mix alone.
 	Program uint32 `json:"program,omitempty"`
 	Version uint32 `json:"version,omitempty"`
 	// Verify asks the responder (and the requester, for replies) to check payload contents, so
@@ -245,9 +247,13 @@ const (
 // NoWarmup is the Warmup of a run without warm-up; JSON spells it "none".
 const NoWarmup Duration = -1
 
+// ErrNoProgram: a Config names no program (neither Prog nor Program), and the workloads
+// choose none themselves.
+var ErrNoProgram = errors.New("workloads: no program: set Prog, or Program for its NULL procedure alone")
+
 // Table is the program whose procedures the Mix names: Prog, else with Program set that
-// program's NULL alone (a new table each call: call it once per run), else the benchmark
-// program.
+// program's NULL alone (a new table each call: call it once per run), else nil (a Config
+// that Normalized refuses with ErrNoProgram).
 func (c *Config) Table() *rpcproto.Program {
 	switch {
 	case c.Prog != nil:
@@ -255,11 +261,12 @@ func (c *Config) Table() *rpcproto.Program {
 	case c.Program != 0:
 		return rpcproto.NullProgram(c.Program, c.Version)
 	}
-	return benchprog.Prog
+	return nil
 }
 
 // Normalized returns c with every default filled in and checks it; normalizing a normalized
-// Config changes nothing. Errors name the field.
+// Config changes nothing. Errors name the field; a Config without a program is
+// ErrNoProgram.
 func (c Config) Normalized() (Config, error) {
 	for _, step := range []func() error{c.normalizeMix, c.normalizeShape, c.normalizeTiming} {
 		if err := step(); err != nil {
@@ -271,10 +278,19 @@ func (c Config) Normalized() (Config, error) {
 
 // normalizeMix fills and checks what is sent: the mix, its sizes, the program and the class.
 func (c *Config) normalizeMix() error {
+	switch {
+	case c.Prog != nil && c.Prog.External:
+		c.Program, c.Version = c.Prog.Number, c.Prog.Version
+	case c.Prog == nil && c.Program == 0 && c.Version != 0:
+		return fmt.Errorf("workloads: version %d without a program", c.Version)
+	case c.Prog == nil && c.Program == 0:
+		return ErrNoProgram
+	}
+	prog := c.Table()
 	if len(c.Mix) == 0 {
-		mix, err := nfsLikeMix()
+		mix, err := defaultMix(prog)
 		if err != nil {
-			return fmt.Errorf("workloads: the default mix: %v", err)
+			return err
 		}
 		c.Mix = mix
 	} else {
@@ -287,13 +303,6 @@ func (c *Config) normalizeMix() error {
 	if err := c.Size.validate(); err != nil {
 		return fmt.Errorf("workloads: size: %v", err)
 	}
-	switch {
-	case c.Prog != nil && c.Prog != benchprog.Prog:
-		c.Program, c.Version = c.Prog.Number, c.Prog.Version
-	case c.Program == 0 && c.Version != 0:
-		return fmt.Errorf("workloads: version %d without a program", c.Version)
-	}
-	prog := c.Table()
 	for i := range c.Mix {
 		e := &c.Mix[i]
 		idx, err := prog.Lookup(e.Proc)

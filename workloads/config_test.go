@@ -2,16 +2,18 @@ package workloads
 
 import (
 	"encoding/json"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 func TestZeroConfigDefaults(t *testing.T) {
-	c, err := Config{}.Normalized()
+	c, err := Config{Prog: benchprog.Prog}.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,13 +23,13 @@ func TestZeroConfigDefaults(t *testing.T) {
 		t.Fatalf("zero config normalized to %+v", c)
 	}
 	// Count alone: no default duration, so the count decides.
-	if c, _ := (Config{Count: 10}).Normalized(); c.Duration != 0 {
+	if c, _ := (Config{Prog: benchprog.Prog, Count: 10}).Normalized(); c.Duration != 0 {
 		t.Fatalf("count-only config got duration %v", c.Duration)
 	}
-	if c, _ := (Config{Rate: 10}).Normalized(); c.Arrival != "constant" {
+	if c, _ := (Config{Prog: benchprog.Prog, Rate: 10}).Normalized(); c.Arrival != "constant" {
 		t.Fatalf("open loop arrival %q", c.Arrival)
 	}
-	if c, _ := (Config{TableSize: 1000}).Normalized(); c.TableSize != 1024 {
+	if c, _ := (Config{Prog: benchprog.Prog, TableSize: 1000}).Normalized(); c.TableSize != 1024 {
 		t.Fatalf("table size %d, want 1024", c.TableSize)
 	}
 }
@@ -37,6 +39,7 @@ func TestNormalizedIsIdempotent(t *testing.T) {
 		{}, {Warmup: -1}, {Count: 5}, {Rate: 10, Arrival: "poisson"}, {TableSize: 3}, {Mix: nfsLike(t), Warmup: NoWarmup},
 		{Mix: []MixEntry{{Proc: "sink"}}, Size: Sizes{Dist: "uniform", Min: 1, Max: 9}},
 	} {
+		c.Prog = benchprog.Prog
 		once, err := c.Normalized()
 		if err != nil {
 			t.Fatal(err)
@@ -46,7 +49,7 @@ func TestNormalizedIsIdempotent(t *testing.T) {
 			t.Errorf("%+v: normalized %+v, again %+v (%v)", c, once, twice, err)
 		}
 		b, _ := json.Marshal(once)
-		var back Config
+		back := Config{Prog: benchprog.Prog}
 		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, once) {
 			t.Errorf("%s does not round-trip: %+v, %v", b, back, err)
 		}
@@ -58,32 +61,33 @@ func TestConfigRejectsBadFields(t *testing.T) {
 		c    Config
 		want string
 	}{
-		"depth":       {Config{Depth: -1}, "depth"},
-		"big depth":   {Config{Depth: MaxDepth + 1}, "depth"},
-		"pollers":     {Config{Pollers: 3, Connections: 2}, "pollers"},
-		"cpu":         {Config{CPUs: []int{-1}}, "cpu"},
-		"rate":        {Config{Rate: math.NaN()}, "rate"},
-		"arrival":     {Config{Rate: 1, Arrival: "bursty"}, "arrival"},
-		"weight":      {Config{Mix: []MixEntry{{Proc: "echo", Weight: -2}}}, "weight"},
-		"proc":        {Config{Mix: []MixEntry{{Proc: "read"}}}, "procedure"},
-		"class":       {Config{Class: 7}, "class"},
-		"program":     {Config{Program: 100003}, "want null"},
+		"depth":       {Config{Prog: benchprog.Prog, Depth: -1}, "depth"},
+		"big depth":   {Config{Prog: benchprog.Prog, Depth: MaxDepth + 1}, "depth"},
+		"pollers":     {Config{Prog: benchprog.Prog, Pollers: 3, Connections: 2}, "pollers"},
+		"cpu":         {Config{Prog: benchprog.Prog, CPUs: []int{-1}}, "cpu"},
+		"rate":        {Config{Prog: benchprog.Prog, Rate: math.NaN()}, "rate"},
+		"arrival":     {Config{Prog: benchprog.Prog, Rate: 1, Arrival: "bursty"}, "arrival"},
+		"weight":      {Config{Prog: benchprog.Prog, Mix: []MixEntry{{Proc: "echo", Weight: -2}}}, "weight"},
+		"proc":        {Config{Prog: benchprog.Prog, Mix: []MixEntry{{Proc: "read"}}}, "procedure"},
+		"class":       {Config{Prog: benchprog.Prog, Class: 7}, "class"},
+		"program":     {Config{Program: 100003}, "no default mix"},
+		"no program":  {Config{Mix: Only("null", Sizes{})}, "no program"},
 		"version":     {Config{Version: 3}, "without a program"},
-		"chunked":     {Config{Class: rpcproto.Chunked, Mix: Only("echo", Fixed(8))}, "DDP"},
-		"size":        {Config{Size: Sizes{Values: []int{-5}}}, "size"},
-		"dist":        {Config{Size: Sizes{Dist: "zipf"}}, "distribution"},
-		"uniform":     {Config{Size: Sizes{Dist: "uniform", Min: 5, Max: 1}}, "uniform"},
-		"count":       {Config{Count: -1}, "count"},
-		"duration":    {Config{Duration: -1}, "duration"},
-		"entry size":  {Config{Mix: []MixEntry{{Proc: "sink", Size: Sizes{Dist: "lognormal"}}}}, "median"},
-		"table":       {Config{TableSize: 1 << 30}, "table"},
-		"connections": {Config{Connections: -1}, "connections"},
-		"many conns":  {Config{Connections: MaxConnections + 1, Pollers: 1}, "connections"},
-		"outstanding": {Config{Depth: MaxDepth, Connections: 100}, "outstanding"},
-		"long":        {Config{Duration: MaxDuration + 1}, "duration"},
-		"long warmup": {Config{Warmup: MaxDuration + 1}, "warm-up"},
-		"slow rate":   {Config{Rate: 1e-300}, "rate"},
-		"fast rate":   {Config{Rate: math.Inf(1)}, "rate"},
+		"chunked":     {Config{Prog: benchprog.Prog, Class: rpcproto.Chunked, Mix: Only("echo", Fixed(8))}, "DDP"},
+		"size":        {Config{Prog: benchprog.Prog, Size: Sizes{Values: []int{-5}}}, "size"},
+		"dist":        {Config{Prog: benchprog.Prog, Size: Sizes{Dist: "zipf"}}, "distribution"},
+		"uniform":     {Config{Prog: benchprog.Prog, Size: Sizes{Dist: "uniform", Min: 5, Max: 1}}, "uniform"},
+		"count":       {Config{Prog: benchprog.Prog, Count: -1}, "count"},
+		"duration":    {Config{Prog: benchprog.Prog, Duration: -1}, "duration"},
+		"entry size":  {Config{Prog: benchprog.Prog, Mix: []MixEntry{{Proc: "sink", Size: Sizes{Dist: "lognormal"}}}}, "median"},
+		"table":       {Config{Prog: benchprog.Prog, TableSize: 1 << 30}, "table"},
+		"connections": {Config{Prog: benchprog.Prog, Connections: -1}, "connections"},
+		"many conns":  {Config{Prog: benchprog.Prog, Connections: MaxConnections + 1, Pollers: 1}, "connections"},
+		"outstanding": {Config{Prog: benchprog.Prog, Depth: MaxDepth, Connections: 100}, "outstanding"},
+		"long":        {Config{Prog: benchprog.Prog, Duration: MaxDuration + 1}, "duration"},
+		"long warmup": {Config{Prog: benchprog.Prog, Warmup: MaxDuration + 1}, "warm-up"},
+		"slow rate":   {Config{Prog: benchprog.Prog, Rate: 1e-300}, "rate"},
+		"fast rate":   {Config{Prog: benchprog.Prog, Rate: math.Inf(1)}, "rate"},
 	} {
 		if _, err := tc.c.Normalized(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want one mentioning %q", name, err, tc.want)
@@ -92,7 +96,7 @@ func TestConfigRejectsBadFields(t *testing.T) {
 }
 
 func TestConfigJSONRoundTrip(t *testing.T) {
-	c, err := Config{Mix: nfsLike(t), Rate: 1e5, Arrival: "poisson", CPUs: []int{1, 3}, Class: rpcproto.Long,
+	c, err := Config{Prog: benchprog.Prog, Mix: nfsLike(t), Rate: 1e5, Arrival: "poisson", CPUs: []int{1, 3}, Class: rpcproto.Long,
 		Size: Sizes{Dist: "lognormal", Median: 8192, Sigma: 1.5}, Duration: Duration(3 * time.Second), Verify: true}.Normalized()
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +114,7 @@ func TestConfigJSONRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
+	back.Prog = benchprog.Prog // the program is the caller's: the JSON records no table
 	if !reflect.DeepEqual(back, c) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", back, c)
 	}
@@ -127,7 +132,7 @@ func TestConfigJSONRoundTrip(t *testing.T) {
 }
 
 func TestTableHasExactMixShares(t *testing.T) {
-	c, err := Config{TableSize: 1000}.Normalized() // NFS mix, weights sum to 100
+	c, err := Config{Prog: benchprog.Prog, TableSize: 1000}.Normalized() // NFS mix, weights sum to 100
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +182,7 @@ func TestTableSizeDistributions(t *testing.T) {
 		{Dist: "lognormal", Median: 8192, Sigma: 1, Min: 512, Max: 1 << 20},
 		{Values: []int{64, 4096}},
 	} {
-		c, err := Config{Mix: Only("sink", z), TableSize: 1 << 14}.Normalized()
+		c, err := Config{Prog: benchprog.Prog, Mix: Only("sink", z), TableSize: 1 << 14}.Normalized()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +217,7 @@ func TestTableSizeDistributions(t *testing.T) {
 }
 
 func TestPollerShare(t *testing.T) {
-	c, _ := Config{Connections: 5, Pollers: 2}.Normalized()
+	c, _ := Config{Prog: benchprog.Prog, Connections: 5, Pollers: 2}.Normalized()
 	if c.PollerShare(0) != 3 || c.PollerShare(1) != 2 {
 		t.Fatalf("shares %d, %d", c.PollerShare(0), c.PollerShare(1))
 	}
@@ -249,12 +254,12 @@ func TestMaxPayload(t *testing.T) {
 		c    Config
 		want int
 	}{
-		{Config{}, 256 << 10}, // the NFS mix
-		{Config{Mix: Only("null", Sizes{})}, 0},
-		{Config{Mix: Only("echo", Sizes{Values: []int{64, 9000, 128}})}, 9000},
-		{Config{Mix: Only("sink", Sizes{Dist: "uniform", Min: 1, Max: 5000})}, 5000},
-		{Config{Mix: Only("source", Sizes{Dist: "lognormal", Median: 8192, Sigma: 1})}, DefaultLognormalMax},
-		{Config{Mix: Only("source", Sizes{Dist: "lognormal", Median: 4 << 20, Sigma: 1})}, 4 << 20},
+		{Config{Prog: benchprog.Prog}, 256 << 10}, // the NFS mix
+		{Config{Prog: benchprog.Prog, Mix: Only("null", Sizes{})}, 0},
+		{Config{Prog: benchprog.Prog, Mix: Only("echo", Sizes{Values: []int{64, 9000, 128}})}, 9000},
+		{Config{Prog: benchprog.Prog, Mix: Only("sink", Sizes{Dist: "uniform", Min: 1, Max: 5000})}, 5000},
+		{Config{Prog: benchprog.Prog, Mix: Only("source", Sizes{Dist: "lognormal", Median: 8192, Sigma: 1})}, DefaultLognormalMax},
+		{Config{Prog: benchprog.Prog, Mix: Only("source", Sizes{Dist: "lognormal", Median: 4 << 20, Sigma: 1})}, 4 << 20},
 	} {
 		c, err := tc.c.Normalized()
 		if err != nil {

@@ -1,11 +1,15 @@
 // Package workloads says what a benchmark run does and drives it.
 //
-// A Config is the workload spec: the procedure mix of the benchmark RPC program (NULL, ECHO,
-// SINK, SOURCE with weights), call and reply sizes (fixed, a list or a seeded distribution),
-// a forced message class or the requester's own choice, queue depth, connections, pollers and
-// their CPUs, run length (duration or RPC count) after a discarded warm-up, and closed loop or
-// open loop at a target rate. The whole Config goes into the results file, so every field is
-// JSON-serialisable and the zero value means documented defaults.
+// A Config is the workload spec: the procedure mix of an RPC program (its procedures with
+// weights, or its default preset), call and reply sizes (fixed, a list or a seeded
+// distribution), a forced message class or the requester's own choice, queue depth,
+// connections, pollers and their CPUs, run length (duration or RPC count) after a discarded
+// warm-up, and closed loop or open loop at a target rate. The program is an rpcproto.Program
+// the caller always gives (Config.Prog, or Config.Program for a NULL procedure alone): which
+// program is measured by default is the command line's choice, so the workloads know none,
+// and a Config without one is refused (ErrNoProgram). The whole Config goes into the results
+// file, so every field is JSON-serialisable and, the program aside, the zero value means
+// documented defaults.
 //
 // A Driver runs one poller's share of a workload against a Client (the RPC-over-RDMA
 // requester, or a fake in tests): it keeps the queue full (closed loop) or follows an

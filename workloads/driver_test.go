@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
@@ -73,7 +74,7 @@ func fakeRun(t testing.TB, c workloads.Config, latency, tick time.Duration) (*wo
 
 func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
 	const depth = 8
-	c := workloads.Config{
+	c := workloads.Config{Prog: benchprog.Prog,
 		Mix: workloads.Only("echo", workloads.Fixed(64)), Depth: depth,
 		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(time.Millisecond),
 	}
@@ -131,7 +132,7 @@ func TestClosedLoopKeepsDepthOutstanding(t *testing.T) {
 // before it, sends it late instead of counting it missed: polls 1.3 ms apart at 1000 RPC/s
 // straddle the deadline with the send due at 99 ms not yet sent, and none is lost.
 func TestOpenLoopSendsWhatWasDueBeforeTheEnd(t *testing.T) {
-	c := workloads.Config{
+	c := workloads.Config{Prog: benchprog.Prog,
 		Mix: workloads.Only("null", workloads.Sizes{}), Depth: 8, Rate: 1000,
 		Duration: workloads.Duration(100 * time.Millisecond), Warmup: workloads.Duration(-1),
 	}
@@ -149,7 +150,7 @@ func TestOpenLoopSendsWhatWasDueBeforeTheEnd(t *testing.T) {
 // late RPCs with latencies up to the stall, not as a handful of slow ones: latency counts
 // from the intended send time (coordinated omission corrected).
 func TestOpenLoopMeasuresFromIntendedTime(t *testing.T) {
-	c := workloads.Config{
+	c := workloads.Config{Prog: benchprog.Prog,
 		Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4, Rate: 1000,
 		Duration: workloads.Duration(time.Second), Warmup: workloads.Duration(-1),
 	}
@@ -196,7 +197,7 @@ func maxDur(a, b time.Duration) time.Duration {
 func TestOpenLoopPacesAtRate(t *testing.T) {
 	for _, arrival := range []string{"constant", "poisson"} {
 		t.Run(arrival, func(t *testing.T) {
-			c := workloads.Config{
+			c := workloads.Config{Prog: benchprog.Prog,
 				Mix: workloads.Only("null", workloads.Sizes{}), Depth: 64, Rate: 50000,
 				Arrival: arrival, Duration: workloads.Duration(200 * time.Millisecond), Warmup: workloads.Duration(-1),
 			}
@@ -221,7 +222,7 @@ func TestOpenLoopPacesAtRate(t *testing.T) {
 }
 
 func TestOpenLoopCountsMissedSends(t *testing.T) {
-	c := workloads.Config{
+	c := workloads.Config{Prog: benchprog.Prog,
 		Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1, Rate: 10000,
 		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(-1),
 	}
@@ -237,7 +238,7 @@ func TestOpenLoopCountsMissedSends(t *testing.T) {
 }
 
 func TestMissedIsArithmetic(t *testing.T) {
-	c := workloads.Config{
+	c := workloads.Config{Prog: benchprog.Prog,
 		Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1, Rate: 1e9,
 		Duration: workloads.Duration(time.Hour), Warmup: workloads.Duration(time.Second),
 	}
@@ -254,7 +255,7 @@ func TestMissedIsArithmetic(t *testing.T) {
 }
 
 func TestCountEndsRun(t *testing.T) {
-	c := workloads.Config{Depth: 4, Count: 1234, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Prog: benchprog.Prog, Depth: 4, Count: 1234, Warmup: workloads.Duration(-1)}
 	f, d, rec := fakeRun(t, c, 3*time.Microsecond, time.Microsecond)
 	st, err := d.Run(context.Background())
 	if err != nil {
@@ -273,7 +274,7 @@ func TestCountEndsRun(t *testing.T) {
 }
 
 func TestStopFlagDrainsAndMarksInterrupted(t *testing.T) {
-	c := workloads.Config{Mix: workloads.Only("echo", workloads.Fixed(8)), Depth: 16, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("echo", workloads.Fixed(8)), Depth: 16, Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, 50*time.Microsecond, time.Microsecond)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -293,7 +294,7 @@ func TestStopFlagDrainsAndMarksInterrupted(t *testing.T) {
 }
 
 func TestDrainTimeoutAbandons(t *testing.T) {
-	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4,
+	c := workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4,
 		Duration: workloads.Duration(time.Millisecond), Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
 	f.StallFrom, f.StallUntil = int64(500*time.Microsecond), 1<<62 // never answers again
@@ -310,7 +311,7 @@ func TestDrainTimeoutAbandons(t *testing.T) {
 // Hurry (a second interrupt) ends a drain that would otherwise wait an hour: the RPCs still
 // outstanding are abandoned and the drain marked skipped, what completed is kept.
 func TestHurryEndsTheDrain(t *testing.T) {
-	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4, Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, 10*time.Microsecond, time.Microsecond)
 	f.StallFrom, f.StallUntil = int64(500*time.Microsecond), 1<<62 // never answers again
 	d.Drain = time.Hour
@@ -339,7 +340,7 @@ func TestHurryEndsTheDrain(t *testing.T) {
 
 func TestClientFailureEndsRunKeepingStats(t *testing.T) {
 	broken := errors.New("connection broken")
-	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 2, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("null", workloads.Sizes{}), Depth: 2, Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(t, c, time.Microsecond, time.Microsecond)
 	f.FailAfter, f.Err = 100, broken
 	st, err := d.Run(context.Background())
@@ -353,7 +354,7 @@ func TestClientFailureEndsRunKeepingStats(t *testing.T) {
 
 func TestFailedRPCsAreCountedNotTimed(t *testing.T) {
 	bad := errors.New("reply checksum mismatch")
-	c := workloads.Config{Mix: workloads.Only("source", workloads.Fixed(1<<20)), Depth: 4, Count: 1000, Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("source", workloads.Fixed(1<<20)), Depth: 4, Count: 1000, Warmup: workloads.Duration(-1)}
 	f, d, rec := fakeRun(t, c, 5*time.Microsecond, time.Microsecond)
 	f.FailEvery, f.RPCErr = 10, bad
 	st, err := d.Run(context.Background())
@@ -391,7 +392,7 @@ func (b *badTag) Progress(done []workloads.Completed) (int, error) {
 }
 
 func TestContractViolations(t *testing.T) {
-	c := normalized(t, workloads.Config{Depth: 1, Warmup: workloads.Duration(-1)})
+	c := normalized(t, workloads.Config{Prog: benchprog.Prog, Depth: 1, Warmup: workloads.Duration(-1)})
 	d, err := workloads.NewDriver(c, 0, &badTag{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -410,7 +411,7 @@ func TestContractViolations(t *testing.T) {
 
 func TestDriverAllocatesNothingPerRPC(t *testing.T) {
 	for _, rate := range []float64{0, 1e6} {
-		c := workloads.Config{Depth: 32, Count: 20000, Rate: rate, Arrival: "poisson", Warmup: workloads.Duration(-1)}
+		c := workloads.Config{Prog: benchprog.Prog, Depth: 32, Count: 20000, Rate: rate, Arrival: "poisson", Warmup: workloads.Duration(-1)}
 		f, d, _ := fakeRun(t, c, 2*time.Microsecond, 500*time.Nanosecond)
 		d.Clock = f.Clock.Now
 		var st workloads.Stats
@@ -438,14 +439,14 @@ func benchRun(b *testing.B, d *workloads.Driver) {
 }
 
 func BenchmarkDriverClosedLoop(b *testing.B) {
-	c := workloads.Config{Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
+	c := workloads.Config{Prog: benchprog.Prog, Depth: 32, Count: int64(b.N), Warmup: workloads.Duration(-1)}
 	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 500*time.Nanosecond)
 	d.Clock = f.Clock.Now
 	benchRun(b, d)
 }
 
 func TestLiveCountsMatchStats(t *testing.T) {
-	c := normalized(t, workloads.Config{Depth: 8, Count: 5000, Warmup: workloads.NoWarmup})
+	c := normalized(t, workloads.Config{Prog: benchprog.Prog, Depth: 8, Count: 5000, Warmup: workloads.NoWarmup})
 	f := workloadstest.New(64)
 	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 3*time.Microsecond, time.Microsecond
 	f.FailEvery, f.RPCErr = 7, errors.New("bad reply")
@@ -467,7 +468,7 @@ func TestLiveCountsMatchStats(t *testing.T) {
 }
 
 func BenchmarkDriverOpenLoop(b *testing.B) {
-	c := workloads.Config{Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
+	c := workloads.Config{Prog: benchprog.Prog, Depth: 32, Count: int64(b.N), Rate: 2e6, Arrival: "poisson", Warmup: workloads.NoWarmup}
 	f, d, _ := fakeRun(b, c, 2*time.Microsecond, 100*time.Nanosecond)
 	d.Clock = f.Clock.Now
 	benchRun(b, d)
@@ -480,7 +481,7 @@ func BenchmarkDriverOpenLoop(b *testing.B) {
 // workload Driver adds to the client's side of a round trip. The VM suite runs it on the
 // emulated CPU, where that share is priced against the round trip.
 func BenchmarkDriverDepth1(b *testing.B) {
-	c := normalized(b, workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1, Count: int64(b.N), Warmup: workloads.NoWarmup})
+	c := normalized(b, workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1, Count: int64(b.N), Warmup: workloads.NoWarmup})
 	f := workloadstest.New(4)
 	f.Clock = new(workloadstest.Clock) // the fake's own: due at once, and no second real clock read
 	d, err := workloads.NewDriver(c, 0, f, workloads.Discard, new(workloads.Live))
@@ -506,7 +507,7 @@ func BenchmarkNow(b *testing.B) {
 // The same with a Live attached, as the CLI runs it: the price of the progress display's
 // atomic counters.
 func BenchmarkDriverClosedLoopLive(b *testing.B) {
-	c := normalized(b, workloads.Config{Depth: 32, Count: int64(b.N), Warmup: workloads.NoWarmup})
+	c := normalized(b, workloads.Config{Prog: benchprog.Prog, Depth: 32, Count: int64(b.N), Warmup: workloads.NoWarmup})
 	f := workloadstest.New(64)
 	f.Clock, f.Latency, f.Tick = new(workloadstest.Clock), 2*time.Microsecond, 500*time.Nanosecond
 	d, err := workloads.NewDriver(c, 0, f, workloads.Discard, new(workloads.Live))
@@ -557,7 +558,7 @@ func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
 		{datapath.Poll{Mode: datapath.PollHybrid, Spin: time.Millisecond}, false},
 		{datapath.Poll{Mode: datapath.PollHybrid, Spin: time.Microsecond}, true},
 	} {
-		c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1,
+		c := workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1,
 			Count: 2000, Warmup: workloads.Duration(-1), Poll: tc.poll}
 		w, d := waitingRun(t, c, 100*time.Microsecond, 100*time.Nanosecond)
 		st, err := d.Run(context.Background())
@@ -576,7 +577,7 @@ func TestPollModesWaitOnlyWhenIdle(t *testing.T) {
 // The Driver reads its thread's usage at the edges of the measured phase: a busy poller
 // spinning for the measured time shows CPU time for it.
 func TestDriverRecordsThreadUsage(t *testing.T) {
-	c := normalized(t, workloads.Config{Mix: workloads.Only("echo", workloads.Fixed(64)), Depth: 4,
+	c := normalized(t, workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("echo", workloads.Fixed(64)), Depth: 4,
 		Duration: workloads.Duration(50 * time.Millisecond), Warmup: workloads.Duration(10 * time.Millisecond)})
 	f := workloadstest.New(64)
 	f.Latency = 20 * time.Microsecond
@@ -616,7 +617,7 @@ func TestDriverRecordsThreadUsage(t *testing.T) {
 // waited for, not counted lost; RPCs that never come back are abandoned after the default.
 // Config.Drain overrides it.
 func TestDefaultDrainFollowsRTTs(t *testing.T) {
-	c := workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4,
+	c := workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("null", workloads.Sizes{}), Depth: 4,
 		Duration: workloads.Duration(10 * time.Millisecond), Warmup: workloads.Duration(-1)}
 	run := func(c workloads.Config, stallUntil int64) (workloads.Stats, int64) {
 		f, d, _ := fakeRun(t, c, time.Millisecond, 100*time.Microsecond)
@@ -649,7 +650,7 @@ func TestDefaultDrainFollowsRTTs(t *testing.T) {
 	if d := workloads.DrainFor(time.Second); d != workloads.DrainRTTs*time.Second {
 		t.Fatalf("DrainFor(1s) = %v, want %d RTTs", d, workloads.DrainRTTs)
 	}
-	if _, err := (workloads.Config{Drain: -1}).Normalized(); err == nil || !strings.Contains(err.Error(), "drain") {
+	if _, err := (workloads.Config{Prog: benchprog.Prog, Drain: -1}).Normalized(); err == nil || !strings.Contains(err.Error(), "drain") {
 		t.Fatalf("negative drain: %v", err)
 	}
 }
@@ -657,7 +658,7 @@ func TestDefaultDrainFollowsRTTs(t *testing.T) {
 func TestDriverAllocatesNothingPerRPCWhenWaiting(t *testing.T) {
 	// Depth 1 and RPCs of 50 µs: the poller idles between completions, so both modes wait.
 	for _, poll := range []datapath.Poll{{Mode: datapath.PollEvent}, {Mode: datapath.PollHybrid, Spin: time.Microsecond}} {
-		c := workloads.Config{Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll}
+		c := workloads.Config{Prog: benchprog.Prog, Depth: 1, Count: 20000, Warmup: workloads.Duration(-1), Poll: poll}
 		w, d := waitingRun(t, c, 50*time.Microsecond, 500*time.Nanosecond)
 		var st workloads.Stats
 		allocs := testing.AllocsPerRun(3, func() { st, _ = d.Run(context.Background()) })
@@ -707,7 +708,7 @@ func (o *orderLog) Fail(int, error) {}
 // the Send in Submit and posts it in the next poll, so recording in between would be part of
 // the next round trip.
 func TestDriverSubmitsBeforeRecording(t *testing.T) {
-	c := normalized(t, workloads.Config{Depth: 1, Count: 50, Warmup: workloads.Duration(-1)})
+	c := normalized(t, workloads.Config{Prog: benchprog.Prog, Depth: 1, Count: 50, Warmup: workloads.Duration(-1)})
 	o := &orderLog{}
 	d, err := workloads.NewDriver(c, 0, o, o, nil)
 	if err != nil {
@@ -768,7 +769,7 @@ func (p *probingFake) Turnarounds() (datapath.Turnaround, bool) {
 // The Driver reads its Client's turnaround probe at the edges of the measured phase, as it
 // reads the thread's usage: the warm-up's turnarounds are not in Stats.
 func TestDriverRecordsTurnarounds(t *testing.T) {
-	c := normalized(t, workloads.Config{Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1,
+	c := normalized(t, workloads.Config{Prog: benchprog.Prog, Mix: workloads.Only("null", workloads.Sizes{}), Depth: 1,
 		Count: 500, Warmup: workloads.Duration(100 * time.Microsecond)})
 	f := workloadstest.New(1 << 10)
 	f.Clock = new(workloadstest.Clock)

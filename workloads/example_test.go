@@ -3,8 +3,10 @@ package workloads_test
 import (
 	"context"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads/workloadstest"
@@ -13,7 +15,7 @@ import (
 // A closed-loop driver over an in-memory client that answers every RPC in 10 µs, on a
 // simulated clock: 4 RPCs in flight for 1 ms of measurement make 400 RPCs.
 func ExampleDriver() {
-	cfg, err := workloads.Config{
+	cfg, err := workloads.Config{Prog: benchprog.Prog,
 		Mix:      workloads.Only("source", workloads.Fixed(32<<10)),
 		Depth:    4,
 		Duration: workloads.Duration(time.Millisecond),

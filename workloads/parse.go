@@ -3,7 +3,6 @@ package workloads
 import (
 	"errors"
 	"fmt"
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"math"
 	"strconv"
@@ -242,21 +241,14 @@ func parseRange(s string) (lo, hi int, err error) {
 // ParseMix parses a procedure mix: comma-separated PROC[/SIZE][:WEIGHT] entries, for example
 // "null:1,echo:4,source/32k:2" or "sink/4k". SIZE is a single size; an entry without one
 // inherits Config.Size. WEIGHT defaults to 1. A name of prog.Presets alone is that preset
-// ("nfs-like": the benchmark program's benchprog.NFSLike). PROC is one of
-// prog's procedures (nil: the benchmark program's), any case.
+// ("nfs-like"). PROC is one of prog's procedures, any case; without a prog the error is
+// ErrNoProgram, as the workloads choose no program themselves.
 func ParseMix(s string, prog *rpcproto.Program) ([]MixEntry, error) {
 	if prog == nil {
-		prog = benchprog.Prog
+		return nil, ErrNoProgram
 	}
-	t := strings.ToLower(strings.TrimSpace(s))
-	if p, ok := prog.Presets[t]; ok {
+	if p, ok := prog.Presets[strings.ToLower(strings.TrimSpace(s))]; ok {
 		return parseEntries(p, prog)
-	}
-	switch t {
-	case benchprog.NFSLike:
-		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: fmt.Errorf("nfs-like is a mix of the benchmark program, not of %s", prog.Name)}
-	case "nfs", "nfs3":
-		return nil, &ParseError{Kind: "mix", Input: s, Token: s, Err: errors.New(`ambiguous: the benchmark program's NFS-shaped mix is "nfs-like"; NFSv3 itself is the program nfs3`)}
 	}
 	return parseEntries(s, prog)
 }

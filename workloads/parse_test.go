@@ -2,10 +2,12 @@ package workloads
 
 import (
 	"errors"
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 func TestParseSize(t *testing.T) {
@@ -57,7 +59,7 @@ func TestParseThresholds(t *testing.T) {
 }
 
 func TestParseMix(t *testing.T) {
-	got, err := ParseMix("null:1,echo:4,source/32k:2,sink/4k", nil)
+	got, err := ParseMix("null:1,echo:4,source/32k:2,sink/4k", benchprog.Prog)
 	want := []MixEntry{
 		{Proc: "null", Weight: 1},
 		{Proc: "echo", Weight: 4},
@@ -67,20 +69,20 @@ func TestParseMix(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
-	if _, err := ParseMix("nfs", nil); err == nil || !strings.Contains(err.Error(), "nfs-like") || !strings.Contains(err.Error(), "program nfs3") {
-		t.Errorf(`ParseMix("nfs") = %v: want the ambiguity named`, err)
+	if _, err := ParseMix("echo", nil); !errors.Is(err, ErrNoProgram) {
+		t.Errorf(`ParseMix("echo", nil) = %v: want ErrNoProgram`, err)
 	}
-	if got, err := ParseMix("NFS-like", nil); err != nil || !reflect.DeepEqual(got, nfsLike(t)) {
+	if got, err := ParseMix("NFS-like", benchprog.Prog); err != nil || !reflect.DeepEqual(got, nfsLike(t)) {
 		t.Fatalf("nfs preset: %v", err)
 	}
 	for in, tok := range map[string]string{
 		"null:1,ehco:4": "ehco:4", "echo:0": "echo:0", "echo:-1": "echo:-1", "echo:x": "echo:x",
 		"sink/4q": "sink/4q", "null/4k": "null/4k", "echo,,null": "", "": "", "source/:2": "source/:2",
 	} {
-		_, err := ParseMix(in, nil)
+		_, err := ParseMix(in, benchprog.Prog)
 		var pe *ParseError
 		if !errors.As(err, &pe) || pe.Token != tok {
-			t.Errorf("ParseMix(%q, nil) = %v; want the error to name %q", in, err, tok)
+			t.Errorf("ParseMix(%q, benchprog.Prog) = %v; want the error to name %q", in, err, tok)
 		}
 	}
 }
@@ -181,13 +183,13 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
-		if mix, err := ParseMix(s, nil); err == nil {
-			if _, err := (Config{Mix: mix}).Normalized(); err != nil {
-				t.Fatalf("ParseMix(%q, nil) accepted a mix Normalized rejects: %v", s, err)
+		if mix, err := ParseMix(s, benchprog.Prog); err == nil {
+			if _, err := (Config{Prog: benchprog.Prog, Mix: mix}).Normalized(); err != nil {
+				t.Fatalf("ParseMix(%q, benchprog.Prog) accepted a mix Normalized rejects: %v", s, err)
 			}
 		}
 		if cpus, err := ParseCPUs(s); err == nil {
-			if _, err := (Config{CPUs: cpus}).Normalized(); err != nil {
+			if _, err := (Config{Prog: benchprog.Prog, CPUs: cpus}).Normalized(); err != nil {
 				t.Fatalf("ParseCPUs(%q) accepted CPUs Normalized rejects: %v", s, err)
 			}
 		}

@@ -5,12 +5,20 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
-// nfsLikeMix is the benchmark program's NFSLike preset, the default mix.
-func nfsLikeMix() ([]MixEntry, error) {
-	return parseEntries(benchprog.Prog.Presets[benchprog.NFSLike], benchprog.Prog)
+// defaultMix is prog's DefaultMix preset, the mix of a Config that names none.
+func defaultMix(prog *rpcproto.Program) ([]MixEntry, error) {
+	p, ok := prog.Presets[prog.DefaultMix]
+	if prog.DefaultMix == "" || !ok {
+		return nil, fmt.Errorf("workloads: no mix, and program %s has no default mix", prog.Name)
+	}
+	mix, err := parseEntries(p, prog)
+	if err != nil {
+		return nil, fmt.Errorf("workloads: program %s's default mix %s: %v", prog.Name, prog.DefaultMix, err)
+	}
+	return mix, nil
 }
 
 // Only is the mix of a single procedure with payload size sizes: the plain workloads
@@ -19,13 +27,14 @@ func Only(p string, sizes Sizes) []MixEntry {
 	return []MixEntry{{Proc: p, Weight: 1, Size: sizes}}
 }
 
-// MixName names a normalized mix for results, where the name identifies the point: "nfs-like" for
-// the benchmark program's NFSLike preset, else its entries as PROC[_SIZE][:WEIGHT] joined by "+", for example
-// "echo_128:40+sink_32k:10". The name holds no '/', ',', '=' or space, which separate the
-// fields of a point's key (benchstat) and of an HdrHistogram log line.
-func MixName(mix []MixEntry) string {
-	if nfs, err := nfsLikeMix(); err == nil && sameMix(mix, nfs) {
-		return benchprog.NFSLike
+// MixName names a normalized mix of prog for results, where the name identifies the point:
+// prog's DefaultMix ("nfs-like") for that preset, else its entries as PROC[_SIZE][:WEIGHT]
+// joined by "+", for example "echo_128:40+sink_32k:10". The name holds no '/', ',', '=' or
+// space, which separate the fields of a point's key (benchstat) and of an HdrHistogram log
+// line.
+func MixName(mix []MixEntry, prog *rpcproto.Program) string {
+	if d, err := defaultMix(prog); err == nil && sameMix(mix, d) {
+		return prog.DefaultMix
 	}
 	parts := make([]string, len(mix))
 	for i, e := range mix {

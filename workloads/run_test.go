@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 
 	"golang.org/x/sys/unix"
@@ -43,7 +44,7 @@ func TestRunnerSplitsWorkOverPollers(t *testing.T) {
 	shares := make([]int, 2)
 	recs := []*samples{{s: make([]workloads.Sample, 0, 1000)}, {s: make([]workloads.Sample, 0, 1000)}}
 	r := workloads.Runner{
-		Config: workloads.Config{Pollers: 2, Connections: 3, Depth: 4, Count: 1001, CPUs: []int{cpu}, Warmup: workloads.Duration(-1),
+		Config: workloads.Config{Prog: benchprog.Prog, Pollers: 2, Connections: 3, Depth: 4, Count: 1001, CPUs: []int{cpu}, Warmup: workloads.Duration(-1),
 			Mix: workloads.Only("sink", workloads.Fixed(64<<10))},
 		Open: func(_ context.Context, poller, conns int) (workloads.Client, error) {
 			shares[poller] = conns
@@ -75,7 +76,7 @@ func TestRunnerOpenFailureStopsAll(t *testing.T) {
 	var closed atomic.Int32
 	refused := errors.New("connection refused")
 	r := workloads.Runner{
-		Config: workloads.Config{Pollers: 2, Connections: 2, Duration: workloads.Duration(time.Hour)},
+		Config: workloads.Config{Prog: benchprog.Prog, Pollers: 2, Connections: 2, Duration: workloads.Duration(time.Hour)},
 		Open: func(_ context.Context, poller, conns int) (workloads.Client, error) {
 			if poller == 1 {
 				return nil, refused
@@ -95,7 +96,7 @@ func TestRunnerOpenFailureStopsAll(t *testing.T) {
 
 func TestRunnerPinFailure(t *testing.T) {
 	r := workloads.Runner{
-		Config: workloads.Config{CPUs: []int{1023}},
+		Config: workloads.Config{Prog: benchprog.Prog, CPUs: []int{1023}},
 		Open:   func(context.Context, int, int) (workloads.Client, error) { return workloadstest.New(1), nil },
 	}
 	_, err := r.Run(context.Background())
@@ -106,7 +107,7 @@ func TestRunnerPinFailure(t *testing.T) {
 }
 
 func TestRunnerBadConfig(t *testing.T) {
-	r := workloads.Runner{Config: workloads.Config{Depth: -3}}
+	r := workloads.Runner{Config: workloads.Config{Prog: benchprog.Prog, Depth: -3}}
 	if _, err := r.Run(context.Background()); err == nil {
 		t.Fatal("bad config ran")
 	}

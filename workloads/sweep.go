@@ -21,7 +21,8 @@ type Sweep struct {
 	Depths []int `json:"depths,omitempty"`
 	// Proc names the procedure every point runs: ECHO, whose payload goes both ways and is
 	// not DDP-eligible, shows short → long; SINK and SOURCE show short → chunked. Empty means
-	// echo.
+	// the first procedure of Base's program that carries a payload (the benchmark program's
+	// echo).
 	Proc string `json:"proc,omitempty"`
 	// Mixes, when given, replace the size axis: every threshold × depth × mix, each point
 	// running the whole mix (entries without a size take Base.Size), to ask which threshold
@@ -90,7 +91,19 @@ func (s Sweep) Plan() ([]Point, error) {
 	}
 	proc := s.Proc
 	if proc == "" {
-		proc = "echo"
+		prog := base.Table()
+		if prog == nil {
+			return nil, ErrNoProgram
+		}
+		for _, p := range prog.Procs {
+			if p.Sized() && !p.Setup {
+				proc = p.Name
+				break
+			}
+		}
+		if proc == "" {
+			return nil, fmt.Errorf("workloads: sweep: program %s has no procedure with a payload", prog.Name)
+		}
 	}
 	for _, t := range ths {
 		if err := CheckThreshold(t); err != nil {
@@ -114,7 +127,7 @@ func (s Sweep) Plan() ([]Point, error) {
 					if err != nil {
 						return nil, fmt.Errorf("workloads: sweep point threshold %d mix %d depth %d: %w", t, i+1, d, err)
 					}
-					pts = append(pts, Point{Index: len(pts), Threshold: t, Depth: d, Mix: MixName(w.Mix), Workload: w})
+					pts = append(pts, Point{Index: len(pts), Threshold: t, Depth: d, Mix: MixName(w.Mix, w.Table()), Workload: w})
 				}
 			}
 		}

@@ -1,15 +1,17 @@
 package workloads
 
 import (
-	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
+	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
 func TestPlanOrderAndPoints(t *testing.T) {
-	s := Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64, 8192}, Depths: []int{1, 8}, Proc: "source"}
+	s := Sweep{Thresholds: []int{1024, 4096}, Sizes: []int{64, 8192}, Depths: []int{1, 8}, Proc: "source", Base: Config{Prog: benchprog.Prog}}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +38,7 @@ func TestPlanOrderAndPoints(t *testing.T) {
 }
 
 func TestZeroSweepIsTheIssueGrid(t *testing.T) {
-	pts, err := Sweep{}.Plan()
+	pts, err := Sweep{Base: Config{Prog: benchprog.Prog}}.Plan()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +50,13 @@ func TestZeroSweepIsTheIssueGrid(t *testing.T) {
 
 func TestPlanRejects(t *testing.T) {
 	for _, s := range []Sweep{
-		{Thresholds: []int{512}},
-		{Thresholds: []int{1500}},
-		{Depths: []int{0}},
-		{Sizes: []int{-1}},
-		{Base: Config{Rate: -1}},
+		{Thresholds: []int{512}, Base: Config{Prog: benchprog.Prog}},
+		{Thresholds: []int{1500}, Base: Config{Prog: benchprog.Prog}},
+		{Depths: []int{0}, Base: Config{Prog: benchprog.Prog}},
+		{Sizes: []int{-1}, Base: Config{Prog: benchprog.Prog}},
+		{Base: Config{Prog: benchprog.Prog, Rate: -1}},
+		{}, // no program
+		{Base: Config{Program: 100003, Version: 3}}, // no procedure with a payload to sweep
 	} {
 		if _, err := s.Plan(); err == nil {
 			t.Errorf("%+v planned", s)
@@ -82,11 +86,11 @@ func TestSwitches(t *testing.T) {
 }
 
 func TestSweepOverMixes(t *testing.T) {
-	user, err := ParseMix("echo/128:3,sink/32k,null", nil)
+	user, err := ParseMix("echo/128:3,sink/32k,null", benchprog.Prog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Sweep{Thresholds: []int{1024, 4096}, Depths: []int{1, 8}, Mixes: [][]MixEntry{nfsLike(t), user}, Sizes: []int{64, 128}}
+	s := Sweep{Thresholds: []int{1024, 4096}, Depths: []int{1, 8}, Mixes: [][]MixEntry{nfsLike(t), user}, Sizes: []int{64, 128}, Base: Config{Prog: benchprog.Prog}}
 	pts, err := s.Plan()
 	if err != nil {
 		t.Fatal(err)
@@ -99,12 +103,12 @@ func TestSweepOverMixes(t *testing.T) {
 		if p.Mix != wantMix || p.Size != 0 || p.Threshold != []int{1024, 4096}[i/4] || p.Depth != []int{1, 8}[i/2%2] || p.Workload.Depth != p.Depth {
 			t.Errorf("point %d: %+v", i, p)
 		}
-		if MixName(p.Workload.Mix) != p.Mix {
-			t.Errorf("point %d: workload mix is %q", i, MixName(p.Workload.Mix))
+		if MixName(p.Workload.Mix, benchprog.Prog) != p.Mix {
+			t.Errorf("point %d: workload mix is %q", i, MixName(p.Workload.Mix, benchprog.Prog))
 		}
 	}
 	// An entry without a size takes the base size, and the name says which.
-	s = Sweep{Thresholds: []int{4096}, Mixes: [][]MixEntry{{{Proc: "echo"}}}, Base: Config{Size: Fixed(2048)}}
+	s = Sweep{Thresholds: []int{4096}, Mixes: [][]MixEntry{{{Proc: "echo"}}}, Base: Config{Prog: benchprog.Prog, Size: Fixed(2048)}}
 	if pts, err := s.Plan(); err != nil || pts[0].Mix != "echo_2k" {
 		t.Fatalf("%v %+v", err, pts)
 	}
@@ -115,27 +119,27 @@ func TestSweepOverMixes(t *testing.T) {
 }
 
 func TestMixName(t *testing.T) {
-	n, _ := Config{}.Normalized()
-	if got := MixName(n.Mix); got != "nfs-like" {
+	n, _ := Config{Prog: benchprog.Prog}.Normalized()
+	if got := MixName(n.Mix, benchprog.Prog); got != "nfs-like" {
 		t.Errorf("default mix %q", got)
 	}
 	for _, spec := range []string{"echo/128:3,sink/32k", "source:2", "null,echo"} {
-		m, err := ParseMix(spec, nil)
+		m, err := ParseMix(spec, benchprog.Prog)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := Config{Mix: m, Size: Sizes{Dist: "list", Values: []int{64, 4096}}}.Normalized()
+		c, err := Config{Prog: benchprog.Prog, Mix: m, Size: Sizes{Dist: "list", Values: []int{64, 4096}}}.Normalized()
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := MixName(c.Mix)
+		name := MixName(c.Mix, benchprog.Prog)
 		if strings.ContainsAny(name, "/,= ") || name == "nfs-like" {
 			t.Errorf("%s: name %q", spec, name)
 		}
 	}
-	a, _ := ParseMix("echo/128:40,sink/4k", nil)
-	b, _ := ParseMix("echo/128:40,sink/8k", nil)
-	if MixName(a) == MixName(b) {
-		t.Errorf("different mixes share the name %q", MixName(a))
+	a, _ := ParseMix("echo/128:40,sink/4k", benchprog.Prog)
+	b, _ := ParseMix("echo/128:40,sink/8k", benchprog.Prog)
+	if MixName(a, benchprog.Prog) == MixName(b, benchprog.Prog) {
+		t.Errorf("different mixes share the name %q", MixName(a, benchprog.Prog))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rpcrdma-bench/rpcrdma-bench/cli"
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/benchprog"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 	"github.com/rpcrdma-bench/rpcrdma-bench/session"
 
@@ -182,7 +183,7 @@ func TestRunWritesCompleteResults(t *testing.T) {
 	if err := json.Unmarshal(r.Config, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	nfsLike, err := workloads.ParseMix("nfs-like", nil)
+	nfsLike, err := workloads.ParseMix("nfs-like", benchprog.Prog)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,7 +155,7 @@ func mixHint(w *cli.RunConfig, err error) error {
 	if !errors.As(err, &ue) || !strings.HasPrefix(ue.Error(), "--mix: ") {
 		return err
 	}
-	prog := w.Workload.Table()
+	prog := w.Table()
 	var names []string
 	for n := range prog.Presets {
 		names = append(names, n)

@@ -1,7 +1,7 @@
 // Package benchprog is the benchmark's own ONC RPC program: its procedures, the XDR of their
 // arguments and results, where their DDP-eligible data lies, and the payload pattern that
 // lets either side prove it received uncorrupted bytes. Prog is the program as a workload
-// names it, with its preset mixes: NFSLike, the workloads' default.
+// names it, with its preset mixes: NFSLike, its default mix.
 //
 // The program, in RFC 4506 XDR language:
 //

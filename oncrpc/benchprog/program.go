@@ -22,11 +22,12 @@ var Prog = &rpcproto.Program{
 	Presets: map[string]string{
 		NFSLike: "null:5,echo/128:40,echo/8k:5,source/4k:15,source/32k:10,source/256k:5,sink/4k:10,sink/32k:7,sink/256k:3",
 	},
+	DefaultMix: NFSLike,
 }
 
-// NFSLike names Prog's preset mix shaped like an NFS client's traffic (the workloads'
-// default), so one run exercises all three message classes at the default inline threshold
-// of 4 KiB (and at RFC 8166's 1 KiB):
+// NFSLike names Prog's preset mix shaped like an NFS client's traffic (its DefaultMix), so
+// one run exercises all three message classes at the default inline threshold of 4 KiB (and
+// at RFC 8166's 1 KiB):
 //
 //	weight  procedure    size   stands for                         class at 4 KiB
 //	    5   NULL            -   NULL/ping, lease renewal           short
