@@ -66,6 +66,17 @@ func (d *Decoder) Bool(bad *XDRError) bool {
 	return false
 }
 
+// Enum decodes an enum whose values run from 0 to last: anything else fails with bad and
+// decodes as 0.
+func (d *Decoder) Enum(last uint32, bad *XDRError) uint32 {
+	v := d.Uint32()
+	if v > last {
+		d.Fail(bad)
+		return 0
+	}
+	return v
+}
+
 // Length decodes the length word of an opaque or the count of an array, which may be at most
 // max (else long).
 func (d *Decoder) Length(max uint32, long *XDRError) int {
@@ -89,6 +100,20 @@ func (d *Decoder) Bytes(n int) []byte {
 // Opaque decodes a variable-length opaque of at most max bytes (else long).
 func (d *Decoder) Opaque(max uint32, long *XDRError) []byte {
 	return d.Bytes(d.Length(max, long))
+}
+
+// Chunk takes the data of an opaque item of n bytes, its length word already decoded, from
+// chunk, the bytes an RPC-over-RDMA chunk delivered in its place (ChunkData); bad if their
+// length does not match.
+func (d *Decoder) Chunk(chunk []byte, n int, bad *XDRError) []byte {
+	if d.Err != nil {
+		return nil
+	}
+	data, ok := ChunkData(chunk, uint32(n))
+	if !ok {
+		d.Fail(bad)
+	}
+	return data
 }
 
 // Done returns the offset consumed, or the first error.

@@ -25,7 +25,7 @@ func (a *GetattrArgs) Encode(b []byte) (int, error) {
 		return 0, err
 	}
 	if len(b) < n {
-		return 0, errGetattrShort
+		return 0, procErrs.Of(ProcGetattr).argsShort
 	}
 	return oncrpc.PutVarOpaque(b, 0, a.FH), nil
 }
@@ -48,7 +48,7 @@ func (a *LookupArgs) Encode(b []byte) (int, error) {
 		return 0, errNameLong
 	}
 	if len(b) < a.Size() {
-		return 0, errLookupShort
+		return 0, procErrs.Of(ProcLookup).argsShort
 	}
 	return oncrpc.PutVarOpaque(b, oncrpc.PutVarOpaque(b, 0, a.Dir), a.Name), nil
 }
@@ -70,7 +70,7 @@ func (a *ReadArgs) Encode(b []byte) (int, error) {
 		return 0, err
 	}
 	if len(b) < n+12 {
-		return 0, errReadShort
+		return 0, procErrs.Of(ProcRead).argsShort
 	}
 	off := oncrpc.PutVarOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
@@ -95,6 +95,11 @@ func (a *WriteArgs) ReducedSize() int { return a.FH.size() + 20 }
 // Size is the encoded size with Data inline.
 func (a *WriteArgs) Size() int { return a.ReducedSize() + pad4(len(a.Data)) }
 
+var (
+	errWriteLong  = oncrpc.NewXDRError("WRITE3args.data", oncrpc.ErrTooLong)
+	errWriteCount = oncrpc.NewXDRError("WRITE3args.count", ErrCount)
+)
+
 func (a *WriteArgs) check(b []byte, need int) error {
 	if len(a.FH) > MaxFH {
 		return errFHLong
@@ -109,7 +114,7 @@ func (a *WriteArgs) check(b []byte, need int) error {
 		return errStableEnum
 	}
 	if len(b) < need {
-		return errWriteShort
+		return procErrs.Of(ProcWrite).argsShort
 	}
 	return nil
 }
@@ -161,7 +166,7 @@ func (a *CommitArgs) Encode(b []byte) (int, error) {
 		return 0, err
 	}
 	if len(b) < n+12 {
-		return 0, errCommitShort
+		return 0, procErrs.Of(ProcCommit).argsShort
 	}
 	off := oncrpc.PutVarOpaque(b, 0, a.FH)
 	put64(b, off, a.Offset)
@@ -188,7 +193,7 @@ func (a *ReaddirplusArgs) Encode(b []byte) (int, error) {
 		return 0, err
 	}
 	if len(b) < a.Size() {
-		return 0, errRdplusShort
+		return 0, procErrs.Of(ProcReaddirplus).argsShort
 	}
 	off := oncrpc.PutVarOpaque(b, 0, a.Dir)
 	put64(b, off, a.Cookie)
@@ -197,6 +202,12 @@ func (a *ReaddirplusArgs) Encode(b []byte) (int, error) {
 	put32(b, off+20, a.MaxCount)
 	return off + 24, nil
 }
+
+// What DDPData says of a procedure with no codec here, or with no DDP-eligible item.
+var (
+	errProc  = oncrpc.NewXDRError("procedure", ErrProc)
+	errNoDDP = oncrpc.NewXDRError("procedure", ErrNoDDP)
+)
 
 // DDPData locates the DDP-eligible data item of procedure proc's arguments (reply false) or
 // results (reply true) in body, an encoded argument or result body, either whole or reduced
@@ -216,7 +227,7 @@ func DDPData(proc uint32, reply bool, body []byte) (off, n int, err error) {
 	case proc > ProcCommit:
 		return 0, 0, errProc
 	case proc == ProcRead && reply:
-		d = decoder{oncrpc.Decoder{B: body, Trunc: errReadTrunc}}
+		d = resDecoder(body, ProcRead)
 		if Status(d.Uint32()) != OK && d.Err == nil {
 			return 0, 0, errNoDDP
 		}
@@ -225,7 +236,7 @@ func DDPData(proc uint32, reply bool, body []byte) (off, n int, err error) {
 		d.Take(8) // count, eof
 		n = d.Length(MaxData, errReadLong)
 	case proc == ProcWrite && !reply:
-		d = decoder{oncrpc.Decoder{B: body, Trunc: errWriteTrunc}}
+		d = decoder{oncrpc.Decoder{B: body, Trunc: procErrs.Of(ProcWrite).argsTrunc}}
 		d.fh()
 		d.Take(16) // offset, count, stable
 		n = d.Length(MaxData, errWriteLong)

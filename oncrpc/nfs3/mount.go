@@ -22,14 +22,6 @@ const (
 	MountProcExport  uint32 = 5
 )
 
-var (
-	errPathLong       = oncrpc.NewXDRError("dirpath", oncrpc.ErrTooLong)
-	errMountShort     = oncrpc.NewXDRError("dirpath", oncrpc.ErrShortBuffer)
-	errMountTrunc     = oncrpc.NewXDRError("mountres3", oncrpc.ErrTruncated)
-	errMountFHLong    = oncrpc.NewXDRError("fhandle3", oncrpc.ErrTooLong)
-	errMountFlavsLong = oncrpc.NewXDRError("mountres3_ok.auth_flavors", oncrpc.ErrTooLong)
-)
-
 // MountStat is mountstat3. As with Status, any value decodes. A MountStat is also an error,
 // so that Mount can return the server's refusal as one the caller tests with errors.As.
 type MountStat uint32
@@ -84,6 +76,11 @@ type MountArgs struct {
 // Size is the encoded size.
 func (a *MountArgs) Size() int { return 4 + pad4(len(a.Path)) }
 
+var (
+	errPathLong   = oncrpc.NewXDRError("dirpath", oncrpc.ErrTooLong)
+	errMountShort = oncrpc.NewXDRError("dirpath", oncrpc.ErrShortBuffer)
+)
+
 // Encode writes a into b and returns its length. Errors: ErrTooLong, ErrShortBuffer.
 func (a *MountArgs) Encode(b []byte) (int, error) {
 	if len(a.Path) > MaxPath {
@@ -110,6 +107,12 @@ type MountRes struct {
 // AuthFlavor is the i-th flavor the server accepts for the export (0 <= i < AuthFlavors),
 // in the server's order of preference.
 func (r *MountRes) AuthFlavor(i int) oncrpc.Flavor { return oncrpc.Flavor(get32(r.flavors, 4*i)) }
+
+var (
+	errMountTrunc     = oncrpc.NewXDRError("mountres3", oncrpc.ErrTruncated)
+	errMountFHLong    = oncrpc.NewXDRError("fhandle3", oncrpc.ErrTooLong)
+	errMountFlavsLong = oncrpc.NewXDRError("mountres3_ok.auth_flavors", oncrpc.ErrTooLong)
+)
 
 // Decode decodes b into r, with the conventions of the NFS result decoders. The flavor list
 // has no bound in RFC 1813 beyond the bytes that hold it.

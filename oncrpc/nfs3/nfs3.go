@@ -40,6 +40,24 @@ const (
 	ProcCommit      uint32 = 21
 )
 
+// procNames are the procedures this package encodes and decodes, as RFC 1813 names their
+// argument and result types (GETATTR3args, GETATTR3res).
+var procNames = map[uint32]string{ProcGetattr: "GETATTR", ProcLookup: "LOOKUP", ProcRead: "READ",
+	ProcWrite: "WRITE", ProcReaddirplus: "READDIRPLUS", ProcCommit: "COMMIT"}
+
+// procErr holds the failures of a procedure's arguments and results as a whole: the
+// arguments too large for the encode buffer or truncated, the results truncated.
+type procErr struct{ argsShort, argsTrunc, resTrunc *oncrpc.XDRError }
+
+// procErrs are those of procNames' procedures, the only ones looked up.
+var procErrs = nfsbase.NewByNumber(procNames, func(n string) procErr {
+	return procErr{
+		argsShort: oncrpc.NewXDRError(n+"3args", oncrpc.ErrShortBuffer),
+		argsTrunc: oncrpc.NewXDRError(n+"3args", oncrpc.ErrTruncated),
+		resTrunc:  oncrpc.NewXDRError(n+"3res", oncrpc.ErrTruncated),
+	}
+}, procErr{})
+
 // Protocol limits. RFC 1813 bounds only the file handle (NFS3_FHSIZE) and the MOUNT path
 // (MNTPATHLEN); the name limit is the one the Linux client enforces on the names it sends and
 // receives (NFS3_MAXNAMLEN), and MaxData is this project's bound on every other opaque, as in
@@ -61,39 +79,6 @@ var (
 	// ErrCount: a count3 disagrees with the length of the opaque it counts (WRITE3args, and
 	// READ3resok, which the Linux client rejects with EIO for the same reason).
 	ErrCount = errors.New("count does not match the data length")
-)
-
-// Errors shared by several types: the named XDR item is the same wherever it appears.
-var (
-	errFHLong        = oncrpc.NewXDRError("nfs_fh3", oncrpc.ErrTooLong)
-	errNameLong      = oncrpc.NewXDRError("filename3", oncrpc.ErrTooLong)
-	errPostOpBool    = oncrpc.NewXDRError("post_op_attr.attributes_follow", oncrpc.ErrBadEnum)
-	errPreOpBool     = oncrpc.NewXDRError("pre_op_attr.attributes_follow", oncrpc.ErrBadEnum)
-	errPostOpFHBool  = oncrpc.NewXDRError("post_op_fh3.handle_follows", oncrpc.ErrBadEnum)
-	errStableEnum    = oncrpc.NewXDRError("stable_how", oncrpc.ErrBadEnum)
-	errProc          = oncrpc.NewXDRError("procedure", ErrProc)
-	errNoDDP         = oncrpc.NewXDRError("procedure", ErrNoDDP)
-	errGetattrShort  = oncrpc.NewXDRError("GETATTR3args", oncrpc.ErrShortBuffer)
-	errLookupShort   = oncrpc.NewXDRError("LOOKUP3args", oncrpc.ErrShortBuffer)
-	errReadShort     = oncrpc.NewXDRError("READ3args", oncrpc.ErrShortBuffer)
-	errWriteShort    = oncrpc.NewXDRError("WRITE3args", oncrpc.ErrShortBuffer)
-	errWriteLong     = oncrpc.NewXDRError("WRITE3args.data", oncrpc.ErrTooLong)
-	errWriteCount    = oncrpc.NewXDRError("WRITE3args.count", ErrCount)
-	errWriteTrunc    = oncrpc.NewXDRError("WRITE3args", oncrpc.ErrTruncated)
-	errCommitShort   = oncrpc.NewXDRError("COMMIT3args", oncrpc.ErrShortBuffer)
-	errRdplusShort   = oncrpc.NewXDRError("READDIRPLUS3args", oncrpc.ErrShortBuffer)
-	errGetattrTrunc  = oncrpc.NewXDRError("GETATTR3res", oncrpc.ErrTruncated)
-	errLookupTrunc   = oncrpc.NewXDRError("LOOKUP3res", oncrpc.ErrTruncated)
-	errReadTrunc     = oncrpc.NewXDRError("READ3res", oncrpc.ErrTruncated)
-	errReadEOF       = oncrpc.NewXDRError("READ3resok.eof", oncrpc.ErrBadEnum)
-	errReadCount     = oncrpc.NewXDRError("READ3resok.count", ErrCount)
-	errReadLong      = oncrpc.NewXDRError("READ3resok.data", oncrpc.ErrTooLong)
-	errReadChunk     = oncrpc.NewXDRError("READ3resok.data", ErrChunk)
-	errWriteResTrunc = oncrpc.NewXDRError("WRITE3res", oncrpc.ErrTruncated)
-	errCommitTrunc   = oncrpc.NewXDRError("COMMIT3res", oncrpc.ErrTruncated)
-	errRdplusTrunc   = oncrpc.NewXDRError("READDIRPLUS3res", oncrpc.ErrTruncated)
-	errRdplusFollows = oncrpc.NewXDRError("entryplus3.nextentry", oncrpc.ErrBadEnum)
-	errRdplusEOF     = oncrpc.NewXDRError("dirlistplus3.eof", oncrpc.ErrBadEnum)
 )
 
 // Status is nfsstat3. Any value decodes: a status is data that the caller counts, and a
@@ -133,19 +118,11 @@ const (
 	ErrJukebox     Status = 10008
 )
 
-var statusNames = map[Status]string{
-	OK: "NFS3_OK", ErrPerm: "NFS3ERR_PERM", ErrNoEnt: "NFS3ERR_NOENT", ErrIO: "NFS3ERR_IO",
-	ErrNXIO: "NFS3ERR_NXIO", ErrAcces: "NFS3ERR_ACCES", ErrExist: "NFS3ERR_EXIST",
-	ErrXDev: "NFS3ERR_XDEV", ErrNoDev: "NFS3ERR_NODEV", ErrNotDir: "NFS3ERR_NOTDIR",
-	ErrIsDir: "NFS3ERR_ISDIR", ErrInval: "NFS3ERR_INVAL", ErrFBig: "NFS3ERR_FBIG",
-	ErrNoSpc: "NFS3ERR_NOSPC", ErrROFS: "NFS3ERR_ROFS", ErrMLink: "NFS3ERR_MLINK",
-	ErrNameTooLong: "NFS3ERR_NAMETOOLONG", ErrNotEmpty: "NFS3ERR_NOTEMPTY",
-	ErrDQuot: "NFS3ERR_DQUOT", ErrStale: "NFS3ERR_STALE", ErrRemote: "NFS3ERR_REMOTE",
-	ErrBadHandle: "NFS3ERR_BADHANDLE", ErrNotSync: "NFS3ERR_NOT_SYNC",
-	ErrBadCookie: "NFS3ERR_BAD_COOKIE", ErrNotSupp: "NFS3ERR_NOTSUPP",
-	ErrTooSmall: "NFS3ERR_TOOSMALL", ErrServerFault: "NFS3ERR_SERVERFAULT",
-	ErrBadType: "NFS3ERR_BADTYPE", ErrJukebox: "NFS3ERR_JUKEBOX",
-}
+var statusNames = nfsbase.StatusNames("NFS3", map[Status]string{
+	ErrNXIO: "NXIO", ErrAcces: "ACCES", ErrXDev: "XDEV", ErrNoDev: "NODEV", ErrFBig: "FBIG",
+	ErrMLink: "MLINK", ErrNotEmpty: "NOTEMPTY", ErrDQuot: "DQUOT", ErrRemote: "REMOTE",
+	ErrNotSync: "NOT_SYNC", ErrBadType: "BADTYPE", ErrJukebox: "JUKEBOX",
+})
 
 func (s Status) String() string { return nfsbase.StatusName(statusNames, "NFS3ERR", s) }
 
@@ -157,6 +134,8 @@ const (
 	DataSync StableHow = 1 // DATA_SYNC: data (and the metadata to retrieve them) are stable
 	FileSync StableHow = 2 // FILE_SYNC: data and all metadata are stable
 )
+
+var errStableEnum = oncrpc.NewXDRError("stable_how", oncrpc.ErrBadEnum)
 
 func (s StableHow) String() string {
 	switch s {

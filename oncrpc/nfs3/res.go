@@ -13,7 +13,7 @@ type GetattrRes struct {
 
 // Decode decodes b into r.
 func (r *GetattrRes) Decode(b []byte) (int, error) {
-	d := decoder{oncrpc.Decoder{B: b, Trunc: errGetattrTrunc}}
+	d := resDecoder(b, ProcGetattr)
 	r.Status = Status(d.Uint32())
 	r.Attr = Fattr3{}
 	if r.Status == OK {
@@ -34,7 +34,7 @@ type LookupRes struct {
 
 // Decode decodes b into r.
 func (r *LookupRes) Decode(b []byte) (int, error) {
-	d := decoder{oncrpc.Decoder{B: b, Trunc: errLookupTrunc}}
+	d := resDecoder(b, ProcLookup)
 	r.Status = Status(d.Uint32())
 	r.FH = nil
 	r.ObjAttr = PostOpAttr{}
@@ -57,6 +57,12 @@ type ReadRes struct {
 	Data   []byte
 }
 
+var (
+	errReadEOF   = oncrpc.NewXDRError("READ3resok.eof", oncrpc.ErrBadEnum)
+	errReadCount = oncrpc.NewXDRError("READ3resok.count", ErrCount)
+	errReadLong  = oncrpc.NewXDRError("READ3resok.data", oncrpc.ErrTooLong)
+)
+
 // decodePrefix decodes everything up to and including Data's length word and returns the
 // data length (0 on failure).
 func (r *ReadRes) decodePrefix(d *decoder) int {
@@ -77,7 +83,7 @@ func (r *ReadRes) decodePrefix(d *decoder) int {
 
 // Decode decodes b, a result with Data inline, into r; r.Data is a sub-slice of b.
 func (r *ReadRes) Decode(b []byte) (int, error) {
-	d := decoder{oncrpc.Decoder{B: b, Trunc: errReadTrunc}}
+	d := resDecoder(b, ProcRead)
 	n := r.decodePrefix(&d)
 	if r.Status == OK {
 		r.Data = d.Bytes(n)
@@ -85,21 +91,18 @@ func (r *ReadRes) Decode(b []byte) (int, error) {
 	return d.Done()
 }
 
+var errReadChunk = oncrpc.NewXDRError("READ3resok.data", ErrChunk)
+
 // DecodeReduced decodes b, a result whose Data came in a Write chunk, and takes Data from
 // chunk, the bytes the responder wrote (the chunk's returned length, with or without the XDR
 // pad): ErrChunk if that length does not match count. r.Data is a sub-slice of chunk. A
 // failure result has no data, so its chunk must be empty. Returns the offset after the reduced
 // body.
 func (r *ReadRes) DecodeReduced(b, chunk []byte) (int, error) {
-	d := decoder{oncrpc.Decoder{B: b, Trunc: errReadTrunc}}
+	d := resDecoder(b, ProcRead)
 	n := r.decodePrefix(&d)
-	if d.Err == nil {
-		data, ok := oncrpc.ChunkData(chunk, uint32(n))
-		if !ok {
-			d.Fail(errReadChunk)
-		} else if r.Status == OK {
-			r.Data = data
-		}
+	if data := d.Chunk(chunk, n, errReadChunk); r.Status == OK {
+		r.Data = data
 	}
 	return d.Done()
 }
@@ -115,18 +118,14 @@ type WriteRes struct {
 
 // Decode decodes b into r.
 func (r *WriteRes) Decode(b []byte) (int, error) {
-	d := decoder{oncrpc.Decoder{B: b, Trunc: errWriteResTrunc}}
+	d := resDecoder(b, ProcWrite)
 	r.Status = Status(d.Uint32())
 	d.wccData(&r.Wcc)
 	r.Count, r.Committed, r.Verf = 0, Unstable, [VerfSize]byte{}
 	if r.Status == OK {
 		r.Count = d.Uint32()
 		// The Linux client fails the RPC on an undefined stable_how, as on any bad enum.
-		if s := StableHow(d.Uint32()); s > FileSync {
-			d.Fail(errStableEnum)
-		} else {
-			r.Committed = s
-		}
+		r.Committed = StableHow(d.Enum(uint32(FileSync), errStableEnum))
 		d.verf(&r.Verf)
 	}
 	return d.Done()
@@ -141,7 +140,7 @@ type CommitRes struct {
 
 // Decode decodes b into r.
 func (r *CommitRes) Decode(b []byte) (int, error) {
-	d := decoder{oncrpc.Decoder{B: b, Trunc: errCommitTrunc}}
+	d := resDecoder(b, ProcCommit)
 	r.Status = Status(d.Uint32())
 	d.wccData(&r.Wcc)
 	r.Verf = [VerfSize]byte{}
@@ -175,19 +174,10 @@ type Entry struct {
 // with a copy, it := res.Entries; for it.Next(&e) { ... }.
 type Entries = nfsbase.List[Entry, *Entry]
 
-// DecodeNext decodes into e the entry at the start of raw, of a list Decode checked, and
-// returns what follows it (nfsbase.Entry).
-func (e *Entry) DecodeNext(raw []byte) ([]byte, bool) {
-	d := decoder{oncrpc.Decoder{B: raw, Trunc: errRdplusTrunc}}
-	if !d.Bool(errRdplusFollows) {
-		return nil, false
-	}
-	d.entry(e)
-	return raw[d.Off:], d.Err == nil
-}
-
-// entry decodes an entryplus3 up to, not including, its nextentry discriminant.
-func (d *decoder) entry(e *Entry) {
+// Decode decodes b, an entryplus3 of a list after its value-follows word and up to its
+// nextentry, into e and returns its length (nfsbase.Entry).
+func (e *Entry) Decode(b []byte) (int, error) {
+	d := resDecoder(b, ProcReaddirplus)
 	e.FileID = d.Uint64()
 	e.Name = d.Opaque(MaxName, errNameLong)
 	e.Cookie = d.Uint64()
@@ -197,11 +187,18 @@ func (d *decoder) entry(e *Entry) {
 	if e.HasFH {
 		e.FH = d.fh()
 	}
+	return d.Done()
 }
+
+// The value-follows words of the list: nextentry before an entry, then eof after the list.
+var (
+	errRdplusFollows = oncrpc.NewXDRError("entryplus3.nextentry", oncrpc.ErrBadEnum)
+	errRdplusEOF     = oncrpc.NewXDRError("dirlistplus3.eof", oncrpc.ErrBadEnum)
+)
 
 // Decode decodes b into r.
 func (r *ReaddirplusRes) Decode(b []byte) (int, error) {
-	d := decoder{oncrpc.Decoder{B: b, Trunc: errRdplusTrunc}}
+	d := resDecoder(b, ProcReaddirplus)
 	r.Status = Status(d.Uint32())
 	d.postOpAttr(&r.DirAttr)
 	r.Verf, r.Entries, r.EOF = [VerfSize]byte{}, Entries{}, false
@@ -209,15 +206,13 @@ func (r *ReaddirplusRes) Decode(b []byte) (int, error) {
 		return d.Done()
 	}
 	d.verf(&r.Verf)
-	start, n := d.Off, 0
-	var e Entry
-	for d.Bool(errRdplusFollows) {
-		d.entry(&e)
-		n++
-	}
-	if d.Err == nil {
-		r.Entries = nfsbase.NewList[Entry, *Entry](b[start:d.Off], n)
-	}
+	r.Entries = nfsbase.DecodeList[Entry](&d.Decoder, errRdplusFollows, checkEntry)
 	r.EOF = d.Bool(errRdplusEOF)
 	return d.Done()
+}
+
+// checkEntry decodes an entry into a scratch Entry, for nfsbase.DecodeList.
+func checkEntry(b []byte) (int, error) {
+	var e Entry
+	return e.Decode(b)
 }

@@ -95,6 +95,11 @@ type WccData struct {
 // is reported as that result's error (Trunc); invalid items name themselves.
 type decoder struct{ oncrpc.Decoder }
 
+// resDecoder decodes b, procedure proc's results: truncation is PROC3res's.
+func resDecoder(b []byte, proc uint32) decoder {
+	return decoder{oncrpc.Decoder{B: b, Trunc: procErrs.Of(proc).resTrunc}}
+}
+
 // verf decodes a cookieverf3 or writeverf3.
 func (d *decoder) verf(v *[VerfSize]byte) {
 	if p, ok := d.Take(VerfSize); ok {
@@ -102,7 +107,20 @@ func (d *decoder) verf(v *[VerfSize]byte) {
 	}
 }
 
+// The failures of the variable-length items that several procedures share.
+var (
+	errFHLong   = oncrpc.NewXDRError("nfs_fh3", oncrpc.ErrTooLong)
+	errNameLong = oncrpc.NewXDRError("filename3", oncrpc.ErrTooLong)
+)
+
 func (d *decoder) fh() FH { return d.Opaque(MaxFH, errFHLong) }
+
+// The value-follows words of the optional items.
+var (
+	errPostOpBool   = oncrpc.NewXDRError("post_op_attr.attributes_follow", oncrpc.ErrBadEnum)
+	errPreOpBool    = oncrpc.NewXDRError("pre_op_attr.attributes_follow", oncrpc.ErrBadEnum)
+	errPostOpFHBool = oncrpc.NewXDRError("post_op_fh3.handle_follows", oncrpc.ErrBadEnum)
+)
 
 func (d *decoder) postOpAttr(a *PostOpAttr) {
 	a.Follows = d.Bool(errPostOpBool)

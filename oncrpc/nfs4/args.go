@@ -2,6 +2,14 @@ package nfs4
 
 import "github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 
+// The failures of COMPOUND4args as a whole: a buffer too small, an operation before Start or
+// after Finish, too many operations.
+var (
+	errShort   = oncrpc.NewXDRError("COMPOUND4args", oncrpc.ErrShortBuffer)
+	errState   = oncrpc.NewXDRError("COMPOUND4args", ErrState)
+	errOpsLong = oncrpc.NewXDRError("COMPOUND4args.argarray", oncrpc.ErrTooLong)
+)
+
 // Compound encodes a COMPOUND4args in place into a caller's buffer: Start, one method per
 // operation in order, Finish. The first failure (a buffer too small, an item too long) is
 // sticky: later methods do nothing and Finish returns it. A Compound is reused by calling
@@ -166,6 +174,8 @@ type OpenArgs struct {
 	Name        []byte
 }
 
+var errOwnerLong = oncrpc.NewXDRError("open_owner4.owner", oncrpc.ErrTooLong)
+
 // Open encodes OPEN.
 func (c *Compound) Open(a *OpenArgs) {
 	switch {
@@ -245,6 +255,8 @@ type WriteArgs struct {
 	Stable  StableHow
 	Data    []byte
 }
+
+var errWriteLong = oncrpc.NewXDRError("WRITE4args.data", oncrpc.ErrTooLong)
 
 func (c *Compound) writeHead(a *WriteArgs, need int) (int, bool) {
 	switch {
@@ -337,6 +349,11 @@ type ExchangeIDArgs struct {
 	Impl     ImplID
 }
 
+var (
+	errOwnerIDLong = oncrpc.NewXDRError("client_owner4.co_ownerid", oncrpc.ErrTooLong)
+	errImplLong    = oncrpc.NewXDRError("nfs_impl_id4", oncrpc.ErrTooLong)
+)
+
 // ExchangeID encodes EXCHANGE_ID.
 func (c *Compound) ExchangeID(a *ExchangeIDArgs) {
 	impl := len(a.Impl.Domain) > 0 || len(a.Impl.Name) > 0
@@ -391,6 +408,8 @@ type ChannelAttrs struct {
 	RdmaIRD               uint32
 }
 
+var errRdmaIrdLong = oncrpc.NewXDRError("channel_attrs4.ca_rdma_ird", oncrpc.ErrTooLong)
+
 func (a *ChannelAttrs) size() int {
 	if a.HasRdmaIRD {
 		return 32
@@ -426,6 +445,13 @@ type CreateSessionArgs struct {
 	SecFlavor oncrpc.Flavor
 	SysCred   oncrpc.SysCred
 }
+
+// The failures of CREATE_SESSION4args' callback_sec_parms4: a flavor it cannot send, or
+// AUTH_SYS parameters beyond their limits.
+var (
+	errSecFlavor = oncrpc.NewXDRError("callback_sec_parms4.cb_secflavor", oncrpc.ErrBadEnum)
+	errSecParms  = oncrpc.NewXDRError("callback_sec_parms4", oncrpc.ErrTooLong)
+)
 
 // CreateSession encodes CREATE_SESSION.
 func (c *Compound) CreateSession(a *CreateSessionArgs) {

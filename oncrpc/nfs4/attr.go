@@ -57,6 +57,8 @@ func (m *Bitmap) put(b []byte, off int) int {
 	return off + 4 + 4*n
 }
 
+var errBitmapLong = oncrpc.NewXDRError("bitmap4", oncrpc.ErrTooLong)
+
 func (d *decoder) bitmap(m *Bitmap) {
 	*m = Bitmap{}
 	n := d.Length(MaxAttrWords, errBitmapLong)

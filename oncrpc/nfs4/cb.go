@@ -49,17 +49,10 @@ type CBRecallArgs struct {
 	FH       FH
 }
 
+// The failures of CB_COMPOUND4args as a whole.
 var (
-	errCBTrunc      = oncrpc.NewXDRError("CB_COMPOUND4args", oncrpc.ErrTruncated)
-	errCBCount      = oncrpc.NewXDRError("CB_COMPOUND4args.argarray", oncrpc.ErrTooLong)
-	errCBSeqTrunc   = oncrpc.NewXDRError("CB_SEQUENCE4args", oncrpc.ErrTruncated)
-	errCBCacheBool  = oncrpc.NewXDRError("CB_SEQUENCE4args.csa_cachethis", oncrpc.ErrBadEnum)
-	errCBRefLong    = oncrpc.NewXDRError("CB_SEQUENCE4args.csa_referring_call_lists", oncrpc.ErrTooLong)
-	errCBRecTrunc   = oncrpc.NewXDRError("CB_RECALL4args", oncrpc.ErrTruncated)
-	errCBTruncBool  = oncrpc.NewXDRError("CB_RECALL4args.truncate", oncrpc.ErrBadEnum)
-	errCBResShort   = oncrpc.NewXDRError("CB_COMPOUND4res", oncrpc.ErrShortBuffer)
-	errCBResState   = oncrpc.NewXDRError("CB_COMPOUND4res", ErrState)
-	errCBResOpsLong = oncrpc.NewXDRError("CB_COMPOUND4res.resarray", oncrpc.ErrTooLong)
+	errCBTrunc = oncrpc.NewXDRError("CB_COMPOUND4args", oncrpc.ErrTruncated)
+	errCBCount = oncrpc.NewXDRError("CB_COMPOUND4args.argarray", oncrpc.ErrTooLong)
 )
 
 // Decode reads the header of b, a CB_COMPOUND4args body.
@@ -74,6 +67,12 @@ func (c *CBCompound) Decode(b []byte) error {
 	}
 	return nil
 }
+
+// The failures of CB_RECALL4args.
+var (
+	errCBRecTrunc  = oncrpc.NewXDRError("CB_RECALL4args", oncrpc.ErrTruncated)
+	errCBTruncBool = oncrpc.NewXDRError("CB_RECALL4args.truncate", oncrpc.ErrBadEnum)
+)
 
 // Next decodes the next operation into o and reports whether there was one. After false,
 // Err says whether the walk ended on malformed XDR.
@@ -98,6 +97,13 @@ func (c *CBCompound) Next(o *CBOp) bool {
 	c.i++
 	return c.d.Err == nil
 }
+
+// The failures of CB_SEQUENCE4args.
+var (
+	errCBSeqTrunc  = oncrpc.NewXDRError("CB_SEQUENCE4args", oncrpc.ErrTruncated)
+	errCBCacheBool = oncrpc.NewXDRError("CB_SEQUENCE4args.csa_cachethis", oncrpc.ErrBadEnum)
+	errCBRefLong   = oncrpc.NewXDRError("CB_SEQUENCE4args.csa_referring_call_lists", oncrpc.ErrTooLong)
+)
 
 func (d *decoder) cbSequence(a *CBSequenceArgs) {
 	d.sessionID(&a.SessionID)
@@ -140,6 +146,14 @@ type CBReply struct {
 	err      *oncrpc.XDRError
 	started  bool
 }
+
+// The failures of CB_COMPOUND4res: a buffer too small, a result before Start or after
+// Finish, too many results.
+var (
+	errCBResShort   = oncrpc.NewXDRError("CB_COMPOUND4res", oncrpc.ErrShortBuffer)
+	errCBResState   = oncrpc.NewXDRError("CB_COMPOUND4res", ErrState)
+	errCBResOpsLong = oncrpc.NewXDRError("CB_COMPOUND4res.resarray", oncrpc.ErrTooLong)
+)
 
 // Start begins a CB_COMPOUND4res in b echoing tag.
 func (r *CBReply) Start(b []byte, tag []byte) {

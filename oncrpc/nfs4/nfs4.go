@@ -109,6 +109,8 @@ type Time struct {
 	Nseconds uint32
 }
 
+var errStableEnum = oncrpc.NewXDRError("stable_how4", oncrpc.ErrBadEnum)
+
 // StableHow is stable_how4.
 type StableHow uint32
 
@@ -130,82 +132,74 @@ func (s StableHow) String() string {
 // Status is nfsstat4. Any value decodes: a status is data that the caller counts.
 type Status uint32
 
-// nfsstat4 values (RFC 8881 section 15.1), those a benchmark client meets.
+// nfsstat4 values (RFC 8881 section 15.1), those a benchmark client meets, in the order of
+// that section's table: by name.
 const (
 	OK                   Status = 0
-	ErrPerm              Status = 1
-	ErrNoEnt             Status = 2
-	ErrIO                Status = 5
 	ErrAccess            Status = 13
-	ErrExist             Status = 17
-	ErrNotDir            Status = 20
-	ErrIsDir             Status = 21
-	ErrInval             Status = 22
-	ErrNoSpc             Status = 28
-	ErrROFS              Status = 30
-	ErrNameTooLong       Status = 63
-	ErrStale             Status = 70
 	ErrBadHandle         Status = 10001
-	ErrBadCookie         Status = 10003
-	ErrNotSupp           Status = 10004
-	ErrTooSmall          Status = 10005
-	ErrServerFault       Status = 10006
-	ErrDelay             Status = 10008
-	ErrDenied            Status = 10010
-	ErrExpired           Status = 10011
-	ErrGrace             Status = 10013
-	ErrShareDenied       Status = 10015
-	ErrClidInUse         Status = 10017
-	ErrResource          Status = 10018
-	ErrNoFileHandle      Status = 10020
-	ErrMinorVersMismatch Status = 10021
-	ErrStaleClientID     Status = 10022
-	ErrOldStateid        Status = 10024
-	ErrBadStateid        Status = 10025
-	ErrBadSeqid          Status = 10026
-	ErrBadXDR            Status = 10036
-	ErrOpIllegal         Status = 10044
 	ErrBadSession        Status = 10052
 	ErrBadSlot           Status = 10053
+	ErrBadXDR            Status = 10036
+	ErrBadCookie         Status = 10003
+	ErrBadHighSlot       Status = 10077
+	ErrBadSeqid          Status = 10026
+	ErrBadStateid        Status = 10025
+	ErrClidInUse         Status = 10017
 	ErrCompleteAlready   Status = 10054
-	ErrSeqMisordered     Status = 10063
-	ErrSequencePos       Status = 10064
-	ErrReqTooBig         Status = 10065
+	ErrDeadSession       Status = 10078
+	ErrDelay             Status = 10008
+	ErrDenied            Status = 10010
+	ErrExist             Status = 17
+	ErrExpired           Status = 10011
+	ErrGrace             Status = 10013
+	ErrInval             Status = 22
+	ErrIO                Status = 5
+	ErrIsDir             Status = 21
+	ErrMinorVersMismatch Status = 10021
+	ErrNameTooLong       Status = 63
+	ErrNoEnt             Status = 2
+	ErrNoFileHandle      Status = 10020
+	ErrNoSpc             Status = 28
+	ErrNotDir            Status = 20
+	ErrNotSupp           Status = 10004
+	ErrOldStateid        Status = 10024
+	ErrOpIllegal         Status = 10044
+	ErrOpNotInSession    Status = 10071
+	ErrPerm              Status = 1
 	ErrRepTooBig         Status = 10066
 	ErrRepTooBigToCache  Status = 10067
+	ErrReqTooBig         Status = 10065
+	ErrResource          Status = 10018
 	ErrRetryUncachedRep  Status = 10068
-	ErrTooManyOps        Status = 10070
-	ErrOpNotInSession    Status = 10071
+	ErrROFS              Status = 30
+	ErrSequencePos       Status = 10064
 	ErrSeqFalseRetry     Status = 10076
-	ErrBadHighSlot       Status = 10077
-	ErrDeadSession       Status = 10078
+	ErrSeqMisordered     Status = 10063
+	ErrServerFault       Status = 10006
+	ErrShareDenied       Status = 10015
+	ErrStale             Status = 70
+	ErrStaleClientID     Status = 10022
+	ErrTooSmall          Status = 10005
+	ErrTooManyOps        Status = 10070
 )
 
-var statusNames = map[Status]string{
-	OK: "NFS4_OK", ErrPerm: "NFS4ERR_PERM", ErrNoEnt: "NFS4ERR_NOENT", ErrIO: "NFS4ERR_IO",
-	ErrAccess: "NFS4ERR_ACCESS", ErrExist: "NFS4ERR_EXIST", ErrNotDir: "NFS4ERR_NOTDIR",
-	ErrIsDir: "NFS4ERR_ISDIR", ErrInval: "NFS4ERR_INVAL", ErrNoSpc: "NFS4ERR_NOSPC",
-	ErrROFS: "NFS4ERR_ROFS", ErrNameTooLong: "NFS4ERR_NAMETOOLONG", ErrStale: "NFS4ERR_STALE",
-	ErrBadHandle: "NFS4ERR_BADHANDLE", ErrBadCookie: "NFS4ERR_BAD_COOKIE",
-	ErrNotSupp: "NFS4ERR_NOTSUPP", ErrTooSmall: "NFS4ERR_TOOSMALL",
-	ErrServerFault: "NFS4ERR_SERVERFAULT", ErrDelay: "NFS4ERR_DELAY", ErrDenied: "NFS4ERR_DENIED",
-	ErrExpired: "NFS4ERR_EXPIRED", ErrGrace: "NFS4ERR_GRACE", ErrShareDenied: "NFS4ERR_SHARE_DENIED",
-	ErrClidInUse: "NFS4ERR_CLID_INUSE", ErrResource: "NFS4ERR_RESOURCE",
-	ErrNoFileHandle: "NFS4ERR_NOFILEHANDLE", ErrMinorVersMismatch: "NFS4ERR_MINOR_VERS_MISMATCH",
-	ErrStaleClientID: "NFS4ERR_STALE_CLIENTID", ErrOldStateid: "NFS4ERR_OLD_STATEID",
-	ErrBadStateid: "NFS4ERR_BAD_STATEID", ErrBadSeqid: "NFS4ERR_BAD_SEQID",
-	ErrBadXDR: "NFS4ERR_BADXDR", ErrOpIllegal: "NFS4ERR_OP_ILLEGAL",
-	ErrBadSession: "NFS4ERR_BADSESSION", ErrBadSlot: "NFS4ERR_BADSLOT",
-	ErrCompleteAlready: "NFS4ERR_COMPLETE_ALREADY", ErrSeqMisordered: "NFS4ERR_SEQ_MISORDERED",
-	ErrSequencePos: "NFS4ERR_SEQUENCE_POS", ErrReqTooBig: "NFS4ERR_REQ_TOO_BIG",
-	ErrRepTooBig:        "NFS4ERR_REP_TOO_BIG",
-	ErrRepTooBigToCache: "NFS4ERR_REP_TOO_BIG_TO_CACHE",
-	ErrRetryUncachedRep: "NFS4ERR_RETRY_UNCACHED_REP", ErrTooManyOps: "NFS4ERR_TOO_MANY_OPS",
-	ErrOpNotInSession: "NFS4ERR_OP_NOT_IN_SESSION", ErrSeqFalseRetry: "NFS4ERR_SEQ_FALSE_RETRY",
-	ErrBadHighSlot: "NFS4ERR_BAD_HIGH_SLOT", ErrDeadSession: "NFS4ERR_DEADSESSION",
-}
-
 func (s Status) String() string { return nfsbase.StatusName(statusNames, "NFS4ERR", s) }
+
+var statusNames = nfsbase.StatusNames("NFS4", map[Status]string{
+	ErrAccess: "ACCESS", ErrBadSession: "BADSESSION", ErrBadSlot: "BADSLOT", ErrBadXDR: "BADXDR",
+	ErrBadHighSlot: "BAD_HIGH_SLOT", ErrBadSeqid: "BAD_SEQID", ErrBadStateid: "BAD_STATEID",
+	ErrClidInUse: "CLID_INUSE", ErrCompleteAlready: "COMPLETE_ALREADY",
+	ErrDeadSession: "DEADSESSION", ErrDelay: "DELAY", ErrDenied: "DENIED", ErrExpired: "EXPIRED",
+	ErrGrace: "GRACE", ErrMinorVersMismatch: "MINOR_VERS_MISMATCH",
+	ErrNoFileHandle: "NOFILEHANDLE", ErrOldStateid: "OLD_STATEID", ErrOpIllegal: "OP_ILLEGAL",
+	ErrOpNotInSession: "OP_NOT_IN_SESSION", ErrRepTooBig: "REP_TOO_BIG",
+	ErrRepTooBigToCache: "REP_TOO_BIG_TO_CACHE", ErrReqTooBig: "REQ_TOO_BIG",
+	ErrResource: "RESOURCE", ErrRetryUncachedRep: "RETRY_UNCACHED_REP",
+	ErrSequencePos: "SEQUENCE_POS", ErrSeqFalseRetry: "SEQ_FALSE_RETRY",
+	ErrSeqMisordered: "SEQ_MISORDERED", ErrShareDenied: "SHARE_DENIED",
+	ErrStaleClientID: "STALE_CLIENTID", ErrTooManyOps: "TOO_MANY_OPS",
+})
 
 func pad4(n int) int { return (n + 3) &^ 3 }
 
@@ -269,26 +263,10 @@ func (d *decoder) skipBitmap() {
 	d.Take(4 * d.Length(MaxAttrWords, errBitmapLong))
 }
 
-// Errors shared by several items: the named XDR item is the same wherever it appears.
+// The variable-length items that operations' arguments and results share, too long.
 var (
-	errFHLong       = oncrpc.NewXDRError("nfs_fh4", oncrpc.ErrTooLong)
-	errNameLong     = oncrpc.NewXDRError("component4", oncrpc.ErrTooLong)
-	errTagLong      = oncrpc.NewXDRError("utf8str_cs tag", oncrpc.ErrTooLong)
-	errOpaqueLong   = oncrpc.NewXDRError("opaque<NFS4_OPAQUE_LIMIT>", oncrpc.ErrTooLong)
-	errBitmapLong   = oncrpc.NewXDRError("bitmap4", oncrpc.ErrTooLong)
-	errStableEnum   = oncrpc.NewXDRError("stable_how4", oncrpc.ErrBadEnum)
-	errShort        = oncrpc.NewXDRError("COMPOUND4args", oncrpc.ErrShortBuffer)
-	errState        = oncrpc.NewXDRError("COMPOUND4args", ErrState)
-	errOpsLong      = oncrpc.NewXDRError("COMPOUND4args.argarray", oncrpc.ErrTooLong)
-	errWriteLong    = oncrpc.NewXDRError("WRITE4args.data", oncrpc.ErrTooLong)
-	errSecFlavor    = oncrpc.NewXDRError("callback_sec_parms4.cb_secflavor", oncrpc.ErrBadEnum)
-	errSecParms     = oncrpc.NewXDRError("callback_sec_parms4", oncrpc.ErrTooLong)
-	errRdmaIrdLong  = oncrpc.NewXDRError("channel_attrs4.ca_rdma_ird", oncrpc.ErrTooLong)
-	errOwnerLong    = oncrpc.NewXDRError("open_owner4.owner", oncrpc.ErrTooLong)
-	errOwnerIDLong  = oncrpc.NewXDRError("client_owner4.co_ownerid", oncrpc.ErrTooLong)
-	errImplLong     = oncrpc.NewXDRError("nfs_impl_id4", oncrpc.ErrTooLong)
-	errResTrunc     = oncrpc.NewXDRError("COMPOUND4res", oncrpc.ErrTruncated)
-	errResCount     = oncrpc.NewXDRError("COMPOUND4res.resarray", oncrpc.ErrTooLong)
-	errResAfterFail = oncrpc.NewXDRError("COMPOUND4res.resarray: result after a failed op", ErrOp)
-	errResLeft      = oncrpc.NewXDRError("COMPOUND4res.resarray: results left undecoded", ErrOp)
+	errFHLong     = oncrpc.NewXDRError("nfs_fh4", oncrpc.ErrTooLong)
+	errNameLong   = oncrpc.NewXDRError("component4", oncrpc.ErrTooLong)
+	errTagLong    = oncrpc.NewXDRError("utf8str_cs tag", oncrpc.ErrTooLong)
+	errOpaqueLong = oncrpc.NewXDRError("opaque<NFS4_OPAQUE_LIMIT>", oncrpc.ErrTooLong)
 )

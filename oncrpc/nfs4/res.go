@@ -5,6 +5,15 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc/internal/nfsbase"
 )
 
+// The failures of COMPOUND4res as a whole: truncated, too many results, a result after a
+// failed one, results the caller did not decode.
+var (
+	errResTrunc     = oncrpc.NewXDRError("COMPOUND4res", oncrpc.ErrTruncated)
+	errResCount     = oncrpc.NewXDRError("COMPOUND4res.resarray", oncrpc.ErrTooLong)
+	errResAfterFail = oncrpc.NewXDRError("COMPOUND4res.resarray: result after a failed op", ErrOp)
+	errResLeft      = oncrpc.NewXDRError("COMPOUND4res.resarray: results left undecoded", ErrOp)
+)
+
 // CompoundRes decodes a COMPOUND4res: Decode (or DecodeReduced) reads the status, the tag and
 // the result count, then the caller calls one method per operation in the order of its call
 // and stops at the first result whose Status is not OK (RFC 8881 section 2.10.6: the array
@@ -420,18 +429,18 @@ type OpenRes struct {
 	WhyNoDeleg   uint32
 }
 
+var errCinfoBool = oncrpc.NewXDRError("change_info4.atomic", oncrpc.ErrBadEnum)
+
+// The failures of open_delegation4, then of the items of its arms.
 var (
-	errCinfoBool  = oncrpc.NewXDRError("change_info4.atomic", oncrpc.ErrBadEnum)
 	errDelegEnum  = oncrpc.NewXDRError("open_delegation4.delegation_type", oncrpc.ErrBadEnum)
 	errRecallBool = oncrpc.NewXDRError("open_delegation4.recall", oncrpc.ErrBadEnum)
-	errLimitEnum  = oncrpc.NewXDRError("nfs_space_limit4.limitby", oncrpc.ErrBadEnum)
-	errWhoLong    = oncrpc.NewXDRError("nfsace4.who", oncrpc.ErrTooLong)
-	errPushBool   = oncrpc.NewXDRError("open_none_delegation4", oncrpc.ErrBadEnum)
-	errReadEOF    = oncrpc.NewXDRError("READ4resok.eof", oncrpc.ErrBadEnum)
-	errReadLong   = oncrpc.NewXDRError("READ4resok.data", oncrpc.ErrTooLong)
-	errReadChunk  = oncrpc.NewXDRError("READ4resok.data", ErrChunk)
-	errEntryBool  = oncrpc.NewXDRError("entry4.nextentry", oncrpc.ErrBadEnum)
-	errDirlistEOF = oncrpc.NewXDRError("dirlist4.eof", oncrpc.ErrBadEnum)
+)
+
+var (
+	errLimitEnum = oncrpc.NewXDRError("nfs_space_limit4.limitby", oncrpc.ErrBadEnum)
+	errWhoLong   = oncrpc.NewXDRError("nfsace4.who", oncrpc.ErrTooLong)
+	errPushBool  = oncrpc.NewXDRError("open_none_delegation4", oncrpc.ErrBadEnum)
 )
 
 func (s *OpenRes) decode(d *decoder) {
@@ -506,6 +515,12 @@ type ReadRes struct {
 	Data   []byte
 }
 
+var (
+	errReadEOF   = oncrpc.NewXDRError("READ4resok.eof", oncrpc.ErrBadEnum)
+	errReadLong  = oncrpc.NewXDRError("READ4resok.data", oncrpc.ErrTooLong)
+	errReadChunk = oncrpc.NewXDRError("READ4resok.data", ErrChunk)
+)
+
 // prefix decodes up to Data's length word and returns the length (0 on failure).
 func (s *ReadRes) prefix(d *decoder) int {
 	*s = ReadRes{Status: Status(d.Uint32())}
@@ -527,13 +542,7 @@ func (s *ReadRes) decode(d *decoder) {
 // empty.
 func (s *ReadRes) decodeReduced(d *decoder, chunk []byte) {
 	n := s.prefix(d)
-	if d.Err != nil {
-		return
-	}
-	data, ok := oncrpc.ChunkData(chunk, uint32(n))
-	if !ok {
-		d.Fail(errReadChunk)
-	} else if s.Status == OK {
+	if data := d.Chunk(chunk, n, errReadChunk); s.Status == OK {
 		s.Data = data
 	}
 }
@@ -567,11 +576,7 @@ func (s *WriteRes) decode(d *decoder) {
 		return
 	}
 	s.Count = d.Uint32()
-	if c := StableHow(d.Uint32()); c > FileSync {
-		d.Fail(errStableEnum)
-	} else {
-		s.Committed = c
-	}
+	s.Committed = StableHow(d.Enum(uint32(FileSync), errStableEnum))
 	d.verf(&s.Verf)
 }
 
@@ -622,22 +627,21 @@ type Entry struct {
 // it := res.Entries; for it.Next(&e) { ... }.
 type Entries = nfsbase.List[Entry, *Entry]
 
-// DecodeNext decodes into e the entry at the start of raw, of a list Decode checked, and
-// returns what follows it (nfsbase.Entry).
-func (e *Entry) DecodeNext(raw []byte) ([]byte, bool) {
-	d := newDecoder(raw, errEntryBool)
-	if !d.Bool(errEntryBool) {
-		return nil, false
-	}
-	d.entry(e)
-	return raw[d.Off:], d.Err == nil
-}
-
-func (d *decoder) entry(e *Entry) {
+// Decode decodes b, an entry4 of a list after its value-follows word and up to its
+// nextentry, into e and returns its length (nfsbase.Entry).
+func (e *Entry) Decode(b []byte) (int, error) {
+	d := newDecoder(b, opErrs(OpReaddir).trunc)
 	e.Cookie = d.Uint64()
 	e.Name = d.Opaque(MaxName, errNameLong)
 	d.fattr(&e.Attr)
+	return d.Done()
 }
+
+// The value-follows words of the list: nextentry before an entry, then eof after the list.
+var (
+	errEntryBool  = oncrpc.NewXDRError("entry4.nextentry", oncrpc.ErrBadEnum)
+	errDirlistEOF = oncrpc.NewXDRError("dirlist4.eof", oncrpc.ErrBadEnum)
+)
 
 func (s *ReaddirRes) decode(d *decoder) {
 	*s = ReaddirRes{Status: Status(d.Uint32())}
@@ -645,19 +649,17 @@ func (s *ReaddirRes) decode(d *decoder) {
 		return
 	}
 	d.verf(&s.Verf)
-	start, n := d.Off, 0
-	var e Entry
-	for d.Bool(errEntryBool) {
-		d.entry(&e)
-		n++
-	}
-	if d.Err == nil {
-		s.Entries = nfsbase.NewList[Entry, *Entry](d.B[start:d.Off], n)
-	}
+	s.Entries = nfsbase.DecodeList[Entry](&d.Decoder, errEntryBool, checkEntry)
 	s.EOF = d.Bool(errDirlistEOF)
 	if d.Err != nil {
 		s.Entries = Entries{}
 	}
+}
+
+// checkEntry decodes an entry into a scratch Entry, for nfsbase.DecodeList.
+func checkEntry(b []byte) (int, error) {
+	var e Entry
+	return e.Decode(b)
 }
 
 // Decode decodes b, a READDIR4res, into s.
@@ -679,25 +681,17 @@ var opNames = map[uint32]string{
 	OpDestroyClientID: "DESTROY_CLIENTID", OpReclaimComplete: "RECLAIM_COMPLETE",
 }
 
-// opErrTable is indexed by operation number: a lookup per result costs an index, not a hash.
-var opErrTable, opErrOther = func() ([OpReclaimComplete + 1]*opErr, *opErr) {
-	mk := func(n string) *opErr {
-		return &opErr{
-			trunc:   oncrpc.NewXDRError(n, oncrpc.ErrTruncated),
-			resop:   oncrpc.NewXDRError(n+": resop", ErrOp),
-			missing: oncrpc.NewXDRError(n+": missing from COMPOUND4res", ErrOp),
-		}
+// newOpErr makes the errors of the result type named n.
+func newOpErr(n string) *opErr {
+	return &opErr{
+		trunc:   oncrpc.NewXDRError(n, oncrpc.ErrTruncated),
+		resop:   oncrpc.NewXDRError(n+": resop", ErrOp),
+		missing: oncrpc.NewXDRError(n+": missing from COMPOUND4res", ErrOp),
 	}
-	var t [OpReclaimComplete + 1]*opErr
-	for op, n := range opNames {
-		t[op] = mk(n + "4res")
-	}
-	return t, mk("nfs_resop4")
-}()
-
-func opErrs(op uint32) *opErr {
-	if op < uint32(len(opErrTable)) && opErrTable[op] != nil {
-		return opErrTable[op]
-	}
-	return opErrOther
 }
+
+// opErrTable has those of each operation this package decodes, OPNAME4res, and of any other
+// nfs_resop4.
+var opErrTable = nfsbase.NewByNumber(opNames, func(n string) *opErr { return newOpErr(n + "4res") }, newOpErr("nfs_resop4"))
+
+func opErrs(op uint32) *opErr { return opErrTable.Of(op) }

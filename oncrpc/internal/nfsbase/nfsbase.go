@@ -1,6 +1,7 @@
 package nfsbase
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
@@ -98,6 +99,27 @@ type Status interface {
 	String() string
 }
 
+// sharedNames name the nfsstat values that NFSv3 and NFSv4 share, after the version's prefix
+// ("NFS3ERR_"): NFSv4 keeps NFSv3's numbers and names (RFC 7530 section 13.1).
+var sharedNames = map[uint32]string{
+	1: "PERM", 2: "NOENT", 5: "IO", 17: "EXIST", 20: "NOTDIR", 21: "ISDIR", 22: "INVAL", 28: "NOSPC",
+	30: "ROFS", 63: "NAMETOOLONG", 70: "STALE", 10001: "BADHANDLE", 10003: "BAD_COOKIE",
+	10004: "NOTSUPP", 10005: "TOOSMALL", 10006: "SERVERFAULT",
+}
+
+// StatusNames are a version's status names for StatusName: 0 as VERSION_OK, the shared
+// statuses and the version's own (named after the prefix) as VERSIONERR_NAME.
+func StatusNames[S ~uint32](version string, own map[S]string) map[S]string {
+	m := map[S]string{0: version + "_OK"}
+	for st, n := range sharedNames {
+		m[S(st)] = version + "ERR_" + n
+	}
+	for st, n := range own {
+		m[st] = version + "ERR_" + n
+	}
+	return m
+}
+
 // StatusName is s's name in names, else prefix and its number ("NFS4ERR(10099)").
 func StatusName[S ~uint32](names map[S]string, prefix string, s S) string {
 	if n, ok := names[s]; ok {
@@ -144,12 +166,44 @@ func (f *Failures) Of(proc int, st uint32) error {
 	return f.other
 }
 
-// Entry is a directory entry type (entryplus3, entry4) whose pointer decodes the entry at
-// the start of a list a Decode checked: its value-follows word and the entry, returning what
-// follows it; ok is false for a list no Decode checked.
+// ByNumber holds a value for each procedure (or operation) number of a version, made once
+// from the number's name, so that finding one costs an index, not a hash: the decoders'
+// errors of each procedure's arguments and results.
+type ByNumber[T any] struct {
+	t     []T
+	other T
+}
+
+// NewByNumber makes mk(name) for each number of names; Of returns other for the rest.
+func NewByNumber[T any](names map[uint32]string, mk func(name string) T, other T) ByNumber[T] {
+	var top uint32
+	for n := range names {
+		top = max(top, n)
+	}
+	b := ByNumber[T]{t: make([]T, top+1), other: other}
+	for i := range b.t {
+		b.t[i] = other
+	}
+	for n, name := range names {
+		b.t[n] = mk(name)
+	}
+	return b
+}
+
+// Of is the value of number n.
+func (b *ByNumber[T]) Of(n uint32) T {
+	if n < uint32(len(b.t)) {
+		return b.t[n]
+	}
+	return b.other
+}
+
+// Entry is a directory entry type (entryplus3, entry4) whose pointer decodes an entry from
+// just after its value-follows word (which List reads), returning the bytes it took or an
+// *oncrpc.XDRError.
 type Entry[E any] interface {
 	*E
-	DecodeNext(raw []byte) (rest []byte, ok bool)
+	Decode(b []byte) (int, error)
 }
 
 // List is a directory listing's entries, validated by the decoder that made it: iterate with
@@ -167,6 +221,26 @@ func NewList[E any, P Entry[E]](raw []byte, n int) List[E, P] {
 	return List[E, P]{raw: raw, n: n}
 }
 
+// DecodeList decodes the entries of a listing at d's offset, each after a TRUE value-follows
+// word (else follows), up to the FALSE that ends them; the list is empty if d failed. entry
+// decodes one into a scratch Entry of the caller's: one of DecodeList's would escape to the heap.
+func DecodeList[E any, P Entry[E]](d *oncrpc.Decoder, follows *oncrpc.XDRError, entry func(b []byte) (int, error)) List[E, P] {
+	start, n := d.Off, 0
+	for d.Bool(follows) {
+		m, err := entry(d.B[d.Off:])
+		if err != nil {
+			d.Fail(err.(*oncrpc.XDRError))
+			break
+		}
+		d.Take(m)
+		n++
+	}
+	if d.Err != nil {
+		return List[E, P]{}
+	}
+	return NewList[E, P](d.B[start:d.Off], n)
+}
+
 // Len is the number of entries (left to iterate, for a copy being iterated).
 func (l *List[E, P]) Len() int { return l.n }
 
@@ -175,12 +249,17 @@ func (l *List[E, P]) Next(e *E) bool {
 	if l.n == 0 {
 		return false
 	}
-	rest, ok := P(e).DecodeNext(l.raw)
-	if !ok {
+	// Decode checked that each of the n entries comes after a TRUE value-follows word.
+	if len(l.raw) < 4 || binary.BigEndian.Uint32(l.raw) != 1 {
 		l.n = 0
 		return false
 	}
-	l.raw = rest
+	n, err := P(e).Decode(l.raw[4:])
+	if err != nil {
+		l.n = 0
+		return false
+	}
+	l.raw = l.raw[4+n:]
 	l.n--
 	return true
 }

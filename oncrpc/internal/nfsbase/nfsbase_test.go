@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/rpcrdma-bench/rpcrdma-bench/oncrpc"
 	"github.com/rpcrdma-bench/rpcrdma-bench/rpcproto"
 )
 
@@ -32,15 +33,15 @@ func TestFailures(t *testing.T) {
 	}
 }
 
-// testEntry decodes a value-follows word and a uint32.
+// testEntry is a uint32.
 type testEntry struct{ v uint32 }
 
-func (e *testEntry) DecodeNext(raw []byte) ([]byte, bool) {
-	if len(raw) < 8 || binary.BigEndian.Uint32(raw) != 1 {
-		return nil, false
+func (e *testEntry) Decode(b []byte) (int, error) {
+	if len(b) < 4 {
+		return 0, errors.New("truncated")
 	}
-	e.v = binary.BigEndian.Uint32(raw[4:])
-	return raw[8:], true
+	e.v = binary.BigEndian.Uint32(b)
+	return 4, nil
 }
 
 // A list walks its entries once per copy, and stops at one that does not decode.
@@ -58,10 +59,67 @@ func TestList(t *testing.T) {
 			t.Fatalf("walked %v, left %d", got, it.Len())
 		}
 	}
-	bad := NewList[testEntry](raw[:6], 2)
 	var e testEntry
-	if bad.Next(&e) || bad.Len() != 0 {
-		t.Fatal("an entry that does not decode was walked")
+	for _, b := range [][]byte{raw[:6], raw[:2], raw[16:]} {
+		bad := NewList[testEntry](b, 2)
+		if bad.Next(&e) || bad.Len() != 0 {
+			t.Fatalf("an entry that does not decode was walked: % x", b)
+		}
+	}
+}
+
+// DecodeList counts the entries up to the FALSE, stops at the first failure (a bad
+// value-follows word, or an entry's own error) and then gives no list.
+func TestDecodeList(t *testing.T) {
+	follows := oncrpc.NewXDRError("entry.nextentry", oncrpc.ErrBadEnum)
+	trunc := oncrpc.NewXDRError("res", oncrpc.ErrTruncated)
+	check := func(b []byte) (int, error) {
+		var e testEntry
+		n, err := e.Decode(b)
+		if err != nil {
+			return 0, trunc
+		}
+		return n, nil
+	}
+	raw := []byte{0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 9}
+	d := oncrpc.Decoder{B: raw, Trunc: trunc}
+	l := DecodeList[testEntry](&d, follows, check)
+	var e testEntry
+	if d.Err != nil || d.Off != 20 || l.Len() != 2 || !l.Next(&e) || e.v != 5 {
+		t.Fatalf("list of %d, at %d: %v", l.Len(), d.Off, d.Err)
+	}
+	for _, tt := range []struct {
+		in   []byte
+		want *oncrpc.XDRError
+	}{{raw[:14], trunc}, {[]byte{0, 0, 0, 2}, follows}, {raw[:2], trunc}} {
+		d := oncrpc.Decoder{B: tt.in, Trunc: trunc}
+		if l := DecodeList[testEntry](&d, follows, check); d.Err != tt.want || l.Len() != 0 {
+			t.Fatalf("% x: list of %d, %v", tt.in, l.Len(), d.Err)
+		}
+	}
+}
+
+// The shared statuses are named after each version's prefix, as are its own.
+func TestStatusNames(t *testing.T) {
+	m := StatusNames("NFS9", map[testStatus]string{7: "LATER", 2: "GONE"})
+	for st, want := range map[testStatus]string{0: "NFS9_OK", 1: "NFS9ERR_PERM", 10003: "NFS9ERR_BAD_COOKIE",
+		7: "NFS9ERR_LATER", 2: "NFS9ERR_GONE"} {
+		if m[st] != want {
+			t.Errorf("%d: %q, want %q", st, m[st], want)
+		}
+	}
+}
+
+// A number without a name, or beyond the table, has the other value.
+func TestByNumber(t *testing.T) {
+	b := NewByNumber(map[uint32]string{1: "ONE", 3: "THREE"}, func(n string) string { return n + "4res" }, "other")
+	for n, want := range []string{"other", "ONE4res", "other", "THREE4res", "other"} {
+		if got := b.Of(uint32(n)); got != want {
+			t.Fatalf("%d: %q, want %q", n, got, want)
+		}
+	}
+	if b.Of(1<<31) != "other" {
+		t.Fatal("a number beyond the table")
 	}
 }
 
