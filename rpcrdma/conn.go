@@ -631,6 +631,33 @@ func (c *Conn) queue(wr *datapath.SendWR, sgl ...datapath.SGE) {
 	c.sendWRs[k] = *wr
 }
 
+// queueSend queues the Send of a message without chunks, the common case: its transport
+// header hdr and RPC message msg, written straight into the batch without queue's copies of
+// a SendWR and its SGL.
+func (c *Conn) queueSend(id uint64, flags datapath.SendFlags, hdr, msg datapath.SGE) {
+	if len(c.sendWRs) == cap(c.sendWRs) || len(c.sendSGEs)+2 > cap(c.sendSGEs) {
+		if err := c.flush(); err != nil {
+			c.fail("post", err)
+			return
+		}
+	}
+	start := len(c.sendSGEs)
+	c.sendSGEs = c.sendSGEs[:start+2]
+	arena := c.sendSGEs[start : start+2 : start+2]
+	arena[0], arena[1] = hdr, msg
+	n := int(hdr.Length) + int(msg.Length)
+	c.stats.Send.add(n)
+	if n <= c.maxInlineData {
+		flags |= datapath.FlagInline
+	}
+	k := len(c.sendWRs)
+	c.sendWRs = c.sendWRs[:k+1]
+	// Field by field: a composite literal is built aside and then copied.
+	w := &c.sendWRs[k]
+	w.ID, w.Op, w.Flags, w.SGL = id, datapath.OpSend, flags, arena
+	w.RemoteAddr, w.RKey, w.InvRKey, w.MW, w.BindAccess = 0, 0, 0, nil, 0
+}
+
 // flush posts the queued receives, then the queued sends: receives first, so that every
 // receive our replies promise (their credit grant) is posted before the reply leaves. It
 // tops the receives up itself, because not only Idle flushes: queue does when the batch is

@@ -272,6 +272,14 @@ func (c *Conn) Submit(call Call) error {
 	s.seed = cl.seedBase + uint64(s.xid)
 	s.err, s.data, s.remoteInv = nil, nil, false
 	s.noResults = results == 0 && cl.conv == nil
+	if cc == rpcproto.ClassShort && rc == rpcproto.ClassShort {
+		// Most calls carry no chunks either way: marshalled and posted right here, without
+		// marshal's class switches, the SGL scratch and queue's copies.
+		msgOff := cl.encode(s, p, size, prefix, args)
+		wire.PutNoChunks(s.send.Bytes(), s.xid, wire.Version, cl.max, wire.ProcMsg)
+		c.queueSend(wrID(kindCallSend, uint32(i)), cl.signal(s), s.send.SGE(wire.MinHeaderSize), s.out.Sub(msgOff, msgLen))
+		return cl.posted(s)
+	}
 	return cl.post(i, s, cl.marshal(s, p, size, prefix, args, msgLen, replyLen))
 }
 
@@ -283,10 +291,11 @@ func (c *Conn) LimitCalls(n int) { c.cl.limit = max(1, min(n, int(c.cl.max))) }
 // connection broken).
 func (c *Conn) Outstanding() int { return c.cl.outstanding }
 
-// marshal encodes the call of slot s in place (the RPC message contiguous in its out buffer, the
-// transport header in its send buffer), exposes its chunks to the peer, and builds the Send's
-// SGL in cl.sgl, returning its length: the transport header, then the RPC message (or, with
-// a Read chunk, the part of it that stays inline).
+// marshal encodes the call of slot s, which carries chunks (Submit posts the others itself),
+// in place (the RPC message contiguous in its out buffer, the transport header in its send
+// buffer), exposes its chunks to the peer, and builds the Send's SGL in cl.sgl, returning its
+// length: the transport header, then the RPC message (or, with a Read chunk, the part of it
+// that stays inline).
 func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, msgLen, replyLen int) (nsge int) {
 	c := cl.c
 	sgl := &cl.sgl
@@ -294,32 +303,12 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 
 	// The RPC call, contiguous in out: header and argument prefix right before the payload
 	// at headroom, zero pad after it, then any arguments that follow the payload.
-	ob := s.out.Bytes()
 	body := headroom - prefix
-	if args > 0 || cl.conv != nil { // no arguments, a plain codec: nothing to encode (rpcproto.Codec)
-		cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, cl.index(s), s.seed, c.cfg.Verify)
-	}
-	s.pending = cl.conv != nil
-	msgOff := body - cl.callSize
-	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
-	if cl.callHdr == nil {
-		putCall(ob[msgOff:], &cl.rpc)
-	} else {
-		// A credential other than AUTH_NONE: the header encoded once, its XID and
-		// procedure set per call.
-		copy(ob[msgOff:], cl.callHdr)
-		binary.BigEndian.PutUint32(ob[msgOff:], s.xid)
-		binary.BigEndian.PutUint32(ob[msgOff+20:], p.Number)
-	}
+	msgOff := cl.encode(s, p, size, prefix, args)
 
-	// A call without chunks (short both ways) writes its transport header directly;
-	// the Header scratch (Reset, fields, Encode) is for calls that carry chunks.
-	noChunks := cc == rpcproto.ClassShort && rc == rpcproto.ClassShort
 	h := cl.hdr
-	if !noChunks {
-		h.Reset()
-		h.XID, h.Vers, h.Credit, h.Proc = s.xid, wire.Version, cl.max, wire.ProcMsg
-	}
+	h.Reset()
+	h.XID, h.Vers, h.Credit, h.Proc = s.xid, wire.Version, cl.max, wire.ProcMsg
 	nsge = 1
 	switch cc {
 	case rpcproto.ClassShort:
@@ -363,14 +352,32 @@ func (cl *client) marshal(s *slot, p *rpcproto.Procedure, size, prefix, args, ms
 		h.Reply = append(h.Reply, wire.Segment{Handle: key, Length: uint32(replyLen), Offset: s.in.Addr()})
 		s.offered = uint32(replyLen)
 	}
-	hl := wire.MinHeaderSize
-	if noChunks {
-		wire.PutNoChunks(s.send.Bytes(), s.xid, wire.Version, cl.max, wire.ProcMsg)
-	} else {
-		hl, _ = h.Encode(s.send.Bytes())
-	}
+	hl, _ := h.Encode(s.send.Bytes())
 	sgl[0] = s.send.SGE(hl)
 	return nsge
+}
+
+// encode writes the RPC call of slot s into its out buffer (header and argument prefix
+// right before the payload at headroom) and returns where the message starts.
+func (cl *client) encode(s *slot, p *rpcproto.Procedure, size, prefix, args int) (msgOff int) {
+	ob := s.out.Bytes()
+	body := headroom - prefix
+	if args > 0 || cl.conv != nil { // no arguments, a plain codec: nothing to encode (rpcproto.Codec)
+		cl.codec.EncodeArgs(ob[body:body+args], s.call.Proc, size, cl.index(s), s.seed, cl.c.cfg.Verify)
+	}
+	s.pending = cl.conv != nil
+	msgOff = body - cl.callSize
+	cl.rpc.XID, cl.rpc.Proc = s.xid, p.Number
+	if cl.callHdr == nil {
+		putCall(ob[msgOff:], &cl.rpc)
+	} else {
+		// A credential other than AUTH_NONE: the header encoded once, its XID and
+		// procedure set per call.
+		copy(ob[msgOff:], cl.callHdr)
+		binary.BigEndian.PutUint32(ob[msgOff:], s.xid)
+		binary.BigEndian.PutUint32(ob[msgOff+20:], p.Number)
+	}
+	return msgOff
 }
 
 // poison fills a chunk a reply must overwrite, so that data an earlier call left there (the
@@ -390,17 +397,26 @@ func poison(b []byte) {
 // for its completion only when the Send is signalled, every sigEvery calls, to retire the
 // send queue's entries.
 func (cl *client) post(i int32, s *slot, nsge int) error {
-	c := cl.c
-	wr := datapath.SendWR{ID: wrID(kindCallSend, uint32(i)), Op: datapath.OpSend}
+	wr := datapath.SendWR{ID: wrID(kindCallSend, uint32(i)), Op: datapath.OpSend, Flags: cl.signal(s)}
+	cl.c.queue(&wr, cl.sgl[:nsge]...)
+	return cl.posted(s)
+}
+
+// signal marks slot s busy and returns its Send's flags: signalled every sigEvery calls.
+func (cl *client) signal(s *slot) datapath.SendFlags {
 	s.state, s.waits = slotBusy, waitReply
 	if cl.unsig+1 >= cl.sigEvery {
 		cl.unsig = 0
-		wr.Flags = datapath.FlagSignaled
 		s.waits |= waitSend
-	} else {
-		cl.unsig++
+		return datapath.FlagSignaled
 	}
-	c.queue(&wr, cl.sgl[:nsge]...)
+	cl.unsig++
+	return 0
+}
+
+// posted counts the call of slot s, queued, as outstanding and posts it.
+func (cl *client) posted(s *slot) error {
+	c := cl.c
 	cl.outstanding++
 	c.stats.MaxOutstanding = max(c.stats.MaxOutstanding, cl.outstanding)
 	c.stats.Calls.add(s.callClass)

@@ -131,11 +131,15 @@ func (sv *server) startServing(x *sctx) bool {
 	if !sv.withinGrant() {
 		return false
 	}
+	sv.count(x)
+	return true
+}
+
+// count is startServing once the grant was checked: small enough to inline on the call path.
+func (sv *server) count(x *sctx) {
 	x.serving = true
 	sv.serving++
-	st := &sv.c.stats
-	st.MaxServing = max(st.MaxServing, sv.serving)
-	return true
+	sv.c.stats.MaxServing = max(sv.c.stats.MaxServing, sv.serving)
 }
 
 // withinGrant reports whether one more call may be unanswered, and fails the connection
@@ -376,14 +380,17 @@ func (sv *server) onCall(buf *mempool.Buf, msg []byte) {
 		return
 	}
 	sv.checkEnable()
+	// The grant is checked before a context is taken, as onPositionZero does: beyond it
+	// the connection fails, and the receive buffer goes back.
+	if !sv.withinGrant() {
+		c.recvPool.Put(buf)
+		return
+	}
 	i, x := sv.take(buf)
 	if x == nil {
 		return
 	}
-	if !sv.startServing(x) {
-		sv.release(i)
-		return
-	}
+	sv.count(x)
 	x.msg = msg
 	if sv.svc != nil {
 		x.arrived = nanotime()
@@ -448,7 +455,7 @@ func (sv *server) onPositionZero(buf *mempool.Buf, wc *datapath.Completion) {
 	}
 	x.pos0 = true
 	if call {
-		sv.startServing(x) // within the grant, checked above
+		sv.count(x) // within the grant, checked above
 	}
 	total := 0
 	bad := false
@@ -606,6 +613,18 @@ const smallOff = sendBufSize / 2
 func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen int) {
 	c := sv.c
 	ch := x.hdr
+	if len(ch.ReadList)|len(ch.WriteCounts) == 0 && !ch.HasReply && wire.MinHeaderSize+n <= c.params.Inline.SendSize {
+		// Most replies: a call without chunks answered inline. Its header has no chunks
+		// either (no Header scratch to fill and encode), nor a key to invalidate.
+		wire.PutNoChunks(x.send.Bytes(), ch.XID, wire.Version, sv.grantFor(ch.Credit), wire.ProcMsg)
+		flags := sv.signal(i, x, x.sink != nil && c.sinks.shared || x.svcProc >= 0)
+		c.queueSend(wrID(kindReplySend, uint32(i)), flags, x.send.SGE(wire.MinHeaderSize), buf.Sub(off, n))
+		sv.answered(x)
+		x.state = ctxReplying
+		c.stats.Replies.add(rpcproto.ClassShort)
+		x.served = true
+		return
+	}
 	h := sv.rh
 	h.Reset()
 	h.XID, h.Vers, h.Credit, h.Proc = ch.XID, wire.Version, sv.grantFor(ch.Credit), wire.ProcMsg
@@ -698,19 +717,25 @@ func (sv *server) reply(i int32, x *sctx, buf *mempool.Buf, off, n, ddp, ddpLen 
 // post queues the reply Send of context i, signalled when force is set or its turn has
 // come, and ends the call's service.
 func (sv *server) post(i int32, x *sctx, wr *datapath.SendWR, sgl []datapath.SGE, force bool) {
+	wr.Flags |= sv.signal(i, x, force)
+	sv.c.queue(wr, sgl...)
+	sv.answered(x)
+	x.state = ctxReplying
+}
+
+// signal numbers the reply Send of context i and returns its flags: signalled when force is
+// set or its turn has come, else it waits in retire for a later signalled one.
+func (sv *server) signal(i int32, x *sctx, force bool) datapath.SendFlags {
 	sv.seq++
 	x.seq = sv.seq
 	if force || sv.unsig+1 >= sv.sigEvery {
 		sv.unsig = 0
-		wr.Flags |= datapath.FlagSignaled
 		x.waits |= ctxWaitSend
-	} else {
-		sv.unsig++
-		sv.retire = append(sv.retire, i)
+		return datapath.FlagSignaled
 	}
-	sv.c.queue(wr, sgl...)
-	sv.answered(x)
-	x.state = ctxReplying
+	sv.unsig++
+	sv.retire = append(sv.retire, i)
+	return 0
 }
 
 // invalidateKey picks the requester key a reply invalidates with Send With Invalidate
