@@ -658,24 +658,22 @@ func TestCompareWithholdsWhatTheHostMade(t *testing.T) {
 	if c, _ = results.Compare(base, slow, results.CompareConfig{}); c.Verdict != results.Regressed || c.Points[0].Host.Beyond {
 		t.Errorf("copy within the base's range: %v %+v", c.Verdict, c.Points[0].Host)
 	}
-	// The CPUs twice as far apart for current: a cache line's round trip is what the
-	// in-process sides exchange every message over.
+	// The cache line's round trip drifts with where the host places the CPUs, by more than
+	// the transport's figures move: recorded, never a reason to withhold.
 	probe(base, 2.8, 25)
-	for _, rs := range [][]*results.Run{base, slow} {
-		for _, r := range rs {
+	probe(slow, 2.8, 25)
+	for _, side := range []struct {
+		runs []*results.Run
+		ns   float64
+	}{{base, 60}, {slow, 130}} {
+		for _, r := range side.runs {
 			for j := range r.Points {
-				r.Points[j].Host.PingPongNs = 60
+				r.Points[j].Host.PingPongNs = side.ns
 			}
 		}
 	}
-	for _, r := range slow {
-		for j := range r.Points {
-			r.Points[j].Host.PingPongNs = 130
-		}
-	}
-	c, _ = results.Compare(base, slow, results.CompareConfig{})
-	if r := c.Points[0].Metrics[0]; !r.HostWithheld || !strings.HasSuffix(r.Reason, "the host ran 117% slower than for the baseline (pingpong probe)") {
-		t.Errorf("CPUs further apart: %v %q", r.Verdict, r.Reason)
+	if c, _ = results.Compare(base, slow, results.CompareConfig{}); c.Verdict != results.Regressed {
+		t.Errorf("the CPUs further apart: %v %+v", c.Verdict, c.Points[0].Host)
 	}
 	// One side not probed (an older file): nothing to check.
 	probe(slow, 0, 0)

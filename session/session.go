@@ -437,12 +437,11 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 		Live:     lives,
 		Hurry:    s.c.Hurry,
 	}
-	// Before the point's pollers start, so that they do not share its CPUs.
-	probe := datapath.ProbeHost
+	readHost, probeHost := datapath.ReadHostCPU, datapath.ProbeHost
 	if hr, ok := s.c.Connector.(HostReader); ok {
-		probe = hr.HostSpeed
+		readHost, probeHost = hr.HostCPU, hr.HostSpeed
 	}
-	host := probe()
+	host := probeHost() // before the point's pollers start, so that they do not share its CPUs
 	var samp *sampler
 	if s.c.Interval > 0 {
 		samp = newSampler(lives, s.c.Clock, s.c.Interval)
@@ -457,10 +456,6 @@ func (s *session) point(pt workloads.Point, at place, open workloads.Opener, rep
 	stopWatch := watch(samp, display, s.c.Clock)
 	gc := pauseGC()
 	cpu0, cpuErr := results.ReadCPU()
-	readHost := datapath.ReadHostCPU
-	if hr, ok := s.c.Connector.(HostReader); ok {
-		readHost = hr.HostCPU
-	}
 	host0, hostErr := readHost()
 	res, err := r.Run(s.ctx)
 	host1, hostErr1 := readHost()
