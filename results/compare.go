@@ -211,9 +211,9 @@ type CompareConfig struct {
 	HostTolerance float64
 }
 
-// DefaultHostTolerance is CompareConfig.HostTolerance's default, percent: the probe's figures
-// move by about 1% between processes on a steady host, and the tolerances it guards are 10%
-// and more.
+// DefaultHostTolerance is CompareConfig.HostTolerance's default, percent: the probe's chain
+// reads the same to 0.1% between processes on a steady host, and the tolerances it guards
+// are 10% and more.
 const DefaultHostTolerance = 5.0
 
 // ComparableLoad is how far apart, in percentage points of the host's CPU time, the median
@@ -390,30 +390,30 @@ func (c *Comparison) ExitCode() int {
 	return ExitOK
 }
 
-// HostChange is the host-speed figure (Point.Host) that differed most between the sides at a
-// point: Figure names it ("compute", "copy"; "" when a side was not probed), Ratio
-// is current/base of the sides' medians over their processes (1.1: the host ran it 10% slower
-// for the current side), and Beyond says the current median lies outside the range of the
-// base processes' own values, so that a figure as noisy as the change is not taken for one.
+// HostChange is how the host-speed probe's chain (Point.Host's ComputeNs) differed between the
+// sides at a point: Figure names it ("compute"; "" when a side was not probed), Ratio is
+// current/base of the sides' medians over their processes (1.1: the host ran it 10% slower
+// for the current side), and Beyond says the medians lie more than three median absolute
+// deviations of the base's processes apart, so that a figure as noisy as the change is not
+// taken for one.
 type HostChange struct {
 	Figure string
 	Ratio  float64
 	Beyond bool
 }
 
-// hostFigures are the HostSpeed figures a verdict is withheld on, by name. PingPongNs is not
-// one: on one quiet host it drifted by 20% over half an hour while the sides' RPC/s stayed
-// within 2%.
+// hostFigures are the HostSpeed figures a verdict is withheld on, by name. The copy and the
+// round trip are not: on one quiet host they drifted by 11% and 20% over half an hour while
+// the sides' RPC/s stayed within 4%, where the chain read the same to 0.1%.
 var hostFigures = []struct {
 	name string
 	f    func(*HostSpeed) float64
 }{
 	{"compute", func(h *HostSpeed) float64 { return h.ComputeNs }},
-	{"copy", func(h *HostSpeed) float64 { return h.CopyNsPerKiB }},
 }
 
 // hostChange reads HostChange from the points of each side, a process's value the median of
-// its rounds': the figure that moved most beyond the base's range, else the one that moved
+// its rounds': the figure that moved most beyond the base's spread, else the one that moved
 // most.
 func hostChange(bp, cp []*Point, bu, cu map[*Point]int) HostChange {
 	perProcess := func(ps []*Point, units map[*Point]int, f func(*HostSpeed) float64) []float64 {
@@ -435,8 +435,12 @@ func hostChange(bp, cp []*Point, bu, cu map[*Point]int) HostChange {
 		if len(b) == 0 || len(c) == 0 {
 			continue
 		}
-		mc := median(c)
-		r, beyond := mc/median(b), mc < slices.Min(b) || mc > slices.Max(b)
+		mb, mc := median(b), median(c)
+		dev := make([]float64, len(b))
+		for i, v := range b {
+			dev[i] = math.Abs(v - mb)
+		}
+		r, beyond := mc/mb, math.Abs(mc-mb) > 3*median(dev)
 		if h.Figure == "" || beyond && !h.Beyond || beyond == h.Beyond && math.Abs(math.Log(r)) > math.Abs(math.Log(h.Ratio)) {
 			h = HostChange{fig.name, r, beyond}
 		}
