@@ -200,10 +200,10 @@ type Conn struct {
 	stats Stats
 
 	qpn uint32
-	// now is when the batch of completions being handled was polled (batchNow), valid while
-	// nowRead: the sink and pull time stamps read the clock at most once per batch, and a
-	// batch that takes no sink buffer and pulls nothing reads none.
-	now           time.Time
+	// now is when the batch of completions being handled was polled (batchNow, monoNow's
+	// nanoseconds), valid while nowRead: the sink and pull time stamps read the clock at most
+	// once per batch, and a batch that takes no sink buffer and pulls nothing reads none.
+	now           int64
 	nowRead       bool
 	maxInlineData int // the queue pair's effective MaxInlineData (a Send's bytes copied into its WQE), not RFC 8166's inline threshold
 	sharedCQ      bool
@@ -719,11 +719,12 @@ func (c *Conn) fail(op string, err error) {
 	c.recvWRs = c.recvWRs[:0]
 }
 
-// batchNow is when the batch of completions being handled was polled: the clock read at
-// its first use in the batch.
-func (c *Conn) batchNow() time.Time {
+// batchNow is when the batch of completions being handled was polled, in monoNow's
+// nanoseconds: the clock read at its first use in the batch. The monotonic clock alone (one
+// read, where time.Now reads the wall clock too) and integer stamps keep it cheap per call.
+func (c *Conn) batchNow() int64 {
 	if !c.nowRead {
-		c.now, c.nowRead = time.Now(), true
+		c.now, c.nowRead = monoNow(), true
 	}
 	return c.now
 }

@@ -334,4 +334,7 @@ const expireEvery = 5 * time.Millisecond
 
 func monoNow() int64 { return int64(time.Since(monoEpoch)) }
 
+// mono is t in monoNow's nanoseconds (t must carry a monotonic reading, as time.Now's do).
+func mono(t time.Time) int64 { return int64(t.Sub(monoEpoch)) }
+
 var monoEpoch = time.Now()

@@ -55,8 +55,8 @@ type sctx struct {
 	chunk       []byte // Read chunk data at a non-zero position
 	credit      uint32
 	deadline    time.Time
-	pullAt      time.Time // when its Read chunk's pull was posted
-	sinkAt      time.Time // when it took its sink buffer
+	pullAt      int64 // when its Read chunk's pull was posted (Conn.batchNow)
+	sinkAt      int64 // when it took its sink buffer (Conn.batchNow)
 	mw          datapath.MW
 	mwKey       uint32
 	mwUsed      bool
@@ -105,7 +105,7 @@ type server struct {
 	// RDMA Reads complete in order): the oldest tells peerSlow. readAt is when one last
 	// completed, or when pulls began: ReadTimeout bounds the time since.
 	pulls  []int32
-	readAt time.Time
+	readAt int64 // Conn.batchNow
 	// slow says the last shared sink buffer this side gave back was held longer than
 	// slowHold (an RDMA Read answered late, an RDMA_DONE late or never sent), or none came
 	// back yet: a peer is slow until it shows otherwise.
@@ -271,7 +271,7 @@ func (sv *server) release(i int32) {
 		x.sink = nil
 		if c.sinks.shared {
 			c.sinks.putBack(sv)
-			sv.slow = sv.c.batchNow().Sub(x.sinkAt) > slowHold
+			sv.slow = sv.c.batchNow()-x.sinkAt > int64(slowHold)
 		}
 	}
 	x.msg, x.chunk = nil, nil
@@ -521,19 +521,24 @@ const slowHold = 10 * time.Millisecond
 // that came back was held longer than slowHold (or none came back yet), or its oldest pull
 // or reply awaiting RDMA_DONE has been out that long already. Such a peer gets fewer shared
 // sink buffers (sinks.allow).
-func (sv *server) peerSlow(now time.Time) bool {
+func (sv *server) peerSlow(now int64) bool {
 	if sv.slow {
 		return true
 	}
-	if len(sv.pulls) > 0 && now.Sub(sv.ctxs[sv.pulls[0]].pullAt) > slowHold {
+	if len(sv.pulls) > 0 && now-sv.ctxs[sv.pulls[0]].pullAt > int64(slowHold) {
 		return true
 	}
-	return len(sv.waiting) > 0 && now.Sub(sv.ctxs[sv.waiting[0]].deadline) > slowHold-sv.c.cfg.DoneTimeout
+	return len(sv.waiting) > 0 && now-mono(sv.ctxs[sv.waiting[0]].deadline) > int64(slowHold-sv.c.cfg.DoneTimeout)
 }
 
 // pulled ends the pull of context i.
 func (sv *server) pulled(i int32) {
 	sv.readAt = sv.c.batchNow()
+	if len(sv.pulls) == 1 && sv.pulls[0] == i {
+		// The only pull outstanding, the usual case: no shift of the queue.
+		sv.pulls = sv.pulls[:0]
+		return
+	}
 	for k, j := range sv.pulls {
 		if j == i {
 			sv.pulls = append(sv.pulls[:k], sv.pulls[k+1:]...)
@@ -555,7 +560,7 @@ func (sv *server) expirePulls(now time.Time) {
 	if len(sv.pulls) == 0 {
 		return
 	}
-	if d := now.Sub(sv.readAt); d > sv.c.cfg.ReadTimeout {
+	if d := time.Duration(mono(now) - sv.readAt); d > sv.c.cfg.ReadTimeout {
 		sv.c.fail("pull a Read chunk", fmt.Errorf("%w (%v): none of %d answered for %v", ErrReadTimeout, sv.c.cfg.ReadTimeout, len(sv.pulls), d.Round(time.Millisecond)))
 	}
 }

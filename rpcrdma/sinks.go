@@ -55,9 +55,12 @@ func (s *sinks) limit() int { return s.max + s.conns }
 // its reserve, so what one over its share leaves free is for a connection below its share
 // asking next; buffers that come back go first to those (wake), which evens the shares out.
 func (s *sinks) allow(sv *server) bool {
-	if sv.sinkHeld == 0 {
-		return true
-	}
+	// Small enough to inline for one connection's calls, the usual case; compete weighs shares.
+	return sv.sinkHeld == 0 || s.conns <= 1 && s.over < s.max || s.compete(sv)
+}
+
+// compete is allow for a connection that holds a buffer already.
+func (s *sinks) compete(sv *server) bool {
 	free := s.max - s.over
 	switch {
 	case free <= 0:
