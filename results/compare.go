@@ -390,32 +390,36 @@ func (c *Comparison) ExitCode() int {
 	return ExitOK
 }
 
-// HostChange is how the host-speed probe's chain (Point.Host's ComputeNs) differed between the
-// sides at a point: Figure names it ("compute"; "" when a side was not probed), Ratio is
-// current/base of the sides' medians over their processes (1.1: the host ran it 10% slower
-// for the current side), and Beyond says the medians lie more than three median absolute
-// deviations of the base's processes apart, so that a figure as noisy as the change is not
-// taken for one.
+// HostChange is how the host-speed probe (Point.Host) differed between the sides at a point,
+// by the judged figure that moved most: Figure names it ("compute", "pingpong"; "" when a side
+// was not probed), Ratio is current/base of the sides' medians over their processes (1.1: 10%
+// slower for the current side), and Beyond says the move exceeds the figure's tolerance and
+// three median absolute deviations of the base's processes, so that a figure as noisy as
+// the move is not taken for one.
 type HostChange struct {
 	Figure string
 	Ratio  float64
 	Beyond bool
 }
 
-// hostFigures are the HostSpeed figures a verdict is withheld on, by name. The copy and the
-// round trip are not: on one quiet host they drifted by 11% and 20% over half an hour while
-// the sides' RPC/s stayed within 4%, where the chain read the same to 0.1%.
+// hostFigures are the HostSpeed figures a verdict is withheld on, each with its tolerance in
+// multiples of CompareConfig.HostTolerance. On one quiet host the chain read the same to
+// 0.1%, the cache line's round trip drifted by a third over half an hour while RPC/s held,
+// and it went 4 to 5 times slower when the host slowed every process by 40% (the chain did
+// not move). The copy is not judged: it drifted by 11% with no effect on the transport.
 var hostFigures = []struct {
-	name string
-	f    func(*HostSpeed) float64
+	name, what string
+	scale      float64
+	f          func(*HostSpeed) float64
 }{
-	{"compute", func(h *HostSpeed) float64 { return h.ComputeNs }},
+	{"compute", "the host ran", 1, func(h *HostSpeed) float64 { return h.ComputeNs }},
+	{"pingpong", "the host passed cache lines between its CPUs", 10, func(h *HostSpeed) float64 { return h.PingPongNs }},
 }
 
 // hostChange reads HostChange from the points of each side, a process's value the median of
-// its rounds': the figure that moved most beyond the base's spread, else the one that moved
-// most.
-func hostChange(bp, cp []*Point, bu, cu map[*Point]int) HostChange {
+// its rounds', against the tolerance tol (percent, negative: none): the figure that moved most
+// beyond its tolerance, else the one that moved most for its tolerance.
+func hostChange(bp, cp []*Point, bu, cu map[*Point]int, tol float64) HostChange {
 	perProcess := func(ps []*Point, units map[*Point]int, f func(*HostSpeed) float64) []float64 {
 		by := map[int][]float64{}
 		for _, p := range ps {
@@ -429,7 +433,7 @@ func hostChange(bp, cp []*Point, bu, cu map[*Point]int) HostChange {
 		}
 		return procs
 	}
-	h := HostChange{Ratio: math.NaN()}
+	h, worst := HostChange{Ratio: math.NaN()}, 0.0
 	for _, fig := range hostFigures {
 		b, c := perProcess(bp, bu, fig.f), perProcess(cp, cu, fig.f)
 		if len(b) == 0 || len(c) == 0 {
@@ -440,29 +444,48 @@ func hostChange(bp, cp []*Point, bu, cu map[*Point]int) HostChange {
 		for i, v := range b {
 			dev[i] = math.Abs(v - mb)
 		}
-		r, beyond := mc/mb, math.Abs(mc-mb) > 3*median(dev)
-		if h.Figure == "" || beyond && !h.Beyond || beyond == h.Beyond && math.Abs(math.Log(r)) > math.Abs(math.Log(h.Ratio)) {
-			h = HostChange{fig.name, r, beyond}
+		r := mc / mb
+		// How far the move goes, in the figure's own tolerances (1: at the tolerance).
+		excess := math.Abs(math.Log(r)) / math.Log1p(max(tol, 0)*fig.scale/100)
+		beyond := tol >= 0 && excess > 1 && math.Abs(mc-mb) > 3*median(dev)
+		if h.Figure == "" || beyond && !h.Beyond || beyond == h.Beyond && excess > worst {
+			h, worst = HostChange{fig.name, r, beyond}, excess
 		}
 	}
 	return h
 }
 
-// withholds says why r's verdict cannot stand on a host that changed by more than tol
-// percent ("" when it stands): a regression when the host ran slower for the current side,
-// an ok when it ran faster; either is what the host alone would have made.
-func (h HostChange) withholds(r *MetricResult, tol float64) string {
-	if !h.Beyond || tol < 0 {
-		return ""
-	}
-	pct := (h.Ratio - 1) * 100
+// withholds says why r's verdict cannot stand on a host that changed beyond its tolerance
+// ("" when it stands): a regression when the host ran slower for the current side, an ok
+// when it ran faster; either is what the host alone would have made.
+func (h HostChange) withholds(r *MetricResult) string {
 	switch {
-	case r.Verdict == Regressed && pct > tol:
-		return fmt.Sprintf("it would be regressed, but the host ran %.0f%% slower than for the baseline (%s probe)", pct, h.Figure)
-	case r.Verdict == OK && pct < -tol:
-		return fmt.Sprintf("it would be ok, but the host ran %.0f%% faster than for the baseline (%s probe)", -pct, h.Figure)
+	case !h.Beyond:
+	case r.Verdict == Regressed && h.Ratio > 1:
+		return "it would be regressed, but " + h.String() + " than for the baseline (" + h.Figure + " probe)"
+	case r.Verdict == OK && h.Ratio < 1:
+		return "it would be ok, but " + h.String() + " than for the baseline (" + h.Figure + " probe)"
 	}
 	return ""
+}
+
+// String says how the figure moved: "the host ran 18% slower".
+func (h HostChange) String() string {
+	what := h.Figure
+	for _, f := range hostFigures {
+		if f.name == h.Figure {
+			what = f.what
+		}
+	}
+	r, dir := h.Ratio, "slower"
+	if r < 1 {
+		r, dir = 1/r, "faster"
+	}
+	how := fmt.Sprintf("%.0f%% %s", (r-1)*100, dir)
+	if r >= 2 {
+		how = fmt.Sprintf("%.1f times %s", r, dir)
+	}
+	return what + " " + how
 }
 
 // ErrNothingToCompare is wrapped by Compare's error when the inputs have nothing in common.
@@ -549,6 +572,10 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 		c.Notes = append(c.Notes, fmt.Sprintf("the turnaround probe (--turnarounds) was %s in base and %s in current: its clock reads are on the measured path, so the sides differ by more than the change under test", bp, cp))
 	}
 	bu, cu := processesOf(base), processesOf(current)
+	hostTol := cfg.HostTolerance
+	if hostTol == 0 {
+		hostTol = DefaultHostTolerance
+	}
 	b, bOrder := c.collect("base", base)
 	cur, cOrder := c.collect("current", current)
 	for _, k := range cOrder {
@@ -568,7 +595,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			c.MissingInCurrent = append(c.MissingInCurrent, bp[0].Params)
 			continue
 		}
-		pr := PointResult{Params: bp[0].Params, Host: hostChange(bp, cp, bu, cu)}
+		pr := PointResult{Params: bp[0].Params, Host: hostChange(bp, cp, bu, cu, hostTol)}
 		var pw []pending
 		fanin := !slices.ContainsFunc(slices.Concat(bp, cp), func(p *Point) bool { return p.FanIn == nil })
 		for _, m := range metrics {
@@ -606,10 +633,6 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	decided, level := Holm(ps, c.Alpha)
 	comparable := cfg.UnderLoad && comparableLoad(base, current)
 	c.Confidence = 1 - 2*level
-	hostTol := cfg.HostTolerance
-	if hostTol == 0 {
-		hostTol = DefaultHostTolerance
-	}
 	disturbed, excluded, oneProcess := 0, 0, 0
 	for i := range c.Points {
 		p := &c.Points[i]
@@ -617,7 +640,7 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 			r := &p.Metrics[j]
 			k := slices.Index(rs, r)
 			finish(r, k >= 0 && decided[k], comparable, level, c.Judged, c.Alpha)
-			if why := p.Host.withholds(r, hostTol); why != "" {
+			if why := p.Host.withholds(r); why != "" {
 				// Withholding only removes claims Holm made: the family's error stays within alpha.
 				r.Verdict, r.Leaning, r.Reason, r.HostWithheld = Inconclusive, r.Verdict, why, true
 			}
@@ -671,13 +694,14 @@ func Compare(base, current []*Run, cfg CompareConfig) (*Comparison, error) {
 	return c, nil
 }
 
-// hostNote says how far the host's speed moved between the sides where it moved beyond tol.
+// hostNote says how far the host's speed moved between the sides where it moved beyond its
+// tolerance.
 func (c *Comparison) hostNote(tol float64) string {
 	var worst HostChange
 	beyond := 0
 	for _, p := range c.Points {
 		h := p.Host
-		if !h.Beyond || tol < 0 || math.Abs(h.Ratio-1)*100 <= tol {
+		if !h.Beyond {
 			continue
 		}
 		beyond++
@@ -688,12 +712,8 @@ func (c *Comparison) hostNote(tol float64) string {
 	if beyond == 0 {
 		return ""
 	}
-	how := fmt.Sprintf("%.0f%% slower", (worst.Ratio-1)*100)
-	if worst.Ratio < 1 {
-		how = fmt.Sprintf("%.0f%% faster", (1-worst.Ratio)*100)
-	}
-	return fmt.Sprintf("the host ran up to %s for the current side (%s probe, %d point(s) beyond the host tolerance of %g%%): "+
-		"verdicts its change could have made are withheld", how, worst.Figure, beyond, tol)
+	return fmt.Sprintf("for the current side %s (%s probe, the most of %d point(s) beyond the host tolerance: %g%%, the round trip's 10 times as much): "+
+		"verdicts its change could have made are withheld", worst, worst.Figure, beyond, tol)
 }
 
 // resolutionNotes warn of tolerances below what the baseline can resolve: such a metric
