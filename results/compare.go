@@ -421,15 +421,9 @@ var hostFigures = []struct {
 // beyond its tolerance, else the one that moved most for its tolerance.
 func hostChange(bp, cp []*Point, bu, cu map[*Point]int, tol float64) HostChange {
 	perProcess := func(ps []*Point, units map[*Point]int, f func(*HostSpeed) float64) []float64 {
-		by := map[int][]float64{}
-		for _, p := range ps {
-			if p.Host != nil && f(p.Host) > 0 {
-				by[units[p]] = append(by[units[p]], f(p.Host))
-			}
-		}
 		var procs []float64
-		for _, v := range by {
-			procs = append(procs, median(v))
+		for _, g := range byProcess(ps, units, func(p *Point) (float64, bool) { return hostValue(p, f) }) {
+			procs = append(procs, median(g.all))
 		}
 		return procs
 	}
@@ -453,6 +447,14 @@ func hostChange(bp, cp []*Point, bu, cu map[*Point]int, tol float64) HostChange 
 		}
 	}
 	return h
+}
+
+// hostValue is figure f of p's host probe; false when p was not probed.
+func hostValue(p *Point, f func(*HostSpeed) float64) (float64, bool) {
+	if p.Host == nil {
+		return 0, false
+	}
+	return f(p.Host), true
 }
 
 // withholds says why r's verdict cannot stand on a host that changed beyond its tolerance
@@ -780,29 +782,9 @@ func countUnits(ps []*Point, units map[*Point]int) int {
 // in first-seen order. A value that is not positive (no RPCs) has no logarithm and is no
 // sample.
 func samples(m Metric, ps []*Point, units map[*Point]int) []sample {
-	type proc struct{ clean, all []float64 }
-	var order []int
-	by := map[int]*proc{}
-	for _, p := range ps {
-		v, ok := m.value(p)
-		if !ok || v <= 0 {
-			continue
-		}
-		u := units[p]
-		g := by[u]
-		if g == nil {
-			g = &proc{}
-			by[u] = g
-			order = append(order, u)
-		}
-		g.all = append(g.all, v)
-		if !Disturbed(p) {
-			g.clean = append(g.clean, v)
-		}
-	}
-	out := make([]sample, 0, len(order))
-	for _, u := range order {
-		g := by[u]
+	procs := byProcess(ps, units, m.value)
+	out := make([]sample, 0, len(procs))
+	for _, g := range procs {
 		vals, disturbed := g.clean, false
 		if len(vals) == 0 {
 			vals, disturbed = g.all, true
@@ -810,6 +792,34 @@ func samples(m Metric, ps []*Point, units map[*Point]int) []sample {
 		out = append(out, sample{median(vals), disturbed, logs(vals)})
 	}
 	return out
+}
+
+// procValues are one process's positive values of a figure at a point: all of them, and
+// those of its undisturbed rounds.
+type procValues struct{ clean, all []float64 }
+
+// byProcess groups the positive values value gives at the points ps by process (units), in
+// first-seen order.
+func byProcess(ps []*Point, units map[*Point]int, value func(*Point) (float64, bool)) []*procValues {
+	var order []*procValues
+	by := map[int]*procValues{}
+	for _, p := range ps {
+		v, ok := value(p)
+		if !ok || v <= 0 {
+			continue
+		}
+		g := by[units[p]]
+		if g == nil {
+			g = &procValues{}
+			by[units[p]] = g
+			order = append(order, g)
+		}
+		g.all = append(g.all, v)
+		if !Disturbed(p) {
+			g.clean = append(g.clean, v)
+		}
+	}
+	return order
 }
 
 // prepare fills r from the samples (one per process): the undisturbed ones when they alone
