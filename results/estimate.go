@@ -85,8 +85,21 @@ func intervalRank(m, n int, tail float64) int {
 }
 
 // boundedAt reports whether samples of sizes m and n give a finite interval with tail
-// probability tail on each side.
-func boundedAt(m, n int, tail float64) bool { return intervalRank(m, n, tail) > 0 }
+// probability tail on each side: intervalRank(m, n, tail) > 0, without counting the whole
+// distribution (MinRuns asks it of every size up to the answer, which a tiny tail makes
+// hundreds).
+func boundedAt(m, n int, tail float64) bool { return m > 0 && n > 0 && lowestTail(m, n) <= tail }
+
+// lowestTail is P(U <= 0), uLowerTail(m, n)[0]: one arrangement of the ranks in C(m+n, m)
+// puts every x below every y.
+func lowestTail(m, n int) float64 {
+	if m+n > uExactLimit {
+		mu := float64(m*n) / 2
+		sigma := math.Sqrt(float64(m*n) * float64(m+n+1) / 12)
+		return stdNormalCDF((0.5 - mu) / sigma)
+	}
+	return 1 / binomial(m+n, m)
+}
 
 // ShiftInterval estimates the shift from x to y (y's location minus x's) by Hodges-Lehmann —
 // the median of the m*n differences y[j] - x[i] — and gives the Mann-Whitney confidence

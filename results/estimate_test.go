@@ -77,10 +77,33 @@ func TestShiftIntervalByHand(t *testing.T) {
 }
 
 func TestMinRuns(t *testing.T) {
-	for _, c := range []struct{ k, want int }{{1, 3}, {2, 4}, {3, 4}, {4, 5}, {12, 5}, {13, 6}, {46, 6}, {47, 7}} {
-		if got := MinRuns(c.k, 0.05); got != c.want {
-			t.Errorf("MinRuns(%d, 0.05) = %d, want %d", c.k, got, c.want)
+	for _, c := range []struct {
+		k     int
+		alpha float64
+		want  int
+	}{{1, 0.05, 3}, {2, 0.05, 4}, {3, 0.05, 4}, {4, 0.05, 5}, {12, 0.05, 5}, {13, 0.05, 6}, {46, 0.05, 6}, {47, 0.05, 7},
+		// The first rounds of a long --repeat auto spend almost nothing.
+		{9, 1e-9, 18}} {
+		if got := MinRuns(c.k, c.alpha); got != c.want {
+			t.Errorf("MinRuns(%d, %g) = %d, want %d", c.k, c.alpha, got, c.want)
 		}
+	}
+}
+
+// boundedAt answers as the whole interval would, on both sides of the exact distribution's
+// limit and for unequal sides.
+func TestBoundedAtIsTheIntervalsAnswer(t *testing.T) {
+	for m := 1; m <= 40; m++ {
+		for _, n := range []int{1, 2, 3, 5, 8, 13, 21, 26, 34} {
+			for _, tail := range []float64{0.5, 0.025, 0.0028, 1e-4, 1e-9, 1e-30, 0} {
+				if got, want := boundedAt(m, n, tail), intervalRank(m, n, tail) > 0; got != want {
+					t.Errorf("boundedAt(%d, %d, %g) = %v, the interval's rank says %v", m, n, tail, got, want)
+				}
+			}
+		}
+	}
+	if boundedAt(0, 5, 0.5) || boundedAt(5, 0, 0.5) {
+		t.Error("an empty side gave a bounded interval")
 	}
 }
 

@@ -164,7 +164,7 @@ func TestSpentMatchesPublishedValues(t *testing.T) {
 func TestLooksSpendAlpha(t *testing.T) {
 	for _, tc := range []struct {
 		budget, step, judged int
-	}{{10, 1, 1}, {10, 1, 9}, {6, 1, 1}, {30, 1, 46}, {10, 2, 9}, {9, 4, 3}} {
+	}{{10, 1, 1}, {10, 1, 9}, {20, 1, 9}, {6, 1, 1}, {30, 1, 46}, {10, 2, 9}, {9, 4, 3}} {
 		looks := Looks(tc.budget, tc.step, tc.judged, 0.05)
 		if len(looks) == 0 || len(looks) > 3 {
 			t.Fatalf("%+v: looks %v", tc, looks)
@@ -189,10 +189,14 @@ func TestLooksSpendAlpha(t *testing.T) {
 			t.Errorf("%+v: round %d could look already", tc, prev)
 		}
 	}
-	// 9 judgements in 10 rounds (the README's recipe): looks after rounds 6, 8 and 10, the
-	// last at more than twice what an even split over every round from the first gives.
+	// 9 judgements in 10 rounds: looks after rounds 6, 8 and 10, the last at more than twice
+	// what an even split over every round from the first gives.
 	looks := Looks(10, 1, 9, 0.05)
 	if fmt.Sprint(looks[0].Round, looks[1].Round, looks[2].Round) != "6 8 10" || looks[2].Alpha <= 2*0.05/5 {
+		t.Errorf("looks %v", looks)
+	}
+	// The README's recipe, 9 judgements in 20 rounds: after 8, 14 and 20.
+	if looks := Looks(20, 1, 9, 0.05); fmt.Sprint(looks[0].Round, looks[1].Round, looks[2].Round) != "8 14 20" {
 		t.Errorf("looks %v", looks)
 	}
 }
