@@ -8,8 +8,8 @@
 # recipe does (MODE=auto), or alternates RUNS single-round runs of base and current and
 # compares them (MODE=fixed). Everything is set by environment variables:
 #   SAME=40 POWER=10         trials: same-configuration, and per power scenario
-#   DURATION=500ms WARMUP=200ms  per point (the recipe: --duration 500ms --warmup 200ms)
-#   BASE_ROUNDS=10 BUDGET=10 MODE=auto: the baseline's rounds, the current side's auto budget
+#   DURATION=250ms WARMUP=100ms  per point (the recipe: --duration 250ms --warmup 100ms)
+#   BASE_ROUNDS=20 BUDGET=20 MODE=auto: the baseline's rounds, the current side's auto budget
 #   RPP=1                    rounds per process, both sides (--rounds-per-process; 0: one process)
 #   RUNS=10                  MODE=fixed: runs per side, base and current alternated
 #   SCENARIOS="same slow20 credits1 windows onecpu"; also: stale (one baseline, the first
@@ -28,16 +28,16 @@
 #   GAP=S                    sleep S seconds after every trial (to spread a stale baseline's
 #                            trials over a longer span)
 #   OUT=docs/gate-results.md WORK=$(mktemp -d) BIN=(built from this tree)
-# A smoke run: SAME=2 POWER=2 DURATION=300ms WARMUP=100ms BASE_ROUNDS=8 BUDGET=8 scripts/gate-harness.sh
+# A smoke run: SAME=2 POWER=2 DURATION=150ms WARMUP=50ms BASE_ROUNDS=8 BUDGET=8 scripts/gate-harness.sh
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 SAME=${SAME:-40}
 POWER=${POWER:-10}
-DURATION=${DURATION:-500ms}
-WARMUP=${WARMUP:-200ms}
-BASE_ROUNDS=${BASE_ROUNDS:-10}
-BUDGET=${BUDGET:-10}
+DURATION=${DURATION:-250ms}
+WARMUP=${WARMUP:-100ms}
+BASE_ROUNDS=${BASE_ROUNDS:-20}
+BUDGET=${BUDGET:-20}
 MODE=${MODE:-auto}
 RUNS=${RUNS:-10}
 RPP=${RPP:-1}

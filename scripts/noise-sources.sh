@@ -13,13 +13,13 @@
 #   gc-off    GOGC=off (no collection can start during a point)
 #
 # usage: scripts/noise-sources.sh   (environment: PROCS=10, VARIANTS="default pinned onecpu gc-off",
-#        DURATION=500ms, WARMUP=200ms, BIN=built from this tree, WORK=$(mktemp -d))
+#        DURATION=250ms, WARMUP=100ms, BIN=built from this tree, WORK=$(mktemp -d))
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROCS=${PROCS:-10}
 VARIANTS=${VARIANTS:-default pinned onecpu gc-off}
-DURATION=${DURATION:-500ms}
-WARMUP=${WARMUP:-200ms}
+DURATION=${DURATION:-250ms}
+WARMUP=${WARMUP:-100ms}
 WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$WORK"
 if [[ -z ${BIN:-} ]]; then
