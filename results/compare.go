@@ -87,10 +87,24 @@ var (
 
 // DefaultTolerance is the tolerance, in percent, of a judged metric the thresholds do not
 // name: about what the noise between processes of a quiet machine leaves undecidable
-// anyway, tails looser than medians. p99's 30%: ten 500 ms processes resolve it to ±13%
+// anyway, tails looser than medians. p99's 30%: ten 500 ms processes resolved it to ±13%
 // (median of the baselines in docs/gate-results.md), and beyond ±20% in one in seven.
 var DefaultTolerance = [NumMetrics]float64{MetricP50: 10, MetricP90: 15, MetricP99: 30, MetricP999: 30,
 	MetricMean: 10, MetricRPS: 10, MetricGbps: 10, MetricJain: 5, MetricSlowest: 10}
+
+// DefaultTolerances lists every metric's default tolerance in the bad direction, as help
+// texts say it: "p50 +10%, p90 +15%, ..., slowest -10%".
+func DefaultTolerances() string {
+	parts := make([]string, 0, NumMetrics)
+	for m := range NumMetrics {
+		sign := "+"
+		if m.HigherIsBetter() {
+			sign = "-"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%g%%", m, sign, DefaultTolerance[m]))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // metric groups ParseThresholds accepts besides the metric names.
 var thresholdGroups = map[string][]Metric{

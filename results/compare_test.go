@@ -693,3 +693,11 @@ func TestCompareWithholdsWhatTheHostMade(t *testing.T) {
 		t.Errorf("no probe on one side: %v %+v", c.Verdict, c.Points[0].Host)
 	}
 }
+
+// The help texts read the defaults from the table, so that they cannot drift from it.
+func TestDefaultTolerancesText(t *testing.T) {
+	want := "p50 +10%, p90 +15%, p99 +30%, p99.9 +30%, mean +10%, rps -10%, gbps -10%, jain -5%, slowest -10%"
+	if got := results.DefaultTolerances(); got != want {
+		t.Errorf("DefaultTolerances() = %q, want %q", got, want)
+	}
+}

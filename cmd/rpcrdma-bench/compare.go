@@ -15,7 +15,7 @@ func compareCommand() *command {
 		name:    "compare",
 		summary: "Judge current results against base ones with confidence intervals: ok, regressed or inconclusive (the CI gate)",
 		usage:   "[flags] BASE.json|DIR... -- CURRENT.json|DIR...   (or: BASE CURRENT)",
-		examples: `  rpcrdma-bench compare old-*.json -- new-*.json        # p50 +10%, p99 +20%, rps -10%
+		examples: `  rpcrdma-bench compare old-*.json -- new-*.json        # p50 +10%, p99 +30%, rps -10%
   rpcrdma-bench compare --threshold 'p99=+10%,throughput=-5%' old-*.json -- new-*.json
   rpcrdma-bench compare --threshold all=5% --metrics p50,p99,rps --format markdown base/*.json -- head/*.json
   rpcrdma-bench compare --format junit base/ -- head/ > compare.xml   # directories: their *.json
@@ -30,9 +30,9 @@ over all judgements keeps the chance of any wrong ok or regressed at most --alph
 points and metrics need more processes (5 a side cover up to 12 judgements, 6 up to 46). An
 inconclusive headline says what the evidence leans to and what would decide it. Judged: --metrics,
 else the metrics --threshold names, else p50, p99 and rps, and at fan-in points jain and
-slowest; a metric without a --threshold value has its default tolerance (p50 +10%, p90
-+15%, p99 +20%, p99.9 +30%, mean +10%, rps -10%, gbps -10%, jain -5%, slowest -10%). Disturbed runs (other processes took more than 10% of the host's CPU
-time, or a collection ran) are left out while enough others remain; with too few left, the
+slowest; a metric without a --threshold value has its default tolerance:
+` + results.DefaultTolerances() + `.
+Disturbed runs (other processes took more than 10% of the host's CPU time, or a collection ran) are left out while enough others remain; with too few left, the
 metric is inconclusive and says what it would have been. --report writes the same judgement
 to files as well (JUnit: inconclusive is an error, never a skipped case).
 

@@ -149,3 +149,11 @@ func TestCompareWithholdsOnASlowerHost(t *testing.T) {
 		t.Errorf("--host-tolerance 25: exit %d, want %d\n%s%s", code, results.ExitRegression, out, errOut)
 	}
 }
+
+// compare's help states the default tolerances compare applies.
+func TestCompareHelpSaysTheDefaultTolerances(t *testing.T) {
+	_, out, _ := runMain(t, "compare", "--help")
+	if !strings.Contains(out, results.DefaultTolerances()) || strings.Contains(out, "p99 +20%") {
+		t.Errorf("compare --help does not state the default tolerances %q:\n%s", results.DefaultTolerances(), out)
+	}
+}
