@@ -82,17 +82,20 @@ type JudgeFlags struct {
 	Reports []string
 }
 
-// SoftSlowdown is the soft provider's calibrated slowdown (soft.Config.CompletionDelay and
-// Bandwidth), a test instrument that makes a known effect so that a regression gate's power
+// SoftSlowdown is the soft provider's calibrated slowdown (soft.Config.CompletionDelay,
+// Bandwidth and PostCost), a test instrument that makes a known effect so that a regression gate's power
 // can be measured against it. A results file's config keeps it as "soft_slowdown".
 type SoftSlowdown struct {
 	CompletionDelay workloads.Duration `json:"completion_delay,omitempty"`
 	// BandwidthBps is the link's rate in bits per second (0: no cap).
-	BandwidthBps float64 `json:"bandwidth_bps,omitempty"`
+	BandwidthBps float64            `json:"bandwidth_bps,omitempty"`
+	PostCost     workloads.Duration `json:"post_cost,omitempty"`
 }
 
 // On says the slowdown is on.
-func (s *SoftSlowdown) On() bool { return s.CompletionDelay > 0 || s.BandwidthBps > 0 }
+func (s *SoftSlowdown) On() bool {
+	return s.CompletionDelay > 0 || s.BandwidthBps > 0 || s.PostCost > 0
+}
 
 // DefaultThreshold is the inline threshold a single run offers without --thresholds: the
 // Linux client's, 4 KiB (RFC 8166's own default, 1 KiB, applies only without private data).

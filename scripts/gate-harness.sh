@@ -63,21 +63,23 @@ p50at64() {
 	jq '[.points[] | select(.params.call_bytes == 64 and .rtt.p50_ns != null) | .rtt.p50_ns] | sort | .[length/2|floor]' "$1"
 }
 
-# calibrate T prints a completion delay that raises the recipe's 64 B point's median RTT by
-# T percent (within T/5 points) and the rise it measured: the effect of a delay is not
-# linear at depth 16 (completions overlap), so it searches: from a tenth of the median RTT
-# (a round trip holds a call's and a reply's completions), times 4 until the effect exceeds
-# T, then halving the bracket geometrically; 5 rounds per try, at most 8 tries.
+# calibrate T prints a post cost (--soft-post-cost: the soft provider spins every poster
+# that long per send queue work request) that raises the recipe's 64 B point's median RTT by
+# T percent (within T/5 points) and the rise it measured. A post cost adds to each side's
+# work per RPC, so its effect grows smoothly with it; a completion delay's (--soft-delay)
+# jumped at depth 16 (+9% at 355 ns, +22% at 363 ns on this machine), which no search can
+# calibrate. It searches from a two-hundredth of the median RTT, times 4 until the effect
+# exceeds T, then halving the bracket geometrically; 5 rounds per try, at most 8 tries.
 calibrate() {
 	local t=$1 base lo=0 hi=0 d e i delay effect
 	# A calibration run that fails (a point that measured nothing) still files its other points.
 	"$BIN" "${recipe[@]}" --repeat 5 --out "$WORK/cal-base.json" >/dev/null 2>&1 || true
 	base=$(p50at64 "$WORK/cal-base.json")
-	d=$((base / 10))
+	d=$((base / 200))
 	for i in $(seq 8); do
-		"$BIN" "${recipe[@]}" --repeat 5 --soft-delay "${d}ns" --out "$WORK/cal-$t-$i.json" >/dev/null 2>&1 || true
+		"$BIN" "${recipe[@]}" --repeat 5 --soft-post-cost "${d}ns" --out "$WORK/cal-$t-$i.json" >/dev/null 2>&1 || true
 		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$t-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
-		echo "calibration +$t%: 64 B p50 ${base} ns; --soft-delay ${d}ns: $e" >&2
+		echo "calibration +$t%: 64 B p50 ${base} ns; --soft-post-cost ${d}ns: $e" >&2
 		delay="${d}ns" effect=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
 		if awk -v e="$e" -v t="$t" 'BEGIN{exit !(e >= t*0.008 && e <= t*0.012)}'; then
 			break
@@ -100,8 +102,8 @@ change() {
 	case $1 in
 	same | stale | pair | neighbour) ;;
 	neighbourul) echo "--under-load" ;;
-	slow20) echo "--soft-delay $DELAY20" ;;
-	slow12) echo "--soft-delay $DELAY12" ;;
+	slow20) echo "--soft-post-cost $DELAY20" ;;
+	slow12) echo "--soft-post-cost $DELAY12" ;;
 	credits1) echo "--credits 1" ;;
 	windows) echo "--memory windows" ;;
 	onecpu) echo "--cpus 0" ;; # and taskset -c 0: the responder's poller shares CPU 0
@@ -117,8 +119,8 @@ desc() {
 	pair) echo "none (same configuration; one process a side, \`compare\`)" ;;
 	neighbour) echo "none (same configuration; a CPU-bound process on CPU 1 through both sides)" ;;
 	neighbourul) echo "none (as neighbour; the current side \`--under-load\`)" ;;
-	slow20) echo "\`--soft-delay $DELAY20\` (calibrated: $EFFECT20 on the 64 B p50)" ;;
-	slow12) echo "\`--soft-delay $DELAY12\` (calibrated: $EFFECT12 on the 64 B p50; tolerance 10%)" ;;
+	slow20) echo "\`--soft-post-cost $DELAY20\` (calibrated: $EFFECT20 on the 64 B p50)" ;;
+	slow12) echo "\`--soft-post-cost $DELAY12\` (calibrated: $EFFECT12 on the 64 B p50; tolerance 10%)" ;;
 	onecpu) echo "\`taskset -c 0\` and \`--cpus 0\`: both pollers on CPU 0" ;;
 	*) echo "\`$(change "$1")\`" ;;
 	esac

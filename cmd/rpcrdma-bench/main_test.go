@@ -111,7 +111,9 @@ func TestBadInputExitsTwoNamingTheProblem(t *testing.T) {
 		{[]string{"fakesweep", "--repeat", "x"}, `"x"`},
 		{[]string{"fakerun", "--soft-bandwidth", "1Gbot"}, `bad rate "1Gbot"`},
 		{[]string{"fakerun", "--soft-delay", "-1ms"}, `"-1ms"`},
-		{[]string{"run", "--provider", "verbs", "--soft-delay", "20us"}, "--soft-delay and --soft-bandwidth slow the soft provider only (provider verbs)"},
+		{[]string{"run", "--provider", "verbs", "--soft-delay", "20us"}, "--soft-delay, --soft-post-cost and --soft-bandwidth slow the soft provider only (provider verbs)"},
+		{[]string{"run", "--provider", "verbs", "--soft-post-cost", "50ns"}, "--soft-delay, --soft-post-cost and --soft-bandwidth slow the soft provider only (provider verbs)"},
+		{[]string{"run", "--soft-post-cost", "-5ns"}, "want a duration such as 20us, not negative"},
 		{[]string{"fakerun", "--rounds-per-process", "-1"}, "--rounds-per-process -1"},
 		{[]string{"fakerun", "--report", "x.html"}, "--report x.html: name a .json"},
 	} {

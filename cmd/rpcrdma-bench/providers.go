@@ -29,9 +29,9 @@ func openProvider(name string, slow cli.SoftSlowdown, turnarounds bool) (datapat
 	}
 	if slow.On() {
 		if p.Name() != soft.Name {
-			return nil, cli.Usagef("--soft-delay and --soft-bandwidth slow the soft provider only (provider %s)", p.Name())
+			return nil, cli.Usagef("--soft-delay, --soft-post-cost and --soft-bandwidth slow the soft provider only (provider %s)", p.Name())
 		}
-		p = soft.New(soft.Config{CompletionDelay: time.Duration(slow.CompletionDelay), Bandwidth: slow.BandwidthBps})
+		p = soft.New(soft.Config{CompletionDelay: time.Duration(slow.CompletionDelay), Bandwidth: slow.BandwidthBps, PostCost: time.Duration(slow.PostCost)})
 	}
 	if turnarounds {
 		if _, ok := p.(*verbs.Provider); ok {

@@ -12,10 +12,11 @@ import (
 	"github.com/rpcrdma-bench/rpcrdma-bench/workloads"
 )
 
-// addSlowdownFlags declares --soft-delay and --soft-bandwidth, the soft provider's
-// calibrated slowdown.
+// addSlowdownFlags declares --soft-delay, --soft-bandwidth and --soft-post-cost, the soft
+// provider's calibrated slowdown.
 func addSlowdownFlags(fs *pflag.FlagSet, s *cli.SoftSlowdown) {
 	fs.Var(delayFlag(&s.CompletionDelay), "soft-delay", "test instrument (soft provider): hold every completion back this long, a known slowdown for measuring a regression gate (default none)")
+	fs.Var(delayFlag(&s.PostCost), "soft-post-cost", "test instrument (soft provider): every work request posted to a send queue costs its poster this long (a spin), a slowdown in proportion to it (default none)")
 	fs.Var(bandwidthFlag(&s.BandwidthBps), "soft-bandwidth", "test instrument (soft provider): pass every byte posted through one link of this rate, e.g. 1Gbit, 500Mbit or bits/s (default none)")
 }
 

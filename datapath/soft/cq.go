@@ -52,7 +52,10 @@ func newCQ(d *device, depth int) *cq {
 	for n < depth {
 		n <<= 1
 	}
-	q := &cq{dev: d, mask: uint64(n - 1), cells: make([]cell, n), sig: make(chan struct{}, 1), slow: d.p.slow}
+	q := &cq{dev: d, mask: uint64(n - 1), cells: make([]cell, n), sig: make(chan struct{}, 1)}
+	if d.p.slow.holds() {
+		q.slow = d.p.slow
+	}
 	return q
 }
 

@@ -68,7 +68,7 @@
 //
 // # Calibrated slowdown
 //
-// Config.CompletionDelay and Config.Bandwidth are a test instrument: a known slowdown, so
+// Config.CompletionDelay, Config.Bandwidth and Config.PostCost are a test instrument: a known slowdown, so
 // that a regression gate's power can be measured against an effect of known size. A CQ
 // stamps each completion with the time it may be polled (when it is first found, or later
 // while the provider's one virtual link still carries bytes posted before it, plus the
@@ -78,6 +78,8 @@
 // under 20 µs, which a timer's wake-up would lengthen. PostSend puts the
 // bytes of SENDs, RDMA WRITEs and RDMA READs on the link. A depth-1 RPC whose two sides share
 // the provider (a responder in the same process) waits for two completions, so its round
-// trip grows by at least twice the delay. Off (both zero), it costs one nil check per post,
-// push and poll.
+// trip grows by at least twice the delay. A held completion's effect at depth depends on
+// what the poller does meanwhile, and need not grow smoothly with the delay; PostCost spins
+// the poster per send queue work request instead, which adds to each side's work per RPC in
+// proportion. Off (all zero), it costs one nil check per post, push and poll.
 package soft

@@ -13,6 +13,7 @@ import (
 // or RNRTimeout passes.
 func (c *conn) PostSend(wrs []datapath.SendWR) (int, error) {
 	if s := c.dev.p.slow; s != nil {
+		s.spin(len(wrs))
 		for i := range wrs {
 			if wrs[i].Op <= datapath.OpRead { // the operations that move bytes
 				for _, g := range wrs[i].SGL {

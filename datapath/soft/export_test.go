@@ -6,3 +6,14 @@ func SetClock(now func() int64) (restore func()) {
 	nanotime = now
 	return func() { nanotime = saved }
 }
+
+// PostSteps is the chain steps a provider of cfg spins per send queue work request.
+func PostSteps(cfg Config) uint64 {
+	if s := New(cfg).slow; s != nil {
+		return s.postSteps
+	}
+	return 0
+}
+
+// StepsPerNs is the machine's chain steps per nanosecond, as the post cost converts it.
+func StepsPerNs() float64 { return stepsPerNs() }

@@ -42,9 +42,13 @@ type Config struct {
 	// is at once). Bandwidth, when positive (bits per second), makes every byte
 	// posted through them (SEND and RDMA WRITE payloads, RDMA READ sinks) pass one link of
 	// that rate, shared by the whole provider: a completion is polled only once the link
-	// carried every byte posted before it. Zero for both costs nothing.
+	// carried every byte posted before it. PostCost, when positive, makes every send queue
+	// work request cost its poster that long, spun out before it executes: time added to the
+	// poster's own work, so its effect on a run grows in proportion to it. Zero for all
+	// three costs nothing.
 	CompletionDelay time.Duration
 	Bandwidth       float64
+	PostCost        time.Duration
 }
 
 // Defaults for zero Config fields and the device limits the provider reports.
@@ -92,7 +96,7 @@ func New(cfg Config) *Provider {
 	if cfg.RetryTimeout <= 0 {
 		cfg.RetryTimeout = DefaultRetryTimeout
 	}
-	return &Provider{cfg: cfg, slow: newSlowdown(cfg.CompletionDelay, cfg.Bandwidth)}
+	return &Provider{cfg: cfg, slow: newSlowdown(cfg.CompletionDelay, cfg.Bandwidth, cfg.PostCost)}
 }
 
 func (p *Provider) Name() string { return Name }

@@ -2,6 +2,7 @@ package soft_test
 
 import (
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,9 +52,47 @@ func TestSlowdownHoldsCompletionsBack(t *testing.T) {
 	}
 }
 
+// A post cost spins the poster for it per send queue work request (as many chain steps as the
+// machine runs in that time) and holds no completion back: the CQ hands a completion over
+// as soon as it exists, without reading the slowdown's clock.
+func TestPostCostSpinsThePoster(t *testing.T) {
+	if got, want := soft.PostSteps(soft.Config{PostCost: time.Microsecond}), 1000*soft.StepsPerNs(); got < 1 || math.Abs(float64(got)-want) > 1 {
+		t.Errorf("1 µs of post cost is %d chain steps, want %.0f", got, want)
+	}
+	if got := soft.PostSteps(soft.Config{CompletionDelay: time.Microsecond}); got != 0 {
+		t.Errorf("a delay alone spins %d steps per post", got)
+	}
+	var ticks atomic.Int64
+	defer soft.SetClock(func() int64 { return ticks.Add(1) })()
+	p := newPair(t, soft.Config{PostCost: 100 * time.Nanosecond}, "inproc:", datapath.QPConfig{}, nil, nil)
+	defer p.close(t)
+	a := p.reg(t, p.devA, 4096, rwAll)
+	b := p.reg(t, p.devB, 4096, rwAll)
+	if _, err := p.b.PostRecv([]datapath.RecvWR{{ID: 1, SGL: sge(b, 64)}, {ID: 2, SGL: sge(b, 64)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.a.PostSend([]datapath.SendWR{
+		{ID: 3, Op: datapath.OpSend, SGL: sge(a, 64)},
+		{ID: 4, Op: datapath.OpSend, Flags: datapath.FlagSignaled, SGL: sge(a, 64)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wcs := make([]datapath.Completion, 2)
+	before := ticks.Load()
+	if n, err := p.cqB.Poll(wcs); n != 2 || err != nil {
+		t.Fatalf("%d receive completions (%v), want both at once", n, err)
+	}
+	if n, err := p.cqA.Poll(wcs); n != 1 || err != nil || wcs[0].ID != 4 {
+		t.Fatalf("%d send completions (%v) %+v, want the signaled one", n, err, wcs[0])
+	}
+	if read := ticks.Load() - before; read != 0 {
+		t.Errorf("polling read the slowdown's clock %d times: a post cost alone holds nothing back", read)
+	}
+}
+
 // With the slowdown on, post and poll still allocate nothing.
 func TestSlowdownAllocFree(t *testing.T) {
-	p := newPair(t, soft.Config{CompletionDelay: time.Nanosecond, Bandwidth: 1e12}, "inproc:", datapath.QPConfig{}, nil, nil)
+	p := newPair(t, soft.Config{CompletionDelay: time.Nanosecond, Bandwidth: 1e12, PostCost: time.Nanosecond}, "inproc:", datapath.QPConfig{}, nil, nil)
 	defer p.close(t)
 	a := p.reg(t, p.devA, 4096, rwAll)
 	b := p.reg(t, p.devB, 4096, rwAll)
