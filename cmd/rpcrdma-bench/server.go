@@ -118,7 +118,7 @@ func engineCommands(open newConnector, srv newServer) []*command {
   rpcrdma-bench sweep --mix nfs-like --mix 'echo/128:3,sink/32k' --thresholds 1k,4k,16k,64k --out mix.json
   rpcrdma-bench report --format thresholds mix.json                  # the best threshold per mix
   rpcrdma-bench sweep --thresholds 1k,4k --sizes 64,16k --repeat auto # rounds until each size's best threshold is settled
-  rpcrdma-bench sweep --thresholds 4k --sizes 64,4k,64k --duration 250ms --repeat auto:20 --shuffle --baseline baseline/
+  rpcrdma-bench sweep --thresholds 4k --sizes 64,4k,64k --duration 250ms --warmup 100ms --repeat auto:20 --shuffle --baseline baseline/
                                                                       # the CI gate: exit 0 ok, 1 regressed, 3 inconclusive`, true, addrOptional, open)
 	return []*command{run, client, sweep, serverCommand(srv)}
 }
