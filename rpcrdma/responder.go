@@ -534,11 +534,6 @@ func (sv *server) peerSlow(now int64) bool {
 // pulled ends the pull of context i.
 func (sv *server) pulled(i int32) {
 	sv.readAt = sv.c.batchNow()
-	if len(sv.pulls) == 1 && sv.pulls[0] == i {
-		// The only pull outstanding, the usual case: no shift of the queue.
-		sv.pulls = sv.pulls[:0]
-		return
-	}
 	for k, j := range sv.pulls {
 		if j == i {
 			sv.pulls = append(sv.pulls[:k], sv.pulls[k+1:]...)
