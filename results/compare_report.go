@@ -220,33 +220,48 @@ func sideText(rounds, procs, files int) string {
 
 // noise is the line that shows the variance components of each metric, the median over
 // the points that have them: which level of noise dominates ("-": one round a process, the
-// first figure then includes the rounds' noise). "" when no point has them.
+// first figure then includes the rounds' noise; "?": one process a side, whose rounds alone
+// cannot measure the level between processes). "" when no point has either.
 func (c *Comparison) noise() string {
 	var parts []string
+	unmeasured := false
 	for _, m := range c.Metrics {
 		var proc, round []float64
 		for _, p := range c.Points {
 			for _, r := range p.Metrics {
-				if r.Metric == m && !math.IsNaN(r.Noise.Process) {
+				if r.Metric != m {
+					continue
+				}
+				if !math.IsNaN(r.Noise.Process) {
 					proc = append(proc, r.Noise.Process)
-					if !math.IsNaN(r.Noise.Round) {
-						round = append(round, r.Noise.Round)
-					}
+				}
+				if !math.IsNaN(r.Noise.Round) {
+					round = append(round, r.Noise.Round)
 				}
 			}
 		}
-		if len(proc) > 0 {
-			r := "-"
-			if rm := median(round); !math.IsNaN(rm) {
-				r = fmt.Sprintf("%.1f%%", rm)
-			}
-			parts = append(parts, fmt.Sprintf("%s %.1f%% / %s", m, median(proc), r))
+		if len(proc) == 0 && len(round) == 0 {
+			continue
 		}
+		pl, rl := "?", "-"
+		if len(proc) > 0 {
+			pl = fmt.Sprintf("%.1f%%", median(proc))
+		} else {
+			unmeasured = true
+		}
+		if len(round) > 0 {
+			rl = fmt.Sprintf("%.1f%%", median(round))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s / %s", m, pl, rl))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "noise, sd between processes / between rounds of one process (median over points): " + strings.Join(parts, ", ")
+	legend := "median over points"
+	if unmeasured {
+		legend += "; ?: one process a side, unmeasured"
+	}
+	return "noise, sd between processes / between rounds of one process (" + legend + "): " + strings.Join(parts, ", ")
 }
 
 // head is the lines above the table: the verdict, the next step, how it was reached, the

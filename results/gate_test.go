@@ -6,6 +6,8 @@ import (
 	"encoding/xml"
 	"math"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -92,6 +94,15 @@ func TestOneProcessASideNeverDecides(t *testing.T) {
 	if !strings.Contains(text.String(), "verdict: inconclusive, leaning regressed: p50 +3") || !strings.Contains(text.String(), "next: ") ||
 		!strings.Contains(text.String(), "base 10 round(s) in 1 process(es) (1 file(s))") {
 		t.Errorf("headline:\n%s", text.String())
+	}
+	// The rounds' noise shows, and the level between processes is said to be unmeasured,
+	// not left out: the sides differ by 35% where rounds of a process vary by 1%.
+	m := regexp.MustCompile(`noise, sd between processes / between rounds of one process \(median over points; \?: one process a side, unmeasured\): p50 \? / ([0-9.]+)%`).FindStringSubmatch(text.String())
+	if m == nil {
+		t.Fatalf("noise line:\n%s", text.String())
+	}
+	if sd, _ := strconv.ParseFloat(m[1], 64); sd < 0.5 || sd > 1.5 {
+		t.Errorf("between rounds %v%%, want about the 1%% drawn", sd)
 	}
 }
 
