@@ -64,7 +64,7 @@ func ProbeHost() HostSpeed {
 		var hs HostSpeed
 		probe := func() {
 			hs.CPUs++
-			hs.ComputeNs = max(hs.ComputeNs, fastest(probeChainReps, func() { runtime.KeepAlive(chain(probeChain)) })/probeChain)
+			hs.ComputeNs = max(hs.ComputeNs, ChainStepNs(probeChain, probeChainReps))
 			hs.CopyNsPerKiB = max(hs.CopyNsPerKiB, fastest(probeCopyReps, func() { copy(dst, src) })/(probeCopyBytes>>10))
 		}
 		for _, c := range cpus {
@@ -85,12 +85,14 @@ func ProbeHost() HostSpeed {
 	return <-ch
 }
 
-// chain runs n steps of xorshift-multiply, each depending on the one before. Not inlined:
+// Chain runs n steps of xorshift-multiply, each depending on the one before: work of a
+// steady cost per step that the compiler cannot drop (the result depends on every step).
+// The probe times it, and the soft provider's post cost spins with it. Not inlined:
 // functions start 32-byte aligned, so its loop sits alike in every build and the figure
 // compares across builds of different code.
 //
 //go:noinline
-func chain(n int) uint64 {
+func Chain(n int) uint64 {
 	x := uint64(probeChainInit)
 	for range n {
 		x ^= x << 13
@@ -99,6 +101,12 @@ func chain(n int) uint64 {
 		x *= probeChainMulti
 	}
 	return x
+}
+
+// ChainStepNs is the time of one Chain step on the calling thread, in ns: the fastest of
+// reps runs of n steps.
+func ChainStepNs(n, reps int) float64 {
+	return fastest(reps, func() { runtime.KeepAlive(Chain(n)) }) / float64(n)
 }
 
 // fastest runs f reps times and returns its fastest run in ns.

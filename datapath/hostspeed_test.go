@@ -29,7 +29,7 @@ func TestProbeHostReadsEveryAllowedCPU(t *testing.T) {
 
 func TestChainDependsOnEveryStep(t *testing.T) {
 	// The probe's loop must not be foldable: different lengths give different values.
-	if chain(1) == chain(2) || chain(probeChain) == chain(probeChain-1) {
+	if Chain(1) == Chain(2) || Chain(probeChain) == Chain(probeChain-1) {
 		t.Fatal("chain gives the same value for different lengths")
 	}
 }

@@ -8,7 +8,7 @@ func SetClock(now func() int64) (restore func()) {
 }
 
 // PostSteps is the chain steps a provider of cfg spins per send queue work request.
-func PostSteps(cfg Config) uint64 {
+func PostSteps(cfg Config) int {
 	if s := New(cfg).slow; s != nil {
 		return s.postSteps
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rpcrdma-bench/rpcrdma-bench/datapath"
 )
 
 // slowdown is Config.CompletionDelay, Config.Bandwidth and Config.PostCost at work: a test
@@ -14,7 +16,7 @@ import (
 type slowdown struct {
 	delay     int64   // nanoseconds added to every completion
 	nsPerByte float64 // the link's time per byte; 0: no bandwidth cap
-	postSteps uint64  // spinChain steps the poster runs per send queue work request
+	postSteps int     // chain steps the poster runs per send queue work request
 	// busy is when the link has carried every byte posted so far (nanotime).
 	busy atomic.Int64
 }
@@ -25,7 +27,7 @@ func newSlowdown(delay time.Duration, bitsPerSecond float64, postCost time.Durat
 	}
 	s := &slowdown{delay: max(0, int64(delay))}
 	if postCost > 0 {
-		s.postSteps = max(1, uint64(math.Round(float64(postCost)*stepsPerNs())))
+		s.postSteps = max(1, int(math.Round(float64(postCost)*stepsPerNs())))
 	}
 	if bitsPerSecond > 0 {
 		s.nsPerByte = 8e9 / bitsPerSecond
@@ -37,53 +39,25 @@ func newSlowdown(delay time.Duration, bitsPerSecond float64, postCost time.Durat
 // must stamp and check them; a post cost alone leaves the CQs as they are.
 func (s *slowdown) holds() bool { return s != nil && (s.delay > 0 || s.nsPerByte > 0) }
 
-// spin is the post cost of n work requests: the poster runs a dependent chain that long, as
-// a slower driver or adapter would take per post. The added time is the poster's own, so
-// the effect on a pipeline bound by its pollers grows in proportion, where a held
-// completion's effect depends on what else the poller had to do meanwhile. A chain, not the
-// clock: two clock reads would cost more than the smallest cost asked.
+// spin is the post cost of n work requests: the poster runs the host probe's dependent
+// chain (datapath.Chain) that long, as a slower driver or adapter would take per post. The
+// added time is the poster's own, so the effect on a pipeline bound by its pollers grows in
+// proportion, where a held completion's effect depends on what else the poller had to do
+// meanwhile. A chain, not the clock: two clock reads would cost more than the smallest cost
+// asked.
 func (s *slowdown) spin(n int) {
 	if s.postSteps == 0 || n == 0 {
 		return
 	}
-	spinSink.Store(spinChain(uint64(n)*s.postSteps, s.postSteps))
+	spinSink.Store(datapath.Chain(n * s.postSteps))
 }
 
-// spinSink keeps spinChain's result, so that the compiler cannot drop the chain.
+// spinSink keeps the chain's result, so that the compiler cannot drop it.
 var spinSink atomic.Uint64
 
-// spinChain runs n steps of a dependent xorshift chain from x.
-//
-//go:noinline
-func spinChain(n, x uint64) uint64 {
-	for range n {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	return x
-}
-
-var spinRate struct {
-	once  sync.Once
-	perNs float64
-}
-
-// stepsPerNs is how many spinChain steps this machine runs per nanosecond, measured once
-// per process on the real clock: the fastest of 5 runs of 2^20 steps (a millisecond or so).
-func stepsPerNs() float64 {
-	spinRate.once.Do(func() {
-		const steps = 1 << 20
-		best := time.Duration(1<<63 - 1)
-		for range 5 {
-			t := time.Now()
-			spinSink.Store(spinChain(steps, uint64(t.UnixNano())|1))
-			best = min(best, max(time.Since(t), 1))
-		}
-		spinRate.perNs = steps / float64(best)
-	})
-	return spinRate.perNs
-}
+// stepsPerNs is how many chain steps this machine runs per nanosecond, measured once per
+// process: the fastest of 5 runs of 2^18 steps (a millisecond or so).
+var stepsPerNs = sync.OnceValue(func() float64 { return 1 / datapath.ChainStepNs(1<<18, 5) })
 
 // charge puts n bytes posted now on the link: it carries them after what it already has.
 func (s *slowdown) charge(n int) {
