@@ -71,7 +71,7 @@ p50at64() {
 # calibrate. It searches from a two-hundredth of the median RTT, times 4 until the effect
 # exceeds T, then halving the bracket geometrically; 5 rounds per try, at most 8 tries.
 calibrate() {
-	local t=$1 base lo=0 hi=0 d e i delay effect
+	local t=$1 base lo=0 hi=0 d e i cost effect
 	# A calibration run that fails (a point that measured nothing) still files its other points.
 	"$BIN" "${recipe[@]}" --repeat 5 --out "$WORK/cal-base.json" >/dev/null 2>&1 || true
 	base=$(p50at64 "$WORK/cal-base.json")
@@ -80,7 +80,7 @@ calibrate() {
 		"$BIN" "${recipe[@]}" --repeat 5 --soft-post-cost "${d}ns" --out "$WORK/cal-$t-$i.json" >/dev/null 2>&1 || true
 		e=$(awk -v b="$base" -v r="$(p50at64 "$WORK/cal-$t-$i.json")" 'BEGIN{printf "%.3f", r/b-1}')
 		echo "calibration +$t%: 64 B p50 ${base} ns; --soft-post-cost ${d}ns: $e" >&2
-		delay="${d}ns" effect=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
+		cost="${d}ns" effect=$(awk -v e="$e" 'BEGIN{printf "%+.0f%%", e*100}')
 		if awk -v e="$e" -v t="$t" 'BEGIN{exit !(e >= t*0.008 && e <= t*0.012)}'; then
 			break
 		elif awk -v e="$e" -v t="$t" 'BEGIN{exit !(e < t/100)}'; then
@@ -94,7 +94,7 @@ calibrate() {
 			d=$(awk -v l="$lo" -v h="$hi" 'BEGIN{printf "%d", (l > 0 ? sqrt(l*h) : h/2)}')
 		fi
 	done
-	echo "$delay $effect"
+	echo "$cost $effect"
 }
 
 # change prints the current side's command prefix and extra flags for a scenario.
@@ -102,8 +102,8 @@ change() {
 	case $1 in
 	same | stale | pair | neighbour) ;;
 	neighbourul) echo "--under-load" ;;
-	slow20) echo "--soft-post-cost $DELAY20" ;;
-	slow12) echo "--soft-post-cost $DELAY12" ;;
+	slow20) echo "--soft-post-cost $COST20" ;;
+	slow12) echo "--soft-post-cost $COST12" ;;
 	credits1) echo "--credits 1" ;;
 	windows) echo "--memory windows" ;;
 	onecpu) echo "--cpus 0" ;; # and taskset -c 0: the responder's poller shares CPU 0
@@ -119,8 +119,8 @@ desc() {
 	pair) echo "none (same configuration; one process a side, \`compare\`)" ;;
 	neighbour) echo "none (same configuration; a CPU-bound process on CPU 1 through both sides)" ;;
 	neighbourul) echo "none (as neighbour; the current side \`--under-load\`)" ;;
-	slow20) echo "\`--soft-post-cost $DELAY20\` (calibrated: $EFFECT20 on the 64 B p50)" ;;
-	slow12) echo "\`--soft-post-cost $DELAY12\` (calibrated: $EFFECT12 on the 64 B p50; tolerance 10%)" ;;
+	slow20) echo "\`--soft-post-cost $COST20\` (calibrated: $EFFECT20 on the 64 B p50)" ;;
+	slow12) echo "\`--soft-post-cost $COST12\` (calibrated: $EFFECT12 on the 64 B p50; tolerance 10%)" ;;
 	onecpu) echo "\`taskset -c 0\` and \`--cpus 0\`: both pollers on CPU 0" ;;
 	*) echo "\`$(change "$1")\`" ;;
 	esac
@@ -186,9 +186,9 @@ trial() {
 	echo "$code $rounds"
 }
 
-DELAY20="" EFFECT20="" DELAY12="" EFFECT12=""
-case " $SCENARIOS " in *" slow20 "*) read -r DELAY20 EFFECT20 < <(calibrate 20) ;; esac
-case " $SCENARIOS " in *" slow12 "*) read -r DELAY12 EFFECT12 < <(calibrate 12) ;; esac
+COST20="" EFFECT20="" COST12="" EFFECT12=""
+case " $SCENARIOS " in *" slow20 "*) read -r COST20 EFFECT20 < <(calibrate 20) ;; esac
+case " $SCENARIOS " in *" slow12 "*) read -r COST12 EFFECT12 < <(calibrate 12) ;; esac
 mkdir -p "$(dirname "$OUT")"
 
 # trials prints scenario $1's number of trials.
